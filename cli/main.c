@@ -1,0 +1,403 @@
+/* cli/main.c — the `strata` command: parses flags, calls the library, prints.
+ *
+ * Exit status: 0 success, 1 a user error (bad program, input, option),
+ * 2 an internal error (out of memory, a broken invariant). */
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum { EXIT_USER = 1, EXIT_INTERNAL = 2 };
+
+#define STRATA_VERSION "0.1.0"
+
+/* ---- options ---- */
+
+typedef struct option {
+    const char *name; /* "--input" */
+    bool takes_value;
+    bool repeatable;
+    const char *help;
+} option;
+
+typedef struct command {
+    const char *name;
+    const char *usage;
+    const char *summary;
+    const char *details;
+    int npositional; /* required positional arguments */
+    const option *options;
+    int (*run)(const struct command *cmd, int argc, char **argv);
+} command;
+
+enum { MAX_VALUES = 256 };
+
+/* What the command line said: positionals and option values, in order. */
+typedef struct args {
+    const char *positional[4];
+    int npositional;
+    const char *opt_name[MAX_VALUES];
+    const char *opt_value[MAX_VALUES];
+    int nopts;
+} args;
+
+static int usage_error(const command *cmd, const char *fmt, const char *what) {
+    fprintf(stderr, "strata%s%s: error: ", cmd ? " " : "", cmd ? cmd->name : "");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\nRun `strata %s%s--help` for usage.\n", cmd ? cmd->name : "", cmd ? " " : "");
+    return EXIT_USER;
+}
+
+static void print_help(const command *cmd) {
+    printf("usage: strata %s\n\n%s\n", cmd->usage, cmd->summary);
+    if (cmd->details) printf("\n%s\n", cmd->details);
+    if (cmd->options[0].name) printf("\noptions:\n");
+    for (const option *o = cmd->options; o->name; o++) printf("  %-22s %s\n", o->name, o->help);
+    printf("  %-22s %s\n", "--help", "show this help");
+}
+
+/* Parse argv (after the command name). Returns -1 when parsed, else an exit
+ * status (0 after --help). */
+static int parse_args(const command *cmd, int argc, char **argv, args *out) {
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            print_help(cmd);
+            return 0;
+        }
+        if (a[0] == '-' && a[1] == '-') {
+            const char *eq = strchr(a, '=');
+            size_t len = eq ? (size_t)(eq - a) : strlen(a);
+            const option *o = cmd->options;
+            while (o->name && (strlen(o->name) != len || strncmp(o->name, a, len))) o++;
+            if (!o->name) return usage_error(cmd, "unknown option `%s`", a);
+            const char *value = NULL;
+            if (o->takes_value) {
+                if (eq) value = eq + 1;
+                else if (i + 1 < argc) value = argv[++i];
+                else return usage_error(cmd, "`%s` needs a value", o->name);
+            } else if (eq) {
+                return usage_error(cmd, "`%s` takes no value", o->name);
+            }
+            if (!o->repeatable)
+                for (int k = 0; k < out->nopts; k++)
+                    if (out->opt_name[k] == o->name) return usage_error(cmd, "`%s` is given twice", o->name);
+            if (out->nopts == MAX_VALUES) return usage_error(cmd, "too many options (at most %s)", "256");
+            out->opt_name[out->nopts] = o->name;
+            out->opt_value[out->nopts++] = value ? value : "";
+            continue;
+        }
+        if (out->npositional == cmd->npositional)
+            return usage_error(cmd, "unexpected argument `%s`", a);
+        out->positional[out->npositional++] = a;
+    }
+    if (out->npositional < cmd->npositional)
+        return usage_error(cmd, "missing the %s", cmd->npositional == 1 ? "program file (PROG)" : "arguments");
+    return -1;
+}
+
+static const char *opt(const args *a, const char *name) {
+    for (int i = 0; i < a->nopts; i++)
+        if (!strcmp(a->opt_name[i], name)) return a->opt_value[i];
+    return NULL;
+}
+
+/* ---- errors ---- */
+
+static int report(const st_err *err, const char *source) {
+    st_buf b = {0};
+    st_err_format(err, source, source ? strlen(source) : 0, &b);
+    fputs(b.data ? b.data : "error\n", stderr);
+    st_buf_free(&b);
+    return err->kind == ST_ERR_INTERNAL ? EXIT_INTERNAL : EXIT_USER;
+}
+
+/* Load PROG and pick the --entry def. */
+typedef struct loaded {
+    st_ctx *cx;
+    const st_program *program;
+    const st_def *def;
+    char *source;
+} loaded;
+
+static int load(const args *a, bool need_def, loaded *out, st_err *err) {
+    memset(out, 0, sizeof *out);
+    out->cx = st_ctx_new();
+    if (!out->cx) return st_fail_internal(err, "out of memory"), report(err, NULL);
+    out->program = st_load_program(out->cx, a->positional[0], &out->source, err);
+    if (!out->program) return report(err, out->source);
+    if (need_def || opt(a, "--entry")) {
+        out->def = st_program_entry(out->program, opt(a, "--entry"), err);
+        if (!out->def) return report(err, NULL);
+    }
+    return 0;
+}
+
+static void unload(loaded *l) {
+    free(l->source);
+    st_ctx_free(l->cx);
+}
+
+/* ---- check and print ---- */
+
+static const option program_options[] = {
+    {"--entry", true, false, "NAME  the def to use (default: main, or the only def)"},
+    {0}};
+
+/* The start of every command that reads PROG: its flags, then the program.
+ * Returns -1 to go on, else the exit status. */
+static int begin(const command *cmd, int argc, char **argv, bool need_def, args *a, loaded *l) {
+    memset(l, 0, sizeof *l);
+    int rc = parse_args(cmd, argc, argv, a);
+    if (rc >= 0) return rc;
+    st_err err = {0};
+    if ((rc = load(a, need_def, l, &err))) {
+        unload(l);
+        return rc;
+    }
+    return -1;
+}
+
+static int run_check(const command *cmd, int argc, char **argv) {
+    args a;
+    loaded l;
+    int rc = begin(cmd, argc, argv, false, &a, &l);
+    if (rc >= 0) return rc;
+    for (uint32_t i = 0; i < l.program->ndefs; i++) {
+        const st_def *d = &l.program->defs[i];
+        if (l.def && l.def != d) continue;
+        st_buf b = {0};
+        st_print_signature(d, &b);
+        printf("%s\n", b.data ? b.data : "");
+        st_buf_free(&b);
+    }
+    unload(&l);
+    return 0;
+}
+
+static int run_print(const command *cmd, int argc, char **argv) {
+    args a;
+    loaded l;
+    int rc = begin(cmd, argc, argv, false, &a, &l);
+    if (rc >= 0) return rc;
+    st_buf b = {0};
+    if (l.def) st_print_def(l.def, &b);
+    else st_print_program(l.program, &b);
+    fputs(b.data ? b.data : "", stdout);
+    st_buf_free(&b);
+    unload(&l);
+    return 0;
+}
+
+/* ---- eval ---- */
+
+static const option eval_options[] = {
+    {"--input", true, true, "NAME=VALUE  a parameter: a .npy file for an array, a number for a scalar"},
+    {"--size", true, true, "N=VALUE  a size; arrays not given as --input are generated at random"},
+    {"--seed", true, false, "S  the seed of generated arrays (default 1)"},
+    {"--output", true, false, "DIR  write the results as DIR/0.npy, DIR/1.npy, …"},
+    {"--entry", true, false, "NAME  the def to run (default: main, or the only def)"},
+    {0}};
+
+static bool make_dirs(const char *path, st_err *err) {
+    char buf[4096];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof buf) return st_fail(err, (st_loc){0}, "bad output directory `%s`", path);
+    memcpy(buf, path, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != 0) continue;
+        char c = buf[i];
+        buf[i] = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return st_fail(err, (st_loc){path, 0, 0}, "cannot create the directory: %s", strerror(errno));
+        buf[i] = c;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return st_fail(err, (st_loc){path, 0, 0}, "is not a directory");
+    return true;
+}
+
+/* One result, briefly: `0: [1000]f32 = [0.5, 1.25, …, 499.5]`. */
+static void show(size_t index, const st_value *v) {
+    st_buf b = {0};
+    st_buf_printf(&b, "%zu: ", index);
+    if (v->kind == ST_VALUE_SCALAR) {
+        st_buf_printf(&b, "%s = ", st_scalar_name(v->scalar));
+        st_scalar_format(v->scalar, v->u.s, &b);
+    } else {
+        int64_t count = 1;
+        for (uint32_t i = 0; i < v->n; i++) {
+            st_buf_printf(&b, "[%lld]", (long long)v->u.a.dims[i]);
+            count *= v->u.a.dims[i];
+        }
+        st_buf_printf(&b, "%s = [", st_scalar_name(v->scalar));
+        size_t size = st_scalar_size(v->scalar);
+        for (int64_t i = 0; i < count; i++) {
+            if (count > 10 && i == 8) {
+                st_buf_puts(&b, "…, ");
+                i = count - 2;
+            }
+            st_scalar s = {.bits = 0};
+            memcpy(&s, (const char *)v->u.a.data + (size_t)i * size, size);
+            if (v->scalar == ST_BOOL) s.b = *((const unsigned char *)v->u.a.data + i) != 0;
+            st_scalar_format(v->scalar, s, &b);
+            if (i + 1 < count) st_buf_puts(&b, ", ");
+        }
+        st_buf_puts(&b, "]");
+    }
+    printf("%s\n", b.data ? b.data : "");
+    st_buf_free(&b);
+}
+
+static int run_eval(const command *cmd, int argc, char **argv) {
+    args a;
+    loaded l;
+    int rc = begin(cmd, argc, argv, true, &a, &l);
+    if (rc >= 0) return rc;
+    st_err err = {0};
+    st_arena *arena = st_arena_new();
+    st_inputs *in = arena ? st_inputs_new(l.cx, l.def, arena) : NULL;
+    if (!in) {
+        st_fail_internal(&err, "out of memory");
+        goto fail;
+    }
+    bool generate = false;
+    for (int i = 0; i < a.nopts; i++) {
+        bool size = !strcmp(a.opt_name[i], "--size");
+        if (!size && strcmp(a.opt_name[i], "--input")) continue;
+        generate |= size;
+        if (!st_inputs_set(in, a.opt_value[i], &err)) goto fail;
+    }
+    uint64_t seed = 1;
+    if (opt(&a, "--seed")) {
+        st_scalar s;
+        if (!st_scalar_parse(ST_U64, opt(&a, "--seed"), "--seed", &s, &err)) goto fail;
+        seed = s.u64;
+        generate = true;
+    }
+    if (generate && !st_inputs_generate(in, seed, &err)) goto fail;
+    const st_value *values;
+    const st_binding *env;
+    size_t nenv;
+    if (!st_inputs_finish(in, &values, &env, &nenv, &err)) goto fail;
+    st_value result;
+    if (!st_eval(l.cx, l.def, values, env, nenv, arena, &result, &err)) goto fail;
+    size_t nleaves = st_value_leaves(&result, NULL, 0);
+    st_value *leaves = st_arena_alloc(arena, nleaves * sizeof *leaves);
+    if (!leaves) {
+        st_fail_internal(&err, "out of memory");
+        goto fail;
+    }
+    st_value_leaves(&result, leaves, nleaves);
+    const char *dir = opt(&a, "--output");
+    if (dir && !make_dirs(dir, &err)) goto fail;
+    for (size_t i = 0; i < nleaves; i++) {
+        if (!dir) {
+            show(i, &leaves[i]);
+            continue;
+        }
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%zu.npy", dir, i);
+        if (!st_npy_write(path, &leaves[i], &err)) goto fail;
+        printf("%s\n", path);
+    }
+    st_arena_free(arena);
+    unload(&l);
+    return 0;
+fail:
+    rc = report(&err, err.loc.file && l.program && !strcmp(err.loc.file, l.program->file) ? l.source : NULL);
+    st_arena_free(arena);
+    unload(&l);
+    return rc;
+}
+
+/* ---- devices ---- */
+
+static const option no_options[] = {{0}};
+
+static int run_devices(const command *cmd, int argc, char **argv) {
+    args a;
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc >= 0) return rc;
+    st_err err = {0};
+    st_device_info *list;
+    size_t n;
+    if (!st_devices_list(&list, &n, &err)) return report(&err, NULL);
+    uint32_t platform = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        const st_device_info *d = &list[i];
+        if (d->platform_index != platform) {
+            platform = d->platform_index;
+            printf("platform %u: %s (%s)\n", platform, d->platform, d->platform_version);
+        }
+        printf("  device %u: %s [%s]\n", d->index, d->name, d->type);
+        printf("    %s, driver %s; %u compute units, %.1f GiB global, %llu KiB local memory, work-groups up to %zu\n",
+               d->version, d->driver, d->compute_units, (double)d->global_mem_bytes / (1024.0 * 1024 * 1024),
+               (unsigned long long)(d->local_mem_bytes / 1024), d->max_work_group);
+    }
+    free(list);
+    return 0;
+}
+
+/* ---- dispatch ---- */
+
+static const command commands[] = {
+    {"check", "check PROG [--entry NAME]", "Type-check PROG and print the signature of each def.",
+     "Errors are printed as FILE:LINE:COL: error: MESSAGE with the line and a caret; the exit status is then 1.",
+     1, program_options, run_check},
+    {"print", "print PROG [--entry NAME]", "Print PROG in the surface syntax, as strata reads it.",
+     "The output parses back to the same program: every step of a rewrite can be shown and fed back in.",
+     1, program_options, run_print},
+    {"eval", "eval PROG [--input NAME=VALUE]… [--size N=VALUE]… [--output DIR]",
+     "Run PROG on the reference interpreter.",
+     "Array parameters are .npy files (--input xs=a.npy), scalars are numbers (--input H=4096).\n"
+     "With --size N=1000 (or --seed), arrays not given are generated at random.\n"
+     "Results go to DIR/0.npy, DIR/1.npy, … (one per array of the result; a tuple is several),\n"
+     "or are summarised on standard output without --output.",
+     1, eval_options, run_eval},
+    {"devices", "devices", "List the OpenCL platforms and devices.", NULL, 0, no_options, run_devices},
+};
+
+static void print_overview(FILE *f) {
+    fprintf(f, "strata %s: a rewrite-rule optimiser for data-parallel programs\n\n"
+               "usage: strata COMMAND [ARGS]\n\ncommands:\n", STRATA_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`strata COMMAND --help` tells more.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_overview(stderr);
+        return EXIT_USER;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        if (argc > 2)
+            for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+                if (!strcmp(commands[i].name, argv[2])) return print_help(&commands[i]), 0;
+        print_overview(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("strata %s\n", STRATA_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(commands[i].name, name)) return commands[i].run(&commands[i], argc - 2, argv + 2);
+    const char *names[sizeof commands / sizeof *commands];
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) names[i] = commands[i].name;
+    const char *close[1];
+    if (st_closest_names(name, names, (int)(sizeof names / sizeof *names), close, 1))
+        fprintf(stderr, "strata: error: unknown command `%s`; did you mean `%s`?\n", name, close[0]);
+    else
+        fprintf(stderr, "strata: error: unknown command `%s`\n", name);
+    fprintf(stderr, "Run `strata --help` for the list of commands.\n");
+    return EXIT_USER;
+}

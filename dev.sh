@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# dev.sh — set up, build and run strata on a Debian machine.
+#
+#   ./dev.sh demo    install what is missing, build, run the example programs
+#   ./dev.sh test    install what is missing, build, run every test suite
+#                    plainly and again under AddressSanitizer + UBSan
+#   ./dev.sh build   install what is missing and build (build/strata)
+#
+# Packages come from apt-get (as root, or through sudo); nothing else is
+# fetched. The autotuner's optuna will live in .venv, made by this script.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(gcc ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libtcc-dev check meson ninja-build
+          pkg-config python3)
+
+say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+
+ensure_packages() {
+    local missing=()
+    for p in "${PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    say "installing ${missing[*]}"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "dev.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() { # build DIR [meson options]
+    local dir=$1
+    shift
+    [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
+    meson compile -C "$dir" >/dev/null
+}
+
+demo() {
+    ensure_packages
+    build build
+    local strata=build/strata
+    say "the OpenCL devices"
+    $strata devices
+    for prog in examples/*.strata; do
+        say "$prog"
+        $strata print "$prog"
+        case $prog in
+            *histogram*) $strata eval "$prog" --size N=1000000 --input H=16 ;;
+            *block_sums*) $strata eval "$prog" --size N=1048576 ;;
+            *) $strata eval "$prog" --size N=1000000 ;;
+        esac
+    done
+}
+
+run_tests() {
+    ensure_packages
+    say "build and test"
+    build build
+    meson test -C build --print-errorlogs --num-processes "$(nproc)"
+    say "build and test under AddressSanitizer and UndefinedBehaviorSanitizer"
+    build build-sanitize -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+    meson test -C build-sanitize --print-errorlogs --num-processes "$(nproc)" --no-suite fuzz
+}
+
+case "${1:-}" in
+    demo) demo ;;
+    test) run_tests ;;
+    build) ensure_packages && build build && echo "built build/strata" ;;
+    *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+esac

@@ -1,0 +1,419 @@
+/* ir/interp.c — the reference interpreter: the meaning of every primitive.
+ *
+ * It is the oracle every rewrite and every generated kernel is checked
+ * against, so it is written for obviousness: sequential, left to right.
+ * reduce and scan fold from their neutral element (so a scan seeded with a
+ * prefix, as the rewrite rules produce, means what it says); scatter and
+ * reduce_by_index skip indices outside the destination, and for repeated
+ * indices scatter's last write wins.
+ *
+ * Memory: values live in the caller's arena. A loop over elements sets a mark
+ * before each iteration and releases it once the result is copied out, so a
+ * map over a million rows does not keep a million temporaries. */
+#include "scalar_ops.h"
+#include "value.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct slot {
+    const st_node *var;
+    st_value value;
+} slot;
+
+typedef struct interp {
+    st_ctx *cx;
+    st_arena *a;
+    st_err *err;
+    const st_def *def;
+    const st_binding *env;
+    size_t nenv;
+    slot *vars;
+    size_t n, cap;
+} interp;
+
+static bool eval(interp *I, const st_node *n, st_value *out);
+
+static bool runtime_error(interp *I, const st_node *n, const char *what) {
+    st_buf b = {0};
+    st_print_node(n, &b);
+    const char *text = b.data ? b.data : "?";
+    st_fail(I->err, I->def->loc, "%s in `%.*s%s` (in def %s)", what, 120, text, b.len > 120 ? "…" : "",
+            I->def->name);
+    st_buf_free(&b);
+    return false;
+}
+
+static bool bind(interp *I, const st_node *var, const st_value *v) {
+    if (I->n == I->cap) {
+        size_t cap = I->cap ? I->cap * 2 : 64;
+        slot *s = realloc(I->vars, cap * sizeof *s);
+        if (!s) return st_fail_internal(I->err, "out of memory");
+        I->vars = s;
+        I->cap = cap;
+    }
+    I->vars[I->n++] = (slot){var, *v};
+    return true;
+}
+
+static st_value scalar(st_scalar_kind k, st_scalar s) {
+    st_value v;
+    memset(&v, 0, sizeof v);
+    v.kind = ST_VALUE_SCALAR;
+    v.scalar = k;
+    v.u.s = s;
+    return v;
+}
+
+static bool alloc(interp *I, const st_type *t, st_value *out) {
+    return st_value_alloc(I->a, t, I->env, I->nenv, out, I->err);
+}
+
+/* ---- functions ---- */
+
+/* Apply a lambda or operator to nargs arguments; a lambda of k parameters
+ * given one k-tuple takes its components. */
+static bool apply(interp *I, const st_node *f, const st_value *args, int nargs, st_value *out) {
+    if (f->kind == ST_NODE_OPFN) {
+        bool ok = true;
+        st_scalar_kind k = f->type->items[0]->scalar;
+        *out = scalar(st_binop_result(f->u.binop, k), st_scalar_binop(f->u.binop, k, args[0].u.s, args[1].u.s, &ok));
+        return ok || runtime_error(I, f, "division by zero");
+    }
+    uint32_t np = st_lambda_nparams(f);
+    size_t mark = I->n;
+    bool ok = true;
+    if ((int)np == nargs) {
+        for (uint32_t i = 0; i < np && ok; i++) ok = bind(I, f->kids[i], &args[i]);
+    } else {
+        for (uint32_t i = 0; i < np && ok; i++) ok = bind(I, f->kids[i], &args[0].u.items[i]);
+    }
+    ok = ok && eval(I, st_lambda_body(f), out);
+    I->n = mark;
+    return ok;
+}
+
+/* ---- primitives ---- */
+
+static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) {
+    if (!alloc(I, n->type, out)) return false;
+    int64_t len = st_value_length(xs);
+    for (int64_t i = 0; i < len; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value x, r;
+        if (!st_value_elem(I->a, xs, i, &x, I->err) || !apply(I, n->kids[0], &x, 1, &r)) return false;
+        st_value_store(out, i, &r);
+        st_arena_release(I->a, m);
+    }
+    return true;
+}
+
+/* reduce and scan: fold from z, left to right */
+static bool fold(interp *I, const st_node *n, const st_value *z, const st_value *xs, bool keep,
+                 st_value *out) {
+    const st_node *f = n->kids[0];
+    st_value acc, next;
+    if (!alloc(I, n->kids[1]->type, &acc) ||
+        !alloc(I, n->kids[1]->type, &next))
+        return false;
+    if (keep && !alloc(I, n->type, out)) return false;
+    st_value_copy_into(&acc, z);
+    int64_t len = st_value_length(xs);
+    for (int64_t i = 0; i < len; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value args[2];
+        args[0] = acc;
+        if (!st_value_elem(I->a, xs, i, &args[1], I->err)) return false;
+        st_value r;
+        if (!apply(I, f, args, 2, &r)) return false;
+        if (keep) st_value_store(out, i, &r);
+        st_value_copy_into(&next, &r);
+        st_arena_release(I->a, m);
+        st_value t = acc;
+        acc = next;
+        next = t;
+    }
+    if (!keep) *out = acc;
+    return true;
+}
+
+static st_value map_leaves(const st_value *v, void *data, st_value (*fn)(const st_value *, void *));
+
+/* The state of an operation applied to every leaf of a value: split and join
+ * reshape the outer dimensions, transpose copies. */
+typedef struct leaf_op {
+    st_arena *a;
+    int64_t k; /* split: the chunk size; join and transpose: 0 */
+    bool failed;
+} leaf_op;
+
+static st_value reshape_leaf(const st_value *v, void *data) {
+    leaf_op *r = data;
+    st_value out = *v;
+    int64_t *dims = st_arena_alloc(r->a, (v->n + 1) * sizeof *dims);
+    if (!dims) {
+        r->failed = true;
+        return out;
+    }
+    if (r->k) { /* [n]… → [n/k][k]… */
+        dims[0] = v->u.a.dims[0] / r->k;
+        dims[1] = r->k;
+        memcpy(dims + 2, v->u.a.dims + 1, (v->n - 1) * sizeof *dims);
+        out.n = v->n + 1;
+    } else { /* [a][b]… → [a*b]… */
+        dims[0] = v->u.a.dims[0] * v->u.a.dims[1];
+        memcpy(dims + 1, v->u.a.dims + 2, (v->n - 2) * sizeof *dims);
+        out.n = v->n - 1;
+    }
+    out.u.a.dims = dims;
+    return out;
+}
+
+static st_value transpose_leaf(const st_value *v, void *data) {
+    leaf_op *t = data;
+    st_value out = *v;
+    int64_t rows = v->u.a.dims[0], cols = v->u.a.dims[1];
+    int64_t *dims = st_arena_alloc(t->a, v->n * sizeof *dims);
+    size_t inner = st_scalar_size(v->scalar);
+    for (uint32_t i = 2; i < v->n; i++) inner *= (size_t)v->u.a.dims[i];
+    char *data_out = st_arena_alloc(t->a, st_leaf_bytes(v));
+    if (!dims || !data_out) {
+        t->failed = true;
+        return out;
+    }
+    memcpy(dims, v->u.a.dims, v->n * sizeof *dims);
+    dims[0] = cols;
+    dims[1] = rows;
+    const char *src = v->u.a.data;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++)
+            memcpy(data_out + ((size_t)c * (size_t)rows + (size_t)r) * inner, src + ((size_t)r * (size_t)cols + (size_t)c) * inner, inner);
+    out.u.a.dims = dims;
+    out.u.a.data = data_out;
+    return out;
+}
+
+static st_value map_leaves(const st_value *v, void *data, st_value (*fn)(const st_value *, void *)) {
+    if (v->kind != ST_VALUE_TUPLE) return fn(v, data);
+    st_value out = *v;
+    leaf_op *any = data;
+    st_value *items = st_arena_alloc(any->a, v->n * sizeof *items);
+    if (!items) {
+        any->failed = true;
+        return out;
+    }
+    for (uint32_t i = 0; i < v->n; i++) items[i] = map_leaves(&v->u.items[i], data, fn);
+    out.u.items = items;
+    return out;
+}
+
+static bool index_of(const st_value *v, int64_t *out) {
+    return st_scalar_as_i64(v->scalar, v->u.s, out);
+}
+
+static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *out) {
+    bool hist = n->u.prim == ST_PRIM_REDUCE_BY_INDEX;
+    const st_value *dest = &a[0], *is = &a[hist ? 3 : 1], *vs = &a[hist ? 4 : 2];
+    if (!alloc(I, n->type, out)) return false;
+    st_value_copy_into(out, dest);
+    int64_t m = st_value_length(dest), len = st_value_length(is);
+    for (int64_t i = 0; i < len; i++) {
+        st_arena_mark mark = st_arena_get_mark(I->a);
+        st_value iv, v;
+        int64_t idx;
+        if (!st_value_elem(I->a, is, i, &iv, I->err)) return false;
+        if (!index_of(&iv, &idx) || idx < 0 || idx >= m) { /* out of bounds: ignored */
+            st_arena_release(I->a, mark);
+            continue;
+        }
+        if (!st_value_elem(I->a, vs, i, &v, I->err)) return false;
+        if (hist) {
+            st_value args[2], r;
+            if (!st_value_elem(I->a, out, idx, &args[0], I->err)) return false;
+            args[1] = v;
+            if (!apply(I, n->kids[1], args, 2, &r)) return false;
+            st_value_store(out, idx, &r);
+        } else {
+            st_value_store(out, idx, &v);
+        }
+        st_arena_release(I->a, mark);
+    }
+    return true;
+}
+
+static bool prim(interp *I, const st_node *n, st_value *out) {
+    /* in the arena, so that a deep nest of primitives keeps small frames */
+    st_value *a = st_arena_alloc(I->a, n->nkids * sizeof *a);
+    if (!a) return st_fail_internal(I->err, "out of memory");
+    st_prim p = n->u.prim;
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (st_prim_arg_role(p, (int)i) != ST_ARG_FUN && !eval(I, n->kids[i], &a[i])) return false;
+    switch (p) {
+    case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
+        return map(I, n, &a[1], out);
+    case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(I, n, &a[1], &a[2], false, out);
+    case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: return fold(I, n, &a[1], &a[2], true, out);
+    case ST_PRIM_SPLIT:
+    case ST_PRIM_JOIN: {
+        leaf_op r = {I->a, 0, false};
+        if (p == ST_PRIM_SPLIT) {
+            if (!index_of(&a[0], &r.k) || r.k <= 0) return runtime_error(I, n, "a chunk size that is not positive");
+            if (st_value_length(&a[1]) % r.k != 0) return runtime_error(I, n, "a length that the chunk size does not divide");
+        }
+        *out = map_leaves(&a[p == ST_PRIM_SPLIT ? 1 : 0], &r, reshape_leaf);
+        return !r.failed || st_fail_internal(I->err, "out of memory");
+    }
+    case ST_PRIM_ZIP: {
+        st_value *items = st_arena_alloc(I->a, n->nkids * sizeof *items);
+        if (!items) return st_fail_internal(I->err, "out of memory");
+        memcpy(items, a, n->nkids * sizeof *items);
+        memset(out, 0, sizeof *out);
+        out->kind = ST_VALUE_TUPLE;
+        out->n = n->nkids;
+        out->u.items = items;
+        return true;
+    }
+    case ST_PRIM_UNZIP: case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
+        *out = a[0];
+        return true;
+    case ST_PRIM_IOTA: {
+        if (!alloc(I, n->type, out)) return false;
+        int64_t *d = out->u.a.data;
+        for (int64_t i = 0; i < out->u.a.dims[0]; i++) d[i] = i;
+        return true;
+    }
+    case ST_PRIM_REPLICATE: {
+        if (!alloc(I, n->type, out)) return false;
+        for (int64_t i = 0; i < st_value_length(out); i++) st_value_store(out, i, &a[1]);
+        return true;
+    }
+    case ST_PRIM_TRANSPOSE: {
+        leaf_op t = {I->a, 0, false};
+        *out = map_leaves(&a[0], &t, transpose_leaf);
+        return !t.failed || st_fail_internal(I->err, "out of memory");
+    }
+    case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: return scatter(I, n, a, out);
+    case ST_PRIM_ITERATE: {
+        int64_t k;
+        if (!index_of(&a[0], &k) || k < 0) return runtime_error(I, n, "a negative iteration count");
+        st_value cur, next;
+        if (!alloc(I, n->type, &cur) || !alloc(I, n->type, &next)) return false;
+        st_value_copy_into(&cur, &a[2]);
+        for (int64_t i = 0; i < k; i++) {
+            st_arena_mark m = st_arena_get_mark(I->a);
+            st_value r;
+            if (!apply(I, n->kids[1], &cur, 1, &r)) return false;
+            st_value_copy_into(&next, &r);
+            st_arena_release(I->a, m);
+            st_value t = cur;
+            cur = next;
+            next = t;
+        }
+        *out = cur;
+        return true;
+    }
+    case ST_PRIM_GET: {
+        int64_t i, len = st_value_length(&a[1]);
+        if (!index_of(&a[0], &i) || i < 0 || i >= len) {
+            char what[128];
+            st_buf b = {0};
+            st_scalar_format(a[0].scalar, a[0].u.s, &b);
+            snprintf(what, sizeof what, "index %s out of range for an array of length %lld",
+                     b.data ? b.data : "?", (long long)len);
+            st_buf_free(&b);
+            return runtime_error(I, n, what);
+        }
+        return st_value_elem(I->a, &a[1], i, out, I->err);
+    }
+    default: return st_fail_internal(I->err, "no meaning for %s", st_prim_get(p)->name);
+    }
+}
+
+/* ---- expressions ---- */
+
+static bool eval(interp *I, const st_node *n, st_value *out) {
+    switch (n->kind) {
+    case ST_NODE_LIT: *out = scalar(n->type->scalar, n->u.lit); return true;
+    case ST_NODE_VAR:
+        for (size_t i = I->n; i-- > 0;)
+            if (I->vars[i].var == n) return (*out = I->vars[i].value), true;
+        return st_fail_internal(I->err, "variable `%s` has no value", n->u.name);
+    case ST_NODE_TUPLE: {
+        st_value *items = st_arena_alloc(I->a, n->nkids * sizeof *items);
+        if (!items) return st_fail_internal(I->err, "out of memory");
+        for (uint32_t i = 0; i < n->nkids; i++)
+            if (!eval(I, n->kids[i], &items[i])) return false;
+        memset(out, 0, sizeof *out);
+        out->kind = ST_VALUE_TUPLE;
+        out->n = n->nkids;
+        out->u.items = items;
+        return true;
+    }
+    case ST_NODE_PROJ: {
+        st_value t;
+        if (!eval(I, n->kids[0], &t)) return false;
+        *out = t.u.items[n->u.index];
+        return true;
+    }
+    case ST_NODE_UNOP: {
+        st_value x;
+        if (!eval(I, n->kids[0], &x)) return false;
+        *out = scalar(n->type->scalar, st_scalar_unop(n->u.unop, x.scalar, x.u.s));
+        return true;
+    }
+    case ST_NODE_BINOP: {
+        st_value x, y;
+        if (!eval(I, n->kids[0], &x)) return false;
+        /* && and || do not evaluate their right side when the left decides */
+        if ((n->u.binop == ST_OP_AND && !x.u.s.b) || (n->u.binop == ST_OP_OR && x.u.s.b)) return (*out = x), true;
+        if (!eval(I, n->kids[1], &y)) return false;
+        bool ok = true;
+        *out = scalar(n->type->scalar, st_scalar_binop(n->u.binop, x.scalar, x.u.s, y.u.s, &ok));
+        return ok || runtime_error(I, n, "division by zero");
+    }
+    case ST_NODE_CONV: {
+        st_value x;
+        if (!eval(I, n->kids[0], &x)) return false;
+        *out = scalar(n->u.conv, st_scalar_convert(n->u.conv, x.scalar, x.u.s));
+        return true;
+    }
+    case ST_NODE_IF: {
+        st_value c;
+        if (!eval(I, n->kids[0], &c)) return false;
+        return eval(I, n->kids[c.u.s.b ? 1 : 2], out);
+    }
+    case ST_NODE_LET: {
+        st_value v;
+        if (!eval(I, st_let_value(n), &v)) return false;
+        size_t mark = I->n;
+        uint32_t k = st_let_nvars(n);
+        bool ok = true;
+        for (uint32_t i = 0; i < k && ok; i++) ok = bind(I, n->kids[i], k == 1 ? &v : &v.u.items[i]);
+        ok = ok && eval(I, st_let_body(n), out);
+        I->n = mark;
+        return ok;
+    }
+    case ST_NODE_PRIM: return prim(I, n, out);
+    default: return st_fail_internal(I->err, "a function is not a value");
+    }
+}
+
+bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
+             size_t nenv, st_arena *a, st_value *result, st_err *err) {
+    interp I = {cx, a, err, def, env, nenv, NULL, 0, 0};
+    bool ok = true;
+    /* the size variables are i64 values in the body */
+    for (uint32_t i = 0; i < def->nsizes && ok; i++) {
+        st_value v = scalar(ST_I64, (st_scalar){.bits = 0});
+        size_t k = 0;
+        while (k < nenv && env[k].name != def->sizes[i]->u.name) k++;
+        if (k == nenv) ok = st_fail_internal(err, "size `%s` has no value", def->sizes[i]->u.name);
+        else v.u.s.i64 = env[k].value;
+        ok = ok && bind(&I, def->sizes[i], &v);
+    }
+    for (uint32_t i = 0; i < def->nparams && ok; i++) ok = bind(&I, def->params[i], &args[i]);
+    ok = ok && eval(&I, def->body, result);
+    free(I.vars);
+    return ok;
+}

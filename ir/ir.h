@@ -1,0 +1,526 @@
+/* ir/ir.h — the public interface of strata's IR stage.
+ *
+ * Everything a later stage (rewrite, strategies, codegen, explore) needs to
+ * read, build, check, print and run programs:
+ *
+ *   context & arena   one st_ctx owns every size, type and node; nothing is
+ *                     freed one by one, st_ctx_free releases it all
+ *   errors            values (st_err) carrying a location and a message
+ *   sizes             symbolic array lengths in a normal form
+ *   types, nodes      immutable and hash-consed: equal trees are equal pointers
+ *   programs          parsed and type-checked from the surface syntax, printed
+ *                     back to it
+ *   values            runtime arrays for the reference interpreter and .npy I/O
+ *
+ * The library never prints and never exits: every fallible call returns a
+ * failure (NULL or false) and fills an st_err the caller passed in.
+ */
+#ifndef STRATA_IR_H
+#define STRATA_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A place in a source file. line and col count from 1; line 0 means "no
+ * particular place" (an error about a whole file or a command-line value). */
+typedef struct st_loc {
+    const char *file;
+    int line, col;
+} st_loc;
+
+typedef enum st_err_kind {
+    ST_ERR_USER,     /* bad input: syntax, types, sizes, files, values */
+    ST_ERR_INTERNAL  /* out of memory or a broken invariant: exit code 2 */
+} st_err_kind;
+
+typedef struct st_err {
+    st_err_kind kind;
+    st_loc loc;
+    int arg; /* node constructors: index of the offending argument, else -1 */
+    char message[512];
+} st_err;
+
+/* Fill *err (when err is not NULL) and return false, so that a failing
+ * function can end with `return st_fail(err, loc, "...", ...);`. */
+bool st_fail(st_err *err, st_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool st_fail_internal(st_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------------ */
+/* Growable strings                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct st_buf {
+    char *data; /* always NUL-terminated once anything was written */
+    size_t len, cap;
+    bool failed; /* an allocation failed; the text is truncated */
+} st_buf;
+
+void st_buf_printf(st_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void st_buf_put(st_buf *b, const char *s, size_t n);
+void st_buf_puts(st_buf *b, const char *s);
+void st_buf_free(st_buf *b);
+
+/* "FILE:LINE:COL: error: MESSAGE", then, when the source text is given and
+ * the error has a line, that line and a caret under the column. */
+void st_err_format(const st_err *err, const char *source, size_t source_len, st_buf *out);
+
+/* The up to `max` names of `candidates` closest to `name` by edit distance,
+ * close enough to be a plausible typo; returns how many were written. */
+int st_closest_names(const char *name, const char *const *candidates, int ncandidates,
+                     const char **out, int max);
+
+/* ------------------------------------------------------------------------ */
+/* Arena                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A bump allocator. Marks let a loop release what one iteration allocated. */
+typedef struct st_arena st_arena;
+typedef struct st_arena_mark {
+    void *block;
+    size_t used;
+} st_arena_mark;
+
+st_arena *st_arena_new(void);
+void st_arena_free(st_arena *a);
+void *st_arena_alloc(st_arena *a, size_t size);         /* 16-aligned, NULL if out of memory */
+void *st_arena_zalloc(st_arena *a, size_t size);        /* zeroed */
+st_arena_mark st_arena_get_mark(const st_arena *a);
+void st_arena_release(st_arena *a, st_arena_mark mark); /* free all allocated after mark */
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct st_ctx st_ctx;
+
+st_ctx *st_ctx_new(void); /* NULL if out of memory */
+void st_ctx_free(st_ctx *cx);
+void *st_ctx_alloc(st_ctx *cx, size_t size); /* lives as long as the context */
+/* Interned strings: equal names are equal pointers. */
+const char *st_intern(st_ctx *cx, const char *s, size_t len);
+const char *st_intern_cstr(st_ctx *cx, const char *s);
+/* A name not interned before in this context (so it captures nothing that was
+ * parsed or built in it), made from base: "chunk" -> "chunk_1", "chunk_2"… */
+const char *st_fresh_name(st_ctx *cx, const char *base);
+
+/* ------------------------------------------------------------------------ */
+/* Scalars                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef enum st_scalar_kind {
+    ST_BOOL,
+    ST_I32,
+    ST_U32,
+    ST_I64,
+    ST_U64,
+    ST_F32,
+    ST_F64,
+    ST_SCALAR_KIND_COUNT
+} st_scalar_kind;
+
+typedef union st_scalar {
+    bool b;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+    uint64_t bits; /* for hashing and comparison; set the whole union to 0 first */
+} st_scalar;
+
+const char *st_scalar_name(st_scalar_kind k);       /* "f32" */
+bool st_scalar_from_name(const char *name, size_t len, st_scalar_kind *out);
+size_t st_scalar_size(st_scalar_kind k);             /* bytes: 1 for bool */
+bool st_scalar_is_int(st_scalar_kind k);             /* i32 u32 i64 u64 */
+bool st_scalar_is_signed(st_scalar_kind k);
+bool st_scalar_is_float(st_scalar_kind k);
+/* Reads a scalar from text ("42", "-1", "2.5", "true"); fails with a message
+ * naming `what` when the text is not a value of kind k. */
+bool st_scalar_parse(st_scalar_kind k, const char *text, const char *what, st_scalar *out,
+                     st_err *err);
+/* Writes a value so that st_scalar_parse reads back the same bits
+ * (floats with enough digits; "inf", "-inf", "nan"). */
+void st_scalar_format(st_scalar_kind k, st_scalar v, st_buf *out);
+/* The scalar as a double / as an int64 (for indices and sizes). */
+double st_scalar_as_f64(st_scalar_kind k, st_scalar v);
+bool st_scalar_as_i64(st_scalar_kind k, st_scalar v, int64_t *out); /* false if out of range */
+
+/* ------------------------------------------------------------------------ */
+/* Symbolic sizes                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* An array length: a polynomial with integer coefficients over atoms (size
+ * variables, and floor division, modulo, powers and logarithms that do not
+ * simplify). Sizes are hash-consed in normal form, so two sizes are equal
+ * exactly when their pointers are.
+ *
+ * Divisibility facts (`where N % 256 == 0`) enter when a variable is made:
+ * under that fact the variable N is the polynomial 256·⟨N/256⟩, where ⟨N/256⟩
+ * is an exact-quotient atom. Then N/256*256 and N have the same normal form
+ * and every later operation on sizes needs no facts. */
+typedef struct st_size st_size;
+
+typedef struct st_fact {
+    const char *name; /* interned */
+    int64_t divisor;  /* name % divisor == 0; divisor >= 2 */
+} st_fact;
+
+typedef struct st_facts {
+    uint32_t n;
+    const st_fact *items;
+} st_facts;
+
+/* A new fact list: `facts` plus name % divisor == 0 (merged by lcm when the
+ * name already has one). NULL on overflow or out of memory. */
+const st_facts *st_facts_add(st_ctx *cx, const st_facts *facts, const char *name,
+                             int64_t divisor);
+int64_t st_facts_divisor(const st_facts *facts, const char *name); /* 1 when none */
+
+const st_size *st_size_const(st_ctx *cx, int64_t value);
+/* The size variable `name` (interned) under `facts` (may be NULL). */
+const st_size *st_size_var(st_ctx *cx, const st_facts *facts, const char *name);
+/* Arithmetic in normal form. NULL with *err filled on overflow, a division by
+ * zero, or a power or logarithm that is not defined. */
+const st_size *st_size_add(st_ctx *cx, const st_size *a, const st_size *b, st_err *err);
+const st_size *st_size_sub(st_ctx *cx, const st_size *a, const st_size *b, st_err *err);
+const st_size *st_size_mul(st_ctx *cx, const st_size *a, const st_size *b, st_err *err);
+const st_size *st_size_div(st_ctx *cx, const st_size *a, const st_size *b, st_err *err); /* floor */
+const st_size *st_size_mod(st_ctx *cx, const st_size *a, const st_size *b, st_err *err);
+const st_size *st_size_pow(st_ctx *cx, const st_size *base, const st_size *exp, st_err *err);
+const st_size *st_size_log(st_ctx *cx, const st_size *base, const st_size *x, st_err *err); /* floor */
+
+bool st_size_is_const(const st_size *s, int64_t *value);
+/* True when d provably divides s for every value of the variables. */
+bool st_size_divides(const st_size *d, const st_size *s);
+/* True when s is provably a whole power of `base` (a constant >= 2); *exp is
+ * then log_base(s). */
+bool st_size_is_power_of(st_ctx *cx, const st_size *s, int64_t base, const st_size **exp,
+                         st_err *err);
+/* Calls fn once per size variable occurring in s. */
+void st_size_each_var(const st_size *s, void (*fn)(const char *name, void *data), void *data);
+uint32_t st_size_hash(const st_size *s);
+
+/* Concrete values of size variables, for evaluation at run time. */
+typedef struct st_binding {
+    const char *name; /* interned */
+    int64_t value;
+} st_binding;
+
+bool st_size_eval(const st_size *s, const st_binding *env, size_t nenv, int64_t *out,
+                  st_err *err);
+/* Replace variables by concrete values (the program specialised to a size). */
+const st_size *st_size_subst(st_ctx *cx, const st_size *s, const st_binding *env, size_t nenv,
+                             st_err *err);
+
+/* The size as surface syntax (`N/256`, `2*N + 1`, `pow(2, K)`); the parser
+ * reads it back to the same normal form under the same facts. */
+void st_size_print(const st_size *s, st_buf *out);
+
+/* ------------------------------------------------------------------------ */
+/* Types                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef enum st_type_kind {
+    ST_TYPE_SCALAR,
+    ST_TYPE_TUPLE,
+    ST_TYPE_ARRAY,
+    ST_TYPE_FUN /* the type of a lambda or operator argument; never a value */
+} st_type_kind;
+
+typedef struct st_type st_type;
+struct st_type {
+    st_type_kind kind;
+    uint32_t hash;
+    st_scalar_kind scalar;          /* SCALAR */
+    const st_size *size;            /* ARRAY: the length */
+    const st_type *elem;            /* ARRAY: the element; FUN: the result */
+    uint32_t n;                     /* TUPLE: components; FUN: parameters */
+    const st_type *const *items;    /* TUPLE components; FUN parameter types */
+};
+
+const st_type *st_type_scalar(st_ctx *cx, st_scalar_kind k);
+const st_type *st_type_tuple(st_ctx *cx, uint32_t n, const st_type *const *items);
+const st_type *st_type_array(st_ctx *cx, const st_size *size, const st_type *elem);
+const st_type *st_type_fun(st_ctx *cx, uint32_t nparams, const st_type *const *params,
+                           const st_type *result);
+bool st_type_is_scalar(const st_type *t, st_scalar_kind k);
+bool st_type_is_int(const st_type *t); /* an integer scalar */
+void st_type_print(const st_type *t, st_buf *out); /* "[N](i32, f32)" */
+
+/* ------------------------------------------------------------------------ */
+/* Expression nodes                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef enum st_binop {
+    ST_OP_ADD, ST_OP_SUB, ST_OP_MUL, ST_OP_DIV, ST_OP_MOD,
+    ST_OP_EQ, ST_OP_NE, ST_OP_LT, ST_OP_LE, ST_OP_GT, ST_OP_GE,
+    ST_OP_AND, ST_OP_OR,
+    ST_OP_BAND, ST_OP_BOR, ST_OP_BXOR, ST_OP_SHL, ST_OP_SHR,
+    ST_OP_MIN, ST_OP_MAX,
+    ST_BINOP_COUNT
+} st_binop;
+
+typedef enum st_unop { ST_OP_NEG, ST_OP_NOT } st_unop;
+
+const char *st_binop_name(st_binop op); /* "+", "&&", "min" */
+/* C's precedence, 1 (||) to 10 (* / %); 0 for min and max, which are calls. */
+int st_binop_precedence(st_binop op);
+
+/* The primitives. The table in ir/prim.c says, for each, its surface name,
+ * its arguments and whether it is written in pipeline form (`xs |> scan(+, 0)`).
+ * Arguments are in surface order: the array (data) argument comes last. */
+typedef enum st_prim {
+    /* high level */
+    ST_PRIM_MAP,             /* map(f, xs) */
+    ST_PRIM_REDUCE,          /* reduce(f, z, xs)              left fold from z */
+    ST_PRIM_SCAN,            /* scan(f, z, xs)                inclusive, seeded by z */
+    ST_PRIM_SPLIT,           /* split(k, xs): [n]t -> [n/k][k]t, k | n */
+    ST_PRIM_JOIN,            /* join(xs): [a][b]t -> [a*b]t */
+    ST_PRIM_ZIP,             /* zip(xs, ys, ...) */
+    ST_PRIM_UNZIP,           /* unzip(xs) */
+    ST_PRIM_IOTA,            /* iota(n): [n]i64 */
+    ST_PRIM_REPLICATE,       /* replicate(n, x) */
+    ST_PRIM_TRANSPOSE,       /* transpose(xs): [a][b]t -> [b][a]t */
+    ST_PRIM_SCATTER,         /* scatter(dest, is, vs) */
+    ST_PRIM_REDUCE_BY_INDEX, /* reduce_by_index(dest, f, z, is, vs) */
+    ST_PRIM_ITERATE,         /* iterate(k, f, x): f applied k times, f: t -> t */
+    ST_PRIM_GET,             /* get(i, xs): the i-th element */
+    /* low level: the OpenCL mapping; same meaning as their high-level forms */
+    ST_PRIM_MAP_SEQ,
+    ST_PRIM_REDUCE_SEQ,      /* reduceSeq(f, z, xs): f: (a, t) -> a, a fold */
+    ST_PRIM_SCAN_SEQ,        /* scanSeq(f, z, xs):   f: (a, t) -> a, [n]a */
+    ST_PRIM_MAP_GLB,
+    ST_PRIM_MAP_WRG,
+    ST_PRIM_MAP_LCL,
+    ST_PRIM_TO_GLOBAL,       /* address-space annotations: the value itself */
+    ST_PRIM_TO_LOCAL,
+    ST_PRIM_TO_PRIVATE,
+    ST_PRIM_COUNT
+} st_prim;
+
+/* How the type checker treats an argument of a primitive. */
+typedef enum st_arg_role {
+    ST_ARG_DATA,    /* checked first, needs nothing from the others */
+    ST_ARG_NEUTRAL, /* a value whose expected type follows from the data */
+    ST_ARG_FUN      /* a lambda or operator whose parameter types follow from the data */
+} st_arg_role;
+
+typedef struct st_prim_info {
+    const char *name;
+    int min_args, max_args;   /* max_args -1: any number (zip) */
+    const char *roles;        /* one letter per argument: 'd' data, 'n' neutral, 'f' function */
+    bool pipeline;            /* printed as `last |> name(rest)` */
+    bool low_level;
+} st_prim_info;
+
+const st_prim_info *st_prim_get(st_prim p);
+bool st_prim_from_name(const char *name, size_t len, st_prim *out);
+st_arg_role st_prim_arg_role(st_prim p, int arg);
+
+typedef enum st_node_kind {
+    ST_NODE_LIT,    /* a typed scalar literal */
+    ST_NODE_VAR,    /* a variable: name, type, and the size it stands for if any */
+    ST_NODE_TUPLE,  /* kids: the components */
+    ST_NODE_PROJ,   /* kids[0].index */
+    ST_NODE_UNOP,   /* kids: [a] */
+    ST_NODE_BINOP,  /* kids: [a, b]; also min and max */
+    ST_NODE_CONV,   /* kids: [a]; conversion to the scalar type `conv` */
+    ST_NODE_IF,     /* kids: [cond, then, else] */
+    ST_NODE_LET,    /* kids: [var_1 .. var_k, value, body]; k > 1 destructures a tuple */
+    ST_NODE_LAMBDA, /* kids: [param_1 .. param_k, body] */
+    ST_NODE_OPFN,   /* an operator used as a binary function: `+` on a scalar type */
+    ST_NODE_PRIM    /* kids: the arguments in surface order */
+} st_node_kind;
+
+typedef struct st_node st_node;
+struct st_node {
+    st_node_kind kind;
+    uint32_t hash;
+    const st_type *type; /* every node is typed; lambdas and OPFN have FUN types */
+    union {
+        st_scalar lit;      /* LIT (its kind is type->scalar) */
+        const char *name;   /* VAR, interned */
+        st_binop binop;     /* BINOP, OPFN */
+        st_unop unop;       /* UNOP */
+        uint32_t index;     /* PROJ */
+        st_scalar_kind conv;/* CONV */
+        st_prim prim;       /* PRIM */
+    } u;
+    /* VAR of integer type whose value is known to be this size (a size
+     * variable, an integer parameter used as a size, a let-bound size
+     * expression); NULL otherwise. Part of the variable's identity. */
+    const st_size *size;
+    uint32_t nkids;
+    const st_node *kids[];
+};
+
+/* Node constructors. Each computes the node's type from its parts and fails
+ * (NULL, *err filled, err->arg the offending argument) when they do not fit:
+ * this is the one place where the typing rules live. */
+const st_node *st_lit(st_ctx *cx, st_scalar_kind k, st_scalar value);
+const st_node *st_lit_int(st_ctx *cx, st_scalar_kind k, int64_t value);
+const st_node *st_var(st_ctx *cx, const char *name, const st_type *type, const st_size *size);
+const st_node *st_tuple(st_ctx *cx, uint32_t n, const st_node *const *items, st_err *err);
+const st_node *st_proj(st_ctx *cx, const st_node *tuple, uint32_t index, st_err *err);
+const st_node *st_unary(st_ctx *cx, st_unop op, const st_node *a, st_err *err);
+const st_node *st_binary(st_ctx *cx, st_binop op, const st_node *a, const st_node *b,
+                        st_err *err);
+const st_node *st_conv(st_ctx *cx, st_scalar_kind to, const st_node *a, st_err *err);
+const st_node *st_if(st_ctx *cx, const st_node *c, const st_node *a, const st_node *b,
+                     st_err *err);
+const st_node *st_let(st_ctx *cx, uint32_t nvars, const st_node *const *vars,
+                      const st_node *value, const st_node *body, st_err *err);
+const st_node *st_lambda(st_ctx *cx, uint32_t nparams, const st_node *const *params,
+                         const st_node *body, st_err *err);
+const st_node *st_opfn(st_ctx *cx, st_binop op, st_scalar_kind k, st_err *err);
+const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node *const *args,
+                            st_err *err);
+
+/* What a primitive expects of argument `arg` once its data arguments are
+ * typed (`types[i]` NULL for those not typed yet): for a neutral argument its
+ * type (*nparams 0), for a function argument its parameter types. A function
+ * given one tuple may be a lambda with one parameter per component. */
+bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
+                    const st_type **params, int *nparams, st_err *err);
+
+/* The size an integer expression denotes (literals, size variables, integer
+ * parameters, let-bound sizes, and + - * / % and integer conversions of
+ * those), or NULL when it is not one. */
+const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err);
+
+static inline const st_node *st_let_value(const st_node *n) { return n->kids[n->nkids - 2]; }
+static inline const st_node *st_let_body(const st_node *n) { return n->kids[n->nkids - 1]; }
+static inline uint32_t st_let_nvars(const st_node *n) { return n->nkids - 2; }
+static inline const st_node *st_lambda_body(const st_node *n) { return n->kids[n->nkids - 1]; }
+static inline uint32_t st_lambda_nparams(const st_node *n) { return n->nkids - 1; }
+
+/* ------------------------------------------------------------------------ */
+/* Programs                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct st_def {
+    const char *name;
+    st_loc loc;
+    uint32_t nparams;
+    const st_node *const *params;   /* VAR nodes, in order */
+    uint32_t nsizes;
+    const st_node *const *sizes;    /* implicit size variables (VAR, i64), bound from
+                                       array lengths, in order of first appearance */
+    const st_facts *facts;          /* the `where` clause; never NULL */
+    bool declared_result;           /* the source wrote `: type` */
+    const st_type *result;
+    const st_node *body;
+} st_def;
+
+typedef struct st_program {
+    const char *file;
+    uint32_t ndefs;
+    const st_def *defs;
+} st_program;
+
+/* Parse and type-check a whole source text. Syntax and type errors come back
+ * located in `file`. The source need not be NUL-terminated. */
+const st_program *st_parse_program(st_ctx *cx, const char *file, const char *src, size_t len,
+                                   st_err *err);
+/* Read a file and parse it; *text receives the source (malloc'ed, for error
+ * display; the caller frees it) when text is not NULL. */
+const st_program *st_load_program(st_ctx *cx, const char *path, char **text, st_err *err);
+/* The def `name`, or when name is NULL `main` (or the only def there is). */
+const st_def *st_program_entry(const st_program *p, const char *name, st_err *err);
+
+/* Surface syntax. print → parse → print gives the same text. */
+void st_print_program(const st_program *p, st_buf *out);
+void st_print_def(const st_def *d, st_buf *out);
+/* `def main(xs: [N]f32): [N]f32 where N % 256 == 0`: the def without its body. */
+void st_print_signature(const st_def *d, st_buf *out);
+void st_print_node(const st_node *n, st_buf *out);
+
+/* ------------------------------------------------------------------------ */
+/* Values                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A runtime value. Arrays of tuples are stored as tuples of arrays (zip and
+ * unzip cost nothing); an array of arrays of scalars is one row-major buffer
+ * with `rank` dimensions. So a value is a tree of tuples whose leaves are
+ * scalars or flat arrays. */
+typedef enum st_value_kind { ST_VALUE_SCALAR, ST_VALUE_ARRAY, ST_VALUE_TUPLE } st_value_kind;
+
+typedef struct st_value st_value;
+struct st_value {
+    st_value_kind kind;
+    st_scalar_kind scalar; /* SCALAR, ARRAY */
+    uint32_t n;            /* ARRAY: rank (>= 1); TUPLE: components */
+    union {
+        st_scalar s;                /* SCALAR */
+        struct {
+            const int64_t *dims;    /* n dimensions, outermost first */
+            void *data;             /* row-major, st_scalar_size bytes per element */
+        } a;                        /* ARRAY */
+        const st_value *items;      /* TUPLE */
+    } u;
+};
+
+/* Elements along the outer dimension of an ARRAY, or of a TUPLE of arrays. */
+int64_t st_value_length(const st_value *v);
+/* A value with fresh zeroed storage shaped like type t with its sizes
+ * evaluated in env. */
+bool st_value_alloc(st_arena *a, const st_type *t, const st_binding *env, size_t nenv,
+                    st_value *out, st_err *err);
+/* The leaves of a value of type t, in order: what a program's result is
+ * written as, one file per leaf. Returns the number of leaves; at most max
+ * are written to out. */
+size_t st_value_leaves(const st_value *v, st_value *out, size_t max);
+/* Fill the leaves of v with pseudo-random values from a seeded generator:
+ * signed integers in [-50, 50), unsigned in [0, 100), floats in [0, 1), bools
+ * half true. */
+void st_value_fill_random(st_value *v, uint64_t seed);
+
+/* ------------------------------------------------------------------------ */
+/* .npy files                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Read a .npy file (format 1.0, 2.0 or 3.0, little-endian, C order) of the
+ * dtypes b1 i4 u4 i8 u8 f4 f8 into an ARRAY (or SCALAR for shape ()) value. */
+bool st_npy_read(st_arena *a, const char *path, st_value *out, st_err *err);
+bool st_npy_read_mem(st_arena *a, const char *what, const void *bytes, size_t len, st_value *out,
+                     st_err *err);
+/* Write a SCALAR or ARRAY value as .npy (format 1.0). */
+bool st_npy_write(const char *path, const st_value *v, st_err *err);
+const char *st_npy_dtype(st_scalar_kind k); /* "<f4" */
+
+/* ------------------------------------------------------------------------ */
+/* Inputs and the reference interpreter                                     */
+/* ------------------------------------------------------------------------ */
+
+/* The arguments of one call of a def, built from NAME=VALUE pairs as the
+ * command line gives them, and the size bindings they imply. */
+typedef struct st_inputs st_inputs;
+
+st_inputs *st_inputs_new(st_ctx *cx, const st_def *def, st_arena *a);
+/* `text` is "NAME=VALUE": a scalar parameter takes VALUE as a number, an
+ * array parameter a .npy path. A size variable (`N=1000`) fixes its value for
+ * arrays generated by st_inputs_generate. */
+bool st_inputs_set(st_inputs *in, const char *text, st_err *err);
+/* Fill every array parameter not given with seeded random values, its length
+ * from the sizes fixed so far; fails naming any size still unknown. */
+bool st_inputs_generate(st_inputs *in, uint64_t seed, st_err *err);
+/* Check that everything is given, lengths agree, and facts hold; then the
+ * argument values (in parameter order) and the size bindings. */
+bool st_inputs_finish(st_inputs *in, const st_value **args, const st_binding **env, size_t *nenv,
+                      st_err *err);
+
+/* Run def on args with sizes env; *result is allocated in arena a. Runtime
+ * errors (division by zero, an index out of range, memory) are reported, not
+ * crashed on. */
+bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
+             size_t nenv, st_arena *a, st_value *result, st_err *err);
+
+#endif

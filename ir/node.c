@@ -1,0 +1,599 @@
+/* ir/node.c — node constructors and the typing rules.
+ *
+ * Every node is built here, typed from its parts, and hash-consed: a rewrite
+ * that rebuilds an equal tree gets the same pointer back. A constructor whose
+ * parts do not fit fails with a message and the index of the offending part,
+ * which the type checker turns into a located error. */
+#include "ctx.h"
+#include "scalar_ops.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- messages ---- */
+
+typedef struct { char s[160]; } tname;
+
+static tname take(st_buf *b) {
+    tname n = {{0}};
+    snprintf(n.s, sizeof n.s, "%s", b->data ? b->data : "?");
+    st_buf_free(b);
+    return n;
+}
+
+static tname type_name(const st_type *t) {
+    st_buf b = {0};
+    st_type_print(t, &b);
+    return take(&b);
+}
+
+static tname size_name(const st_size *s) {
+    st_buf b = {0};
+    st_size_print(s, &b);
+    return take(&b);
+}
+
+__attribute__((format(printf, 3, 4))) static const st_node *fail_at(st_err *err, int arg,
+                                                                    const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->kind = ST_ERR_USER;
+        err->loc = (st_loc){0};
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->arg = arg;
+    }
+    return NULL;
+}
+
+/* ---- hash-consing ---- */
+
+static uint32_t hash_node(const st_node *n) {
+    uint32_t h = st_hash_mix(0x40du, n->kind);
+    h = st_hash_ptr(h, n->type);
+    h = st_hash_ptr(h, n->size);
+    switch (n->kind) {
+    case ST_NODE_LIT: h = st_hash_mix(h, n->u.lit.bits); break;
+    case ST_NODE_VAR: h = st_hash_ptr(h, n->u.name); break;
+    default: h = st_hash_mix(h, n->u.index); break; /* binop, unop, index, conv, prim */
+    }
+    for (uint32_t i = 0; i < n->nkids; i++) h = st_hash_ptr(h, n->kids[i]);
+    return h;
+}
+
+static bool same_payload(const st_node *x, const st_node *y) {
+    switch (x->kind) {
+    case ST_NODE_LIT: return x->u.lit.bits == y->u.lit.bits;
+    case ST_NODE_VAR: return x->u.name == y->u.name;
+    case ST_NODE_BINOP: case ST_NODE_OPFN: return x->u.binop == y->u.binop;
+    case ST_NODE_UNOP: return x->u.unop == y->u.unop;
+    case ST_NODE_PROJ: return x->u.index == y->u.index;
+    case ST_NODE_CONV: return x->u.conv == y->u.conv;
+    case ST_NODE_PRIM: return x->u.prim == y->u.prim;
+    default: return true;
+    }
+}
+
+static bool eq_node(const void *item, const void *key) {
+    const st_node *x = item, *y = key;
+    if (x->kind != y->kind || x->type != y->type || x->size != y->size ||
+        x->nkids != y->nkids || !same_payload(x, y))
+        return false;
+    for (uint32_t i = 0; i < x->nkids; i++)
+        if (x->kids[i] != y->kids[i]) return false;
+    return true;
+}
+
+enum { MAX_KIDS = 64 };
+
+/* A node on the stack with room for its kids, to look up before allocating.
+ * (A union may hold a struct with a flexible array member; a struct may not.) */
+typedef union {
+    st_node n;
+    unsigned char room[sizeof(st_node) + MAX_KIDS * sizeof(const st_node *)];
+} probe_node;
+
+static const st_node *intern(st_ctx *cx, const st_node *probe, st_err *err) {
+    if (!probe->type) return st_fail_internal(err, "out of memory while building a type"), NULL;
+    uint32_t h = hash_node(probe);
+    const st_node *found = st_table_find(&cx->nodes, h, eq_node, probe);
+    if (found) return found;
+    size_t bytes = sizeof(st_node) + probe->nkids * sizeof(const st_node *);
+    st_node *n = st_ctx_alloc(cx, bytes);
+    if (!n) return st_fail_internal(err, "out of memory while building a node"), NULL;
+    memcpy(n, probe, bytes);
+    n->hash = h;
+    if (!st_table_insert(&cx->nodes, h, n)) return st_fail_internal(err, "out of memory"), NULL;
+    return n;
+}
+
+static probe_node make(st_node_kind kind, const st_type *type, uint32_t nkids,
+                       const st_node *const *kids) {
+    probe_node p;
+    memset(&p, 0, sizeof p);
+    p.n.kind = kind;
+    p.n.type = type;
+    p.n.nkids = nkids;
+    for (uint32_t i = 0; i < nkids && i < MAX_KIDS; i++) p.n.kids[i] = kids[i];
+    return p;
+}
+
+static bool too_many(uint32_t n, st_err *err) {
+    if (n <= MAX_KIDS) return false;
+    fail_at(err, -1, "too many parts (%u; at most %d)", n, MAX_KIDS);
+    return true;
+}
+
+/* ---- leaves ---- */
+
+const st_node *st_lit(st_ctx *cx, st_scalar_kind k, st_scalar value) {
+    /* keep only the bits of the kind, so equal literals hash alike */
+    st_scalar v = {.bits = 0};
+    st_scalar_store(k, &v, value);
+    if (k == ST_BOOL) v.b = value.b;
+    /* one NaN: the printer writes every NaN as `f32.nan` */
+    if (k == ST_F32 && v.f32 != v.f32) v.f32 = __builtin_nanf("");
+    if (k == ST_F64 && v.f64 != v.f64) v.f64 = __builtin_nan("");
+    probe_node p = make(ST_NODE_LIT, st_type_scalar(cx, k), 0, NULL);
+    p.n.u.lit = v;
+    return intern(cx, &p.n, NULL);
+}
+
+const st_node *st_lit_int(st_ctx *cx, st_scalar_kind k, int64_t value) {
+    st_scalar v = {.i64 = value};
+    return st_lit(cx, k, st_scalar_convert(k, ST_I64, v));
+}
+
+const st_node *st_var(st_ctx *cx, const char *name, const st_type *type, const st_size *size) {
+    probe_node p = make(ST_NODE_VAR, type, 0, NULL);
+    p.n.u.name = name;
+    p.n.size = size;
+    return intern(cx, &p.n, NULL);
+}
+
+/* ---- scalar expressions ---- */
+
+static bool is_value_type(const st_type *t) { return t->kind != ST_TYPE_FUN; }
+
+const st_node *st_tuple(st_ctx *cx, uint32_t n, const st_node *const *items, st_err *err) {
+    if (too_many(n, err)) return NULL;
+    if (n < 2) return fail_at(err, -1, "a tuple has at least two components");
+    const st_type *types[MAX_KIDS];
+    for (uint32_t i = 0; i < n; i++) {
+        if (!is_value_type(items[i]->type)) return fail_at(err, (int)i, "a function cannot be part of a tuple");
+        types[i] = items[i]->type;
+    }
+    probe_node p = make(ST_NODE_TUPLE, st_type_tuple(cx, n, types), n, items);
+    return intern(cx, &p.n, err);
+}
+
+const st_node *st_proj(st_ctx *cx, const st_node *tuple, uint32_t index, st_err *err) {
+    const st_type *t = tuple->type;
+    if (t->kind != ST_TYPE_TUPLE)
+        return fail_at(err, 0, "`.%u` needs a tuple, but this has type %s", index, type_name(t).s);
+    if (index >= t->n)
+        return fail_at(err, 0, "`.%u` is out of range: the tuple %s has %u components", index,
+                       type_name(t).s, t->n);
+    probe_node p = make(ST_NODE_PROJ, t->items[index], 1, &tuple);
+    p.n.u.index = index;
+    return intern(cx, &p.n, err);
+}
+
+const st_node *st_unary(st_ctx *cx, st_unop op, const st_node *a, st_err *err) {
+    const st_type *t = a->type;
+    if (op == ST_OP_NOT && !st_type_is_scalar(t, ST_BOOL))
+        return fail_at(err, 0, "`!` needs a bool, but this has type %s", type_name(t).s);
+    if (op == ST_OP_NEG && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
+        return fail_at(err, 0, "`-` needs a number, but this has type %s", type_name(t).s);
+    /* a negated literal is a literal: the parser reads `-1` so, and the
+     * printer could not tell the two apart */
+    if (op == ST_OP_NEG && a->kind == ST_NODE_LIT)
+        return st_lit(cx, t->scalar, st_scalar_unop(op, t->scalar, a->u.lit));
+    probe_node p = make(ST_NODE_UNOP, t, 1, &a);
+    p.n.u.unop = op;
+    return intern(cx, &p.n, err);
+}
+
+static const char *binop_needs(st_binop op) {
+    switch (op) {
+    case ST_OP_AND: case ST_OP_OR: return "bools";
+    case ST_OP_SHL: case ST_OP_SHR: return "integers";
+    case ST_OP_BAND: case ST_OP_BOR: case ST_OP_BXOR: return "integers or bools";
+    case ST_OP_EQ: case ST_OP_NE: return "scalars";
+    default: return "numbers";
+    }
+}
+
+const st_node *st_binary(st_ctx *cx, st_binop op, const st_node *a, const st_node *b,
+                        st_err *err) {
+    const st_type *ta = a->type, *tb = b->type;
+    const char *name = st_binop_name(op);
+    if (ta->kind != ST_TYPE_SCALAR || !st_binop_accepts(op, ta->scalar))
+        return fail_at(err, 0, "`%s` needs %s, but its left operand has type %s", name,
+                       binop_needs(op), type_name(ta).s);
+    if (ta != tb)
+        return fail_at(err, 1, "`%s` needs operands of one type, but they are %s and %s", name,
+                       type_name(ta).s, type_name(tb).s);
+    probe_node p = make(ST_NODE_BINOP, st_type_scalar(cx, st_binop_result(op, ta->scalar)), 2,
+                        (const st_node *[]){a, b});
+    p.n.u.binop = op;
+    return intern(cx, &p.n, err);
+}
+
+const st_node *st_conv(st_ctx *cx, st_scalar_kind to, const st_node *a, st_err *err) {
+    if (a->type->kind != ST_TYPE_SCALAR)
+        return fail_at(err, 0, "%s(…) converts a scalar, but this has type %s", st_scalar_name(to),
+                       type_name(a->type).s);
+    probe_node p = make(ST_NODE_CONV, st_type_scalar(cx, to), 1, &a);
+    p.n.u.conv = to;
+    return intern(cx, &p.n, err);
+}
+
+const st_node *st_if(st_ctx *cx, const st_node *c, const st_node *a, const st_node *b,
+                     st_err *err) {
+    if (!st_type_is_scalar(c->type, ST_BOOL))
+        return fail_at(err, 0, "the condition of `if` must be a bool, but it has type %s",
+                       type_name(c->type).s);
+    if (!is_value_type(a->type)) return fail_at(err, 1, "`if` cannot choose between functions");
+    if (a->type != b->type)
+        return fail_at(err, 2, "the branches of `if` differ: `then` has type %s, `else` has %s",
+                       type_name(a->type).s, type_name(b->type).s);
+    probe_node p = make(ST_NODE_IF, a->type, 3, (const st_node *[]){c, a, b});
+    return intern(cx, &p.n, err);
+}
+
+const st_node *st_let(st_ctx *cx, uint32_t nvars, const st_node *const *vars,
+                      const st_node *value, const st_node *body, st_err *err) {
+    if (too_many(nvars + 2, err)) return NULL;
+    const st_type *t = value->type;
+    if (!is_value_type(t)) return fail_at(err, (int)nvars, "`let` cannot bind a function");
+    if (nvars == 1) {
+        if (vars[0]->type != t)
+            return fail_at(err, 0, "`%s` is declared %s but bound to a value of type %s",
+                           vars[0]->u.name, type_name(vars[0]->type).s, type_name(t).s);
+    } else {
+        if (t->kind != ST_TYPE_TUPLE || t->n != nvars)
+            return fail_at(err, (int)nvars, "the pattern has %u names but the value has type %s",
+                           nvars, type_name(t).s);
+        for (uint32_t i = 0; i < nvars; i++)
+            if (vars[i]->type != t->items[i])
+                return fail_at(err, (int)i, "`%s` is declared %s but bound to a value of type %s",
+                               vars[i]->u.name, type_name(vars[i]->type).s, type_name(t->items[i]).s);
+    }
+    probe_node p = make(ST_NODE_LET, body->type, nvars + 2, vars);
+    p.n.kids[nvars] = value;
+    p.n.kids[nvars + 1] = body;
+    return intern(cx, &p.n, err);
+}
+
+const st_node *st_lambda(st_ctx *cx, uint32_t nparams, const st_node *const *params,
+                         const st_node *body, st_err *err) {
+    if (too_many(nparams + 1, err)) return NULL;
+    const st_type *types[MAX_KIDS];
+    for (uint32_t i = 0; i < nparams; i++) {
+        if (params[i]->kind != ST_NODE_VAR) return fail_at(err, (int)i, "a lambda parameter must be a name");
+        types[i] = params[i]->type;
+    }
+    if (!is_value_type(body->type)) return fail_at(err, (int)nparams, "a lambda cannot return a function");
+    probe_node p = make(ST_NODE_LAMBDA, st_type_fun(cx, nparams, types, body->type), nparams + 1,
+                        params);
+    p.n.kids[nparams] = body;
+    return intern(cx, &p.n, err);
+}
+
+const st_node *st_opfn(st_ctx *cx, st_binop op, st_scalar_kind k, st_err *err) {
+    if (!st_binop_accepts(op, k))
+        return fail_at(err, -1, "`%s` cannot combine values of type %s", st_binop_name(op),
+                       st_scalar_name(k));
+    const st_type *t = st_type_scalar(cx, k);
+    const st_type *params[2] = {t, t};
+    probe_node p = make(ST_NODE_OPFN, st_type_fun(cx, 2, params, st_type_scalar(cx, st_binop_result(op, k))), 0, NULL);
+    p.n.u.binop = op;
+    return intern(cx, &p.n, err);
+}
+
+/* ---- sizes from expressions ---- */
+
+const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err) {
+    if (!st_type_is_int(e->type)) return NULL;
+    switch (e->kind) {
+    case ST_NODE_LIT: {
+        int64_t v;
+        if (!st_scalar_as_i64(e->type->scalar, e->u.lit, &v)) return NULL;
+        return st_size_const(cx, v);
+    }
+    case ST_NODE_VAR: return e->size;
+    case ST_NODE_CONV: return st_node_as_size(cx, e->kids[0], err);
+    case ST_NODE_UNOP: {
+        const st_size *a = st_node_as_size(cx, e->kids[0], err);
+        return a ? st_size_sub(cx, st_size_const(cx, 0), a, err) : NULL;
+    }
+    case ST_NODE_BINOP: {
+        const st_size *a = st_node_as_size(cx, e->kids[0], err);
+        const st_size *b = a ? st_node_as_size(cx, e->kids[1], err) : NULL;
+        if (!b) return NULL;
+        switch (e->u.binop) {
+        case ST_OP_ADD: return st_size_add(cx, a, b, err);
+        case ST_OP_SUB: return st_size_sub(cx, a, b, err);
+        case ST_OP_MUL: return st_size_mul(cx, a, b, err);
+        case ST_OP_DIV: return st_size_div(cx, a, b, err);
+        case ST_OP_MOD: return st_size_mod(cx, a, b, err);
+        default: return NULL;
+        }
+    }
+    default: return NULL;
+    }
+}
+
+/* ---- primitives ---- */
+
+static const char *pname(st_prim p) { return st_prim_get(p)->name; }
+
+/* Does a function of type f take `params`? A function expected to take one
+ * tuple may take its components as separate parameters instead. */
+static bool fun_takes(const st_type *f, const st_type *const *params, int np) {
+    if (f->kind != ST_TYPE_FUN) return false;
+    if ((int)f->n == np) {
+        for (int i = 0; i < np; i++)
+            if (f->items[i] != params[i]) return false;
+        return true;
+    }
+    if (np == 1 && params[0]->kind == ST_TYPE_TUPLE && params[0]->n == f->n && f->n > 1) {
+        for (uint32_t i = 0; i < f->n; i++)
+            if (f->items[i] != params[0]->items[i]) return false;
+        return true;
+    }
+    return false;
+}
+
+static const st_node *fun_mismatch(const st_node *f, st_prim p, int arg,
+                                   const st_type *const *params, int np, st_err *err) {
+    char want[400] = "";
+    size_t len = 0;
+    for (int i = 0; i < np; i++)
+        len += (size_t)snprintf(want + len, sizeof want - len, "%s%s", i ? ", " : "",
+                                type_name(params[i]).s);
+    if (f->type->kind != ST_TYPE_FUN)
+        return fail_at(err, arg, "%s expects a function here (a lambda like `x => x + 1` or an operator like `+`), not a value of type %s",
+                       pname(p), type_name(f->type).s);
+    return fail_at(err, arg, "%s's function should take (%s), but it takes %s", pname(p), want,
+                   type_name(f->type).s);
+}
+
+static const st_node *need_array(const st_node *a, st_prim p, int arg, const char *what,
+                                 st_err *err) {
+    return fail_at(err, arg, "%s needs %s, but this has type %s", pname(p), what,
+                   type_name(a->type).s);
+}
+
+bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
+                    const st_type **params, int *nparams, st_err *err) {
+    int data = -1; /* the argument whose element type decides */
+    switch (p) {
+    case ST_PRIM_REDUCE_BY_INDEX: data = 0; break;
+    case ST_PRIM_ITERATE: data = 2; break;
+    default: data = st_prim_get(p)->max_args - 1; break;
+    }
+    if (data < 0 || data >= ntypes || !types[data]) return fail_at(err, arg, "internal: %s argument %d typed out of order", pname(p), arg), false;
+    const st_type *d = types[data];
+    if (p == ST_PRIM_ITERATE) {
+        params[0] = d;
+        *nparams = 1;
+        return true;
+    }
+    if (d->kind != ST_TYPE_ARRAY)
+        return fail_at(err, data, "%s needs an array, but this has type %s", pname(p), type_name(d).s), false;
+    const st_type *e = d->elem;
+    if (st_prim_arg_role(p, arg) == ST_ARG_NEUTRAL) {
+        params[0] = e;
+        *nparams = 0;
+        return true;
+    }
+    switch (p) {
+    case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
+        params[0] = e;
+        *nparams = 1;
+        return true;
+    case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ:
+        params[0] = ntypes > 1 && types[1] ? types[1] : e;
+        params[1] = e;
+        *nparams = 2;
+        return true;
+    default:
+        params[0] = params[1] = e;
+        *nparams = 2;
+        (void)cx;
+        return true;
+    }
+}
+
+static const st_size *length_arg(st_ctx *cx, st_prim p, const st_node *n, int arg, st_err *err) {
+    if (!st_type_is_int(n->type)) {
+        fail_at(err, arg, "the length given to %s must be an integer, but it has type %s", pname(p),
+                type_name(n->type).s);
+        return NULL;
+    }
+    st_err inner = {0};
+    const st_size *s = st_node_as_size(cx, n, &inner);
+    if (!s) {
+        if (inner.message[0]) fail_at(err, arg, "%s", inner.message);
+        else fail_at(err, arg, "the length given to %s must be a size: a literal, a size variable, an integer parameter, or arithmetic on them", pname(p));
+        return NULL;
+    }
+    int64_t v;
+    if (st_size_is_const(s, &v) && v < 0) {
+        fail_at(err, arg, "the length given to %s is negative (%lld)", pname(p), (long long)v);
+        return NULL;
+    }
+    return s;
+}
+
+static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
+                                const st_type **out, st_err *err) {
+    const st_prim_info *info = st_prim_get(p);
+    if ((int)n < info->min_args || (info->max_args >= 0 && (int)n > info->max_args)) {
+        if (info->min_args == info->max_args)
+            return fail_at(err, -1, "%s takes %d argument%s, but was given %u", info->name,
+                           info->min_args, info->min_args == 1 ? "" : "s", n);
+        return fail_at(err, -1, "%s takes at least %d arguments, but was given %u", info->name,
+                       info->min_args, n);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        bool fun = st_prim_arg_role(p, (int)i) == ST_ARG_FUN;
+        if (!fun && a[i]->type->kind == ST_TYPE_FUN)
+            return fail_at(err, (int)i, "%s expects a value here, not a function", info->name);
+    }
+    const st_type *params[2];
+    int np;
+    const st_type *t;
+    switch (p) {
+    case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
+        if (a[1]->type->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
+        params[0] = a[1]->type->elem;
+        if (!fun_takes(a[0]->type, params, 1)) return fun_mismatch(a[0], p, 0, params, 1, err);
+        *out = st_type_array(cx, a[1]->type->size, a[0]->type->elem);
+        return a[0];
+    case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ: {
+        bool fold = p == ST_PRIM_REDUCE_SEQ || p == ST_PRIM_SCAN_SEQ;
+        if (a[2]->type->kind != ST_TYPE_ARRAY) return need_array(a[2], p, 2, "an array", err);
+        const st_type *e = a[2]->type->elem, *acc = a[1]->type;
+        if (!fold && acc != e)
+            return fail_at(err, 1, "%s's neutral element has type %s, but the elements are %s",
+                           info->name, type_name(acc).s, type_name(e).s);
+        params[0] = acc;
+        params[1] = e;
+        if (!fun_takes(a[0]->type, params, 2)) return fun_mismatch(a[0], p, 0, params, 2, err);
+        if (a[0]->type->elem != acc)
+            return fail_at(err, 0, "%s's operator must return %s, but it returns %s", info->name,
+                           type_name(acc).s, type_name(a[0]->type->elem).s);
+        *out = p == ST_PRIM_REDUCE || p == ST_PRIM_REDUCE_SEQ ? acc : st_type_array(cx, a[2]->type->size, acc);
+        return a[0];
+    }
+    case ST_PRIM_SPLIT: {
+        const st_size *k = length_arg(cx, p, a[0], 0, err);
+        if (!k) return NULL;
+        int64_t kv;
+        if (st_size_is_const(k, &kv) && kv == 0) return fail_at(err, 0, "split(0) makes no chunks; the chunk size must be positive");
+        if (a[1]->type->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
+        const st_size *len = a[1]->type->size;
+        if (!st_size_divides(k, len)) {
+            tname ks = size_name(k), ls = size_name(len);
+            return fail_at(err, 1, "split(%s) needs a length that is a multiple of %s, but the array has length %s%s",
+                           ks.s, ks.s, ls.s,
+                           st_size_is_const(len, NULL) ? "" : "; state it with `where … % … == 0`, or pad the array");
+        }
+        const st_size *outer = st_size_div(cx, len, k, err);
+        if (!outer) return NULL;
+        *out = st_type_array(cx, outer, st_type_array(cx, k, a[1]->type->elem));
+        return a[0];
+    }
+    case ST_PRIM_JOIN: {
+        t = a[0]->type;
+        if (t->kind != ST_TYPE_ARRAY || t->elem->kind != ST_TYPE_ARRAY)
+            return need_array(a[0], p, 0, "an array of arrays", err);
+        const st_size *len = st_size_mul(cx, t->size, t->elem->size, err);
+        if (!len) return NULL;
+        *out = st_type_array(cx, len, t->elem->elem);
+        return a[0];
+    }
+    case ST_PRIM_ZIP: {
+        const st_type *items[MAX_KIDS];
+        for (uint32_t i = 0; i < n; i++) {
+            if (a[i]->type->kind != ST_TYPE_ARRAY) return need_array(a[i], p, (int)i, "arrays", err);
+            if (a[i]->type->size != a[0]->type->size)
+                return fail_at(err, (int)i, "zip needs arrays of one length, but the first has length %s and this one %s",
+                               size_name(a[0]->type->size).s, size_name(a[i]->type->size).s);
+            items[i] = a[i]->type->elem;
+        }
+        *out = st_type_array(cx, a[0]->type->size, st_type_tuple(cx, n, items));
+        return a[0];
+    }
+    case ST_PRIM_UNZIP: {
+        t = a[0]->type;
+        if (t->kind != ST_TYPE_ARRAY || t->elem->kind != ST_TYPE_TUPLE)
+            return need_array(a[0], p, 0, "an array of tuples", err);
+        const st_type *items[MAX_KIDS];
+        for (uint32_t i = 0; i < t->elem->n; i++) items[i] = st_type_array(cx, t->size, t->elem->items[i]);
+        *out = st_type_tuple(cx, t->elem->n, items);
+        return a[0];
+    }
+    case ST_PRIM_IOTA: {
+        const st_size *len = length_arg(cx, p, a[0], 0, err);
+        if (!len) return NULL;
+        *out = st_type_array(cx, len, st_type_scalar(cx, ST_I64));
+        return a[0];
+    }
+    case ST_PRIM_REPLICATE: {
+        const st_size *len = length_arg(cx, p, a[0], 0, err);
+        if (!len) return NULL;
+        *out = st_type_array(cx, len, a[1]->type);
+        return a[0];
+    }
+    case ST_PRIM_TRANSPOSE:
+        t = a[0]->type;
+        if (t->kind != ST_TYPE_ARRAY || t->elem->kind != ST_TYPE_ARRAY)
+            return need_array(a[0], p, 0, "an array of arrays", err);
+        *out = st_type_array(cx, t->elem->size, st_type_array(cx, t->size, t->elem->elem));
+        return a[0];
+    case ST_PRIM_SCATTER:
+    case ST_PRIM_REDUCE_BY_INDEX: {
+        bool hist = p == ST_PRIM_REDUCE_BY_INDEX;
+        int is = hist ? 3 : 1, vs = hist ? 4 : 2;
+        t = a[0]->type;
+        if (t->kind != ST_TYPE_ARRAY) return need_array(a[0], p, 0, "a destination array", err);
+        if (a[is]->type->kind != ST_TYPE_ARRAY || !st_type_is_int(a[is]->type->elem))
+            return need_array(a[is], p, is, "an array of integer indices", err);
+        if (a[vs]->type->kind != ST_TYPE_ARRAY) return need_array(a[vs], p, vs, "an array of values", err);
+        if (a[vs]->type->size != a[is]->type->size)
+            return fail_at(err, vs, "%s needs as many values as indices, but there are %s indices and %s values",
+                           info->name, size_name(a[is]->type->size).s, size_name(a[vs]->type->size).s);
+        if (a[vs]->type->elem != t->elem)
+            return fail_at(err, vs, "%s's values have type %s, but the destination holds %s", info->name,
+                           type_name(a[vs]->type->elem).s, type_name(t->elem).s);
+        if (hist) {
+            if (a[2]->type != t->elem)
+                return fail_at(err, 2, "reduce_by_index's neutral element has type %s, but the destination holds %s",
+                               type_name(a[2]->type).s, type_name(t->elem).s);
+            params[0] = params[1] = t->elem;
+            if (!fun_takes(a[1]->type, params, 2)) return fun_mismatch(a[1], p, 1, params, 2, err);
+            if (a[1]->type->elem != t->elem)
+                return fail_at(err, 1, "reduce_by_index's operator must return %s, but it returns %s",
+                               type_name(t->elem).s, type_name(a[1]->type->elem).s);
+        }
+        *out = t;
+        return a[0];
+    }
+    case ST_PRIM_ITERATE:
+        if (!st_type_is_int(a[0]->type))
+            return fail_at(err, 0, "iterate's count must be an integer, but it has type %s", type_name(a[0]->type).s);
+        params[0] = a[2]->type;
+        if (!fun_takes(a[1]->type, params, 1) || a[1]->type->elem != a[2]->type)
+            return fail_at(err, 1, "iterate's function must take and return %s", type_name(a[2]->type).s);
+        *out = a[2]->type;
+        return a[0];
+    case ST_PRIM_GET:
+        if (!st_type_is_int(a[0]->type))
+            return fail_at(err, 0, "get's index must be an integer, but it has type %s", type_name(a[0]->type).s);
+        if (a[1]->type->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
+        *out = a[1]->type->elem;
+        return a[0];
+    case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
+        *out = a[0]->type;
+        return a[0];
+    default:
+        (void)np;
+        return fail_at(err, -1, "internal: no typing rule for %s", info->name);
+    }
+}
+
+const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node *const *args,
+                            st_err *err) {
+    if (too_many(nargs, err)) return NULL;
+    const st_type *t = NULL;
+    if (!type_prim(cx, p, nargs, args, &t, err)) return NULL;
+    probe_node pr = make(ST_NODE_PRIM, t, nargs, args);
+    pr.n.u.prim = p;
+    return intern(cx, &pr.n, err);
+}

@@ -1,0 +1,230 @@
+/* ir/print.c — IR back to the surface syntax.
+ *
+ * The printer writes what the parser reads, so print → parse gives the same
+ * nodes and print → parse → print the same text. It decides the layout:
+ * pipeline primitives as `xs |> scan(+, 0)`, each `let` on its own line,
+ * long pipelines broken before every `|>`. */
+#include "ir.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Binding strength of what is printed: a context asks for at least this much
+ * and anything weaker is parenthesised. */
+enum {
+    P_OPEN = 0,    /* lambda, let, if: extend as far right as they can */
+    P_PIPE = 1,    /* x |> f */
+    P_BINARY = 2,  /* + C's precedence levels 1..10 → 2..11 */
+    P_UNARY = 12,
+    P_POSTFIX = 13 /* projection, calls, names, literals */
+};
+
+enum { LINE_WIDTH = 88 };
+
+static void node(const st_node *n, int prec, int indent, st_buf *out);
+
+static void newline(int indent, st_buf *out) {
+    st_buf_puts(out, "\n");
+    for (int i = 0; i < indent; i++) st_buf_puts(out, " ");
+}
+
+static void literal(const st_node *n, st_buf *out) {
+    st_scalar_kind k = n->type->scalar;
+    st_scalar v = n->u.lit;
+    if (st_scalar_is_float(k)) {
+        double d = k == ST_F32 ? v.f32 : v.f64;
+        if (isnan(d) || isinf(d)) {
+            st_buf_printf(out, "%s%s.%s", d < 0 ? "-" : "", st_scalar_name(k), isnan(d) ? "nan" : "inf");
+            return;
+        }
+    }
+    st_scalar_format(k, v, out);
+    if (k != ST_I32 && k != ST_F32 && k != ST_BOOL) st_buf_puts(out, st_scalar_name(k));
+}
+
+static bool is_negative_literal(const st_node *n) {
+    if (n->kind != ST_NODE_LIT) return false;
+    st_scalar_kind k = n->type->scalar;
+    return (k == ST_I32 && n->u.lit.i32 < 0) || (k == ST_I64 && n->u.lit.i64 < 0) ||
+           (k == ST_F32 && signbit(n->u.lit.f32)) || (k == ST_F64 && signbit(n->u.lit.f64));
+}
+
+static void args(const st_node *const *kids, uint32_t n, int indent, st_buf *out) {
+    st_buf_puts(out, "(");
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) st_buf_puts(out, ", ");
+        node(kids[i], P_OPEN, indent, out);
+    }
+    st_buf_puts(out, ")");
+}
+
+static void lambda(const st_node *n, int indent, st_buf *out) {
+    uint32_t k = st_lambda_nparams(n);
+    if (k != 1) st_buf_puts(out, "(");
+    for (uint32_t i = 0; i < k; i++) {
+        if (i) st_buf_puts(out, ", ");
+        st_buf_puts(out, n->kids[i]->u.name);
+    }
+    st_buf_puts(out, k != 1 ? ") =>" : " =>");
+    const st_node *body = st_lambda_body(n);
+    if (body->kind == ST_NODE_LET) {
+        newline(indent + 2, out);
+        node(body, P_OPEN, indent + 2, out);
+    } else {
+        st_buf_puts(out, " ");
+        node(body, P_OPEN, indent, out);
+    }
+}
+
+static void let(const st_node *n, int indent, st_buf *out) {
+    for (;;) {
+        uint32_t k = st_let_nvars(n);
+        st_buf_puts(out, "let ");
+        if (k > 1) st_buf_puts(out, "(");
+        for (uint32_t i = 0; i < k; i++) {
+            if (i) st_buf_puts(out, ", ");
+            st_buf_puts(out, n->kids[i]->u.name);
+        }
+        st_buf_puts(out, k > 1 ? ") = " : " = ");
+        node(st_let_value(n), P_OPEN, indent, out);
+        newline(indent, out);
+        n = st_let_body(n);
+        if (n->kind != ST_NODE_LET) break;
+    }
+    st_buf_puts(out, "in ");
+    node(n, P_OPEN, indent, out);
+}
+
+/* The stages of a pipeline, innermost data first: xs |> f(a) |> g. */
+static void pipeline(const st_node *n, int indent, st_buf *out) {
+    const st_node *stages[256];
+    int count = 0;
+    const st_node *data = n;
+    while (count < 256 && data->kind == ST_NODE_PRIM && st_prim_get(data->u.prim)->pipeline) {
+        stages[count++] = data;
+        data = data->kids[data->nkids - 1];
+    }
+    /* flat first; broken over lines if long or already multi-line */
+    st_buf flat = {0};
+    node(data, P_PIPE + 1, indent, &flat);
+    for (int i = count; i-- > 0;) {
+        const st_prim_info *info = st_prim_get(stages[i]->u.prim);
+        st_buf_printf(&flat, " |> %s", info->name);
+        if (stages[i]->nkids > 1) args(stages[i]->kids, stages[i]->nkids - 1, indent, &flat);
+    }
+    size_t first_line = flat.data ? strcspn(flat.data, "\n") : 0;
+    bool fits = first_line == flat.len && first_line + (size_t)indent <= LINE_WIDTH;
+    if (count < 2 || fits) {
+        if (flat.data) st_buf_put(out, flat.data, flat.len);
+        st_buf_free(&flat);
+        return;
+    }
+    st_buf_free(&flat);
+    node(data, P_PIPE + 1, indent, out);
+    for (int i = count; i-- > 0;) {
+        newline(indent + 2, out);
+        const st_prim_info *info = st_prim_get(stages[i]->u.prim);
+        st_buf_printf(out, "|> %s", info->name);
+        if (stages[i]->nkids > 1) args(stages[i]->kids, stages[i]->nkids - 1, indent + 2, out);
+    }
+}
+
+static int strength(const st_node *n) {
+    switch (n->kind) {
+    case ST_NODE_LIT: return is_negative_literal(n) ? P_UNARY : P_POSTFIX;
+    case ST_NODE_UNOP: return P_UNARY;
+    case ST_NODE_BINOP:
+        return n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX ? P_POSTFIX : P_BINARY - 1 + st_binop_precedence(n->u.binop);
+    case ST_NODE_IF: case ST_NODE_LET: case ST_NODE_LAMBDA: return P_OPEN;
+    case ST_NODE_PRIM: return st_prim_get(n->u.prim)->pipeline ? P_PIPE : P_POSTFIX;
+    default: return P_POSTFIX;
+    }
+}
+
+static void node(const st_node *n, int prec, int indent, st_buf *out) {
+    bool parens = strength(n) < prec;
+    if (parens) st_buf_puts(out, "(");
+    switch (n->kind) {
+    case ST_NODE_LIT: literal(n, out); break;
+    case ST_NODE_VAR: st_buf_puts(out, n->u.name); break;
+    case ST_NODE_TUPLE: args(n->kids, n->nkids, indent, out); break;
+    case ST_NODE_PROJ:
+        node(n->kids[0], P_POSTFIX, indent, out);
+        st_buf_printf(out, ".%u", n->u.index);
+        break;
+    case ST_NODE_UNOP: {
+        st_buf_puts(out, n->u.unop == ST_OP_NEG ? "-" : "!");
+        /* `--` would start a comment */
+        const st_node *x = n->kids[0];
+        bool minus = n->u.unop == ST_OP_NEG && ((x->kind == ST_NODE_UNOP && x->u.unop == ST_OP_NEG) || is_negative_literal(x));
+        node(x, minus ? P_POSTFIX + 1 : P_UNARY, indent, out);
+        break;
+    }
+    case ST_NODE_BINOP:
+        if (n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX) {
+            st_buf_puts(out, st_binop_name(n->u.binop));
+            args(n->kids, 2, indent, out);
+        } else {
+            int p = P_BINARY - 1 + st_binop_precedence(n->u.binop);
+            node(n->kids[0], p, indent, out);
+            st_buf_printf(out, " %s ", st_binop_name(n->u.binop));
+            node(n->kids[1], p + 1, indent, out);
+        }
+        break;
+    case ST_NODE_CONV:
+        st_buf_puts(out, st_scalar_name(n->u.conv));
+        args(n->kids, 1, indent, out);
+        break;
+    case ST_NODE_IF:
+        st_buf_puts(out, "if ");
+        node(n->kids[0], P_OPEN, indent, out);
+        st_buf_puts(out, " then ");
+        node(n->kids[1], P_OPEN, indent, out);
+        st_buf_puts(out, " else ");
+        node(n->kids[2], P_OPEN, indent, out);
+        break;
+    case ST_NODE_LET: let(n, indent, out); break;
+    case ST_NODE_LAMBDA: lambda(n, indent, out); break;
+    case ST_NODE_OPFN: st_buf_puts(out, st_binop_name(n->u.binop)); break;
+    case ST_NODE_PRIM:
+        if (st_prim_get(n->u.prim)->pipeline) {
+            pipeline(n, indent, out);
+        } else {
+            st_buf_puts(out, st_prim_get(n->u.prim)->name);
+            args(n->kids, n->nkids, indent, out);
+        }
+        break;
+    }
+    if (parens) st_buf_puts(out, ")");
+}
+
+void st_print_node(const st_node *n, st_buf *out) { node(n, P_OPEN, 0, out); }
+
+void st_print_signature(const st_def *d, st_buf *out) {
+    st_buf_printf(out, "def %s(", d->name);
+    for (uint32_t i = 0; i < d->nparams; i++) {
+        if (i) st_buf_puts(out, ", ");
+        st_buf_printf(out, "%s: ", d->params[i]->u.name);
+        st_type_print(d->params[i]->type, out);
+    }
+    st_buf_puts(out, "): ");
+    st_type_print(d->result, out);
+    for (uint32_t i = 0; i < d->facts->n; i++)
+        st_buf_printf(out, "%s%s %% %lld == 0", i ? ", " : " where ", d->facts->items[i].name,
+                      (long long)d->facts->items[i].divisor);
+}
+
+void st_print_def(const st_def *d, st_buf *out) {
+    st_print_signature(d, out);
+    st_buf_puts(out, " =");
+    newline(2, out);
+    node(d->body, P_OPEN, 2, out);
+    st_buf_puts(out, "\n");
+}
+
+void st_print_program(const st_program *p, st_buf *out) {
+    for (uint32_t i = 0; i < p->ndefs; i++) {
+        if (i) st_buf_puts(out, "\n");
+        st_print_def(&p->defs[i], out);
+    }
+}

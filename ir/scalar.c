@@ -1,0 +1,332 @@
+/* ir/scalar.c — scalar kinds: names, sizes, text I/O and operators. */
+#include "scalar_ops.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const names[ST_SCALAR_KIND_COUNT] = {"bool", "i32", "u32", "i64",
+                                                        "u64",  "f32", "f64"};
+static const size_t sizes[ST_SCALAR_KIND_COUNT] = {1, 4, 4, 8, 8, 4, 8};
+
+const char *st_scalar_name(st_scalar_kind k) { return names[k]; }
+size_t st_scalar_size(st_scalar_kind k) { return sizes[k]; }
+
+bool st_scalar_from_name(const char *name, size_t len, st_scalar_kind *out) {
+    for (int k = 0; k < ST_SCALAR_KIND_COUNT; k++)
+        if (strlen(names[k]) == len && memcmp(names[k], name, len) == 0)
+            return (*out = (st_scalar_kind)k), true;
+    return false;
+}
+
+bool st_scalar_is_int(st_scalar_kind k) { return k >= ST_I32 && k <= ST_U64; }
+bool st_scalar_is_signed(st_scalar_kind k) { return k == ST_I32 || k == ST_I64; }
+bool st_scalar_is_float(st_scalar_kind k) { return k == ST_F32 || k == ST_F64; }
+
+st_scalar st_scalar_load(st_scalar_kind k, const void *p) {
+    st_scalar v = {.bits = 0};
+    switch (k) {
+    case ST_BOOL: v.b = *(const unsigned char *)p != 0; break;
+    case ST_I32: case ST_U32: case ST_F32: memcpy(&v, p, 4); break;
+    default: memcpy(&v, p, 8); break;
+    }
+    return v;
+}
+
+void st_scalar_store(st_scalar_kind k, void *p, st_scalar v) {
+    switch (k) {
+    case ST_BOOL: *(unsigned char *)p = v.b ? 1 : 0; break;
+    case ST_I32: case ST_U32: case ST_F32: memcpy(p, &v, 4); break;
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+/* ---- conversions ---- */
+
+double st_scalar_as_f64(st_scalar_kind k, st_scalar v) {
+    switch (k) {
+    case ST_BOOL: return v.b;
+    case ST_I32: return v.i32;
+    case ST_U32: return v.u32;
+    case ST_I64: return (double)v.i64;
+    case ST_U64: return (double)v.u64;
+    case ST_F32: return v.f32;
+    default: return v.f64;
+    }
+}
+
+bool st_scalar_as_i64(st_scalar_kind k, st_scalar v, int64_t *out) {
+    switch (k) {
+    case ST_BOOL: *out = v.b; return true;
+    case ST_I32: *out = v.i32; return true;
+    case ST_U32: *out = v.u32; return true;
+    case ST_I64: *out = v.i64; return true;
+    case ST_U64: *out = (int64_t)v.u64; return v.u64 <= INT64_MAX;
+    default: {
+        double d = st_scalar_as_f64(k, v);
+        if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return false;
+        *out = (int64_t)d;
+        return true;
+    }
+    }
+}
+
+/* the value as raw 64 bits, sign- or zero-extended: what integer conversion wraps from */
+static uint64_t int_bits(st_scalar_kind k, st_scalar v) {
+    switch (k) {
+    case ST_BOOL: return v.b;
+    case ST_I32: return (uint64_t)(int64_t)v.i32;
+    case ST_U32: return v.u32;
+    default: return v.u64;
+    }
+}
+
+static st_scalar from_bits(st_scalar_kind k, uint64_t bits) {
+    st_scalar r = {.bits = 0};
+    switch (k) {
+    case ST_BOOL: r.b = bits != 0; break;
+    case ST_I32: r.i32 = (int32_t)(uint32_t)bits; break;
+    case ST_U32: r.u32 = (uint32_t)bits; break;
+    case ST_I64: r.i64 = (int64_t)bits; break;
+    default: r.u64 = bits; break;
+    }
+    return r;
+}
+
+static st_scalar float_to_int(st_scalar_kind to, double d) {
+    double lo, hi; /* hi is the first value past the range */
+    switch (to) {
+    case ST_I32: lo = -2147483648.0; hi = 2147483648.0; break;
+    case ST_U32: lo = 0; hi = 4294967296.0; break;
+    case ST_I64: lo = -9223372036854775808.0; hi = 9223372036854775808.0; break;
+    default: lo = 0; hi = 18446744073709551616.0; break;
+    }
+    st_scalar r = {.bits = 0};
+    if (isnan(d)) return r;
+    bool low = d < lo, high = d >= hi;
+    switch (to) {
+    case ST_I32: r.i32 = low ? INT32_MIN : high ? INT32_MAX : (int32_t)d; break;
+    case ST_U32: r.u32 = low ? 0 : high ? UINT32_MAX : (uint32_t)d; break;
+    case ST_I64: r.i64 = low ? INT64_MIN : high ? INT64_MAX : (int64_t)d; break;
+    default: r.u64 = low ? 0 : high ? UINT64_MAX : (uint64_t)d; break;
+    }
+    return r;
+}
+
+st_scalar st_scalar_convert(st_scalar_kind to, st_scalar_kind from, st_scalar a) {
+    st_scalar r = {.bits = 0};
+    if (to == from) return a;
+    if (to == ST_BOOL) {
+        r.b = st_scalar_is_float(from) ? st_scalar_as_f64(from, a) != 0.0 : int_bits(from, a) != 0;
+        return r;
+    }
+    if (st_scalar_is_float(to)) {
+        if (from == ST_U64) {
+            if (to == ST_F32) r.f32 = (float)a.u64; else r.f64 = (double)a.u64;
+        } else if (from == ST_I64) {
+            if (to == ST_F32) r.f32 = (float)a.i64; else r.f64 = (double)a.i64;
+        } else if (to == ST_F32) {
+            r.f32 = (float)st_scalar_as_f64(from, a);
+        } else {
+            r.f64 = st_scalar_as_f64(from, a);
+        }
+        return r;
+    }
+    if (st_scalar_is_float(from)) return float_to_int(to, st_scalar_as_f64(from, a));
+    return from_bits(to, int_bits(from, a));
+}
+
+/* ---- operators ---- */
+
+bool st_binop_accepts(st_binop op, st_scalar_kind k) {
+    switch (op) {
+    case ST_OP_ADD: case ST_OP_SUB: case ST_OP_MUL: case ST_OP_DIV: case ST_OP_MOD:
+    case ST_OP_LT: case ST_OP_LE: case ST_OP_GT: case ST_OP_GE:
+    case ST_OP_MIN: case ST_OP_MAX:
+        return k != ST_BOOL;
+    case ST_OP_EQ: case ST_OP_NE: return true;
+    case ST_OP_AND: case ST_OP_OR: return k == ST_BOOL;
+    case ST_OP_BAND: case ST_OP_BOR: case ST_OP_BXOR: return !st_scalar_is_float(k);
+    case ST_OP_SHL: case ST_OP_SHR: return st_scalar_is_int(k);
+    default: return false;
+    }
+}
+
+st_scalar_kind st_binop_result(st_binop op, st_scalar_kind k) {
+    switch (op) {
+    case ST_OP_EQ: case ST_OP_NE: case ST_OP_LT: case ST_OP_LE: case ST_OP_GT: case ST_OP_GE:
+        return ST_BOOL;
+    default: return k;
+    }
+}
+
+static int bits_of(st_scalar_kind k) { return k == ST_I32 || k == ST_U32 ? 32 : 64; }
+
+static st_scalar int_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok) {
+    uint64_t x = int_bits(k, a), y = int_bits(k, b);
+    bool sgn = st_scalar_is_signed(k);
+    int64_t sx = (int64_t)x, sy = (int64_t)y; /* sign-extended for signed kinds */
+    int w = bits_of(k);
+    st_scalar r = {.bits = 0};
+    int cmp = sgn ? (sx < sy ? -1 : sx > sy) : (x < y ? -1 : x > y);
+    switch (op) {
+    case ST_OP_ADD: return from_bits(k, x + y);
+    case ST_OP_SUB: return from_bits(k, x - y);
+    case ST_OP_MUL: return from_bits(k, x * y);
+    case ST_OP_DIV:
+    case ST_OP_MOD: {
+        if (y == 0) return *ok = false, r;
+        int64_t min = w == 32 ? INT32_MIN : INT64_MIN;
+        if (sgn) {
+            if (sx == min && sy == -1) return from_bits(k, op == ST_OP_DIV ? x : 0);
+            return from_bits(k, (uint64_t)(op == ST_OP_DIV ? sx / sy : sx % sy));
+        }
+        return from_bits(k, op == ST_OP_DIV ? x / y : x % y);
+    }
+    case ST_OP_EQ: r.b = x == y; return r;
+    case ST_OP_NE: r.b = x != y; return r;
+    case ST_OP_LT: r.b = cmp < 0; return r;
+    case ST_OP_LE: r.b = cmp <= 0; return r;
+    case ST_OP_GT: r.b = cmp > 0; return r;
+    case ST_OP_GE: r.b = cmp >= 0; return r;
+    case ST_OP_BAND: return from_bits(k, x & y);
+    case ST_OP_BOR: return from_bits(k, x | y);
+    case ST_OP_BXOR: return from_bits(k, x ^ y);
+    case ST_OP_SHL: return from_bits(k, x << (y & (uint64_t)(w - 1)));
+    case ST_OP_SHR: {
+        unsigned s = (unsigned)(y & (uint64_t)(w - 1));
+        if (!sgn) return from_bits(k, (w == 32 ? (x & 0xffffffffu) : x) >> s);
+        /* arithmetic shift without relying on implementation-defined >> */
+        uint64_t shifted = x >> s;
+        if (sx < 0 && s) shifted |= ~(UINT64_MAX >> s);
+        return from_bits(k, shifted);
+    }
+    case ST_OP_MIN: return cmp <= 0 ? a : b;
+    case ST_OP_MAX: return cmp >= 0 ? a : b;
+    default: return r;
+    }
+}
+
+#define FLOAT_BINOP(T, field, fmodf_, fminf_, fmaxf_)                                   \
+    static st_scalar field##_binop(st_binop op, T x, T y) {                             \
+        st_scalar r = {.bits = 0};                                                      \
+        switch (op) {                                                                   \
+        case ST_OP_ADD: r.field = x + y; break;                                         \
+        case ST_OP_SUB: r.field = x - y; break;                                         \
+        case ST_OP_MUL: r.field = x * y; break;                                         \
+        case ST_OP_DIV: r.field = x / y; break;                                         \
+        case ST_OP_MOD: r.field = fmodf_(x, y); break;                                  \
+        case ST_OP_MIN: r.field = fminf_(x, y); break;                                  \
+        case ST_OP_MAX: r.field = fmaxf_(x, y); break;                                  \
+        case ST_OP_EQ: r.b = x == y; break;                                             \
+        case ST_OP_NE: r.b = x != y; break;                                             \
+        case ST_OP_LT: r.b = x < y; break;                                              \
+        case ST_OP_LE: r.b = x <= y; break;                                             \
+        case ST_OP_GT: r.b = x > y; break;                                              \
+        case ST_OP_GE: r.b = x >= y; break;                                             \
+        default: break;                                                                 \
+        }                                                                               \
+        return r;                                                                       \
+    }
+FLOAT_BINOP(float, f32, fmodf, fminf, fmaxf)
+FLOAT_BINOP(double, f64, fmod, fmin, fmax)
+
+st_scalar st_scalar_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok) {
+    st_scalar r = {.bits = 0};
+    switch (k) {
+    case ST_F32: return f32_binop(op, a.f32, b.f32);
+    case ST_F64: return f64_binop(op, a.f64, b.f64);
+    case ST_BOOL:
+        switch (op) {
+        case ST_OP_EQ: r.b = a.b == b.b; break;
+        case ST_OP_NE: case ST_OP_BXOR: r.b = a.b != b.b; break;
+        case ST_OP_AND: case ST_OP_BAND: r.b = a.b && b.b; break;
+        case ST_OP_OR: case ST_OP_BOR: r.b = a.b || b.b; break;
+        default: break;
+        }
+        return r;
+    default: return int_binop(op, k, a, b, ok);
+    }
+}
+
+st_scalar st_scalar_unop(st_unop op, st_scalar_kind k, st_scalar a) {
+    st_scalar r = {.bits = 0};
+    if (op == ST_OP_NOT) {
+        r.b = !a.b;
+        return r;
+    }
+    switch (k) {
+    case ST_F32: r.f32 = -a.f32; return r;
+    case ST_F64: r.f64 = -a.f64; return r;
+    default: return from_bits(k, 0 - int_bits(k, a));
+    }
+}
+
+/* ---- text ---- */
+
+bool st_scalar_parse(st_scalar_kind k, const char *text, const char *what, st_scalar *out,
+                     st_err *err) {
+    st_scalar r = {.bits = 0};
+    char *end = NULL;
+    errno = 0;
+    const char *p = text;
+    while (*p == ' ') p++;
+    if (k == ST_BOOL) {
+        if (!strcmp(p, "true") || !strcmp(p, "1")) r.b = true;
+        else if (strcmp(p, "false") && strcmp(p, "0"))
+            return st_fail(err, (st_loc){0}, "%s: `%s` is not a bool (true, false, 1 or 0)", what, text);
+        return (*out = r), true;
+    }
+    if (st_scalar_is_float(k)) {
+        double d = k == ST_F32 ? strtof(p, &end) : strtod(p, &end);
+        if (end == p || *end)
+            return st_fail(err, (st_loc){0}, "%s: `%s` is not a number of type %s", what, text, names[k]);
+        if (errno == ERANGE && isinf(d)) /* `inf` itself is fine; 1e999 is a mistake */
+            return st_fail(err, (st_loc){0}, "%s: %s is out of the range of %s", what, text, names[k]);
+        if (k == ST_F32) r.f32 = (float)d; else r.f64 = d;
+        return (*out = r), true;
+    }
+    bool neg = *p == '-';
+    if (!(*p >= '0' && *p <= '9') && !(neg && p[1] >= '0' && p[1] <= '9'))
+        return st_fail(err, (st_loc){0}, "%s: `%s` is not an integer of type %s", what, text, names[k]);
+    if (st_scalar_is_signed(k)) {
+        long long v = strtoll(p, &end, 10);
+        bool range = errno == ERANGE || (k == ST_I32 && (v < INT32_MIN || v > INT32_MAX));
+        if (*end) return st_fail(err, (st_loc){0}, "%s: `%s` is not an integer of type %s", what, text, names[k]);
+        if (range) return st_fail(err, (st_loc){0}, "%s: %s does not fit in %s", what, text, names[k]);
+        if (k == ST_I32) r.i32 = (int32_t)v; else r.i64 = v;
+    } else {
+        if (neg) return st_fail(err, (st_loc){0}, "%s: %s is negative but %s is unsigned", what, text, names[k]);
+        unsigned long long v = strtoull(p, &end, 10);
+        bool range = errno == ERANGE || (k == ST_U32 && v > UINT32_MAX);
+        if (*end) return st_fail(err, (st_loc){0}, "%s: `%s` is not an integer of type %s", what, text, names[k]);
+        if (range) return st_fail(err, (st_loc){0}, "%s: %s does not fit in %s", what, text, names[k]);
+        if (k == ST_U32) r.u32 = (uint32_t)v; else r.u64 = v;
+    }
+    *out = r;
+    return true;
+}
+
+void st_scalar_format(st_scalar_kind k, st_scalar v, st_buf *out) {
+    switch (k) {
+    case ST_BOOL: st_buf_puts(out, v.b ? "true" : "false"); return;
+    case ST_I32: st_buf_printf(out, "%d", v.i32); return;
+    case ST_U32: st_buf_printf(out, "%u", v.u32); return;
+    case ST_I64: st_buf_printf(out, "%lld", (long long)v.i64); return;
+    case ST_U64: st_buf_printf(out, "%llu", (unsigned long long)v.u64); return;
+    default: break;
+    }
+    double d = k == ST_F32 ? v.f32 : v.f64;
+    if (isnan(d)) return st_buf_puts(out, "nan");
+    if (isinf(d)) return st_buf_puts(out, d < 0 ? "-inf" : "inf");
+    /* the shortest %g that reads back to the same value */
+    char text[64];
+    for (int prec = k == ST_F32 ? 6 : 15; prec <= 17; prec++) {
+        snprintf(text, sizeof text, "%.*g", prec, d);
+        if (k == ST_F32 ? strtof(text, NULL) == v.f32 : strtod(text, NULL) == d) break;
+    }
+    st_buf_puts(out, text);
+    if (!strpbrk(text, ".e")) st_buf_puts(out, ".0");
+}

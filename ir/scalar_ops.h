@@ -1,0 +1,23 @@
+/* ir/scalar_ops.h — internal to ir/: the meaning of scalar operators, shared
+ * by the interpreter and anything that folds constants. Integer arithmetic
+ * wraps like C's fixed-width unsigned types; shifts take their count modulo
+ * the width, as OpenCL C does; float arithmetic is done in the type's own
+ * width; conversions to integers truncate and saturate, NaN becoming 0. */
+#ifndef STRATA_IR_SCALAR_OPS_H
+#define STRATA_IR_SCALAR_OPS_H
+
+#include "ir.h"
+
+/* *ok is set false (and the result is 0) on an integer division by zero. */
+st_scalar st_scalar_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok);
+st_scalar st_scalar_unop(st_unop op, st_scalar_kind k, st_scalar a);
+st_scalar st_scalar_convert(st_scalar_kind to, st_scalar_kind from, st_scalar a);
+/* Is op defined on scalars of kind k? Which kind does it produce? */
+bool st_binop_accepts(st_binop op, st_scalar_kind k);
+st_scalar_kind st_binop_result(st_binop op, st_scalar_kind k);
+
+/* Read and write one scalar at p, a buffer element of kind k. */
+st_scalar st_scalar_load(st_scalar_kind k, const void *p);
+void st_scalar_store(st_scalar_kind k, void *p, st_scalar v);
+
+#endif

@@ -1,0 +1,801 @@
+/* ir/size.c — symbolic sizes in a normal form.
+ *
+ * A size is a polynomial: a sum of terms coef·monomial with integer
+ * coefficients, the monomials made of atoms raised to positive powers. Atoms
+ * are what does not simplify further:
+ *
+ *   VAR   N            a size variable with no divisibility fact
+ *   EXACT ⟨N/d⟩        N under the fact d | N, so that N = d·⟨N/d⟩
+ *   DIV   floor(p/q)   MOD p % q   POW pow(p, q)   LOG floor(log_p q)
+ *
+ * Terms are sorted (higher degree first, then structurally), equal monomials
+ * merged and zero terms dropped; then the polynomial is hash-consed, so equal
+ * sizes are equal pointers. Coefficient arithmetic is checked for overflow.
+ */
+#include "ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_FACTORS = 8, MAX_TERMS = 64, MAX_EXPAND = 16 };
+
+typedef enum { S_POLY, S_VAR, S_EXACT, S_DIV, S_MOD, S_POW, S_LOG } size_kind;
+
+typedef struct factor {
+    const st_size *atom;
+    uint32_t exp;
+} factor;
+
+typedef struct term {
+    int64_t coef;
+    uint32_t nf;
+    const factor *f;
+} term;
+
+struct st_size {
+    size_kind kind;
+    uint32_t hash;
+    uint32_t nterms;      /* POLY */
+    const term *terms;    /* POLY */
+    const char *name;     /* VAR, EXACT */
+    int64_t d;            /* EXACT */
+    const st_size *a, *b; /* DIV MOD POW LOG: polynomials */
+};
+
+/* ---- structural order (deterministic, independent of creation order) ---- */
+
+static int cmp_poly(const st_size *p, const st_size *q);
+
+static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
+static int cmp_atom(const st_size *x, const st_size *y) {
+    if (x == y) return 0;
+    if (x->kind != y->kind) return cmp_i64(x->kind, y->kind);
+    switch (x->kind) {
+    case S_VAR: return strcmp(x->name, y->name);
+    case S_EXACT: {
+        int c = strcmp(x->name, y->name);
+        return c ? c : cmp_i64(x->d, y->d);
+    }
+    default: {
+        int c = cmp_poly(x->a, y->a);
+        return c ? c : cmp_poly(x->b, y->b);
+    }
+    }
+}
+
+static uint32_t degree(const term *t) {
+    uint32_t d = 0;
+    for (uint32_t i = 0; i < t->nf; i++) d += t->f[i].exp;
+    return d;
+}
+
+static int cmp_mono(const term *s, const term *t) {
+    uint32_t ds = degree(s), dt = degree(t);
+    if (ds != dt) return ds > dt ? -1 : 1;
+    for (uint32_t i = 0; i < s->nf && i < t->nf; i++) {
+        int c = cmp_atom(s->f[i].atom, t->f[i].atom);
+        if (c) return c;
+        if (s->f[i].exp != t->f[i].exp) return s->f[i].exp > t->f[i].exp ? -1 : 1;
+    }
+    return cmp_i64(s->nf, t->nf);
+}
+
+static int cmp_poly(const st_size *p, const st_size *q) {
+    if (p == q) return 0;
+    if (p->nterms != q->nterms) return cmp_i64(p->nterms, q->nterms);
+    for (uint32_t i = 0; i < p->nterms; i++) {
+        int c = cmp_mono(&p->terms[i], &q->terms[i]);
+        if (c) return c;
+        c = cmp_i64(p->terms[i].coef, q->terms[i].coef);
+        if (c) return c;
+    }
+    return 0;
+}
+
+/* ---- hash-consing ---- */
+
+static uint32_t hash_size(const st_size *s) {
+    uint32_t h = st_hash_mix(0x5123u, s->kind);
+    switch (s->kind) {
+    case S_POLY:
+        for (uint32_t i = 0; i < s->nterms; i++) {
+            h = st_hash_mix(h, (uint64_t)s->terms[i].coef);
+            for (uint32_t k = 0; k < s->terms[i].nf; k++) {
+                h = st_hash_ptr(h, s->terms[i].f[k].atom);
+                h = st_hash_mix(h, s->terms[i].f[k].exp);
+            }
+            h = st_hash_mix(h, 0xffff);
+        }
+        return h;
+    case S_VAR: return st_hash_ptr(h, s->name);
+    case S_EXACT: return st_hash_mix(st_hash_ptr(h, s->name), (uint64_t)s->d);
+    default: return st_hash_ptr(st_hash_ptr(h, s->a), s->b);
+    }
+}
+
+static bool eq_size(const void *item, const void *key) {
+    const st_size *x = item, *y = key;
+    if (x->kind != y->kind) return false;
+    switch (x->kind) {
+    case S_POLY:
+        if (x->nterms != y->nterms) return false;
+        for (uint32_t i = 0; i < x->nterms; i++) {
+            const term *s = &x->terms[i], *t = &y->terms[i];
+            if (s->coef != t->coef || s->nf != t->nf) return false;
+            for (uint32_t k = 0; k < s->nf; k++)
+                if (s->f[k].atom != t->f[k].atom || s->f[k].exp != t->f[k].exp) return false;
+        }
+        return true;
+    case S_VAR: return x->name == y->name;
+    case S_EXACT: return x->name == y->name && x->d == y->d;
+    default: return x->a == y->a && x->b == y->b;
+    }
+}
+
+static const st_size *intern(st_ctx *cx, const st_size *probe, st_err *err) {
+    uint32_t h = hash_size(probe);
+    const st_size *found = st_table_find(&cx->sizes, h, eq_size, probe);
+    if (found) return found;
+    st_size *s = st_ctx_alloc(cx, sizeof *s);
+    if (!s) goto oom;
+    *s = *probe;
+    s->hash = h;
+    if (s->kind == S_POLY && s->nterms) {
+        term *ts = st_ctx_alloc(cx, s->nterms * sizeof *ts);
+        if (!ts) goto oom;
+        for (uint32_t i = 0; i < s->nterms; i++) {
+            ts[i] = probe->terms[i];
+            factor *fs = ts[i].nf ? st_ctx_alloc(cx, ts[i].nf * sizeof *fs) : NULL;
+            if (ts[i].nf && !fs) goto oom;
+            if (ts[i].nf) memcpy(fs, probe->terms[i].f, ts[i].nf * sizeof *fs);
+            ts[i].f = fs;
+        }
+        s->terms = ts;
+    }
+    if (!st_table_insert(&cx->sizes, h, s)) goto oom;
+    return s;
+oom:
+    st_fail_internal(err, "out of memory while building a size");
+    return NULL;
+}
+
+/* ---- a polynomial under construction ---- */
+
+typedef struct bterm {
+    int64_t coef;
+    uint32_t nf;
+    factor f[MAX_FACTORS];
+} bterm;
+
+typedef struct builder {
+    bterm t[MAX_TERMS];
+    uint32_t n;
+    bool overflow, too_big;
+} builder;
+
+static void b_add_term(builder *b, int64_t coef, const factor *f, uint32_t nf) {
+    if (coef == 0) return;
+    if (nf > MAX_FACTORS) { b->too_big = true; return; }
+    /* merge with an equal monomial */
+    for (uint32_t i = 0; i < b->n; i++) {
+        if (b->t[i].nf != nf || (nf && memcmp(b->t[i].f, f, nf * sizeof *f) != 0)) continue;
+        if (__builtin_add_overflow(b->t[i].coef, coef, &b->t[i].coef)) b->overflow = true;
+        return;
+    }
+    if (b->n == MAX_TERMS) { b->too_big = true; return; }
+    b->t[b->n].coef = coef;
+    b->t[b->n].nf = nf;
+    if (nf) memcpy(b->t[b->n].f, f, nf * sizeof *f);
+    b->n++;
+}
+
+static void b_add_poly(builder *b, const st_size *p, int64_t scale) {
+    for (uint32_t i = 0; i < p->nterms; i++) {
+        int64_t c;
+        if (__builtin_mul_overflow(p->terms[i].coef, scale, &c)) b->overflow = true;
+        b_add_term(b, c, p->terms[i].f, p->terms[i].nf);
+    }
+}
+
+static int cmp_bterm(const void *x, const void *y) {
+    const bterm *s = x, *t = y;
+    term ts = {s->coef, s->nf, s->f}, tt = {t->coef, t->nf, t->f};
+    return cmp_mono(&ts, &tt);
+}
+
+static bool check_builder(const builder *b, st_err *err) {
+    if (b->overflow) return st_fail(err, (st_loc){0}, "size arithmetic overflows 64 bits");
+    if (b->too_big)
+        return st_fail(err, (st_loc){0}, "size expression is too complex (more than %d terms)",
+                       MAX_TERMS);
+    return true;
+}
+
+static const st_size *b_finish(st_ctx *cx, builder *b, st_err *err) {
+    if (!check_builder(b, err)) return NULL;
+    term ts[MAX_TERMS];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < b->n; i++)
+        if (b->t[i].coef != 0) b->t[n++] = b->t[i];
+    b->n = n;
+    qsort(b->t, b->n, sizeof b->t[0], cmp_bterm);
+    for (uint32_t i = 0; i < b->n; i++) ts[i] = (term){b->t[i].coef, b->t[i].nf, b->t[i].f};
+    st_size probe = {.kind = S_POLY, .nterms = b->n, .terms = ts};
+    return intern(cx, &probe, err);
+}
+
+static const st_size *poly_of_atom(st_ctx *cx, const st_size *atom, int64_t coef, st_err *err) {
+    if (!atom) return NULL;
+    builder b = {0};
+    factor f = {atom, 1};
+    b_add_term(&b, coef, &f, 1);
+    return b_finish(cx, &b, err);
+}
+
+static const st_size *make_atom(st_ctx *cx, size_kind kind, const st_size *a, const st_size *b,
+                                st_err *err) {
+    st_size probe = {.kind = kind, .a = a, .b = b};
+    return poly_of_atom(cx, intern(cx, &probe, err), 1, err);
+}
+
+/* ---- queries ---- */
+
+bool st_size_is_const(const st_size *s, int64_t *value) {
+    if (s->nterms == 0) return (void)(value && (*value = 0)), true;
+    if (s->nterms == 1 && s->terms[0].nf == 0) return (void)(value && (*value = s->terms[0].coef)), true;
+    return false;
+}
+
+uint32_t st_size_hash(const st_size *s) { return s->hash; }
+
+/* Does the one-term polynomial m (coef, monomial) divide term t? If so the
+ * quotient goes to *q. */
+static bool term_divides(const term *m, const term *t, bterm *q) {
+    if (m->coef == 0 || t->coef % m->coef != 0) return false;
+    q->coef = t->coef / m->coef;
+    q->nf = 0;
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < t->nf; i++) {
+        factor f = t->f[i];
+        if (j < m->nf && m->f[j].atom == f.atom) {
+            if (m->f[j].exp > f.exp) return false;
+            f.exp -= m->f[j].exp;
+            j++;
+        }
+        if (f.exp) q->f[q->nf++] = f;
+    }
+    return j == m->nf;
+}
+
+bool st_size_divides(const st_size *d, const st_size *s) {
+    if (d->nterms != 1) return d == s;
+    bterm q;
+    for (uint32_t i = 0; i < s->nterms; i++)
+        if (!term_divides(&d->terms[0], &s->terms[i], &q)) return false;
+    return true;
+}
+
+static void each_var(const st_size *s, void (*fn)(const char *, void *), void *data) {
+    switch (s->kind) {
+    case S_POLY:
+        for (uint32_t i = 0; i < s->nterms; i++)
+            for (uint32_t k = 0; k < s->terms[i].nf; k++) each_var(s->terms[i].f[k].atom, fn, data);
+        break;
+    case S_VAR:
+    case S_EXACT: fn(s->name, data); break;
+    default:
+        each_var(s->a, fn, data);
+        each_var(s->b, fn, data);
+    }
+}
+
+void st_size_each_var(const st_size *s, void (*fn)(const char *name, void *data), void *data) {
+    each_var(s, fn, data);
+}
+
+/* ---- facts ---- */
+
+static uint64_t magnitude(int64_t a) { return a < 0 ? 0 - (uint64_t)a : (uint64_t)a; }
+
+/* The gcd of |a| and |b|, capped at INT64_MAX (only gcd(INT64_MIN, 0 or
+ * INT64_MIN) would exceed it; 2^62 stands in, which still divides both). */
+static int64_t gcd64(int64_t a, int64_t b) {
+    uint64_t x = magnitude(a), y = magnitude(b);
+    while (y) {
+        uint64_t t = x % y;
+        x = y;
+        y = t;
+    }
+    return x > INT64_MAX ? (int64_t)1 << 62 : (int64_t)x;
+}
+
+/* base^exp for exp >= 0, false on overflow. */
+static bool ipow(int64_t base, int64_t exp, int64_t *out) {
+    int64_t v = 1;
+    if (base == 0 || base == 1) return (*out = exp == 0 ? 1 : base), true;
+    if (base == -1) return (*out = exp % 2 ? -1 : 1), true;
+    for (int64_t i = 0; i < exp; i++) /* |base| >= 2: at most 63 steps before overflow */
+        if (__builtin_mul_overflow(v, base, &v)) return false;
+    *out = v;
+    return true;
+}
+
+int64_t st_facts_divisor(const st_facts *facts, const char *name) {
+    if (facts)
+        for (uint32_t i = 0; i < facts->n; i++)
+            if (facts->items[i].name == name) return facts->items[i].divisor;
+    return 1;
+}
+
+const st_facts *st_facts_add(st_ctx *cx, const st_facts *facts, const char *name,
+                             int64_t divisor) {
+    uint32_t n = facts ? facts->n : 0;
+    st_facts *out = st_ctx_alloc(cx, sizeof *out);
+    st_fact *items = st_ctx_alloc(cx, (n + 1) * sizeof *items);
+    if (!out || !items) return NULL;
+    uint32_t k = 0;
+    int64_t d = divisor;
+    for (uint32_t i = 0; i < n; i++) {
+        if (facts->items[i].name != name) {
+            items[k++] = facts->items[i];
+            continue;
+        }
+        int64_t g = gcd64(facts->items[i].divisor, d);
+        if (__builtin_mul_overflow(facts->items[i].divisor / g, d, &d)) return NULL;
+    }
+    if (d >= 2) items[k++] = (st_fact){name, d};
+    out->n = k;
+    out->items = items;
+    return out;
+}
+
+/* ---- constructors ---- */
+
+const st_size *st_size_const(st_ctx *cx, int64_t value) {
+    builder b = {0};
+    b_add_term(&b, value, NULL, 0);
+    return b_finish(cx, &b, NULL);
+}
+
+const st_size *st_size_var(st_ctx *cx, const st_facts *facts, const char *name) {
+    int64_t d = st_facts_divisor(facts, name);
+    st_size probe = {.kind = d > 1 ? S_EXACT : S_VAR, .name = name, .d = d > 1 ? d : 0};
+    return poly_of_atom(cx, intern(cx, &probe, NULL), d, NULL);
+}
+
+const st_size *st_size_add(st_ctx *cx, const st_size *a, const st_size *b, st_err *err) {
+    builder bd = {0};
+    b_add_poly(&bd, a, 1);
+    b_add_poly(&bd, b, 1);
+    return b_finish(cx, &bd, err);
+}
+
+const st_size *st_size_sub(st_ctx *cx, const st_size *a, const st_size *b, st_err *err) {
+    builder bd = {0};
+    b_add_poly(&bd, a, 1);
+    b_add_poly(&bd, b, -1);
+    return b_finish(cx, &bd, err);
+}
+
+/* the product of two monomials: a sorted merge adding exponents */
+static bool mono_mul(const term *s, const term *t, factor *out, uint32_t *nout) {
+    uint32_t i = 0, j = 0, n = 0;
+    while (i < s->nf || j < t->nf) {
+        if (n == MAX_FACTORS) return false;
+        int c = i == s->nf ? 1 : j == t->nf ? -1 : cmp_atom(s->f[i].atom, t->f[j].atom);
+        if (c < 0) out[n++] = s->f[i++];
+        else if (c > 0) out[n++] = t->f[j++];
+        else {
+            out[n] = s->f[i++];
+            out[n++].exp += t->f[j++].exp;
+        }
+    }
+    *nout = n;
+    return true;
+}
+
+const st_size *st_size_mul(st_ctx *cx, const st_size *a, const st_size *b, st_err *err) {
+    builder bd = {0};
+    for (uint32_t i = 0; i < a->nterms; i++)
+        for (uint32_t j = 0; j < b->nterms; j++) {
+            factor f[MAX_FACTORS];
+            uint32_t nf;
+            int64_t c;
+            if (__builtin_mul_overflow(a->terms[i].coef, b->terms[j].coef, &c)) bd.overflow = true;
+            if (!mono_mul(&a->terms[i], &b->terms[j], f, &nf)) bd.too_big = true;
+            else b_add_term(&bd, c, f, nf);
+        }
+    return b_finish(cx, &bd, err);
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+static int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+/* The gcd of all coefficients of p and of c. */
+static int64_t content_gcd(const st_size *p, int64_t c) {
+    int64_t g = c;
+    for (uint32_t i = 0; i < p->nterms; i++) g = gcd64(g, p->terms[i].coef);
+    return g;
+}
+
+/* For floor((r + k)/c) and (r + k) % c with c > 0 and r not constant: the
+ * constant k may be taken modulo c, the rest of it moving into the quotient
+ * (*q, when given): (N + 300)/256 is 1 + (N + 44)/256. Finishes r. */
+static const st_size *reduce_constant(st_ctx *cx, builder *r, int64_t c, const st_size **q,
+                                      st_err *err) {
+    bool constant_only = true;
+    for (uint32_t i = 0; i < r->n; i++) constant_only &= r->t[i].nf == 0;
+    if (c > 1 && !constant_only)
+        for (uint32_t i = 0; i < r->n; i++) {
+            if (r->t[i].nf != 0) continue;
+            int64_t k = r->t[i].coef, whole = floor_div(k, c);
+            r->t[i].coef = floor_mod(k, c);
+            if (q && whole && !(*q = st_size_add(cx, *q, st_size_const(cx, whole), err))) return NULL;
+        }
+    return b_finish(cx, r, err);
+}
+
+static const st_size *scale_down(st_ctx *cx, const st_size *p, int64_t g, st_err *err) {
+    builder bd = {0};
+    for (uint32_t i = 0; i < p->nterms; i++)
+        b_add_term(&bd, p->terms[i].coef / g, p->terms[i].f, p->terms[i].nf);
+    return b_finish(cx, &bd, err);
+}
+
+const st_size *st_size_div(st_ctx *cx, const st_size *a, const st_size *b, st_err *err) {
+    int64_t c, k;
+    if (st_size_is_const(b, &c)) {
+        if (c == 0) return st_fail(err, (st_loc){0}, "size divided by zero"), NULL;
+        if (c == -1 && st_size_is_const(a, &k) && k == INT64_MIN)
+            return st_fail(err, (st_loc){0}, "size arithmetic overflows 64 bits"), NULL;
+        if (st_size_is_const(a, &k)) return st_size_const(cx, floor_div(k, c));
+        /* floor((c·q + r)/c) = q + floor(r/c): the terms c divides come out */
+        builder q = {0}, r = {0};
+        for (uint32_t i = 0; i < a->nterms; i++) {
+            const term *t = &a->terms[i];
+            if (t->coef % c == 0) b_add_term(&q, t->coef / c, t->f, t->nf);
+            else b_add_term(&r, t->coef, t->f, t->nf);
+        }
+        const st_size *qs = b_finish(cx, &q, err), *rs;
+        if (!qs || !(rs = reduce_constant(cx, &r, c, &qs, err))) return NULL;
+        if (rs->nterms == 0) return qs;
+        if (st_size_is_const(rs, &k)) return st_size_add(cx, qs, st_size_const(cx, floor_div(k, c)), err);
+        /* floor(r/c) = floor((r/g)/(c/g)) when g divides r and c */
+        int64_t g = content_gcd(rs, c);
+        if (c < 0) g = -g;
+        if (g != 1) {
+            rs = scale_down(cx, rs, g, err);
+            if (!rs) return NULL;
+            c /= g;
+        }
+        const st_size *rest = c == 1 ? rs : make_atom(cx, S_DIV, rs, st_size_const(cx, c), err);
+        return rest ? st_size_add(cx, qs, rest, err) : NULL;
+    }
+    if (a->nterms == 0) return a;
+    if (b->nterms == 1 && st_size_divides(b, a)) {
+        builder q = {0};
+        bterm t;
+        for (uint32_t i = 0; i < a->nterms; i++) {
+            term_divides(&b->terms[0], &a->terms[i], &t);
+            b_add_term(&q, t.coef, t.f, t.nf);
+        }
+        return b_finish(cx, &q, err);
+    }
+    return make_atom(cx, S_DIV, a, b, err);
+}
+
+const st_size *st_size_mod(st_ctx *cx, const st_size *a, const st_size *b, st_err *err) {
+    int64_t c, k;
+    if (st_size_is_const(b, &c)) {
+        if (c == 0) return st_fail(err, (st_loc){0}, "size taken modulo zero"), NULL;
+        if (st_size_is_const(a, &k)) return st_size_const(cx, c == -1 ? 0 : floor_mod(k, c));
+        builder r = {0};
+        for (uint32_t i = 0; i < a->nterms; i++)
+            if (a->terms[i].coef % c != 0)
+                b_add_term(&r, a->terms[i].coef, a->terms[i].f, a->terms[i].nf);
+        const st_size *rs = reduce_constant(cx, &r, c, NULL, err);
+        if (!rs) return NULL;
+        if (st_size_is_const(rs, &k)) return st_size_const(cx, floor_mod(k, c));
+        /* r mod c = g·((r/g) mod (c/g)) */
+        int64_t g = content_gcd(rs, c);
+        if (c < 0) g = -g;
+        if (g != 1) {
+            rs = scale_down(cx, rs, g, err);
+            if (!rs) return NULL;
+            const st_size *m = make_atom(cx, S_MOD, rs, st_size_const(cx, c / g), err);
+            return m ? st_size_mul(cx, m, st_size_const(cx, g), err) : NULL;
+        }
+        return make_atom(cx, S_MOD, rs, b, err);
+    }
+    if (b->nterms == 1 && st_size_divides(b, a)) return st_size_const(cx, 0);
+    return make_atom(cx, S_MOD, a, b, err);
+}
+
+const st_size *st_size_pow(st_ctx *cx, const st_size *base, const st_size *exp, st_err *err) {
+    int64_t e, bv;
+    if (st_size_is_const(exp, &e)) {
+        if (e < 0) return st_fail(err, (st_loc){0}, "size raised to a negative power %lld", (long long)e), NULL;
+        const st_size *r = st_size_const(cx, 1);
+        if (e == 0) return r;
+        if (st_size_is_const(base, &bv)) {
+            int64_t v;
+            if (!ipow(bv, e, &v)) return st_fail(err, (st_loc){0}, "size arithmetic overflows 64 bits"), NULL;
+            return st_size_const(cx, v);
+        }
+        if (e <= MAX_EXPAND) {
+            for (int64_t i = 0; i < e && r; i++) r = st_size_mul(cx, r, base, err);
+            return r;
+        }
+    }
+    if (st_size_is_const(base, &bv) && bv == 1) return base;
+    return make_atom(cx, S_POW, base, exp, err);
+}
+
+static bool const_log(int64_t b, int64_t x, int64_t *out) {
+    int64_t k = 0;
+    while (x >= b) {
+        x /= b;
+        k++;
+    }
+    *out = k;
+    return true;
+}
+
+const st_size *st_size_log(st_ctx *cx, const st_size *base, const st_size *x, st_err *err) {
+    int64_t b, v;
+    if (!st_size_is_const(base, &b) || b < 2)
+        return st_fail(err, (st_loc){0}, "the base of a logarithm must be a constant of at least 2"), NULL;
+    if (st_size_is_const(x, &v)) {
+        if (v <= 0) return st_fail(err, (st_loc){0}, "logarithm of %lld, which is not positive", (long long)v), NULL;
+        int64_t k;
+        const_log(b, v, &k);
+        return st_size_const(cx, k);
+    }
+    const st_size *e;
+    if (st_size_is_power_of(cx, x, b, &e, err)) return e;
+    return make_atom(cx, S_LOG, base, x, err);
+}
+
+bool st_size_is_power_of(st_ctx *cx, const st_size *s, int64_t base, const st_size **exp,
+                         st_err *err) {
+    int64_t v, k = 0;
+    if (base < 2) return false;
+    if (st_size_is_const(s, &v)) {
+        if (v < 1) return false;
+        while (v % base == 0) {
+            v /= base;
+            k++;
+        }
+        if (v != 1) return false;
+        *exp = st_size_const(cx, k);
+        return *exp != NULL;
+    }
+    /* c·pow(base, e) with c a whole power of base */
+    if (s->nterms != 1 || s->terms[0].nf != 1 || s->terms[0].f[0].exp != 1) return false;
+    const st_size *atom = s->terms[0].f[0].atom;
+    int64_t bv;
+    if (atom->kind != S_POW || !st_size_is_const(atom->a, &bv) || bv != base) return false;
+    const st_size *ck;
+    if (!st_size_is_power_of(cx, st_size_const(cx, s->terms[0].coef), base, &ck, err)) return false;
+    *exp = st_size_add(cx, atom->b, ck, err);
+    return *exp != NULL;
+}
+
+/* ---- evaluation and substitution ---- */
+
+static bool lookup(const char *name, const st_binding *env, size_t nenv, int64_t *out,
+                   st_err *err) {
+    for (size_t i = 0; i < nenv; i++)
+        if (env[i].name == name) return (*out = env[i].value), true;
+    return st_fail(err, (st_loc){0}, "size `%s` has no value", name);
+}
+
+static bool eval_poly(const st_size *s, const st_binding *env, size_t nenv, int64_t *out,
+                      st_err *err);
+
+static bool eval_atom(const st_size *s, const st_binding *env, size_t nenv, int64_t *out,
+                      st_err *err) {
+    int64_t a = 0, b = 0;
+    switch (s->kind) {
+    case S_VAR: return lookup(s->name, env, nenv, out, err);
+    case S_EXACT:
+        if (!lookup(s->name, env, nenv, &a, err)) return false;
+        if (a % s->d != 0)
+            return st_fail(err, (st_loc){0}, "%s = %lld is not a multiple of %lld, as the where clause requires",
+                           s->name, (long long)a, (long long)s->d);
+        return (*out = a / s->d), true;
+    default: break;
+    }
+    if (!eval_poly(s->a, env, nenv, &a, err) || !eval_poly(s->b, env, nenv, &b, err)) return false;
+    switch (s->kind) {
+    case S_DIV:
+    case S_MOD:
+        if (b == 0) return st_fail(err, (st_loc){0}, "size divided by zero");
+        if (b == -1) {
+            if (s->kind == S_MOD) return (*out = 0), true;
+            if (a == INT64_MIN) return st_fail(err, (st_loc){0}, "size arithmetic overflows 64 bits");
+            return (*out = -a), true;
+        }
+        *out = s->kind == S_DIV ? floor_div(a, b) : floor_mod(a, b);
+        return true;
+    case S_POW: {
+        if (b < 0) return st_fail(err, (st_loc){0}, "size raised to a negative power");
+        return ipow(a, b, out) || st_fail(err, (st_loc){0}, "size arithmetic overflows 64 bits");
+    }
+    case S_LOG:
+        if (b <= 0) return st_fail(err, (st_loc){0}, "logarithm of %lld, which is not positive", (long long)b);
+        return const_log(a, b, out);
+    default: return st_fail_internal(err, "bad size atom");
+    }
+}
+
+static bool eval_poly(const st_size *s, const st_binding *env, size_t nenv, int64_t *out,
+                      st_err *err) {
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < s->nterms; i++) {
+        int64_t t = s->terms[i].coef;
+        for (uint32_t k = 0; k < s->terms[i].nf; k++) {
+            int64_t v;
+            if (!eval_atom(s->terms[i].f[k].atom, env, nenv, &v, err)) return false;
+            for (uint32_t e = 0; e < s->terms[i].f[k].exp; e++)
+                if (__builtin_mul_overflow(t, v, &t)) return st_fail(err, (st_loc){0}, "size arithmetic overflows 64 bits");
+        }
+        if (__builtin_add_overflow(sum, t, &sum)) return st_fail(err, (st_loc){0}, "size arithmetic overflows 64 bits");
+    }
+    *out = sum;
+    return true;
+}
+
+bool st_size_eval(const st_size *s, const st_binding *env, size_t nenv, int64_t *out,
+                  st_err *err) {
+    return eval_poly(s, env, nenv, out, err);
+}
+
+static const st_size *subst_atom(st_ctx *cx, const st_size *s, const st_binding *env,
+                                 size_t nenv, st_err *err) {
+    int64_t v;
+    switch (s->kind) {
+    case S_VAR:
+    case S_EXACT:
+        for (size_t i = 0; i < nenv; i++)
+            if (env[i].name == s->name) {
+                if (!eval_atom(s, env, nenv, &v, err)) return NULL;
+                return st_size_const(cx, v);
+            }
+        return poly_of_atom(cx, s, 1, err);
+    default: break;
+    }
+    const st_size *a = st_size_subst(cx, s->a, env, nenv, err);
+    const st_size *b = a ? st_size_subst(cx, s->b, env, nenv, err) : NULL;
+    if (!b) return NULL;
+    switch (s->kind) {
+    case S_DIV: return st_size_div(cx, a, b, err);
+    case S_MOD: return st_size_mod(cx, a, b, err);
+    case S_POW: return st_size_pow(cx, a, b, err);
+    default: return st_size_log(cx, a, b, err);
+    }
+}
+
+const st_size *st_size_subst(st_ctx *cx, const st_size *s, const st_binding *env, size_t nenv,
+                             st_err *err) {
+    const st_size *sum = st_size_const(cx, 0);
+    for (uint32_t i = 0; i < s->nterms && sum; i++) {
+        const st_size *t = st_size_const(cx, s->terms[i].coef);
+        for (uint32_t k = 0; k < s->terms[i].nf && t; k++) {
+            const st_size *a = subst_atom(cx, s->terms[i].f[k].atom, env, nenv, err);
+            for (uint32_t e = 0; e < s->terms[i].f[k].exp && t && a; e++) t = st_size_mul(cx, t, a, err);
+            if (!a) t = NULL;
+        }
+        sum = t ? st_size_add(cx, sum, t, err) : NULL;
+    }
+    return sum;
+}
+
+/* ---- printing ---- */
+
+static void print_poly(const st_size *s, st_buf *out);
+
+/* A polynomial that prints as one operand of * or /: a constant, or a lone
+ * variable or call. */
+static bool is_simple(const st_size *p) {
+    if (p->nterms == 0) return true;
+    if (p->nterms != 1) return false;
+    const term *t = &p->terms[0];
+    if (t->nf == 0) return t->coef >= 0;
+    if (t->coef != 1 || t->nf != 1 || t->f[0].exp != 1) return false;
+    size_kind k = t->f[0].atom->kind;
+    return k == S_VAR || k == S_POW || k == S_LOG;
+}
+
+static void print_operand(const st_size *p, st_buf *out) {
+    if (is_simple(p)) return print_poly(p, out);
+    st_buf_puts(out, "(");
+    print_poly(p, out);
+    st_buf_puts(out, ")");
+}
+
+/* An atom as a factor of a product; `alone` when nothing else is multiplied
+ * with it (then a division needs no parentheses). */
+static void print_atom(const st_size *a, bool alone, st_buf *out) {
+    switch (a->kind) {
+    case S_VAR:
+    case S_EXACT: st_buf_puts(out, a->name); return;
+    case S_POW:
+    case S_LOG:
+        st_buf_puts(out, a->kind == S_POW ? "pow(" : "log(");
+        print_poly(a->a, out);
+        st_buf_puts(out, ", ");
+        print_poly(a->b, out);
+        st_buf_puts(out, ")");
+        return;
+    default:
+        if (!alone) st_buf_puts(out, "(");
+        if (a->a->nterms > 1) print_operand(a->a, out);
+        else print_poly(a->a, out);
+        st_buf_puts(out, a->kind == S_DIV ? "/" : " % ");
+        print_operand(a->b, out);
+        if (!alone) st_buf_puts(out, ")");
+    }
+}
+
+/* |coef|·monomial. EXACT atoms ⟨N/d⟩ print as N with d moved into one
+ * denominator, reduced against the coefficient: 768·⟨N/768⟩ prints as N and
+ * 3·⟨N/768⟩ as N/256, both of which parse back to the same normal form. */
+static void print_term(const term *t, uint64_t coef, bool negated, st_buf *out) {
+    int64_t den = 1;
+    bool overflow = false;
+    for (uint32_t i = 0; i < t->nf; i++)
+        if (t->f[i].atom->kind == S_EXACT)
+            for (uint32_t e = 0; e < t->f[i].exp; e++)
+                overflow |= __builtin_mul_overflow(den, t->f[i].atom->d, &den);
+    if (overflow) den = 1; /* cannot happen for sizes that were built; keep printing */
+    uint64_t g = (uint64_t)gcd64((int64_t)coef, den); /* coef may be 2^63: |INT64_MIN| */
+    uint64_t num = coef / g;
+    den /= (int64_t)g;
+    bool first = true;
+    if (num != 1 || t->nf == 0) {
+        st_buf_printf(out, "%llu", (unsigned long long)num);
+        first = false;
+    }
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < t->nf; i++) count += t->f[i].exp;
+    /* a lone division needs no parentheses, unless a unary minus precedes it */
+    bool alone = count == 1 && first && den == 1 && !negated;
+    for (uint32_t i = 0; i < t->nf; i++)
+        for (uint32_t e = 0; e < t->f[i].exp; e++) {
+            if (!first) st_buf_puts(out, "*");
+            print_atom(t->f[i].atom, alone, out);
+            first = false;
+        }
+    if (den != 1) st_buf_printf(out, "/%lld", (long long)den);
+}
+
+/* Terms in normal-form order, except that the first positive one leads:
+ * N - 2*M rather than -2*M + N. */
+static void print_poly(const st_size *s, st_buf *out) {
+    if (s->nterms == 0) {
+        st_buf_puts(out, "0");
+        return;
+    }
+    uint32_t lead = 0;
+    while (lead < s->nterms && s->terms[lead].coef < 0) lead++;
+    if (lead == s->nterms) lead = 0;
+    for (uint32_t k = 0; k < s->nterms; k++) {
+        uint32_t i = k == 0 ? lead : k <= lead ? k - 1 : k;
+        int64_t c = s->terms[i].coef;
+        if (k == 0) {
+            if (c < 0) st_buf_puts(out, "-");
+        } else {
+            st_buf_puts(out, c < 0 ? " - " : " + ");
+        }
+        print_term(&s->terms[i], magnitude(c), k == 0 && c < 0, out);
+    }
+}
+
+void st_size_print(const st_size *s, st_buf *out) { print_poly(s, out); }

@@ -1,0 +1,141 @@
+/* ir/util.c — errors as values, growable strings, and name suggestions. */
+#include "ir.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void vfill(st_err *err, st_err_kind kind, st_loc loc, const char *fmt, va_list ap) {
+    if (!err) return;
+    err->kind = kind;
+    err->loc = loc;
+    err->arg = -1;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+}
+
+bool st_fail(st_err *err, st_loc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfill(err, ST_ERR_USER, loc, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool st_fail_internal(st_err *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfill(err, ST_ERR_INTERNAL, (st_loc){0}, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static bool reserve(st_buf *b, size_t extra) {
+    if (b->failed) return false;
+    if (b->len + extra + 1 <= b->cap) return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1) {
+        if (cap > SIZE_MAX / 2) { b->failed = true; return false; }
+        cap *= 2;
+    }
+    char *d = realloc(b->data, cap);
+    if (!d) { b->failed = true; return false; }
+    b->data = d;
+    b->cap = cap;
+    return true;
+}
+
+void st_buf_put(st_buf *b, const char *s, size_t n) {
+    if (!reserve(b, n)) return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void st_buf_puts(st_buf *b, const char *s) { st_buf_put(b, s, strlen(s)); }
+
+void st_buf_printf(st_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void st_buf_free(st_buf *b) {
+    free(b->data);
+    *b = (st_buf){0};
+}
+
+void st_err_format(const st_err *err, const char *source, size_t source_len, st_buf *out) {
+    const st_loc *l = &err->loc;
+    if (l->file && l->line > 0)
+        st_buf_printf(out, "%s:%d:%d: error: %s\n", l->file, l->line, l->col, err->message);
+    else if (l->file)
+        st_buf_printf(out, "%s: error: %s\n", l->file, err->message);
+    else
+        st_buf_printf(out, "error: %s\n", err->message);
+    if (!source || l->line <= 0) return;
+    /* find the line (it may be the empty one after a final newline); show it
+     * with tabs kept so that the caret lines up */
+    size_t i = 0;
+    int line = 1;
+    for (; line < l->line && i < source_len; i++)
+        if (source[i] == '\n') line++;
+    if (line != l->line) return;
+    size_t end = i;
+    while (end < source_len && source[end] != '\n' && source[end] != '\r') end++;
+    st_buf_puts(out, "  ");
+    for (size_t k = i; k < end; k++) {
+        unsigned char c = (unsigned char)source[k];
+        char ch = (c == '\t' || (c >= 32 && c < 127) || c >= 128) ? (char)c : '?';
+        st_buf_put(out, &ch, 1);
+    }
+    st_buf_puts(out, "\n  ");
+    for (int k = 1; k < l->col && i + (size_t)(k - 1) < end; k++)
+        st_buf_put(out, source[i + (size_t)k - 1] == '\t' ? "\t" : " ", 1);
+    st_buf_puts(out, "^\n");
+}
+
+static size_t edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return SIZE_MAX;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            size_t best = diag + cost;
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+int st_closest_names(const char *name, const char *const *candidates, int ncandidates,
+                     const char **out, int max) {
+    /* plausible: at most a third of the longer name differs (at least 1) */
+    size_t len = strlen(name);
+    int count = 0;
+    for (size_t d = 0; d <= len / 3 + 1 && count < max; d++) {
+        for (int i = 0; i < ncandidates && count < max; i++) {
+            size_t limit = (strlen(candidates[i]) > len ? strlen(candidates[i]) : len) / 3 + 1;
+            size_t e = edit_distance(name, candidates[i]);
+            if (e != d || e > limit) continue;
+            bool dup = false;
+            for (int k = 0; k < count; k++) dup |= strcmp(out[k], candidates[i]) == 0;
+            if (!dup) out[count++] = candidates[i];
+        }
+    }
+    return count;
+}

@@ -1,0 +1,211 @@
+/* ir/value.c — runtime values: allocation by type, leaves, random filling,
+ * and the element access the interpreter is built on. */
+#include "value.h"
+#include "scalar_ops.h"
+
+#include <string.h>
+
+int64_t st_value_length(const st_value *v) {
+    switch (v->kind) {
+    case ST_VALUE_ARRAY: return v->u.a.dims[0];
+    case ST_VALUE_TUPLE: return v->n ? st_value_length(&v->u.items[0]) : 0;
+    default: return 0;
+    }
+}
+
+/* elements of one leaf, and its size in bytes */
+bool st_leaf_count(const st_value *v, int64_t *count) {
+    int64_t c = 1;
+    for (uint32_t i = 0; i < v->n; i++)
+        if (__builtin_mul_overflow(c, v->u.a.dims[i], &c)) return false;
+    *count = c;
+    return true;
+}
+
+size_t st_leaf_bytes(const st_value *v) {
+    int64_t c;
+    st_leaf_count(v, &c);
+    return (size_t)c * st_scalar_size(v->scalar);
+}
+
+/* Storage for type t under `nouter` enclosing dimensions `outer`. */
+static bool alloc_shaped(st_arena *a, const st_type *t, const int64_t *outer, uint32_t nouter,
+                         const st_binding *env, size_t nenv, st_value *out, st_err *err) {
+    switch (t->kind) {
+    case ST_TYPE_SCALAR: {
+        memset(out, 0, sizeof *out);
+        out->scalar = t->scalar;
+        if (nouter == 0) {
+            out->kind = ST_VALUE_SCALAR;
+            return true;
+        }
+        out->kind = ST_VALUE_ARRAY;
+        out->n = nouter;
+        int64_t *dims = st_arena_alloc(a, nouter * sizeof *dims);
+        if (!dims) return st_fail_internal(err, "out of memory");
+        memcpy(dims, outer, nouter * sizeof *dims);
+        out->u.a.dims = dims;
+        int64_t count;
+        size_t bytes;
+        if (!st_leaf_count(out, &count) ||
+            __builtin_mul_overflow((size_t)count, st_scalar_size(t->scalar), &bytes))
+            return st_fail(err, (st_loc){0}, "an array of %s would be larger than memory can address", st_scalar_name(t->scalar));
+        out->u.a.data = st_arena_zalloc(a, bytes);
+        if (!out->u.a.data)
+            return st_fail(err, (st_loc){0}, "out of memory: an array of %lld %s values needs %.1f GiB",
+                           (long long)count, st_scalar_name(t->scalar), (double)bytes / (1024.0 * 1024 * 1024));
+        return true;
+    }
+    case ST_TYPE_ARRAY: {
+        if (nouter >= ST_MAX_RANK) return st_fail(err, (st_loc){0}, "arrays of more than %d dimensions are not supported", ST_MAX_RANK);
+        int64_t dims[ST_MAX_RANK];
+        if (nouter) memcpy(dims, outer, nouter * sizeof *dims);
+        if (!st_size_eval(t->size, env, nenv, &dims[nouter], err)) return false;
+        if (dims[nouter] < 0) {
+            st_buf b = {0};
+            st_size_print(t->size, &b);
+            st_fail(err, (st_loc){0}, "the array length %s is negative (%lld)", b.data ? b.data : "?", (long long)dims[nouter]);
+            st_buf_free(&b);
+            return false;
+        }
+        return alloc_shaped(a, t->elem, dims, nouter + 1, env, nenv, out, err);
+    }
+    case ST_TYPE_TUPLE: {
+        st_value *items = st_arena_alloc(a, t->n * sizeof *items);
+        if (!items) return st_fail_internal(err, "out of memory");
+        for (uint32_t i = 0; i < t->n; i++)
+            if (!alloc_shaped(a, t->items[i], outer, nouter, env, nenv, &items[i], err)) return false;
+        memset(out, 0, sizeof *out);
+        out->kind = ST_VALUE_TUPLE;
+        out->n = t->n;
+        out->u.items = items;
+        return true;
+    }
+    default: return st_fail_internal(err, "a function has no runtime value");
+    }
+}
+
+bool st_value_alloc(st_arena *a, const st_type *t, const st_binding *env, size_t nenv,
+                    st_value *out, st_err *err) {
+    return alloc_shaped(a, t, NULL, 0, env, nenv, out, err);
+}
+
+size_t st_value_leaves(const st_value *v, st_value *out, size_t max) {
+    if (v->kind != ST_VALUE_TUPLE) {
+        if (max) out[0] = *v;
+        return 1;
+    }
+    size_t n = 0;
+    for (uint32_t i = 0; i < v->n; i++)
+        n += st_value_leaves(&v->u.items[i], out + (n < max ? n : max), n < max ? max - n : 0);
+    return n;
+}
+
+/* splitmix64: small, fast, and the same sequence everywhere */
+static uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static st_scalar random_scalar(st_scalar_kind k, uint64_t *state) {
+    uint64_t r = next_random(state);
+    st_scalar v = {.bits = 0};
+    switch (k) {
+    case ST_BOOL: v.b = r & 1; break;
+    case ST_I32: v.i32 = (int32_t)(r % 100) - 50; break;
+    case ST_U32: v.u32 = (uint32_t)(r % 100); break;
+    case ST_I64: v.i64 = (int64_t)(r % 100) - 50; break;
+    case ST_U64: v.u64 = r % 100; break;
+    case ST_F32: v.f32 = (float)(r >> 40) / (float)(1 << 24); break;
+    default: v.f64 = (double)(r >> 11) / 9007199254740992.0; break;
+    }
+    return v;
+}
+
+static void fill(st_value *v, uint64_t *state) {
+    switch (v->kind) {
+    case ST_VALUE_SCALAR: v->u.s = random_scalar(v->scalar, state); return;
+    case ST_VALUE_TUPLE:
+        for (uint32_t i = 0; i < v->n; i++) fill((st_value *)&v->u.items[i], state);
+        return;
+    default: {
+        int64_t count;
+        st_leaf_count(v, &count);
+        size_t size = st_scalar_size(v->scalar);
+        for (int64_t i = 0; i < count; i++)
+            st_scalar_store(v->scalar, (char *)v->u.a.data + (size_t)i * size, random_scalar(v->scalar, state));
+    }
+    }
+}
+
+void st_value_fill_random(st_value *v, uint64_t seed) {
+    uint64_t state = seed;
+    fill(v, &state);
+}
+
+/* ---- element access ---- */
+
+size_t st_row_bytes(const st_value *v) {
+    size_t n = st_scalar_size(v->scalar);
+    for (uint32_t i = 1; i < v->n; i++) n *= (size_t)v->u.a.dims[i];
+    return n;
+}
+
+bool st_value_elem(st_arena *a, const st_value *v, int64_t i, st_value *out, st_err *err) {
+    switch (v->kind) {
+    case ST_VALUE_ARRAY:
+        memset(out, 0, sizeof *out);
+        out->scalar = v->scalar;
+        if (v->n == 1) {
+            out->kind = ST_VALUE_SCALAR;
+            out->u.s = st_scalar_load(v->scalar, (char *)v->u.a.data + (size_t)i * st_scalar_size(v->scalar));
+        } else {
+            out->kind = ST_VALUE_ARRAY;
+            out->n = v->n - 1;
+            out->u.a.dims = v->u.a.dims + 1;
+            out->u.a.data = (char *)v->u.a.data + (size_t)i * st_row_bytes(v);
+        }
+        return true;
+    case ST_VALUE_TUPLE: {
+        st_value *items = st_arena_alloc(a, v->n * sizeof *items);
+        if (!items) return st_fail_internal(err, "out of memory");
+        for (uint32_t k = 0; k < v->n; k++)
+            if (!st_value_elem(a, &v->u.items[k], i, &items[k], err)) return false;
+        memset(out, 0, sizeof *out);
+        out->kind = ST_VALUE_TUPLE;
+        out->n = v->n;
+        out->u.items = items;
+        return true;
+    }
+    default: return st_fail_internal(err, "indexing a scalar");
+    }
+}
+
+void st_value_store(st_value *dst, int64_t i, const st_value *v) {
+    switch (dst->kind) {
+    case ST_VALUE_ARRAY:
+        if (dst->n == 1) {
+            st_scalar_store(dst->scalar, (char *)dst->u.a.data + (size_t)i * st_scalar_size(dst->scalar), v->u.s);
+        } else {
+            size_t row = st_row_bytes(dst);
+            memmove((char *)dst->u.a.data + (size_t)i * row, v->u.a.data, row);
+        }
+        return;
+    case ST_VALUE_TUPLE:
+        for (uint32_t k = 0; k < dst->n; k++) st_value_store((st_value *)&dst->u.items[k], i, &v->u.items[k]);
+        return;
+    default: return;
+    }
+}
+
+void st_value_copy_into(st_value *dst, const st_value *src) {
+    switch (dst->kind) {
+    case ST_VALUE_SCALAR: dst->u.s = src->u.s; return;
+    case ST_VALUE_ARRAY: memmove(dst->u.a.data, src->u.a.data, st_leaf_bytes(dst)); return;
+    case ST_VALUE_TUPLE:
+        for (uint32_t k = 0; k < dst->n; k++) st_value_copy_into((st_value *)&dst->u.items[k], &src->u.items[k]);
+        return;
+    }
+}

@@ -1,0 +1,108 @@
+/* tests/harness.h — what the Check suites share: programs from strings,
+ * typed arrays in and out of the interpreter, and the suite runner. */
+#ifndef STRATA_TESTS_HARNESS_H
+#define STRATA_TESTS_HARNESS_H
+
+#include "ir/ir.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parse and check src; fail the test with the error if it does not. */
+static inline const st_program *parse_ok(st_ctx *cx, const char *src) {
+    st_err err = {0};
+    const st_program *p = st_parse_program(cx, "test.strata", src, strlen(src), &err);
+    ck_assert_msg(p != NULL, "%s:%d:%d: %s\n--- in ---\n%s", err.loc.file, err.loc.line, err.loc.col,
+                  err.message, src);
+    return p;
+}
+
+/* Parse src expecting an error; returns it. */
+static inline st_err parse_fails(st_ctx *cx, const char *src) {
+    st_err err = {0};
+    const st_program *p = st_parse_program(cx, "test.strata", src, strlen(src), &err);
+    ck_assert_msg(p == NULL, "expected an error from:\n%s", src);
+    return err;
+}
+
+/* Assert that src fails at line:col with a message containing `part`. */
+#define ck_assert_error(cx, src, line_, col_, part)                                               \
+    do {                                                                                          \
+        st_err e_ = parse_fails((cx), (src));                                                     \
+        ck_assert_msg(e_.loc.line == (line_) && e_.loc.col == (col_),                             \
+                      "expected the error at %d:%d, got %d:%d: %s", (line_), (col_), e_.loc.line, \
+                      e_.loc.col, e_.message);                                                    \
+        ck_assert_msg(strstr(e_.message, (part)) != NULL, "expected \"%s\" in \"%s\"", (part),     \
+                      e_.message);                                                                \
+    } while (0)
+
+/* A one-dimensional array value over `data` (not copied). */
+static inline st_value array_of(st_scalar_kind k, int64_t n, void *data, st_arena *a) {
+    int64_t *dims = st_arena_alloc(a, sizeof *dims);
+    dims[0] = n;
+    st_value v;
+    memset(&v, 0, sizeof v);
+    v.kind = ST_VALUE_ARRAY;
+    v.scalar = k;
+    v.n = 1;
+    v.u.a.dims = dims;
+    v.u.a.data = data;
+    return v;
+}
+
+static inline st_value scalar_of(st_scalar_kind k, st_scalar s) {
+    st_value v;
+    memset(&v, 0, sizeof v);
+    v.kind = ST_VALUE_SCALAR;
+    v.scalar = k;
+    v.u.s = s;
+    return v;
+}
+
+/* Run the def `main` (or the only def) of src on args through the inputs
+ * binder, as the CLI does; fails the test on any error. */
+static inline st_value eval_ok(st_ctx *cx, st_arena *a, const char *src, const st_value *args,
+                               uint32_t nargs) {
+    const st_program *p = parse_ok(cx, src);
+    st_err err = {0};
+    const st_def *d = st_program_entry(p, NULL, &err);
+    ck_assert_msg(d != NULL, "%s", err.message);
+    ck_assert_uint_eq(nargs, d->nparams);
+    /* bind sizes from the argument shapes the way st_inputs does */
+    st_binding env[32];
+    size_t nenv = 0;
+    for (uint32_t i = 0; i < d->nsizes; i++) {
+        for (uint32_t k = 0; k < d->nparams; k++) {
+            const st_type *t = d->params[k]->type;
+            for (uint32_t dim = 0; t->kind == ST_TYPE_ARRAY; dim++, t = t->elem)
+                if (t->size == d->sizes[i]->size) {
+                    const st_value *v = &args[k];
+                    while (v->kind == ST_VALUE_TUPLE) v = &v->u.items[0];
+                    env[nenv++] = (st_binding){d->sizes[i]->u.name, v->u.a.dims[dim]};
+                    k = d->nparams;
+                    break;
+                }
+        }
+    }
+    for (uint32_t k = 0; k < d->nparams; k++)
+        if (st_type_is_int(d->params[k]->type)) {
+            int64_t v;
+            ck_assert(st_scalar_as_i64(args[k].scalar, args[k].u.s, &v));
+            env[nenv++] = (st_binding){d->params[k]->u.name, v};
+        }
+    st_value out;
+    ck_assert_msg(st_eval(cx, d, args, env, nenv, a, &out, &err), "eval failed: %s", err.message);
+    return out;
+}
+
+/* Run a suite; the exit status tells meson. */
+static inline int run_suite(Suite *s) {
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif

@@ -1,0 +1,879 @@
+/* tests/test_cli.c — the `strata` command as a user meets it: the real
+ * binary ($STRATA) run without a shell, its stdout, stderr and exit status
+ * captured. Exit 0 is success, 1 a user error with a message on stderr, 2 an
+ * internal error (nothing here may produce it), and a signal is never right. */
+#include "harness.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ---- fixture: a scratch folder and an arena per test ---- */
+
+/* Each test's folder lies in one root that main removes at the end, so
+ * that a failed test (whose checked teardown never runs) leaves nothing. */
+static char root[64], dir[128];
+static st_arena *ar;
+
+static void setup(void) {
+    ar = st_arena_new();
+    ck_assert(ar != NULL);
+    snprintf(dir, sizeof dir, "%s/test-XXXXXX", root); /* mkdtemp fills in the X's */
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp failed");
+}
+
+static void remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char sub[1024];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            remove_tree(sub);
+        }
+        if (d) closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static void teardown(void) {
+    remove_tree(dir);
+    st_arena_free(ar);
+}
+
+#define ck_assert_has(text, part) \
+    ck_assert_msg(strstr((text), (part)) != NULL, "expected \"%s\" in:\n%s", (part), (text))
+
+/* ---- files ---- */
+
+/* dir/name, in the arena. */
+static const char *path_of(const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = st_arena_alloc(ar, n);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static const char *write_bytes(const char *name, const void *bytes, size_t len) {
+    const char *p = path_of(name);
+    FILE *f = fopen(p, "wb");
+    ck_assert_msg(f != NULL, "cannot write %s", p);
+    ck_assert(fwrite(bytes, 1, len, f) == len);
+    fclose(f);
+    return p;
+}
+
+static const char *write_text(const char *name, const char *text) {
+    return write_bytes(name, text, strlen(text));
+}
+
+/* The whole file, NUL-terminated, in the arena (len may be NULL). */
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = st_arena_alloc(ar, (size_t)n + 1);
+    ck_assert(fread(s, 1, (size_t)n, f) == (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return s;
+}
+
+static const char *write_npy(const char *name, st_scalar_kind k, int64_t n, const void *data) {
+    const char *p = path_of(name);
+    st_value v = array_of(k, n, (void *)data, ar);
+    st_err err = {0};
+    ck_assert_msg(st_npy_write(p, &v, &err), "%s", err.message);
+    return p;
+}
+
+static st_value read_npy(const char *path) {
+    st_value v;
+    st_err err = {0};
+    ck_assert_msg(st_npy_read(ar, path, &v, &err), "%s: %s", path, err.message);
+    return v;
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static const char *example(const char *name) {
+    const char *d = getenv("STRATA_EXAMPLES");
+    ck_assert_msg(d != NULL, "STRATA_EXAMPLES is not set (run through meson test)");
+    size_t n = strlen(d) + strlen(name) + 2;
+    char *p = st_arena_alloc(ar, n);
+    snprintf(p, n, "%s/%s", d, name);
+    return p;
+}
+
+/* "NAME=VALUE" in the arena. */
+static const char *pair(const char *name, const char *value) {
+    size_t n = strlen(name) + strlen(value) + 2;
+    char *s = st_arena_alloc(ar, n);
+    snprintf(s, n, "%s=%s", name, value);
+    return s;
+}
+
+/* ---- running strata ---- */
+
+/* The command line, for failure messages. */
+static const char *describe(const char *const *args) {
+    st_buf b = {0};
+    st_buf_puts(&b, "strata");
+    for (const char *const *a = args; *a; a++) st_buf_printf(&b, " %s", *a);
+    char *s = st_arena_alloc(ar, b.len + 1);
+    memcpy(s, b.data, b.len + 1);
+    st_buf_free(&b);
+    return s;
+}
+
+/* Run $STRATA with args (NULL-terminated, without argv[0]); stdout and stderr
+ * go to files (no pipes, so no deadlock on large output) and come back in
+ * *out and *err. Returns the exit status; dying on a signal fails the test. */
+static int run(const char *const *args, char **out, char **err) {
+    const char *bin = getenv("STRATA");
+    ck_assert_msg(bin != NULL, "STRATA is not set (run through meson test)");
+    const char *argv[64] = {bin};
+    int argc = 1;
+    for (const char *const *a = args; *a; a++) {
+        ck_assert_int_lt(argc, 63);
+        argv[argc++] = *a;
+    }
+    const char *out_path = path_of(".stdout"), *err_path = path_of(".stderr");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ck_assert_msg(rc == 0, "cannot start %s: %s", bin, strerror(rc));
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    *out = slurp(out_path, NULL);
+    *err = slurp(err_path, NULL);
+    unlink(out_path);
+    unlink(err_path);
+    ck_assert_msg(!WIFSIGNALED(status), "`%s` was killed by signal %d\nstderr:\n%s", describe(args),
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0, *err);
+    /* in a sanitizer build a memory error or undefined behaviour exits 1, which
+     * would pass for a user error: its report on stderr gives it away */
+    ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "`%s` tripped a sanitizer:\n%s",
+                  describe(args), *err);
+    return WEXITSTATUS(status);
+}
+
+/* A NULL-terminated argument list: run(ARGS("check", path), &out, &err). */
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Succeeds with nothing on stderr; returns stdout. */
+static char *expect_ok(const char *const *args) {
+    char *out, *err;
+    int rc = run(args, &out, &err);
+    ck_assert_msg(rc == 0, "`%s` exited %d\nstderr:\n%s", describe(args), rc, err);
+    ck_assert_msg(err[0] == 0, "`%s` succeeded but wrote to stderr:\n%s", describe(args), err);
+    return out;
+}
+
+/* Fails as a user error (exit 1, not 2) with a message on stderr that
+ * contains `part` (when not NULL) and nothing on stdout; returns stderr. */
+static char *expect_user_error(const char *const *args, const char *part) {
+    char *out, *err;
+    int rc = run(args, &out, &err);
+    ck_assert_msg(rc == 1, "`%s` exited %d, expected 1\nstdout:\n%s\nstderr:\n%s", describe(args), rc, out, err);
+    ck_assert_msg(err[0] != 0, "`%s` failed without a message", describe(args));
+    ck_assert_msg(out[0] == 0, "`%s` failed but wrote to stdout:\n%s", describe(args), out);
+    if (part) ck_assert_has(err, part);
+    return err;
+}
+
+/* ---- help and version ---- */
+
+static const char *const commands[] = {"check", "print", "eval", "devices"};
+
+START_TEST(no_arguments) {
+    /* no command is a usage error: the overview goes to stderr, exit 1 */
+    static const char *const none[] = {NULL};
+    char *out, *err;
+    int rc = run(none, &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, "usage");
+    for (size_t i = 0; i < 4; i++) ck_assert_has(err, commands[i]);
+}
+END_TEST
+
+START_TEST(top_level_help) {
+    const char *forms[] = {"--help", "-h", "help"};
+    for (int i = 0; i < 3; i++) {
+        char *out = expect_ok(ARGS(forms[i]));
+        ck_assert_has(out, "usage: strata");
+        for (size_t c = 0; c < 4; c++) ck_assert_has(out, commands[c]);
+    }
+}
+END_TEST
+
+START_TEST(version) {
+    char *out = expect_ok(ARGS("--version"));
+    int major, minor, patch;
+    ck_assert_msg(sscanf(out, "strata %d.%d.%d", &major, &minor, &patch) == 3, "version is `%s`", out);
+}
+END_TEST
+
+START_TEST(help_for_a_command) {
+    char *out = expect_ok(ARGS("help", "eval"));
+    ck_assert_has(out, "usage: strata eval");
+    ck_assert_has(out, "--input");
+    ck_assert_has(out, "--output");
+    ck_assert_has(out, "--size");
+}
+END_TEST
+
+START_TEST(command_help) {
+    for (size_t i = 0; i < 4; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "usage: strata %s", commands[i]);
+        ck_assert_has(expect_ok(ARGS(commands[i], "--help")), want);
+        ck_assert_has(expect_ok(ARGS(commands[i], "-h")), want);
+        ck_assert_has(expect_ok(ARGS("help", commands[i])), want);
+    }
+    /* --help wins wherever it is, even among arguments that would be wrong */
+    ck_assert_has(expect_ok(ARGS("eval", "/nonexistent.strata", "--help")), "usage: strata eval");
+}
+END_TEST
+
+/* ---- check and print ---- */
+
+/* The examples folder's *.strata, full paths; returns how many. */
+static int list_examples(const char **out, int max) {
+    const char *d = getenv("STRATA_EXAMPLES");
+    ck_assert_msg(d != NULL, "STRATA_EXAMPLES is not set (run through meson test)");
+    DIR *dp = opendir(d);
+    ck_assert_msg(dp != NULL, "cannot open %s", d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dp)) && n < max;) {
+        size_t len = strlen(e->d_name);
+        if (len > 7 && !strcmp(e->d_name + len - 7, ".strata")) out[n++] = example(e->d_name);
+    }
+    closedir(dp);
+    ck_assert_msg(n > 0, "no examples in %s", d);
+    return n;
+}
+
+START_TEST(check_every_example) {
+    const char *files[64];
+    int n = list_examples(files, 64);
+    for (int i = 0; i < n; i++) ck_assert_has(expect_ok(ARGS("check", files[i])), "def main(");
+}
+END_TEST
+
+START_TEST(check_entry) {
+    const char *p = write_text("two.strata", "def main(xs: [N]i32): [N]i32 = xs\n"
+                                             "def second(x: f32): f32 = x * 2.0\n");
+    char *all = expect_ok(ARGS("check", p));
+    ck_assert_has(all, "def main(xs: [N]i32): [N]i32");
+    ck_assert_has(all, "def second(x: f32): f32");
+    char *one = expect_ok(ARGS("check", p, "--entry", "second"));
+    ck_assert_has(one, "def second(");
+    ck_assert_msg(!strstr(one, "def main("), "--entry second printed main too:\n%s", one);
+    ck_assert_has(expect_ok(ARGS("check", "--entry=second", p)), "def second(");
+}
+END_TEST
+
+START_TEST(print_parses_again) {
+    const char *files[64];
+    int n = list_examples(files, 64);
+    for (int i = 0; i < n; i++) {
+        char *printed = expect_ok(ARGS("print", files[i]));
+        ck_assert_has(printed, "def main(");
+        const char *again = write_text("printed.strata", printed);
+        ck_assert_has(expect_ok(ARGS("check", again)), "def main(");
+        /* and printing is a fixed point: what strata printed it prints the same */
+        char *twice = expect_ok(ARGS("print", again));
+        ck_assert_msg(!strcmp(printed, twice), "%s: print is not stable:\n%s\n--- then ---\n%s", files[i], printed,
+                      twice);
+    }
+}
+END_TEST
+
+START_TEST(print_keeps_where_clause) {
+    /* the clause is part of the program: without it, split(256) would not check */
+    char *printed = expect_ok(ARGS("print", example("block_sums.strata")));
+    ck_assert_has(printed, "where N % 256 == 0");
+}
+END_TEST
+
+/* ---- eval ---- */
+
+/* v is a one-dimensional array of n_ elements of scalar kind sk */
+#define ck_assert_array(v, sk, n_)                                                                \
+    do {                                                                                          \
+        ck_assert_int_eq((v).kind, ST_VALUE_ARRAY);                                               \
+        ck_assert_int_eq((v).scalar, (sk));                                                       \
+        ck_assert_uint_eq((v).n, 1);                                                              \
+        ck_assert_int_eq((v).u.a.dims[0], (n_));                                                  \
+    } while (0)
+
+START_TEST(eval_prefix_sum) {
+    const float xs[] = {1, 2, 3, 4}, want[] = {1, 3, 6, 10};
+    const char *out_dir = path_of("out");
+    char *out = expect_ok(ARGS("eval", example("prefix_sum.strata"), "--input",
+                               pair("xs", write_npy("xs.npy", ST_F32, 4, xs)), "--output", out_dir));
+    ck_assert_has(out, "0.npy"); /* it says where the results went */
+    st_value r = read_npy(path_of("out/0.npy"));
+    ck_assert_array(r, ST_F32, 4);
+    ck_assert_mem_eq(r.u.a.data, want, sizeof want);
+    ck_assert(!exists(path_of("out/1.npy")));
+}
+END_TEST
+
+START_TEST(eval_advanced_five_results) {
+    const int32_t as[] = {1, 2, 3, 4};
+    /* (as, as - 1, as + 1, their prefix sums) */
+    const int32_t want[5][4] = {{1, 2, 3, 4}, {0, 1, 2, 3}, {2, 3, 4, 5}, {0, 1, 3, 6}, {2, 5, 9, 14}};
+    expect_ok(ARGS("eval", example("advanced.strata"), "--output", path_of("out"), "--input",
+                   pair("as", write_npy("as.npy", ST_I32, 4, as))));
+    for (int i = 0; i < 5; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "out/%d.npy", i);
+        st_value r = read_npy(path_of(name));
+        ck_assert_array(r, ST_I32, 4);
+        ck_assert_msg(!memcmp(r.u.a.data, want[i], sizeof want[i]), "result %d differs", i);
+    }
+    ck_assert(!exists(path_of("out/5.npy")));
+}
+END_TEST
+
+START_TEST(eval_histogram_scalar_input) {
+    const int32_t is[] = {0, 1, 1, 3, 7, -1, 2, 1}, want[] = {1, 3, 1, 1};
+    expect_ok(ARGS("eval", example("histogram.strata"), "--input", pair("is", write_npy("is.npy", ST_I32, 8, is)),
+                   "--input", "H=4", "--output", path_of("out")));
+    st_value r = read_npy(path_of("out/0.npy"));
+    ck_assert_array(r, ST_I32, 4);
+    ck_assert_mem_eq(r.u.a.data, want, sizeof want);
+}
+END_TEST
+
+START_TEST(eval_scalar_result) {
+    const float xs[] = {1, 2, 3}, ys[] = {4, 5, 6};
+    expect_ok(ARGS("eval", example("dot.strata"), "--input", pair("xs", write_npy("xs.npy", ST_F32, 3, xs)),
+                   "--input", pair("ys", write_npy("ys.npy", ST_F32, 3, ys)), "--output", path_of("out")));
+    st_value r = read_npy(path_of("out/0.npy"));
+    ck_assert_int_eq(r.kind, ST_VALUE_SCALAR);
+    ck_assert_int_eq(r.scalar, ST_F32);
+    ck_assert(r.u.s.f32 == 32.0f);
+}
+END_TEST
+
+START_TEST(eval_tuple_of_array_and_scalar) {
+    const int32_t xs[] = {3, -1, 0, 5, -2, 7}, kept[] = {3, 5, 7, 0, 0, 0};
+    expect_ok(ARGS("eval", example("filter.strata"), "--input", pair("xs", write_npy("xs.npy", ST_I32, 6, xs)),
+                   "--output", path_of("out")));
+    st_value r0 = read_npy(path_of("out/0.npy")), r1 = read_npy(path_of("out/1.npy"));
+    ck_assert_array(r0, ST_I32, 6);
+    ck_assert_mem_eq(r0.u.a.data, kept, sizeof kept);
+    ck_assert_int_eq(r1.kind, ST_VALUE_SCALAR);
+    ck_assert_int_eq(r1.scalar, ST_I64);
+    ck_assert_int_eq(r1.u.s.i64, 3);
+}
+END_TEST
+
+START_TEST(eval_two_dimensional_results) {
+    /* nested results are one row-major .npy; a transposed view is written in
+     * its own order, not the order of the array it views */
+    const float xs[] = {1, 2, 3, 4, 5, 6}, transposed[] = {1, 4, 2, 5, 3, 6};
+    const char *in = pair("xs", write_npy("xs.npy", ST_F32, 6, xs));
+    const char *split = write_text("split.strata", "def main(xs: [N]f32): [N/2][2]f32 where N % 2 == 0 = xs |> split(2)\n");
+    const char *tr = write_text("tr.strata",
+                                "def main(xs: [N]f32): [N/2][2]f32 where N % 2 == 0 = xs |> split(N/2) |> transpose\n");
+    expect_ok(ARGS("eval", split, "--input", in, "--output", path_of("s")));
+    expect_ok(ARGS("eval", tr, "--input", in, "--output", path_of("t")));
+    st_value s = read_npy(path_of("s/0.npy")), t = read_npy(path_of("t/0.npy"));
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_int_eq(s.u.a.dims[0], 3);
+    ck_assert_int_eq(s.u.a.dims[1], 2);
+    ck_assert_mem_eq(s.u.a.data, xs, sizeof xs);
+    ck_assert_uint_eq(t.n, 2);
+    ck_assert_int_eq(t.u.a.dims[0], 3);
+    ck_assert_int_eq(t.u.a.dims[1], 2);
+    ck_assert_mem_eq(t.u.a.data, transposed, sizeof transposed);
+}
+END_TEST
+
+START_TEST(eval_empty_array) {
+    static const float none[1];
+    expect_ok(ARGS("eval", example("prefix_sum.strata"), "--input", pair("xs", write_npy("xs.npy", ST_F32, 0, none)),
+                   "--output", path_of("out")));
+    ck_assert_array(read_npy(path_of("out/0.npy")), ST_F32, 0);
+}
+END_TEST
+
+START_TEST(eval_nested_output_dir) {
+    const float xs[] = {2};
+    expect_ok(ARGS("eval", example("prefix_sum.strata"), "--input", pair("xs", write_npy("xs.npy", ST_F32, 1, xs)),
+                   "--output", path_of("a/b/c")));
+    ck_assert_array(read_npy(path_of("a/b/c/0.npy")), ST_F32, 1);
+}
+END_TEST
+
+START_TEST(eval_summary_without_output) {
+    const float xs[] = {1, 2, 3, 4};
+    char *out = expect_ok(ARGS("eval", example("prefix_sum.strata"), "--input",
+                               pair("xs", write_npy("xs.npy", ST_F32, 4, xs))));
+    ck_assert_has(out, "[4]f32");
+    ck_assert_has(out, "10");
+}
+END_TEST
+
+/* block_sums on a generated input of 512 elements, results in dir/name. */
+static st_value generated_block_sums(const char *name, const char *seed) {
+    expect_ok(ARGS("eval", example("block_sums.strata"), "--size", "N=512", "--seed", seed, "--output", path_of(name)));
+    char file[64];
+    snprintf(file, sizeof file, "%s/0.npy", name);
+    return read_npy(path_of(file));
+}
+
+START_TEST(eval_generated_inputs) {
+    st_value a = generated_block_sums("a", "5"), b = generated_block_sums("b", "5"), c = generated_block_sums("c", "6");
+    ck_assert_array(a, ST_F32, 2);
+    const float *s = a.u.a.data;
+    /* each is a sum of 256 values in [0, 1): far from both ends */
+    for (int i = 0; i < 2; i++) ck_assert_msg(s[i] > 64 && s[i] < 192, "block sum %d is %g", i, s[i]);
+    ck_assert_msg(!memcmp(a.u.a.data, b.u.a.data, 2 * sizeof(float)), "one seed, two results");
+    ck_assert_msg(memcmp(a.u.a.data, c.u.a.data, 2 * sizeof(float)), "two seeds, one result");
+    /* --size alone (default seed) works too */
+    ck_assert_has(expect_ok(ARGS("eval", example("prefix_sum.strata"), "--size", "N=7")), "[7]f32");
+}
+END_TEST
+
+/* ---- errors in programs ---- */
+
+/* stderr's lines: "FILE:LINE:COL: error: …", the source line, a caret under
+ * COL. Checks the shape, the place, and that the caret is under COL. */
+static void check_located_error(const char *err, const char *file, int want_line, int want_col,
+                                const char *source_line) {
+    char head[512];
+    snprintf(head, sizeof head, "%s:%d:", file, want_line);
+    ck_assert_msg(!strncmp(err, head, strlen(head)), "expected `%s…` at the start of:\n%s", head, err);
+    int col = 0, used = 0;
+    ck_assert_msg(sscanf(err + strlen(head), "%d: error: %n", &col, &used) == 1 && used > 0,
+                  "no `COL: error:` in:\n%s", err);
+    const char *nl1 = strchr(err, '\n');
+    ck_assert_msg(nl1 != NULL && nl1[1], "no source line after:\n%s", err);
+    const char *nl2 = strchr(nl1 + 1, '\n');
+    ck_assert_msg(nl2 != NULL && nl2[1], "no caret line in:\n%s", err);
+    /* the second line shows the source line */
+    size_t shown_len = (size_t)(nl2 - nl1 - 1);
+    char shown[512];
+    snprintf(shown, sizeof shown, "%.*s", (int)shown_len, nl1 + 1);
+    const char *src = strstr(shown, source_line);
+    ck_assert_msg(src != NULL, "the source line `%s` is not shown:\n%s", source_line, err);
+    ck_assert_msg(col == want_col, "the error is at column %d, expected %d:\n%s", col, want_col, err);
+    /* the third line: blanks, then the caret under column col */
+    size_t caret_at = (size_t)(src - shown) + (size_t)col - 1;
+    const char *caret = nl2 + 1;
+    for (size_t i = 0; i < caret_at; i++)
+        ck_assert_msg(caret[i] == ' ' || caret[i] == '\t', "the caret line has `%c` before the caret:\n%s", caret[i], err);
+    ck_assert_msg(caret[caret_at] == '^', "the caret is not under column %d:\n%s", col, err);
+}
+
+START_TEST(type_error_located) {
+    const char *p = write_text("bad.strata", "-- a scan seeded with an i32 over f32s\n"
+                                             "def main(xs: [N]f32): [N]f32 =\n"
+                                             "  xs |> scan(+, 0)\n");
+    /* at the neutral element, the `0` */
+    check_located_error(expect_user_error(ARGS("check", p), "error:"), p, 3, 17, "  xs |> scan(+, 0)");
+    /* the same through print and eval, which load programs the same way */
+    check_located_error(expect_user_error(ARGS("print", p), NULL), p, 3, 17, "  xs |> scan(+, 0)");
+    check_located_error(expect_user_error(ARGS("eval", p, "--size", "N=4"), NULL), p, 3, 17, "  xs |> scan(+, 0)");
+}
+END_TEST
+
+START_TEST(declared_result_type_error) {
+    const char *p = write_text("bad.strata", "def main(xs: [N]f32): [N]i32 =\n  xs |> scan(+, 0.0)\n");
+    char *err = expect_user_error(ARGS("check", p), "[N]i32");
+    check_located_error(err, p, 1, 23, "def main(xs: [N]f32): [N]i32 ="); /* at the declared type */
+}
+END_TEST
+
+START_TEST(syntax_error_located) {
+    /* at the second `0.0`, where a `,` or `)` should be */
+    const char *p = write_text("bad.strata", "def main(xs: [N]f32): [N]f32 =\n  xs |> scan(+, 0.0 0.0)\n");
+    check_located_error(expect_user_error(ARGS("check", p), NULL), p, 2, 21, "  xs |> scan(+, 0.0 0.0)");
+    /* a tab before the error: the caret line keeps it, so the caret lines up */
+    p = write_text("tab.strata", "def main(xs: [N]f32): [N]f32 =\n\txs |> scan(+, 0)\n");
+    check_located_error(expect_user_error(ARGS("check", p), NULL), p, 2, 16, "\txs |> scan(+, 0)");
+}
+END_TEST
+
+START_TEST(runtime_error) {
+    /* a division by zero in the interpreter is the user's, reported, not crashed on */
+    const char *p = write_text("div.strata", "def main(x: i32): i32 = 10 / x\n");
+    expect_user_error(ARGS("eval", p, "--input", "x=0"), "division by zero");
+    ck_assert_has(expect_ok(ARGS("eval", p, "--input", "x=3")), "3");
+}
+END_TEST
+
+/* ---- usage errors ---- */
+
+START_TEST(missing_program) {
+    for (int i = 0; i < 3; i++) expect_user_error(ARGS(commands[i]), "PROG");
+}
+END_TEST
+
+START_TEST(unknown_command) {
+    char *err = expect_user_error(ARGS("chek", "x.strata"), "unknown command");
+    ck_assert_has(err, "`chek`");
+    ck_assert_has(err, "did you mean `check`");
+    ck_assert_has(expect_user_error(ARGS("evl"), NULL), "`eval`");
+    expect_user_error(ARGS("frobnicate"), "unknown command `frobnicate`");
+    /* an option where the command should be */
+    expect_user_error(ARGS("--frob"), "--frob");
+}
+END_TEST
+
+START_TEST(unknown_option) {
+    const char *prog = example("prefix_sum.strata");
+    expect_user_error(ARGS("check", prog, "--frob"), "--frob");
+    expect_user_error(ARGS("eval", prog, "--inputs", "xs=a.npy"), "--inputs");
+    expect_user_error(ARGS("devices", "--entry", "main"), "--entry");
+}
+END_TEST
+
+START_TEST(option_missing_value) {
+    const char *prog = example("prefix_sum.strata");
+    const char *opts[] = {"--input", "--size", "--seed", "--output", "--entry"};
+    for (int i = 0; i < 5; i++) expect_user_error(ARGS("eval", prog, opts[i]), opts[i]);
+    expect_user_error(ARGS("check", prog, "--entry"), "--entry");
+}
+END_TEST
+
+START_TEST(unexpected_argument) {
+    const char *prog = example("prefix_sum.strata");
+    expect_user_error(ARGS("check", prog, "extra.strata"), "extra.strata");
+    expect_user_error(ARGS("eval", prog, "--size", "N=4", "more"), "more");
+    expect_user_error(ARGS("devices", "now"), "now");
+}
+END_TEST
+
+START_TEST(option_given_twice) {
+    expect_user_error(ARGS("eval", example("prefix_sum.strata"), "--size", "N=4", "--output", path_of("a"), "--output",
+                           path_of("b")),
+                      "--output");
+    ck_assert(!exists(path_of("a")) && !exists(path_of("b")));
+}
+END_TEST
+
+/* ---- bad programs never crash ---- */
+
+/* A deterministic generator, so that a failure reproduces. */
+static uint64_t next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* check on a bad program: exit 0 or 1 (never 2, never a signal); a failure
+ * names the file. */
+static void check_survives(const char *p) {
+    char *out, *err;
+    int rc = run(ARGS("check", p), &out, &err);
+    ck_assert_msg(rc == 0 || rc == 1, "check of %s exited %d:\n%s", slurp(p, NULL), rc, err);
+    if (rc == 1) ck_assert_msg(!strncmp(err, p, strlen(p)), "the message does not name the file:\n%s", err);
+    else ck_assert_has(out, "def ");
+}
+
+START_TEST(garbage_program) {
+    uint64_t s = 0x5eed;
+    for (int i = 0; i < 20; i++) {
+        unsigned char bytes[600];
+        size_t n = 1 + next(&s) % sizeof bytes;
+        for (size_t k = 0; k < n; k++) bytes[k] = (unsigned char)next(&s);
+        const char *p = write_bytes("garbage.strata", bytes, n);
+        char *out, *err;
+        ck_assert_int_eq(run(ARGS("check", p), &out, &err), 1);
+        ck_assert_has(err, p);
+        expect_user_error(ARGS("eval", p, "--size", "N=3"), p);
+    }
+}
+END_TEST
+
+START_TEST(token_soup) {
+    /* plausible tokens in random order: gets past the lexer into the parser
+     * and the type checker */
+    static const char *const tokens[] = {
+        "def", "main", "(", ")", "xs", ":", "[N]", "f32", "i32", "i64", "=", "|>", "=>", ",", "scan", "map",
+        "reduce", "split", "join", "zip", "unzip", "iota", "replicate", "transpose", "scatter", "reduce_by_index",
+        "iterate", "let", "in", "if", "then", "else", "where", "N", "%", "==", "+", "-", "*", "/", "0", "1", "256",
+        "0.0", "-1i64", "2.5f64", "(x, y)", ".0", ".1", "\n", "--", "x", "y", "min", "max", "&&", "!", "<<", "[",
+        "]", "true", "0u32", "99999999999999999999", "[N/256]", "[H]", "H"};
+    uint64_t s = 0xfeed;
+    for (int i = 0; i < 150; i++) {
+        st_buf b = {0};
+        st_buf_puts(&b, "def main(xs: [N]i32, H: i64): [N]i32 =");
+        int n = 1 + (int)(next(&s) % 30);
+        for (int k = 0; k < n; k++) st_buf_printf(&b, " %s", tokens[next(&s) % (sizeof tokens / sizeof *tokens)]);
+        st_buf_puts(&b, "\n");
+        check_survives(write_text("soup.strata", b.data));
+        st_buf_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(truncated_programs) {
+    /* every prefix of two examples: cut inside tokens, lets, lambdas, tuples */
+    const char *names[] = {"advanced.strata", "filter.strata"};
+    for (int e = 0; e < 2; e++) {
+        size_t len;
+        char *text = slurp(example(names[e]), &len);
+        for (size_t cut = 0; cut < len; cut++) check_survives(write_bytes("cut.strata", text, cut));
+    }
+}
+END_TEST
+
+START_TEST(empty_program) {
+    const char *p = write_text("empty.strata", "");
+    expect_user_error(ARGS("check", p), p);
+    expect_user_error(ARGS("eval", p), p);
+    expect_user_error(ARGS("check", write_text("comment.strata", "-- nothing here\n")), NULL);
+}
+END_TEST
+
+START_TEST(program_is_a_directory) {
+    expect_user_error(ARGS("check", dir), dir);
+    expect_user_error(ARGS("print", dir), dir);
+    expect_user_error(ARGS("eval", dir, "--size", "N=4"), dir);
+}
+END_TEST
+
+START_TEST(program_missing) {
+    const char *p = path_of("nonexistent.strata");
+    expect_user_error(ARGS("check", p), p);
+    expect_user_error(ARGS("print", p), p);
+    expect_user_error(ARGS("eval", p), p);
+}
+END_TEST
+
+START_TEST(entry_missing) {
+    const char *prog = example("dot.strata");
+    ck_assert_has(expect_user_error(ARGS("check", prog, "--entry", "nope"), "`nope`"), "main");
+    expect_user_error(ARGS("print", prog, "--entry", "nope"), "`nope`");
+    expect_user_error(ARGS("eval", prog, "--entry", "nope", "--size", "N=4"), "`nope`");
+    /* without --entry, a file of several defs and no main asks for one */
+    const char *two = write_text("two.strata", "def a(x: i32): i32 = x\ndef b(x: i32): i32 = x\n");
+    expect_user_error(ARGS("eval", two, "--input", "x=1"), "--entry");
+}
+END_TEST
+
+/* ---- bad inputs never crash ---- */
+
+static const char *prefix_sum_with(const char *npy_path, char **err) {
+    char *out;
+    int rc = run(ARGS("eval", example("prefix_sum.strata"), "--input", pair("xs", npy_path), "--output", path_of("out")),
+                 &out, err);
+    ck_assert_msg(rc == 1, "eval with %s exited %d:\n%s", npy_path, rc, *err);
+    ck_assert_has(*err, npy_path); /* the message names the file */
+    ck_assert(!exists(path_of("out/0.npy")));
+    return *err;
+}
+
+/* A version 1.0 .npy file with header {dict, } and data_bytes zero bytes. */
+static const char *raw_npy(const char *name, const char *dict, size_t data_bytes) {
+    char head[256];
+    int n = snprintf(head + 10, sizeof head - 10, "{%s, }", dict);
+    size_t total = (10 + (size_t)n + 1 + 63) / 64 * 64; /* numpy pads to 64 bytes */
+    ck_assert(total <= sizeof head);
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = (char)((total - 10) & 0xff);
+    head[9] = (char)((total - 10) >> 8);
+    memset(head + 10 + n, ' ', total - 10 - (size_t)n);
+    head[total - 1] = '\n';
+    char buf[512] = {0};
+    memcpy(buf, head, total);
+    ck_assert(total + data_bytes <= sizeof buf);
+    return write_bytes(name, buf, total + data_bytes);
+}
+
+START_TEST(garbage_npy) {
+    char *err;
+    const char junk[] = "this is not a numpy file at all, just some text\n";
+    prefix_sum_with(write_bytes("junk.npy", junk, sizeof junk - 1), &err);
+    /* a valid magic and a header that is noise */
+    unsigned char bytes[200] = "\x93NUMPY\x01\x00\x76\x00";
+    uint64_t s = 0xbad;
+    for (size_t i = 10; i < sizeof bytes; i++) bytes[i] = (unsigned char)next(&s);
+    prefix_sum_with(write_bytes("noise.npy", bytes, sizeof bytes), &err);
+    /* well-formed headers that strata refuses: a dtype it has no type for,
+     * big-endian data, a shape that is not numbers, no shape at all */
+    ck_assert_has(prefix_sum_with(raw_npy("half.npy", "'descr': '<f2', 'fortran_order': False, 'shape': (2,)", 4), &err),
+                  "f2");
+    ck_assert_has(prefix_sum_with(raw_npy("big.npy", "'descr': '>f4', 'fortran_order': False, 'shape': (2,)", 8), &err),
+                  "big-endian");
+    prefix_sum_with(raw_npy("shape.npy", "'descr': '<f4', 'fortran_order': False, 'shape': (two,)", 8), &err);
+    prefix_sum_with(raw_npy("noshape.npy", "'descr': '<f4', 'fortran_order': False", 8), &err);
+    prefix_sum_with(raw_npy("neg.npy", "'descr': '<f4', 'fortran_order': False, 'shape': (-2,)", 8), &err);
+    /* a shape whose bytes overflow, with no data behind it */
+    prefix_sum_with(raw_npy("huge.npy", "'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,)", 0),
+                    &err);
+    /* too much data for its shape */
+    prefix_sum_with(raw_npy("long.npy", "'descr': '<f4', 'fortran_order': False, 'shape': (2,)", 12), &err);
+}
+END_TEST
+
+START_TEST(truncated_npy) {
+    static float xs[64];
+    size_t len;
+    char *whole = slurp(write_npy("whole.npy", ST_F32, 64, xs), &len);
+    /* every cut: in the magic, the header, the data */
+    for (size_t cut = 1; cut < len; cut += cut < 140 ? 1 : 37) {
+        char *err;
+        prefix_sum_with(write_bytes("cut.npy", whole, cut), &err);
+    }
+    char *err;
+    ck_assert_has(prefix_sum_with(write_bytes("cut.npy", whole, len - 4), &err), "truncated");
+}
+END_TEST
+
+START_TEST(empty_npy) {
+    char *err;
+    prefix_sum_with(write_bytes("empty.npy", "", 0), &err);
+}
+END_TEST
+
+START_TEST(npy_is_a_directory) {
+    char *err;
+    const char *d = path_of("folder.npy");
+    ck_assert(mkdir(d, 0700) == 0);
+    prefix_sum_with(d, &err);
+}
+END_TEST
+
+START_TEST(npy_missing) {
+    char *err;
+    prefix_sum_with(path_of("nowhere.npy"), &err);
+}
+END_TEST
+
+START_TEST(npy_wrong_dtype) {
+    const int32_t xs[] = {1, 2};
+    char *err;
+    const char *p = write_npy("ints.npy", ST_I32, 2, xs);
+    prefix_sum_with(p, &err);
+    ck_assert_has(err, "<i4");
+    ck_assert_has(err, "[N]f32");
+}
+END_TEST
+
+START_TEST(bad_scalar_and_size_values) {
+    const char *hist = example("histogram.strata"), *ps = example("prefix_sum.strata");
+    expect_user_error(ARGS("eval", hist, "--size", "N=4", "--input", "H=many"), "`H`");
+    expect_user_error(ARGS("eval", ps, "--size", "N=-1"), "negative");
+    expect_user_error(ARGS("eval", ps, "--size", "N=lots"), "`N`");
+    expect_user_error(ARGS("eval", ps, "--size", "M=4"), "`M`");
+    expect_user_error(ARGS("eval", ps, "--seed", "abc"), "--seed");
+    expect_user_error(ARGS("eval", ps, "--input", "xs"), "NAME=VALUE");
+    expect_user_error(ARGS("eval", ps), "--input xs=");
+    expect_user_error(ARGS("eval", example("block_sums.strata"), "--size", "N=100"), "256");
+    expect_user_error(ARGS("eval", hist, "--size", "N=4", "--input", "H=-1"), "negative");
+    /* a length whose bytes do not fit in memory at all */
+    expect_user_error(ARGS("eval", ps, "--size", "N=4611686018427387904"), NULL);
+}
+END_TEST
+
+START_TEST(output_is_a_file) {
+    const char *f = write_text("taken", "not a folder\n");
+    expect_user_error(ARGS("eval", example("prefix_sum.strata"), "--size", "N=4", "--output", f), f);
+    ck_assert_str_eq(slurp(f, NULL), "not a folder\n"); /* left alone */
+    /* and below a file */
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s/sub", f);
+    expect_user_error(ARGS("eval", example("prefix_sum.strata"), "--size", "N=4", "--output", sub), f);
+    expect_user_error(ARGS("eval", example("prefix_sum.strata"), "--size", "N=4", "--output", ""), NULL);
+}
+END_TEST
+
+static TCase *tcase(Suite *s, const char *name) {
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+int main(void) {
+    Suite *s = suite_create("cli");
+    TCase *help = tcase(s, "help");
+    tcase_add_test(help, no_arguments);
+    tcase_add_test(help, top_level_help);
+    tcase_add_test(help, version);
+    tcase_add_test(help, help_for_a_command);
+    tcase_add_test(help, command_help);
+
+    TCase *programs = tcase(s, "programs");
+    tcase_add_test(programs, check_every_example);
+    tcase_add_test(programs, check_entry);
+    tcase_add_test(programs, print_parses_again);
+    tcase_add_test(programs, print_keeps_where_clause);
+    tcase_add_test(programs, type_error_located);
+    tcase_add_test(programs, declared_result_type_error);
+    tcase_add_test(programs, syntax_error_located);
+
+    TCase *eval = tcase(s, "eval");
+    tcase_add_test(eval, eval_prefix_sum);
+    tcase_add_test(eval, eval_advanced_five_results);
+    tcase_add_test(eval, eval_histogram_scalar_input);
+    tcase_add_test(eval, eval_scalar_result);
+    tcase_add_test(eval, eval_tuple_of_array_and_scalar);
+    tcase_add_test(eval, eval_two_dimensional_results);
+    tcase_add_test(eval, eval_empty_array);
+    tcase_add_test(eval, eval_nested_output_dir);
+    tcase_add_test(eval, eval_summary_without_output);
+    tcase_add_test(eval, eval_generated_inputs);
+    tcase_add_test(eval, runtime_error);
+
+    TCase *usage = tcase(s, "usage");
+    tcase_add_test(usage, missing_program);
+    tcase_add_test(usage, unknown_command);
+    tcase_add_test(usage, unknown_option);
+    tcase_add_test(usage, option_missing_value);
+    tcase_add_test(usage, unexpected_argument);
+    tcase_add_test(usage, option_given_twice);
+
+    TCase *robust = tcase(s, "robustness");
+    tcase_add_test(robust, garbage_program);
+    tcase_add_test(robust, token_soup);
+    tcase_add_test(robust, truncated_programs);
+    tcase_add_test(robust, empty_program);
+    tcase_add_test(robust, program_is_a_directory);
+    tcase_add_test(robust, program_missing);
+    tcase_add_test(robust, entry_missing);
+    tcase_add_test(robust, garbage_npy);
+    tcase_add_test(robust, truncated_npy);
+    tcase_add_test(robust, empty_npy);
+    tcase_add_test(robust, npy_is_a_directory);
+    tcase_add_test(robust, npy_missing);
+    tcase_add_test(robust, npy_wrong_dtype);
+    tcase_add_test(robust, bad_scalar_and_size_values);
+    tcase_add_test(robust, output_is_a_file);
+    strcpy(root, "/tmp/strata-cli-XXXXXX");
+    if (!mkdtemp(root)) return perror("mkdtemp"), EXIT_FAILURE;
+    int rc = run_suite(s);
+    remove_tree(root);
+    return rc;
+}
