@@ -57,15 +57,6 @@ static bool bind(interp *I, const st_node *var, const st_value *v) {
     return true;
 }
 
-static st_value scalar(st_scalar_kind k, st_scalar s) {
-    st_value v;
-    memset(&v, 0, sizeof v);
-    v.kind = ST_VALUE_SCALAR;
-    v.scalar = k;
-    v.u.s = s;
-    return v;
-}
-
 static bool alloc(interp *I, const st_type *t, st_value *out) {
     return st_value_alloc(I->a, t, I->env, I->nenv, out, I->err);
 }
@@ -78,7 +69,7 @@ static bool apply(interp *I, const st_node *f, const st_value *args, int nargs, 
     if (f->kind == ST_NODE_OPFN) {
         bool ok = true;
         st_scalar_kind k = f->type->items[0]->scalar;
-        *out = scalar(st_binop_result(f->u.binop, k), st_scalar_binop(f->u.binop, k, args[0].u.s, args[1].u.s, &ok));
+        *out = st_value_scalar(st_binop_result(f->u.binop, k), st_scalar_binop(f->u.binop, k, args[0].u.s, args[1].u.s, &ok));
         return ok || runtime_error(I, f, "division by zero");
     }
     uint32_t np = st_lambda_nparams(f);
@@ -334,7 +325,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
 
 static bool eval(interp *I, const st_node *n, st_value *out) {
     switch (n->kind) {
-    case ST_NODE_LIT: *out = scalar(n->type->scalar, n->u.lit); return true;
+    case ST_NODE_LIT: *out = st_value_scalar(n->type->scalar, n->u.lit); return true;
     case ST_NODE_VAR:
         for (size_t i = I->n; i-- > 0;)
             if (I->vars[i].var == n) return (*out = I->vars[i].value), true;
@@ -359,7 +350,7 @@ static bool eval(interp *I, const st_node *n, st_value *out) {
     case ST_NODE_UNOP: {
         st_value x;
         if (!eval(I, n->kids[0], &x)) return false;
-        *out = scalar(n->type->scalar, st_scalar_unop(n->u.unop, x.scalar, x.u.s));
+        *out = st_value_scalar(n->type->scalar, st_scalar_unop(n->u.unop, x.scalar, x.u.s));
         return true;
     }
     case ST_NODE_BINOP: {
@@ -369,13 +360,13 @@ static bool eval(interp *I, const st_node *n, st_value *out) {
         if ((n->u.binop == ST_OP_AND && !x.u.s.b) || (n->u.binop == ST_OP_OR && x.u.s.b)) return (*out = x), true;
         if (!eval(I, n->kids[1], &y)) return false;
         bool ok = true;
-        *out = scalar(n->type->scalar, st_scalar_binop(n->u.binop, x.scalar, x.u.s, y.u.s, &ok));
+        *out = st_value_scalar(n->type->scalar, st_scalar_binop(n->u.binop, x.scalar, x.u.s, y.u.s, &ok));
         return ok || runtime_error(I, n, "division by zero");
     }
     case ST_NODE_CONV: {
         st_value x;
         if (!eval(I, n->kids[0], &x)) return false;
-        *out = scalar(n->u.conv, st_scalar_convert(n->u.conv, x.scalar, x.u.s));
+        *out = st_value_scalar(n->u.conv, st_scalar_convert(n->u.conv, x.scalar, x.u.s));
         return true;
     }
     case ST_NODE_IF: {
@@ -405,7 +396,7 @@ bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_bindi
     bool ok = true;
     /* the size variables are i64 values in the body */
     for (uint32_t i = 0; i < def->nsizes && ok; i++) {
-        st_value v = scalar(ST_I64, (st_scalar){.bits = 0});
+        st_value v = st_value_scalar(ST_I64, (st_scalar){.bits = 0});
         size_t k = 0;
         while (k < nenv && env[k].name != def->sizes[i]->u.name) k++;
         if (k == nenv) ok = st_fail_internal(err, "size `%s` has no value", def->sizes[i]->u.name);

@@ -468,6 +468,8 @@ struct st_value {
     } u;
 };
 
+/* A SCALAR value. */
+st_value st_value_scalar(st_scalar_kind k, st_scalar s);
 /* Elements along the outer dimension of an ARRAY, or of a TUPLE of arrays. */
 int64_t st_value_length(const st_value *v);
 /* A value with fresh zeroed storage shaped like type t with its sizes

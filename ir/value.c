@@ -5,6 +5,15 @@
 
 #include <string.h>
 
+st_value st_value_scalar(st_scalar_kind k, st_scalar s) {
+    st_value v;
+    memset(&v, 0, sizeof v);
+    v.kind = ST_VALUE_SCALAR;
+    v.scalar = k;
+    v.u.s = s;
+    return v;
+}
+
 int64_t st_value_length(const st_value *v) {
     switch (v->kind) {
     case ST_VALUE_ARRAY: return v->u.a.dims[0];

@@ -6,8 +6,49 @@
 #include "ir/ir.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ck_assert_has(text, part) \
+    ck_assert_msg(strstr((text), (part)) != NULL, "expected \"%s\" in:\n%s", (part), (text))
+
+/* A scratch folder /tmp/strata-NAME-XXXXXX for a whole suite. The runner
+ * makes it before the tests and removes it after: a failing check ends a
+ * test's process at once, so a test cannot be trusted to clean up. */
+static inline void scratch_make(char *dir, size_t cap, const char *name) {
+    snprintf(dir, cap, "/tmp/strata-%s-XXXXXX", name);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        exit(EXIT_FAILURE);
+    }
+}
+
+/* Remove a file, or a folder and everything in it. */
+static inline void scratch_remove(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (!S_ISDIR(st.st_mode)) {
+        unlink(path);
+        return;
+    }
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char sub[1024];
+        size_t lp = strlen(path), ln = strlen(e->d_name);
+        if (lp + ln + 2 > sizeof sub) continue;
+        memcpy(sub, path, lp);
+        sub[lp] = '/';
+        memcpy(sub + lp + 1, e->d_name, ln + 1);
+        scratch_remove(sub);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+}
 
 /* Parse and check src; fail the test with the error if it does not. */
 static inline const st_program *parse_ok(st_ctx *cx, const char *src) {
@@ -51,14 +92,7 @@ static inline st_value array_of(st_scalar_kind k, int64_t n, void *data, st_aren
     return v;
 }
 
-static inline st_value scalar_of(st_scalar_kind k, st_scalar s) {
-    st_value v;
-    memset(&v, 0, sizeof v);
-    v.kind = ST_VALUE_SCALAR;
-    v.scalar = k;
-    v.u.s = s;
-    return v;
-}
+static inline st_value scalar_of(st_scalar_kind k, st_scalar s) { return st_value_scalar(k, s); }
 
 /* Run the def `main` (or the only def) of src on args through the inputs
  * binder, as the CLI does; fails the test on any error. */

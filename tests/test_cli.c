@@ -28,31 +28,10 @@ static void setup(void) {
     ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp failed");
 }
 
-static void remove_tree(const char *path) {
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        for (struct dirent *e; d && (e = readdir(d));) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char sub[1024];
-            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            remove_tree(sub);
-        }
-        if (d) closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void teardown(void) {
-    remove_tree(dir);
+    scratch_remove(dir);
     st_arena_free(ar);
 }
-
-#define ck_assert_has(text, part) \
-    ck_assert_msg(strstr((text), (part)) != NULL, "expected \"%s\" in:\n%s", (part), (text))
 
 /* ---- files ---- */
 
@@ -871,9 +850,8 @@ int main(void) {
     tcase_add_test(robust, npy_wrong_dtype);
     tcase_add_test(robust, bad_scalar_and_size_values);
     tcase_add_test(robust, output_is_a_file);
-    strcpy(root, "/tmp/strata-cli-XXXXXX");
-    if (!mkdtemp(root)) return perror("mkdtemp"), EXIT_FAILURE;
+    scratch_make(root, sizeof root, "cli");
     int rc = run_suite(s);
-    remove_tree(root);
+    scratch_remove(root);
     return rc;
 }

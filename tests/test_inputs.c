@@ -32,9 +32,6 @@ static void teardown(void) {
     st_ctx_free(cx);
 }
 
-#define ck_assert_has(text, part) \
-    ck_assert_msg(strstr((text), (part)) != NULL, "expected \"%s\" in \"%s\"", (part), (text))
-
 /* ---- helpers ---- */
 
 /* The entry def of src (main, or the only def). */
@@ -671,16 +668,8 @@ int main(void) {
     tcase_add_test(gen, generate_with_scalar_size);
     tcase_add_test(gen, generate_without_size);
     suite_add_tcase(s, gen);
-    strcpy(dir, "/tmp/strata-inputs-XXXXXX");
-    if (!mkdtemp(dir)) return perror("mkdtemp"), EXIT_FAILURE;
+    scratch_make(dir, sizeof dir, "inputs");
     int rc = run_suite(s);
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char path[320];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path); /* fails harmlessly on . and .. */
-    }
-    if (d) closedir(d);
-    rmdir(dir);
+    scratch_remove(dir);
     return rc;
 }

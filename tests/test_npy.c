@@ -16,30 +16,10 @@
 static st_arena *arena;
 static char dir[64];
 
-/* The directory is made and emptied by the runner's own process (an
- * unchecked fixture): a failing check ends a test's process at once, so the
- * test itself could not be trusted to clean up. */
-static void make_dir(void) {
-    snprintf(dir, sizeof dir, "/tmp/strata-npy-XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        exit(EXIT_FAILURE);
-    }
-}
-
-static void remove_dir(void) {
-    DIR *d = opendir(dir);
-    if (d) {
-        char p[512];
-        for (struct dirent *e; (e = readdir(d));) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
+/* The folder is made and removed by the runner's own process (an unchecked
+ * fixture), not by the tests, which a failing check ends at once. */
+static void make_dir(void) { scratch_make(dir, sizeof dir, "npy"); }
+static void remove_dir(void) { scratch_remove(dir); }
 
 static void setup(void) {
     arena = st_arena_new();
