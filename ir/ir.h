@@ -324,6 +324,10 @@ typedef struct st_prim_info {
 const st_prim_info *st_prim_get(st_prim p);
 bool st_prim_from_name(const char *name, size_t len, st_prim *out);
 st_arg_role st_prim_arg_role(st_prim p, int arg);
+/* The argument whose (element) type a primitive's neutral element and
+ * function parameters follow: the destination of reduce_by_index, else the
+ * last argument. -1 for primitives with any number of arguments. */
+int st_prim_data_arg(st_prim p);
 
 typedef enum st_node_kind {
     ST_NODE_LIT,    /* a typed scalar literal */

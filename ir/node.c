@@ -370,12 +370,7 @@ static const st_node *need_array(const st_node *a, st_prim p, int arg, const cha
 
 bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
                     const st_type **params, int *nparams, st_err *err) {
-    int data = -1; /* the argument whose element type decides */
-    switch (p) {
-    case ST_PRIM_REDUCE_BY_INDEX: data = 0; break;
-    case ST_PRIM_ITERATE: data = 2; break;
-    default: data = st_prim_get(p)->max_args - 1; break;
-    }
+    int data = st_prim_data_arg(p);
     if (data < 0 || data >= ntypes || !types[data]) return fail_at(err, arg, "internal: %s argument %d typed out of order", pname(p), arg), false;
     const st_type *d = types[data];
     if (p == ST_PRIM_ITERATE) {

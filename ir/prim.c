@@ -47,6 +47,13 @@ st_arg_role st_prim_arg_role(st_prim p, int arg) {
     return r == 'f' ? ST_ARG_FUN : r == 'n' ? ST_ARG_NEUTRAL : ST_ARG_DATA;
 }
 
+int st_prim_data_arg(st_prim p) {
+    switch (p) {
+    case ST_PRIM_REDUCE_BY_INDEX: return 0;
+    default: return table[p].max_args - 1; /* the last: iterate's x, scan's xs, … */
+    }
+}
+
 static const char *const binop_names[ST_BINOP_COUNT] = {
     "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||",
     "&", "|", "^", "<<", ">>", "min", "max"};

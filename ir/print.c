@@ -3,7 +3,13 @@
  * The printer writes what the parser reads, so print → parse gives the same
  * nodes and print → parse → print the same text. It decides the layout:
  * pipeline primitives as `xs |> scan(+, 0)`, each `let` on its own line,
- * long pipelines broken before every `|>`. */
+ * long pipelines broken before every `|>`.
+ *
+ * A literal is written without its type suffix where the parser would infer
+ * that type back: i32 and f32 anywhere, and any type next to a non-literal
+ * operand or branch, or as the neutral element of its array's element type.
+ * These "hints" mirror the type checker's rules (elab.c) exactly; printing a
+ * suffix is always safe, leaving one out only where the rule says so. */
 #include "ir.h"
 
 #include <math.h>
@@ -21,14 +27,48 @@ enum {
 
 enum { LINE_WIDTH = 88 };
 
-static void node(const st_node *n, int prec, int indent, st_buf *out);
+static void node(const st_node *n, int prec, int indent, const st_type *hint, st_buf *out);
+
+/* Could the printed n be a literal-only expression, whose type the parser
+ * takes from its context? (elab.c: is_weak_literal) */
+static bool grounded(const st_node *n) {
+    switch (n->kind) {
+    case ST_NODE_LIT: return false;
+    case ST_NODE_UNOP: return n->u.unop == ST_OP_NOT || grounded(n->kids[0]);
+    case ST_NODE_BINOP:
+        if (n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX || n->type != n->kids[0]->type) return true;
+        return grounded(n->kids[0]) || grounded(n->kids[1]);
+    default: return true;
+    }
+}
+
+/* The type the parser will give an unsuffixed literal at kid i of parent,
+ * whose own hint is parent_hint; NULL when it falls back to i32 / f32. */
+static const st_type *kid_hint(const st_node *parent, const st_type *parent_hint, uint32_t i) {
+    const st_node *kid = parent->kids[i];
+    switch (parent->kind) {
+    case ST_NODE_BINOP: /* the non-literal operand is checked first and types the literal */
+        return kid->kind == ST_NODE_LIT && grounded(parent->kids[1 - i]) ? kid->type : NULL;
+    case ST_NODE_IF:
+        return i > 0 && kid->kind == ST_NODE_LIT && grounded(parent->kids[3 - i]) ? kid->type : NULL;
+    case ST_NODE_TUPLE:
+        return parent_hint && parent_hint->kind == ST_TYPE_TUPLE && parent_hint->n == parent->nkids
+                   ? parent_hint->items[i] : NULL;
+    case ST_NODE_PRIM: {
+        if (st_prim_arg_role(parent->u.prim, (int)i) != ST_ARG_NEUTRAL) return NULL;
+        const st_type *data = parent->kids[st_prim_data_arg(parent->u.prim)]->type;
+        return data->kind == ST_TYPE_ARRAY ? data->elem : NULL;
+    }
+    default: return NULL;
+    }
+}
 
 static void newline(int indent, st_buf *out) {
     st_buf_puts(out, "\n");
     for (int i = 0; i < indent; i++) st_buf_puts(out, " ");
 }
 
-static void literal(const st_node *n, st_buf *out) {
+static void literal(const st_node *n, const st_type *hint, st_buf *out) {
     st_scalar_kind k = n->type->scalar;
     st_scalar v = n->u.lit;
     if (st_scalar_is_float(k)) {
@@ -39,7 +79,7 @@ static void literal(const st_node *n, st_buf *out) {
         }
     }
     st_scalar_format(k, v, out);
-    if (k != ST_I32 && k != ST_F32 && k != ST_BOOL) st_buf_puts(out, st_scalar_name(k));
+    if (k != ST_I32 && k != ST_F32 && k != ST_BOOL && n->type != hint) st_buf_puts(out, st_scalar_name(k));
 }
 
 static bool is_negative_literal(const st_node *n) {
@@ -49,11 +89,12 @@ static bool is_negative_literal(const st_node *n) {
            (k == ST_F32 && signbit(n->u.lit.f32)) || (k == ST_F64 && signbit(n->u.lit.f64));
 }
 
-static void args(const st_node *const *kids, uint32_t n, int indent, st_buf *out) {
+/* (kid_0, …, kid_n-1) of parent */
+static void args(const st_node *parent, const st_type *hint, uint32_t n, int indent, st_buf *out) {
     st_buf_puts(out, "(");
     for (uint32_t i = 0; i < n; i++) {
         if (i) st_buf_puts(out, ", ");
-        node(kids[i], P_OPEN, indent, out);
+        node(parent->kids[i], P_OPEN, indent, kid_hint(parent, hint, i), out);
     }
     st_buf_puts(out, ")");
 }
@@ -69,10 +110,10 @@ static void lambda(const st_node *n, int indent, st_buf *out) {
     const st_node *body = st_lambda_body(n);
     if (body->kind == ST_NODE_LET) {
         newline(indent + 2, out);
-        node(body, P_OPEN, indent + 2, out);
+        node(body, P_OPEN, indent + 2, NULL, out);
     } else {
         st_buf_puts(out, " ");
-        node(body, P_OPEN, indent, out);
+        node(body, P_OPEN, indent, NULL, out);
     }
 }
 
@@ -86,13 +127,13 @@ static void let(const st_node *n, int indent, st_buf *out) {
             st_buf_puts(out, n->kids[i]->u.name);
         }
         st_buf_puts(out, k > 1 ? ") = " : " = ");
-        node(st_let_value(n), P_OPEN, indent, out);
+        node(st_let_value(n), P_OPEN, indent, NULL, out);
         newline(indent, out);
         n = st_let_body(n);
         if (n->kind != ST_NODE_LET) break;
     }
     st_buf_puts(out, "in ");
-    node(n, P_OPEN, indent, out);
+    node(n, P_OPEN, indent, NULL, out);
 }
 
 /* The stages of a pipeline, innermost data first: xs |> f(a) |> g. */
@@ -106,11 +147,11 @@ static void pipeline(const st_node *n, int indent, st_buf *out) {
     }
     /* flat first; broken over lines if long or already multi-line */
     st_buf flat = {0};
-    node(data, P_PIPE + 1, indent, &flat);
+    node(data, P_PIPE + 1, indent, NULL, &flat);
     for (int i = count; i-- > 0;) {
         const st_prim_info *info = st_prim_get(stages[i]->u.prim);
         st_buf_printf(&flat, " |> %s", info->name);
-        if (stages[i]->nkids > 1) args(stages[i]->kids, stages[i]->nkids - 1, indent, &flat);
+        if (stages[i]->nkids > 1) args(stages[i], NULL, stages[i]->nkids - 1, indent, &flat);
     }
     size_t first_line = flat.data ? strcspn(flat.data, "\n") : 0;
     bool fits = first_line == flat.len && first_line + (size_t)indent <= LINE_WIDTH;
@@ -120,12 +161,12 @@ static void pipeline(const st_node *n, int indent, st_buf *out) {
         return;
     }
     st_buf_free(&flat);
-    node(data, P_PIPE + 1, indent, out);
+    node(data, P_PIPE + 1, indent, NULL, out);
     for (int i = count; i-- > 0;) {
         newline(indent + 2, out);
         const st_prim_info *info = st_prim_get(stages[i]->u.prim);
         st_buf_printf(out, "|> %s", info->name);
-        if (stages[i]->nkids > 1) args(stages[i]->kids, stages[i]->nkids - 1, indent + 2, out);
+        if (stages[i]->nkids > 1) args(stages[i], NULL, stages[i]->nkids - 1, indent + 2, out);
     }
 }
 
@@ -141,15 +182,15 @@ static int strength(const st_node *n) {
     }
 }
 
-static void node(const st_node *n, int prec, int indent, st_buf *out) {
+static void node(const st_node *n, int prec, int indent, const st_type *hint, st_buf *out) {
     bool parens = strength(n) < prec;
     if (parens) st_buf_puts(out, "(");
     switch (n->kind) {
-    case ST_NODE_LIT: literal(n, out); break;
+    case ST_NODE_LIT: literal(n, hint, out); break;
     case ST_NODE_VAR: st_buf_puts(out, n->u.name); break;
-    case ST_NODE_TUPLE: args(n->kids, n->nkids, indent, out); break;
+    case ST_NODE_TUPLE: args(n, hint, n->nkids, indent, out); break;
     case ST_NODE_PROJ:
-        node(n->kids[0], P_POSTFIX, indent, out);
+        node(n->kids[0], P_POSTFIX, indent, NULL, out);
         st_buf_printf(out, ".%u", n->u.index);
         break;
     case ST_NODE_UNOP: {
@@ -157,31 +198,31 @@ static void node(const st_node *n, int prec, int indent, st_buf *out) {
         /* `--` would start a comment */
         const st_node *x = n->kids[0];
         bool minus = n->u.unop == ST_OP_NEG && ((x->kind == ST_NODE_UNOP && x->u.unop == ST_OP_NEG) || is_negative_literal(x));
-        node(x, minus ? P_POSTFIX + 1 : P_UNARY, indent, out);
+        node(x, minus ? P_POSTFIX + 1 : P_UNARY, indent, NULL, out);
         break;
     }
     case ST_NODE_BINOP:
         if (n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX) {
             st_buf_puts(out, st_binop_name(n->u.binop));
-            args(n->kids, 2, indent, out);
+            args(n, NULL, 2, indent, out);
         } else {
             int p = P_BINARY - 1 + st_binop_precedence(n->u.binop);
-            node(n->kids[0], p, indent, out);
+            node(n->kids[0], p, indent, kid_hint(n, NULL, 0), out);
             st_buf_printf(out, " %s ", st_binop_name(n->u.binop));
-            node(n->kids[1], p + 1, indent, out);
+            node(n->kids[1], p + 1, indent, kid_hint(n, NULL, 1), out);
         }
         break;
     case ST_NODE_CONV:
         st_buf_puts(out, st_scalar_name(n->u.conv));
-        args(n->kids, 1, indent, out);
+        args(n, NULL, 1, indent, out);
         break;
     case ST_NODE_IF:
         st_buf_puts(out, "if ");
-        node(n->kids[0], P_OPEN, indent, out);
+        node(n->kids[0], P_OPEN, indent, NULL, out);
         st_buf_puts(out, " then ");
-        node(n->kids[1], P_OPEN, indent, out);
+        node(n->kids[1], P_OPEN, indent, kid_hint(n, NULL, 1), out);
         st_buf_puts(out, " else ");
-        node(n->kids[2], P_OPEN, indent, out);
+        node(n->kids[2], P_OPEN, indent, kid_hint(n, NULL, 2), out);
         break;
     case ST_NODE_LET: let(n, indent, out); break;
     case ST_NODE_LAMBDA: lambda(n, indent, out); break;
@@ -191,14 +232,14 @@ static void node(const st_node *n, int prec, int indent, st_buf *out) {
             pipeline(n, indent, out);
         } else {
             st_buf_puts(out, st_prim_get(n->u.prim)->name);
-            args(n->kids, n->nkids, indent, out);
+            args(n, NULL, n->nkids, indent, out);
         }
         break;
     }
     if (parens) st_buf_puts(out, ")");
 }
 
-void st_print_node(const st_node *n, st_buf *out) { node(n, P_OPEN, 0, out); }
+void st_print_node(const st_node *n, st_buf *out) { node(n, P_OPEN, 0, NULL, out); }
 
 void st_print_signature(const st_def *d, st_buf *out) {
     st_buf_printf(out, "def %s(", d->name);
@@ -218,7 +259,7 @@ void st_print_def(const st_def *d, st_buf *out) {
     st_print_signature(d, out);
     st_buf_puts(out, " =");
     newline(2, out);
-    node(d->body, P_OPEN, 2, out);
+    node(d->body, P_OPEN, 2, NULL, out);
     st_buf_puts(out, "\n");
 }
 

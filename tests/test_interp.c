@@ -1227,7 +1227,7 @@ START_TEST(get_out_of_range_is_an_error) {
     FAILS("def main(xs: [N]i32, i: u64) = xs |> get(i)", "out of range", "get(i)", I32S(1, 2, 3),
           scalar_of(ST_U64, s_u64(UINT64_MAX)));
     /* inside a map: the last element's neighbour */
-    FAILS("def main(xs: [N]i32) = iota(N) |> map(i => xs |> get(i + 1))", "out of range", "get(i + 1i64)", I32S(1, 2, 3));
+    FAILS("def main(xs: [N]i32) = iota(N) |> map(i => xs |> get(i + 1))", "out of range", "get(i + 1)", I32S(1, 2, 3));
 }
 END_TEST
 
