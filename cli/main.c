@@ -19,7 +19,7 @@ enum { EXIT_USER = 1, EXIT_INTERNAL = 2 };
 
 typedef struct option {
     const char *name; /* "--input" */
-    bool takes_value;
+    const char *value; /* what follows it: "NAME=VALUE"; NULL for a flag */
     bool repeatable;
     const char *help;
 } option;
@@ -56,8 +56,12 @@ static void print_help(const command *cmd) {
     printf("usage: strata %s\n\n%s\n", cmd->usage, cmd->summary);
     if (cmd->details) printf("\n%s\n", cmd->details);
     if (cmd->options[0].name) printf("\noptions:\n");
-    for (const option *o = cmd->options; o->name; o++) printf("  %-22s %s\n", o->name, o->help);
-    printf("  %-22s %s\n", "--help", "show this help");
+    for (const option *o = cmd->options; o->name; o++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
+        printf("  %-24s %s\n", left, o->help);
+    }
+    printf("  %-24s %s\n", "--help", "show this help");
 }
 
 /* Parse argv (after the command name). Returns -1 when parsed, else an exit
@@ -77,7 +81,7 @@ static int parse_args(const command *cmd, int argc, char **argv, args *out) {
             while (o->name && (strlen(o->name) != len || strncmp(o->name, a, len))) o++;
             if (!o->name) return usage_error(cmd, "unknown option `%s`", a);
             const char *value = NULL;
-            if (o->takes_value) {
+            if (o->value) {
                 if (eq) value = eq + 1;
                 else if (i + 1 < argc) value = argv[++i];
                 else return usage_error(cmd, "`%s` needs a value", o->name);
@@ -146,7 +150,7 @@ static void unload(loaded *l) {
 /* ---- check and print ---- */
 
 static const option program_options[] = {
-    {"--entry", true, false, "NAME  the def to use (default: main, or the only def)"},
+    {"--entry", "NAME", false, "the def to use (default: main, or the only def)"},
     {0}};
 
 /* The start of every command that reads PROG: its flags, then the program.
@@ -197,11 +201,11 @@ static int run_print(const command *cmd, int argc, char **argv) {
 /* ---- eval ---- */
 
 static const option eval_options[] = {
-    {"--input", true, true, "NAME=VALUE  a parameter: a .npy file for an array, a number for a scalar"},
-    {"--size", true, true, "N=VALUE  a size; arrays not given as --input are generated at random"},
-    {"--seed", true, false, "S  the seed of generated arrays (default 1)"},
-    {"--output", true, false, "DIR  write the results as DIR/0.npy, DIR/1.npy, …"},
-    {"--entry", true, false, "NAME  the def to run (default: main, or the only def)"},
+    {"--input", "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
+    {"--size", "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
+    {"--seed", "S", false, "the seed of generated arrays (default 1)"},
+    {"--output", "DIR", false, "write the results as DIR/0.npy, DIR/1.npy, …"},
+    {"--entry", "NAME", false, "the def to run (default: main, or the only def)"},
     {0}};
 
 static bool make_dirs(const char *path, st_err *err) {
