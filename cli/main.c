@@ -4,6 +4,8 @@
  * 2 an internal error (out of memory, a broken invariant). */
 #include "codegen/codegen.h"
 #include "ir/ir.h"
+#include "rewrite/rewrite.h"
+#include "strategies/strategies.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +20,8 @@ enum { EXIT_USER = 1, EXIT_INTERNAL = 2 };
 /* ---- options ---- */
 
 typedef struct option {
-    const char *name; /* "--input" */
+    const char *name;  /* "--strategy" */
+    const char *alias; /* "-s", or NULL */
     const char *value; /* what follows it: "NAME=VALUE"; NULL for a flag */
     bool repeatable;
     const char *help;
@@ -58,7 +61,8 @@ static void print_help(const command *cmd) {
     if (cmd->options[0].name) printf("\noptions:\n");
     for (const option *o = cmd->options; o->name; o++) {
         char left[64];
-        snprintf(left, sizeof left, "%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
+        snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
+                 o->value ? " " : "", o->value ? o->value : "");
         printf("  %-24s %s\n", left, o->help);
     }
     printf("  %-24s %s\n", "--help", "show this help");
@@ -74,11 +78,11 @@ static int parse_args(const command *cmd, int argc, char **argv, args *out) {
             print_help(cmd);
             return 0;
         }
-        if (a[0] == '-' && a[1] == '-') {
-            const char *eq = strchr(a, '=');
+        if (a[0] == '-' && a[1]) {
+            const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
             size_t len = eq ? (size_t)(eq - a) : strlen(a);
             const option *o = cmd->options;
-            while (o->name && (strlen(o->name) != len || strncmp(o->name, a, len))) o++;
+            while (o->name && (strlen(o->name) != len || strncmp(o->name, a, len)) && !(o->alias && !strcmp(o->alias, a))) o++;
             if (!o->name) return usage_error(cmd, "unknown option `%s`", a);
             const char *value = NULL;
             if (o->value) {
@@ -150,7 +154,7 @@ static void unload(loaded *l) {
 /* ---- check and print ---- */
 
 static const option program_options[] = {
-    {"--entry", "NAME", false, "the def to use (default: main, or the only def)"},
+    {"--entry", NULL, "NAME", false, "the def to use (default: main, or the only def)"},
     {0}};
 
 /* The start of every command that reads PROG: its flags, then the program.
@@ -201,11 +205,11 @@ static int run_print(const command *cmd, int argc, char **argv) {
 /* ---- eval ---- */
 
 static const option eval_options[] = {
-    {"--input", "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
-    {"--size", "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
-    {"--seed", "S", false, "the seed of generated arrays (default 1)"},
-    {"--output", "DIR", false, "write the results as DIR/0.npy, DIR/1.npy, …"},
-    {"--entry", "NAME", false, "the def to run (default: main, or the only def)"},
+    {"--input", NULL, "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
+    {"--size", NULL, "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
+    {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
+    {"--output", NULL, "DIR", false, "write the results as DIR/0.npy, DIR/1.npy, …"},
+    {"--entry", NULL, "NAME", false, "the def to run (default: main, or the only def)"},
     {0}};
 
 static bool make_dirs(const char *path, st_err *err) {
@@ -321,9 +325,150 @@ fail:
     return rc;
 }
 
-/* ---- devices ---- */
+/* ---- rewrite and strategies ---- */
+
+static const option rewrite_options[] = {
+    {"--strategy", "-s", "STRATEGY", false, "the strategy to apply, e.g. 'parallel-scan(BS=256, BF=2, SE=4)'"},
+    {"--trace", NULL, NULL, false, "show each rule that fired and what it rewrote, on standard error"},
+    {"--entry", NULL, "NAME", false, "the def to rewrite (default: main, or the only def)"},
+    {0}};
+
+/* The built-in rules; NULL after reporting. */
+static st_registry *registry(int *rc) {
+    st_err err = {0};
+    st_registry *reg = st_registry_new();
+    if (!reg || !st_register_builtin_rules(reg, &err)) {
+        if (!reg) st_fail_internal(&err, "out of memory");
+        err.kind = ST_ERR_INTERNAL;
+        *rc = report(&err, NULL);
+        st_registry_free(reg);
+        return NULL;
+    }
+    return reg;
+}
+
+/* The first line of a printed node, cut to fit a trace line. */
+static void first_line(const st_node *n, char *out, size_t cap) {
+    st_buf b = {0};
+    st_print_node(n, &b);
+    const char *text = b.data ? b.data : "";
+    size_t len = strcspn(text, "\n");
+    bool cut = len > cap - 4 || text[len];
+    snprintf(out, cap, "%.*s%s", (int)(len > cap - 4 ? cap - 4 : len), text, cut ? " …" : "");
+    st_buf_free(&b);
+}
+
+typedef struct tracer {
+    unsigned count;
+} tracer;
+
+static void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args, const st_node *before,
+                       const st_node *after) {
+    tracer *t = data;
+    (void)after;
+    st_buf name = {0};
+    for (int i = 0; i < depth && i < 8; i++) st_buf_puts(&name, "  ");
+    st_buf_puts(&name, rule->name);
+    bool first = true;
+    for (uint32_t i = 0; i < rule->nparams; i++) {
+        if (args[i] == ST_PARAM_UNSET) continue;
+        st_buf_printf(&name, "%s%s=%lld", first ? "(" : ", ", rule->params[i].name, (long long)args[i]);
+        first = false;
+    }
+    if (!first) st_buf_puts(&name, ")");
+    char at[100];
+    first_line(before, at, sizeof at);
+    fprintf(stderr, "%3u  %-44s at  %s\n", ++t->count, name.data ? name.data : rule->name, at);
+    st_buf_free(&name);
+}
+
+static int run_rewrite(const command *cmd, int argc, char **argv) {
+    args a;
+    loaded l;
+    int rc = begin(cmd, argc, argv, true, &a, &l);
+    if (rc >= 0) return rc;
+    const char *text = opt(&a, "--strategy");
+    if (!text) {
+        unload(&l);
+        return usage_error(cmd, "%s", "give the strategy with -s STRATEGY (`strata strategies` lists the rules)");
+    }
+    st_registry *reg = registry(&rc);
+    if (!reg) return unload(&l), rc;
+    st_err err = {0};
+    st_rw *rw = NULL;
+    const st_strategy *s = st_strategy_parse(l.cx, reg, "strategy", text, &err);
+    if (!s) {
+        rc = report(&err, text);
+        goto done;
+    }
+    rw = st_rw_new(l.cx, reg);
+    tracer t = {0};
+    if (!rw) {
+        rc = report((st_fail_internal(&err, "out of memory"), &err), NULL);
+        goto done;
+    }
+    if (opt(&a, "--trace")) st_rw_set_trace(rw, trace_rule, &t);
+    const st_def *now = st_rewrite_def(rw, s, l.def, &err);
+    if (!now) {
+        st_err shown = err;
+        if (err.kind == ST_ERR_USER)
+            st_fail(&shown, (st_loc){l.program->file, 0, 0}, "the strategy does not apply to `%s`: %s%s", l.def->name, err.message,
+                    err.mismatch ? "\n  (a rule applies where the strategy starts, at the whole body; to reach inside it, "
+                                   "write first(scan, …), each(scan, …) or topdown(…))" : "");
+        rc = report(&shown, NULL);
+        goto done;
+    }
+    st_buf out = {0};
+    st_print_program(st_program_replace(l.cx, l.program, l.def, now), &out);
+    /* the contract: what rewrite prints parses and checks again */
+    st_err again = {0};
+    if (!st_parse_program(l.cx, "rewritten", out.data ? out.data : "", out.len, &again)) {
+        st_fail_internal(&err, "the rewritten program does not parse back (%d:%d: %s); this is a bug in strata",
+                         again.loc.line, again.loc.col, again.message);
+        st_buf_free(&out);
+        rc = report(&err, NULL);
+        goto done;
+    }
+    fputs(out.data ? out.data : "", stdout);
+    st_buf_free(&out);
+    rc = 0;
+done:
+    st_rw_free(rw);
+    st_registry_free(reg);
+    unload(&l);
+    return rc;
+}
 
 static const option no_options[] = {{0}};
+
+static int run_strategies(const command *cmd, int argc, char **argv) {
+    args a;
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc >= 0) return rc;
+    st_registry *reg = registry(&rc);
+    if (!reg) return rc;
+    for (size_t i = 0; i < st_registry_count(reg); i++) {
+        const st_rule *r = st_registry_at(reg, i);
+        printf("%s", r->name);
+        for (uint32_t k = 0; k < r->nparams; k++) printf("%s%s", k ? ", " : "(", r->params[k].name);
+        printf("%s    [%s]\n    %s\n", r->nparams ? ")" : "", r->origin ? r->origin : "built-in", r->summary);
+        for (uint32_t k = 0; k < r->nparams; k++) {
+            const st_param *p = &r->params[k];
+            printf("    %-4s %s; %lld to %lld", p->name, p->doc ? p->doc : "", (long long)p->min, (long long)p->max);
+            if (p->has_default) printf(", default %lld", (long long)p->def);
+            if (p->optional) printf(", optional");
+            printf("\n");
+        }
+        printf("    when: %s\n\n", r->conditions ? r->conditions : "always");
+    }
+    printf("combinators: s1 ; s2   s1 <+ s2   try(s)   repeat(s)   iterate(n, s)   first(pattern, s)\n"
+           "             each(pattern, s)   topdown(s)   bottomup(s)   all(s)   one(s)   normalize(s)   id   fail\n"
+           "patterns:    a primitive's name (scan, map, reduce, …), let, lambda, any\n");
+    st_registry_free(reg);
+    return 0;
+}
+
+/* ---- devices ---- */
 
 static int run_devices(const command *cmd, int argc, char **argv) {
     args a;
@@ -365,6 +510,16 @@ static const command commands[] = {
      "Results go to DIR/0.npy, DIR/1.npy, … (one per array of the result; a tuple is several),\n"
      "or are summarised on standard output without --output.",
      1, eval_options, run_eval},
+    {"rewrite", "rewrite PROG -s STRATEGY [--trace] [--entry NAME]",
+     "Apply a rewrite strategy and print the rewritten program.",
+     "The strategy composes rules (`strata strategies` lists them) with ; <+ try repeat iterate\n"
+     "first each topdown bottomup all one normalize, e.g.\n"
+     "  strata rewrite prog.strata -s 'parallel-scan(BS=256, BF=2, SE=4)'\n"
+     "  strata rewrite prog.strata -s 'scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))'\n"
+     "The output parses again. A strategy that does not apply is an error (exit 1) that says why.",
+     1, rewrite_options, run_rewrite},
+    {"strategies", "strategies", "List the rewrite rules, their parameters and conditions.", NULL, 0, no_options,
+     run_strategies},
     {"devices", "devices", "List the OpenCL platforms and devices.", NULL, 0, no_options, run_devices},
 };
 

@@ -104,6 +104,9 @@ const char *st_intern_cstr(st_ctx *cx, const char *s) { return st_intern(cx, s, 
 
 const char *st_fresh_name(st_ctx *cx, const char *base) {
     char name[96];
+    /* the base itself, while nothing in this context has used it */
+    size_t len = strlen(base);
+    if (len < 64 && !lookup(cx, base, len)) return st_intern(cx, base, len);
     for (;;) {
         int n = snprintf(name, sizeof name, "%.64s_%llu", base, (unsigned long long)++cx->fresh);
         if (!lookup(cx, name, (size_t)n)) return st_intern(cx, name, (size_t)n);

@@ -324,12 +324,11 @@ static const st_node *function(elab *e, const ast *a, const st_type *const *para
 static const st_node *prim_call(elab *e, st_prim p, const ast *a, const st_type *hint) {
     const st_prim_info *info = st_prim_get(p);
     uint32_t n = a->nkids;
-    if ((int)n < info->min_args || (info->max_args >= 0 && (int)n > info->max_args) || n > 64) {
-        if (info->min_args == info->max_args)
-            st_fail(e->err, a->loc, "%s takes %d argument%s, but was given %u", info->name, info->min_args,
-                    info->min_args == 1 ? "" : "s", n);
-        else
-            st_fail(e->err, a->loc, "%s takes between %d and 64 arguments, but was given %u", info->name, info->min_args, n);
+    if (!st_prim_takes(p, n)) {
+        char arity[48];
+        st_prim_describe_arity(p, arity, sizeof arity);
+        st_fail(e->err, a->loc, "%s takes %s argument%s, but was given %u", info->name, arity,
+                strcmp(arity, "1") ? "s" : "", n);
         return NULL;
     }
     const st_node **args = parts(e, n);
@@ -338,22 +337,21 @@ static const st_node *prim_call(elab *e, st_prim p, const ast *a, const st_type 
     /* data first, then neutral elements (typed from the data), then functions */
     for (int pass = 0; pass < 3; pass++)
         for (uint32_t i = 0; i < n; i++) {
-            st_arg_role role = st_prim_arg_role(p, (int)i);
+            st_arg_role role = st_prim_arg_role(p, (int)i, n);
             if ((int)role != pass) continue;
-            const st_type *params[2];
+            const st_type *params[2], *result = NULL;
             int np = 0;
             const st_type *want = NULL;
             if (role != ST_ARG_DATA) {
                 st_err inner = {0};
-                if (!st_prim_expect(e->cx, p, (int)i, types, (int)n, params, &np, &inner))
+                if (!st_prim_expect(e->cx, p, (int)i, types, (int)n, params, &np, &result, &inner))
                     return relocate(e, &inner, a->loc, (const ast *const *)a->kids, n);
                 want = params[0];
             } else if (p == ST_PRIM_REPLICATE && i == 1 && hint && hint->kind == ST_TYPE_ARRAY) {
                 want = hint->elem;
             }
             if (role == ST_ARG_FUN) {
-                bool mapping = info->roles[0] == 'f' && info->roles[1] == 'd';
-                args[i] = function(e, a->kids[i], params, np, mapping ? NULL : params[0], info->name);
+                args[i] = function(e, a->kids[i], params, np, result, info->name);
             } else {
                 args[i] = expr(e, a->kids[i], want);
             }

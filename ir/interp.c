@@ -100,26 +100,32 @@ static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) 
     return true;
 }
 
-/* reduce and scan: fold from z, left to right */
-static bool fold(interp *I, const st_node *n, const st_value *z, const st_value *xs, bool keep,
-                 st_value *out) {
-    const st_node *f = n->kids[0];
+/* reduce and scan in every form, folding from z left to right: with the
+ * operator itself, or with the fold when there is one (the operator is then
+ * only what a parallel version combines partial results with); a scan's
+ * post-function maps each accumulator and its element to the output. */
+static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_value *out) {
+    uint32_t k = n->nkids;
+    bool seq = n->u.prim == ST_PRIM_REDUCE_SEQ || n->u.prim == ST_PRIM_SCAN_SEQ;
+    const st_node *step = seq || k == 3 ? n->kids[0] : n->kids[1];
+    const st_node *post = k == 5 ? n->kids[2] : NULL;
+    const st_value *z = &a[k - 2], *xs = &a[k - 1];
     st_value acc, next;
-    if (!alloc(I, n->kids[1]->type, &acc) ||
-        !alloc(I, n->kids[1]->type, &next))
-        return false;
+    if (!alloc(I, n->kids[k - 2]->type, &acc) || !alloc(I, n->kids[k - 2]->type, &next)) return false;
     if (keep && !alloc(I, n->type, out)) return false;
     st_value_copy_into(&acc, z);
     int64_t len = st_value_length(xs);
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark m = st_arena_get_mark(I->a);
-        st_value args[2];
+        st_value args[2], r;
         args[0] = acc;
-        if (!st_value_elem(I->a, xs, i, &args[1], I->err)) return false;
-        st_value r;
-        if (!apply(I, f, args, 2, &r)) return false;
-        if (keep) st_value_store(out, i, &r);
+        if (!st_value_elem(I->a, xs, i, &args[1], I->err) || !apply(I, step, args, 2, &r)) return false;
         st_value_copy_into(&next, &r);
+        if (post) {
+            args[0] = next;
+            if (!apply(I, post, args, 2, &r)) return false;
+        }
+        if (keep) st_value_store(out, i, &r);
         st_arena_release(I->a, m);
         st_value t = acc;
         acc = next;
@@ -205,7 +211,14 @@ static bool index_of(const st_value *v, int64_t *out) {
 
 static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *out) {
     bool hist = n->u.prim == ST_PRIM_REDUCE_BY_INDEX;
-    const st_value *dest = &a[0], *is = &a[hist ? 3 : 1], *vs = &a[hist ? 4 : 2];
+    const st_value *dest = &a[0], *is, *vs;
+    if (n->nkids == 2) { /* scatter(dest, ivs): the pairs are a tuple of two arrays */
+        is = &a[1].u.items[0];
+        vs = &a[1].u.items[1];
+    } else {
+        is = &a[hist ? 3 : 1];
+        vs = &a[hist ? 4 : 2];
+    }
     if (!alloc(I, n->type, out)) return false;
     st_value_copy_into(out, dest);
     int64_t m = st_value_length(dest), len = st_value_length(is);
@@ -239,12 +252,12 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     if (!a) return st_fail_internal(I->err, "out of memory");
     st_prim p = n->u.prim;
     for (uint32_t i = 0; i < n->nkids; i++)
-        if (st_prim_arg_role(p, (int)i) != ST_ARG_FUN && !eval(I, n->kids[i], &a[i])) return false;
+        if (st_prim_arg_role(p, (int)i, n->nkids) != ST_ARG_FUN && !eval(I, n->kids[i], &a[i])) return false;
     switch (p) {
     case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
         return map(I, n, &a[1], out);
-    case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(I, n, &a[1], &a[2], false, out);
-    case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: return fold(I, n, &a[1], &a[2], true, out);
+    case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(I, n, a, false, out);
+    case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: return fold(I, n, a, true, out);
     case ST_PRIM_SPLIT:
     case ST_PRIM_JOIN: {
         leaf_op r = {I->a, 0, false};

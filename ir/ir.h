@@ -41,7 +41,9 @@ typedef enum st_err_kind {
 typedef struct st_err {
     st_err_kind kind;
     st_loc loc;
-    int arg; /* node constructors: index of the offending argument, else -1 */
+    int arg;       /* node constructors: index of the offending argument, else -1 */
+    bool mismatch; /* rewrite rules: the expression is not of the rule's shape (as
+                      opposed to a shape that fits and a condition that fails) */
     char message[512];
 } st_err;
 
@@ -107,7 +109,8 @@ void *st_ctx_alloc(st_ctx *cx, size_t size); /* lives as long as the context */
 const char *st_intern(st_ctx *cx, const char *s, size_t len);
 const char *st_intern_cstr(st_ctx *cx, const char *s);
 /* A name not interned before in this context (so it captures nothing that was
- * parsed or built in it), made from base: "chunk" -> "chunk_1", "chunk_2"… */
+ * parsed or built in it), made from base: "chunk" while that is unused, then
+ * "chunk_1", "chunk_2"… */
 const char *st_fresh_name(st_ctx *cx, const char *base);
 
 /* ------------------------------------------------------------------------ */
@@ -275,13 +278,19 @@ const char *st_binop_name(st_binop op); /* "+", "&&", "min" */
 int st_binop_precedence(st_binop op);
 
 /* The primitives. The table in ir/prim.c says, for each, its surface name,
- * its arguments and whether it is written in pipeline form (`xs |> scan(+, 0)`).
- * Arguments are in surface order: the array (data) argument comes last. */
+ * the forms of its arguments and whether it is written in pipeline form
+ * (`xs |> scan(+, 0)`). Arguments are in surface order: the array (data)
+ * argument comes last. */
 typedef enum st_prim {
     /* high level */
     ST_PRIM_MAP,             /* map(f, xs) */
-    ST_PRIM_REDUCE,          /* reduce(f, z, xs)              left fold from z */
-    ST_PRIM_SCAN,            /* scan(f, z, xs)                inclusive, seeded by z */
+    ST_PRIM_REDUCE,          /* reduce(op, z, xs): a left fold from z
+                                reduce(op, fold, z, xs): fold each element in, fold(a, x) = op(a, f(x)) */
+    ST_PRIM_SCAN,            /* scan(op, z, xs): inclusive, seeded by z
+                                scan(op, fold, z, xs): "scanomap", the scan of map(f, xs) with
+                                  fold(a, x) = op(a, f(x)) reading xs directly
+                                scan(op, fold, post, z, xs): "maposcanomap", element i is
+                                  post(acc_i, x_i), acc_i the fold up to and including x_i */
     ST_PRIM_SPLIT,           /* split(k, xs): [n]t -> [n/k][k]t, k | n */
     ST_PRIM_JOIN,            /* join(xs): [a][b]t -> [a*b]t */
     ST_PRIM_ZIP,             /* zip(xs, ys, ...) */
@@ -289,7 +298,8 @@ typedef enum st_prim {
     ST_PRIM_IOTA,            /* iota(n): [n]i64 */
     ST_PRIM_REPLICATE,       /* replicate(n, x) */
     ST_PRIM_TRANSPOSE,       /* transpose(xs): [a][b]t -> [b][a]t */
-    ST_PRIM_SCATTER,         /* scatter(dest, is, vs) */
+    ST_PRIM_SCATTER,         /* scatter(dest, is, vs), or scatter(dest, ivs) from (index, value)
+                                pairs: a map into the destination, which a scan can feed */
     ST_PRIM_REDUCE_BY_INDEX, /* reduce_by_index(dest, f, z, is, vs) */
     ST_PRIM_ITERATE,         /* iterate(k, f, x): f applied k times, f: t -> t */
     ST_PRIM_GET,             /* get(i, xs): the i-th element */
@@ -309,25 +319,29 @@ typedef enum st_prim {
 /* How the type checker treats an argument of a primitive. */
 typedef enum st_arg_role {
     ST_ARG_DATA,    /* checked first, needs nothing from the others */
-    ST_ARG_NEUTRAL, /* a value whose expected type follows from the data */
-    ST_ARG_FUN      /* a lambda or operator whose parameter types follow from the data */
+    ST_ARG_NEUTRAL, /* a value whose expected type may follow from the data */
+    ST_ARG_FUN      /* a lambda or operator whose parameter types follow from the rest */
 } st_arg_role;
 
 typedef struct st_prim_info {
     const char *name;
-    int min_args, max_args;   /* max_args -1: any number (zip) */
-    const char *roles;        /* one letter per argument: 'd' data, 'n' neutral, 'f' function */
-    bool pipeline;            /* printed as `last |> name(rest)` */
+    const char *forms[3]; /* the roles of each accepted form, one letter per argument:
+                             'd' data, 'n' neutral, 'f' function; NULL-terminated */
+    bool variadic;        /* the last argument of the form repeats (zip) */
+    bool pipeline;        /* printed as `last |> name(rest)` */
     bool low_level;
 } st_prim_info;
 
 const st_prim_info *st_prim_get(st_prim p);
 bool st_prim_from_name(const char *name, size_t len, st_prim *out);
-st_arg_role st_prim_arg_role(st_prim p, int arg);
+/* Does p accept nargs arguments? Its arities in words ("3, 4 or 5"). */
+bool st_prim_takes(st_prim p, uint32_t nargs);
+void st_prim_describe_arity(st_prim p, char *buf, size_t cap);
+st_arg_role st_prim_arg_role(st_prim p, int arg, uint32_t nargs);
 /* The argument whose (element) type a primitive's neutral element and
  * function parameters follow: the destination of reduce_by_index, else the
- * last argument. -1 for primitives with any number of arguments. */
-int st_prim_data_arg(st_prim p);
+ * last argument. */
+int st_prim_data_arg(st_prim p, uint32_t nargs);
 
 typedef enum st_node_kind {
     ST_NODE_LIT,    /* a typed scalar literal */
@@ -388,12 +402,19 @@ const st_node *st_opfn(st_ctx *cx, st_binop op, st_scalar_kind k, st_err *err);
 const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node *const *args,
                             st_err *err);
 
-/* What a primitive expects of argument `arg` once its data arguments are
- * typed (`types[i]` NULL for those not typed yet): for a neutral argument its
- * type (*nparams 0), for a function argument its parameter types. A function
- * given one tuple may be a lambda with one parameter per component. */
+/* What a primitive expects of argument `arg` once the arguments it depends
+ * on are typed (`types[i]` NULL for those not typed yet; data first, then
+ * neutral elements, then functions): for a neutral argument its type in
+ * params[0] (NULL when it is free, as with a fold; *nparams 0); for a
+ * function argument its parameter types and, in *result, the type it must
+ * return (NULL when any). A function given one tuple may be a lambda with one
+ * parameter per component. */
 bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
-                    const st_type **params, int *nparams, st_err *err);
+                    const st_type **params, int *nparams, const st_type **result, st_err *err);
+
+/* n with its kids replaced (same count, same types), through the constructor
+ * of its kind: how traversals rebuild the path above a rewritten node. */
+const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err);
 
 /* The size an integer expression denotes (literals, size variables, integer
  * parameters, let-bound sizes, and + - * / % and integer conversions of
@@ -439,6 +460,11 @@ const st_program *st_parse_program(st_ctx *cx, const char *file, const char *src
 const st_program *st_load_program(st_ctx *cx, const char *path, char **text, st_err *err);
 /* The def `name`, or when name is NULL `main` (or the only def there is). */
 const st_def *st_program_entry(const st_program *p, const char *name, st_err *err);
+
+/* An i64 expression denoting size s inside def (its size variables and
+ * integer parameters in scope): `N / 256`, `2 * N + 1`. NULL with *err when
+ * s uses pow or log, which expressions cannot write. */
+const st_node *st_size_expr(st_ctx *cx, const st_def *def, const st_size *s, st_err *err);
 
 /* Surface syntax. print → parse → print gives the same text. */
 void st_print_program(const st_program *p, st_buf *out);

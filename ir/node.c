@@ -368,38 +368,60 @@ static const st_node *need_array(const st_node *a, st_prim p, int arg, const cha
                    type_name(a->type).s);
 }
 
+/* scan(op, fold, z, xs), scan(op, fold, post, z, xs), reduce(op, fold, z, xs):
+ * the accumulator's type is the neutral element's, free of the elements'. */
+static bool folding_form(st_prim p, uint32_t nargs) {
+    return (p == ST_PRIM_SCAN || p == ST_PRIM_REDUCE) && nargs >= 4;
+}
+
 bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
-                    const st_type **params, int *nparams, st_err *err) {
-    int data = st_prim_data_arg(p);
-    if (data < 0 || data >= ntypes || !types[data]) return fail_at(err, arg, "internal: %s argument %d typed out of order", pname(p), arg), false;
+                    const st_type **params, int *nparams, const st_type **result, st_err *err) {
+    uint32_t n = (uint32_t)ntypes;
+    int data = st_prim_data_arg(p, n);
+    (void)cx;
+    *result = NULL;
+    if (data < 0 || data >= ntypes || !types[data])
+        return fail_at(err, arg, "internal: %s argument %d typed out of order", pname(p), arg), false;
     const st_type *d = types[data];
     if (p == ST_PRIM_ITERATE) {
-        params[0] = d;
+        params[0] = *result = d;
         *nparams = 1;
         return true;
     }
     if (d->kind != ST_TYPE_ARRAY)
         return fail_at(err, data, "%s needs an array, but this has type %s", pname(p), type_name(d).s), false;
     const st_type *e = d->elem;
-    if (st_prim_arg_role(p, arg) == ST_ARG_NEUTRAL) {
-        params[0] = e;
+    bool folding = folding_form(p, n);
+    if (st_prim_arg_role(p, arg, n) == ST_ARG_NEUTRAL) {
+        params[0] = folding ? NULL : e;
         *nparams = 0;
         return true;
+    }
+    /* the accumulator: the neutral element's type where it is free */
+    const st_type *acc = e;
+    if (folding || p == ST_PRIM_REDUCE_SEQ || p == ST_PRIM_SCAN_SEQ) {
+        acc = types[n - 2];
+        if (!acc) return fail_at(err, arg, "internal: %s's neutral element typed after its functions", pname(p)), false;
     }
     switch (p) {
     case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
         params[0] = e;
         *nparams = 1;
         return true;
-    case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ:
-        params[0] = ntypes > 1 && types[1] ? types[1] : e;
+    case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ: /* the fold */
+        params[0] = *result = acc;
         params[1] = e;
         *nparams = 2;
         return true;
-    default:
-        params[0] = params[1] = e;
+    case ST_PRIM_REDUCE: case ST_PRIM_SCAN:
+        params[0] = acc;
+        params[1] = arg == 0 ? acc : e; /* the operator combines accumulators; fold and post take elements */
+        *result = arg == 2 ? NULL : acc;
         *nparams = 2;
-        (void)cx;
+        return true;
+    default:
+        params[0] = params[1] = *result = e;
+        *nparams = 2;
         return true;
     }
 }
@@ -428,15 +450,14 @@ static const st_size *length_arg(st_ctx *cx, st_prim p, const st_node *n, int ar
 static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
                                 const st_type **out, st_err *err) {
     const st_prim_info *info = st_prim_get(p);
-    if ((int)n < info->min_args || (info->max_args >= 0 && (int)n > info->max_args)) {
-        if (info->min_args == info->max_args)
-            return fail_at(err, -1, "%s takes %d argument%s, but was given %u", info->name,
-                           info->min_args, info->min_args == 1 ? "" : "s", n);
-        return fail_at(err, -1, "%s takes at least %d arguments, but was given %u", info->name,
-                       info->min_args, n);
+    if (!st_prim_takes(p, n)) {
+        char arity[48];
+        st_prim_describe_arity(p, arity, sizeof arity);
+        return fail_at(err, -1, "%s takes %s argument%s, but was given %u", info->name, arity,
+                       strcmp(arity, "1") ? "s" : "", n);
     }
     for (uint32_t i = 0; i < n; i++) {
-        bool fun = st_prim_arg_role(p, (int)i) == ST_ARG_FUN;
+        bool fun = st_prim_arg_role(p, (int)i, n) == ST_ARG_FUN;
         if (!fun && a[i]->type->kind == ST_TYPE_FUN)
             return fail_at(err, (int)i, "%s expects a value here, not a function", info->name);
     }
@@ -451,19 +472,27 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         *out = st_type_array(cx, a[1]->type->size, a[0]->type->elem);
         return a[0];
     case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ: {
-        bool fold = p == ST_PRIM_REDUCE_SEQ || p == ST_PRIM_SCAN_SEQ;
-        if (a[2]->type->kind != ST_TYPE_ARRAY) return need_array(a[2], p, 2, "an array", err);
-        const st_type *e = a[2]->type->elem, *acc = a[1]->type;
-        if (!fold && acc != e)
-            return fail_at(err, 1, "%s's neutral element has type %s, but the elements are %s",
+        /* (op, z, xs) | (op, fold, z, xs) | (op, fold, post, z, xs) | Seq: (fold, z, xs) */
+        bool seq = p == ST_PRIM_REDUCE_SEQ || p == ST_PRIM_SCAN_SEQ, folding = folding_form(p, n);
+        const st_node *xs = a[n - 1];
+        if (xs->type->kind != ST_TYPE_ARRAY) return need_array(xs, p, (int)n - 1, "an array", err);
+        const st_type *e = xs->type->elem, *acc = a[n - 2]->type, *elem_out = acc;
+        if (!seq && !folding && acc != e)
+            return fail_at(err, (int)n - 2, "%s's neutral element has type %s, but the elements are %s",
                            info->name, type_name(acc).s, type_name(e).s);
-        params[0] = acc;
-        params[1] = e;
-        if (!fun_takes(a[0]->type, params, 2)) return fun_mismatch(a[0], p, 0, params, 2, err);
-        if (a[0]->type->elem != acc)
-            return fail_at(err, 0, "%s's operator must return %s, but it returns %s", info->name,
-                           type_name(acc).s, type_name(a[0]->type->elem).s);
-        *out = p == ST_PRIM_REDUCE || p == ST_PRIM_REDUCE_SEQ ? acc : st_type_array(cx, a[2]->type->size, acc);
+        for (uint32_t f = 0; f + 2 < n; f++) {
+            const char *what = seq || f == 1 ? "fold" : f == 0 ? "operator" : "post-function";
+            params[0] = acc;
+            params[1] = f == 0 && !seq ? acc : e;
+            if (!fun_takes(a[f]->type, params, 2)) return fun_mismatch(a[f], p, (int)f, params, 2, err);
+            if (f == 2) {
+                elem_out = a[f]->type->elem;
+            } else if (a[f]->type->elem != acc) {
+                return fail_at(err, (int)f, "%s's %s must return %s, but it returns %s", info->name, what,
+                               type_name(acc).s, type_name(a[f]->type->elem).s);
+            }
+        }
+        *out = p == ST_PRIM_REDUCE || p == ST_PRIM_REDUCE_SEQ ? acc : st_type_array(cx, xs->type->size, elem_out);
         return a[0];
     }
     case ST_PRIM_SPLIT: {
@@ -533,6 +562,19 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         *out = st_type_array(cx, t->elem->size, st_type_array(cx, t->size, t->elem->elem));
         return a[0];
     case ST_PRIM_SCATTER:
+        if (n == 2) { /* scatter(dest, ivs): (index, value) pairs */
+            t = a[0]->type;
+            const st_type *ivs = a[1]->type;
+            if (t->kind != ST_TYPE_ARRAY) return need_array(a[0], p, 0, "a destination array", err);
+            if (ivs->kind != ST_TYPE_ARRAY || ivs->elem->kind != ST_TYPE_TUPLE || ivs->elem->n != 2 ||
+                !st_type_is_int(ivs->elem->items[0]) || ivs->elem->items[1] != t->elem) {
+                return fail_at(err, 1, "scatter with two arguments needs an array of (index, value) pairs, [n](i64, %s), but this has type %s",
+                               type_name(t->elem).s, type_name(ivs).s);
+            }
+            *out = t;
+            return a[0];
+        }
+        __attribute__((fallthrough)); /* scatter(dest, is, vs) */
     case ST_PRIM_REDUCE_BY_INDEX: {
         bool hist = p == ST_PRIM_REDUCE_BY_INDEX;
         int is = hist ? 3 : 1, vs = hist ? 4 : 2;
@@ -591,4 +633,22 @@ const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node
     probe_node pr = make(ST_NODE_PRIM, t, nargs, args);
     pr.n.u.prim = p;
     return intern(cx, &pr.n, err);
+}
+
+const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err) {
+    bool same = true;
+    for (uint32_t i = 0; i < n->nkids; i++) same &= kids[i] == n->kids[i];
+    if (same) return n;
+    switch (n->kind) {
+    case ST_NODE_TUPLE: return st_tuple(cx, n->nkids, kids, err);
+    case ST_NODE_PROJ: return st_proj(cx, kids[0], n->u.index, err);
+    case ST_NODE_UNOP: return st_unary(cx, n->u.unop, kids[0], err);
+    case ST_NODE_BINOP: return st_binary(cx, n->u.binop, kids[0], kids[1], err);
+    case ST_NODE_CONV: return st_conv(cx, n->u.conv, kids[0], err);
+    case ST_NODE_IF: return st_if(cx, kids[0], kids[1], kids[2], err);
+    case ST_NODE_LET: return st_let(cx, st_let_nvars(n), kids, kids[n->nkids - 2], kids[n->nkids - 1], err);
+    case ST_NODE_LAMBDA: return st_lambda(cx, st_lambda_nparams(n), kids, kids[n->nkids - 1], err);
+    case ST_NODE_PRIM: return st_prim_node(cx, n->u.prim, n->nkids, kids, err);
+    default: return n; /* leaves */
+    }
 }

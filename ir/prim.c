@@ -1,34 +1,39 @@
-/* ir/prim.c — the primitive table: names, arguments, how they print.
+/* ir/prim.c — the primitive table: names, argument forms, how they print.
  * Adding a primitive means a row here, its typing rule in node.c and its
  * meaning in interp.c. */
 #include "ir.h"
 
+#include <stdio.h>
 #include <string.h>
 
+/* Each form is one letter per argument: 'd' data, 'n' neutral, 'f' function.
+ * scan and reduce take an optional fold (and scan a post-function) between
+ * the operator and the neutral element; scatter takes its indices and values
+ * as two arrays or as one array of pairs. */
 static const st_prim_info table[ST_PRIM_COUNT] = {
-    [ST_PRIM_MAP] = {"map", 2, 2, "fd", true, false},
-    [ST_PRIM_REDUCE] = {"reduce", 3, 3, "fnd", true, false},
-    [ST_PRIM_SCAN] = {"scan", 3, 3, "fnd", true, false},
-    [ST_PRIM_SPLIT] = {"split", 2, 2, "dd", true, false},
-    [ST_PRIM_JOIN] = {"join", 1, 1, "d", true, false},
-    [ST_PRIM_ZIP] = {"zip", 2, -1, "d", false, false},
-    [ST_PRIM_UNZIP] = {"unzip", 1, 1, "d", true, false},
-    [ST_PRIM_IOTA] = {"iota", 1, 1, "d", false, false},
-    [ST_PRIM_REPLICATE] = {"replicate", 2, 2, "dd", false, false},
-    [ST_PRIM_TRANSPOSE] = {"transpose", 1, 1, "d", true, false},
-    [ST_PRIM_SCATTER] = {"scatter", 3, 3, "ddd", false, false},
-    [ST_PRIM_REDUCE_BY_INDEX] = {"reduce_by_index", 5, 5, "dfndd", false, false},
-    [ST_PRIM_ITERATE] = {"iterate", 3, 3, "dfd", true, false},
-    [ST_PRIM_GET] = {"get", 2, 2, "dd", true, false},
-    [ST_PRIM_MAP_SEQ] = {"mapSeq", 2, 2, "fd", true, true},
-    [ST_PRIM_REDUCE_SEQ] = {"reduceSeq", 3, 3, "fnd", true, true},
-    [ST_PRIM_SCAN_SEQ] = {"scanSeq", 3, 3, "fnd", true, true},
-    [ST_PRIM_MAP_GLB] = {"mapGlb", 2, 2, "fd", true, true},
-    [ST_PRIM_MAP_WRG] = {"mapWrg", 2, 2, "fd", true, true},
-    [ST_PRIM_MAP_LCL] = {"mapLcl", 2, 2, "fd", true, true},
-    [ST_PRIM_TO_GLOBAL] = {"toGlobal", 1, 1, "d", true, true},
-    [ST_PRIM_TO_LOCAL] = {"toLocal", 1, 1, "d", true, true},
-    [ST_PRIM_TO_PRIVATE] = {"toPrivate", 1, 1, "d", true, true},
+    [ST_PRIM_MAP] = {"map", {"fd"}, false, true, false},
+    [ST_PRIM_REDUCE] = {"reduce", {"fnd", "ffnd"}, false, true, false},
+    [ST_PRIM_SCAN] = {"scan", {"fnd", "ffnd", "fffnd"}, false, true, false},
+    [ST_PRIM_SPLIT] = {"split", {"dd"}, false, true, false},
+    [ST_PRIM_JOIN] = {"join", {"d"}, false, true, false},
+    [ST_PRIM_ZIP] = {"zip", {"dd"}, true, false, false},
+    [ST_PRIM_UNZIP] = {"unzip", {"d"}, false, true, false},
+    [ST_PRIM_IOTA] = {"iota", {"d"}, false, false, false},
+    [ST_PRIM_REPLICATE] = {"replicate", {"dd"}, false, false, false},
+    [ST_PRIM_TRANSPOSE] = {"transpose", {"d"}, false, true, false},
+    [ST_PRIM_SCATTER] = {"scatter", {"ddd", "dd"}, false, false, false},
+    [ST_PRIM_REDUCE_BY_INDEX] = {"reduce_by_index", {"dfndd"}, false, false, false},
+    [ST_PRIM_ITERATE] = {"iterate", {"dfd"}, false, true, false},
+    [ST_PRIM_GET] = {"get", {"dd"}, false, true, false},
+    [ST_PRIM_MAP_SEQ] = {"mapSeq", {"fd"}, false, true, true},
+    [ST_PRIM_REDUCE_SEQ] = {"reduceSeq", {"fnd"}, false, true, true},
+    [ST_PRIM_SCAN_SEQ] = {"scanSeq", {"fnd"}, false, true, true},
+    [ST_PRIM_MAP_GLB] = {"mapGlb", {"fd"}, false, true, true},
+    [ST_PRIM_MAP_WRG] = {"mapWrg", {"fd"}, false, true, true},
+    [ST_PRIM_MAP_LCL] = {"mapLcl", {"fd"}, false, true, true},
+    [ST_PRIM_TO_GLOBAL] = {"toGlobal", {"d"}, false, true, true},
+    [ST_PRIM_TO_LOCAL] = {"toLocal", {"d"}, false, true, true},
+    [ST_PRIM_TO_PRIVATE] = {"toPrivate", {"d"}, false, true, true},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }
@@ -40,17 +45,40 @@ bool st_prim_from_name(const char *name, size_t len, st_prim *out) {
     return false;
 }
 
-st_arg_role st_prim_arg_role(st_prim p, int arg) {
-    const char *roles = table[p].roles;
-    size_t n = strlen(roles);
-    char r = (size_t)arg < n ? roles[arg] : roles[n - 1]; /* the last role repeats (zip) */
+/* The form of p with nargs arguments, or NULL. */
+static const char *form(st_prim p, uint32_t nargs) {
+    for (int i = 0; i < 3 && table[p].forms[i]; i++) {
+        size_t len = strlen(table[p].forms[i]);
+        if (len == nargs || (table[p].variadic && nargs >= len)) return table[p].forms[i];
+    }
+    return NULL;
+}
+
+bool st_prim_takes(st_prim p, uint32_t nargs) { return form(p, nargs) != NULL && nargs <= 64; }
+
+void st_prim_describe_arity(st_prim p, char *buf, size_t cap) {
+    size_t len = 0;
+    int n = 0;
+    while (n < 3 && table[p].forms[n]) n++;
+    for (int i = 0; i < n && len < cap; i++) {
+        size_t k = strlen(table[p].forms[i]);
+        len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i == 0 ? "" : i == n - 1 ? " or " : ", ", k);
+    }
+    if (table[p].variadic && len < cap) snprintf(buf + len, cap - len, " or more");
+}
+
+st_arg_role st_prim_arg_role(st_prim p, int arg, uint32_t nargs) {
+    const char *f = form(p, nargs);
+    if (!f) return ST_ARG_DATA;
+    size_t n = strlen(f);
+    char r = (size_t)arg < n ? f[arg] : f[n - 1]; /* a variadic form repeats its last */
     return r == 'f' ? ST_ARG_FUN : r == 'n' ? ST_ARG_NEUTRAL : ST_ARG_DATA;
 }
 
-int st_prim_data_arg(st_prim p) {
+int st_prim_data_arg(st_prim p, uint32_t nargs) {
     switch (p) {
     case ST_PRIM_REDUCE_BY_INDEX: return 0;
-    default: return table[p].max_args - 1; /* the last: iterate's x, scan's xs, … */
+    default: return (int)nargs - 1; /* the last: iterate's x, scan's xs, … */
     }
 }
 

@@ -55,9 +55,14 @@ static const st_type *kid_hint(const st_node *parent, const st_type *parent_hint
         return parent_hint && parent_hint->kind == ST_TYPE_TUPLE && parent_hint->n == parent->nkids
                    ? parent_hint->items[i] : NULL;
     case ST_NODE_PRIM: {
-        if (st_prim_arg_role(parent->u.prim, (int)i) != ST_ARG_NEUTRAL) return NULL;
-        const st_type *data = parent->kids[st_prim_data_arg(parent->u.prim)]->type;
-        return data->kind == ST_TYPE_ARRAY ? data->elem : NULL;
+        if (st_prim_arg_role(parent->u.prim, (int)i, parent->nkids) != ST_ARG_NEUTRAL) return NULL;
+        /* what the type checker expects of the neutral element (NULL when free) */
+        const st_type *types[64], *params[2], *result;
+        int np;
+        for (uint32_t k = 0; k < parent->nkids && k < 64; k++) types[k] = parent->kids[k]->type;
+        if (!st_prim_expect(NULL, parent->u.prim, (int)i, types, (int)parent->nkids, params, &np, &result, NULL))
+            return NULL;
+        return params[0];
     }
     default: return NULL;
     }
@@ -126,8 +131,15 @@ static void let(const st_node *n, int indent, st_buf *out) {
             if (i) st_buf_puts(out, ", ");
             st_buf_puts(out, n->kids[i]->u.name);
         }
-        st_buf_puts(out, k > 1 ? ") = " : " = ");
-        node(st_let_value(n), P_OPEN, indent, NULL, out);
+        st_buf_puts(out, k > 1 ? ") =" : " =");
+        const st_node *value = st_let_value(n);
+        if (value->kind == ST_NODE_LET) { /* a let sequence of its own: on its lines, deeper */
+            newline(indent + 2, out);
+            node(value, P_OPEN, indent + 2, NULL, out);
+        } else {
+            st_buf_puts(out, " ");
+            node(value, P_OPEN, indent, NULL, out);
+        }
         newline(indent, out);
         n = st_let_body(n);
         if (n->kind != ST_NODE_LET) break;

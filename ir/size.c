@@ -799,3 +799,76 @@ static void print_poly(const st_size *s, st_buf *out) {
 }
 
 void st_size_print(const st_size *s, st_buf *out) { print_poly(s, out); }
+
+/* ---- sizes as expressions ---- */
+
+/* The variable that stands for size variable `name` in def, as an i64. */
+static const st_node *size_var_node(st_ctx *cx, const st_def *def, const char *name, st_err *err) {
+    for (uint32_t i = 0; def && i < def->nsizes; i++)
+        if (def->sizes[i]->u.name == name) return def->sizes[i];
+    for (uint32_t i = 0; def && i < def->nparams; i++)
+        if (def->params[i]->u.name == name && def->params[i]->size)
+            return def->params[i]->type->scalar == ST_I64 ? def->params[i] : st_conv(cx, ST_I64, def->params[i], err);
+    return st_fail_internal(err, "the size `%s` has no variable in scope", name), NULL;
+}
+
+static const st_node *poly_expr(st_ctx *cx, const st_def *def, const st_size *s, st_err *err);
+
+static const st_node *atom_expr(st_ctx *cx, const st_def *def, const st_size *a, st_err *err) {
+    const st_node *x, *y;
+    switch (a->kind) {
+    case S_VAR: return size_var_node(cx, def, a->name, err);
+    case S_EXACT:
+        x = size_var_node(cx, def, a->name, err);
+        return x ? st_binary(cx, ST_OP_DIV, x, st_lit_int(cx, ST_I64, a->d), err) : NULL;
+    case S_DIV:
+    case S_MOD:
+        x = poly_expr(cx, def, a->a, err);
+        y = x ? poly_expr(cx, def, a->b, err) : NULL;
+        return y ? st_binary(cx, a->kind == S_DIV ? ST_OP_DIV : ST_OP_MOD, x, y, err) : NULL;
+    default:
+        return st_fail(err, (st_loc){0}, "a size with pow or log cannot be written as an expression"), NULL;
+    }
+}
+
+/* A term as a user writes it: an exact quotient's divisor is moved out and
+ * reduced against the coefficient (768·⟨N/768⟩ is N, 3·⟨N/768⟩ is N / 256),
+ * as the printer does. */
+static const st_node *term_expr(st_ctx *cx, const st_def *def, const term *t, uint64_t coef, st_err *err) {
+    int64_t den = 1;
+    for (uint32_t k = 0; k < t->nf; k++)
+        if (t->f[k].atom->kind == S_EXACT)
+            for (uint32_t e = 0; e < t->f[k].exp; e++)
+                if (__builtin_mul_overflow(den, t->f[k].atom->d, &den)) return st_fail(err, (st_loc){0}, "size arithmetic overflows 64 bits"), NULL;
+    uint64_t g = (uint64_t)gcd64((int64_t)coef, den);
+    uint64_t num = coef / g;
+    den /= (int64_t)g;
+    const st_node *prod = t->nf == 0 || num != 1 ? st_lit_int(cx, ST_I64, (int64_t)num) : NULL;
+    for (uint32_t k = 0; k < t->nf; k++)
+        for (uint32_t e = 0; e < t->f[k].exp; e++) {
+            const st_size *a = t->f[k].atom;
+            const st_node *x = a->kind == S_EXACT ? size_var_node(cx, def, a->name, err) : atom_expr(cx, def, a, err);
+            if (!x) return NULL;
+            prod = prod ? st_binary(cx, ST_OP_MUL, prod, x, err) : x;
+            if (!prod) return NULL;
+        }
+    return den == 1 ? prod : st_binary(cx, ST_OP_DIV, prod, st_lit_int(cx, ST_I64, den), err);
+}
+
+static const st_node *poly_expr(st_ctx *cx, const st_def *def, const st_size *s, st_err *err) {
+    const st_node *sum = NULL;
+    for (uint32_t i = 0; i < s->nterms; i++) {
+        const term *t = &s->terms[i];
+        bool negative = t->coef < 0 && sum;
+        const st_node *x = term_expr(cx, def, t, negative ? magnitude(t->coef) : (uint64_t)t->coef, err);
+        if (!x) return NULL;
+        if (t->coef < 0 && !sum) x = st_binary(cx, ST_OP_SUB, st_lit_int(cx, ST_I64, 0), x, err);
+        sum = !sum ? x : st_binary(cx, negative ? ST_OP_SUB : ST_OP_ADD, sum, x, err);
+        if (!sum) return NULL;
+    }
+    return sum ? sum : st_lit_int(cx, ST_I64, 0);
+}
+
+const st_node *st_size_expr(st_ctx *cx, const st_def *def, const st_size *s, st_err *err) {
+    return poly_expr(cx, def, s, err);
+}

@@ -11,6 +11,7 @@ static void vfill(st_err *err, st_err_kind kind, st_loc loc, const char *fmt, va
     err->kind = kind;
     err->loc = loc;
     err->arg = -1;
+    err->mismatch = false;
     vsnprintf(err->message, sizeof err->message, fmt, ap);
 }
 

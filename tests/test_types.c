@@ -290,7 +290,9 @@ START_TEST(function_versus_value) {
 END_TEST
 
 START_TEST(argument_counts) {
-    FAILS_AT("def main(xs: [N]f32) = xs |> scan(+, 0.0, xs)", "scan", "scan", "3", "4");
+    FAILS_AT("def main(xs: [N]f32) = xs |> scan(+, 0.0, xs, xs, xs)", "scan", "scan", "3, 4 or 5", "6");
+    /* four arguments are a scan with a fold: the second must be a function */
+    FAILS_AT("def main(xs: [N]f32) = xs |> scan(+, 1.0, 0.0)", "1.0", "scan", "function");
     FAILS_AT("def main(xs: [N]f32) = map(xs)", "map", "map", "2", "1");
     FAILS_AT("def main(x: i32) = i64(x, x)", "i64", "one value");
     FAILS_AT("def main(x: i32) = min(x)", "min", "2 arguments");

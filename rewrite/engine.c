@@ -1,0 +1,362 @@
+/* rewrite/engine.c — applying strategies.
+ *
+ * A strategy applies to an expression and either succeeds with a new one or
+ * fails with a reason. Traversals rebuild the path from the root to where a
+ * rule fired; everything else is shared (the IR is hash-consed). When a
+ * traversal fails everywhere, the reason it gives is the most informative it
+ * met: a rule whose shape fitted but whose condition failed says more than a
+ * thousand nodes of the wrong shape. */
+#include "rewrite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Enough for any real strategy; a repeat or normalize that never stops hits
+ * it and is reported instead of hanging. */
+enum { MAX_STEPS = 100000 };
+
+/* A rule application, kept for the trace until the strategy's outcome is
+ * known: entries of a branch that failed are dropped. */
+typedef struct fired {
+    const st_rule *rule;
+    int64_t args[ST_RULE_MAX_PARAMS];
+    const st_node *before, *after;
+    int depth;
+} fired;
+
+struct st_rw {
+    st_ctx *cx;
+    const st_registry *reg;
+    st_trace_fn trace;
+    void *trace_data;
+    uint64_t steps;
+    const st_def *def;
+    fired *log; /* for the trace */
+    size_t nlog, caplog;
+    int depth;  /* of rules within rules */
+    int nest;   /* of st_rewrite calls: composites call it too */
+};
+
+st_rw *st_rw_new(st_ctx *cx, const st_registry *reg) {
+    st_rw *rw = calloc(1, sizeof *rw);
+    if (rw) {
+        rw->cx = cx;
+        rw->reg = reg;
+    }
+    return rw;
+}
+
+void st_rw_free(st_rw *rw) {
+    if (rw) free(rw->log);
+    free(rw);
+}
+
+void st_rw_set_trace(st_rw *rw, st_trace_fn fn, void *data) {
+    rw->trace = fn;
+    rw->trace_data = data;
+}
+
+st_ctx *st_rw_ctx(st_rw *rw) { return rw->cx; }
+const st_def *st_rw_def(st_rw *rw) { return rw->def; }
+
+static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+
+/* Keep in *best the more informative of two failures. */
+static void keep_reason(st_err *best, const st_err *now) {
+    if (now->kind == ST_ERR_INTERNAL || !best->message[0] || (best->mismatch && !now->mismatch)) *best = *now;
+}
+
+static bool matches(st_pattern p, const st_node *n) {
+    switch (p.kind) {
+    case ST_PAT_PRIM: return n->kind == ST_NODE_PRIM && n->u.prim == p.prim;
+    case ST_PAT_LET: return n->kind == ST_NODE_LET;
+    case ST_PAT_LAMBDA: return n->kind == ST_NODE_LAMBDA;
+    default: return true;
+    }
+}
+
+static void pattern_name(st_pattern p, char *buf, size_t cap) {
+    const char *name = p.kind == ST_PAT_PRIM ? st_prim_get(p.prim)->name : p.kind == ST_PAT_LET ? "let"
+                       : p.kind == ST_PAT_LAMBDA ? "lambda" : "expression";
+    snprintf(buf, cap, "%s", name);
+}
+
+/* n with kid i replaced by k */
+static const st_node *replace_kid(st_rw *rw, const st_node *n, uint32_t i, const st_node *k, st_err *why) {
+    const st_node *kids[64];
+    if (n->nkids > 64) return st_fail_internal(why, "a node with more than 64 kids"), NULL;
+    memcpy(kids, n->kids, n->nkids * sizeof *kids);
+    kids[i] = k;
+    st_err inner = {0};
+    const st_node *r = st_rebuild(rw->cx, n, kids, &inner);
+    if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
+    return r;
+}
+
+static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    const st_rule *r = s->rule;
+    if (rw->steps >= MAX_STEPS)
+        return st_fail(why, (st_loc){0}, "stopped after %d rule applications: the strategy does not seem to end (a repeat or normalize of a rule that always applies?)",
+                       MAX_STEPS), NULL;
+    if (r->expand) {
+        const st_strategy *body = r->expand(rw, s->args, why);
+        return body ? run(rw, body, e, why) : NULL;
+    }
+    /* a place in the log now, so that the trace lists rules in the order they began */
+    size_t slot = rw->nlog;
+    if (rw->trace) {
+        if (rw->nlog == rw->caplog) {
+            size_t cap = rw->caplog ? rw->caplog * 2 : 64;
+            fired *log = realloc(rw->log, cap * sizeof *log);
+            if (!log) return st_fail_internal(why, "out of memory"), NULL;
+            rw->log = log;
+            rw->caplog = cap;
+        }
+        rw->log[rw->nlog] = (fired){r, {0}, e, NULL, rw->depth};
+        memcpy(rw->log[rw->nlog].args, s->args, sizeof s->args);
+        rw->nlog++;
+    }
+    rw->depth++;
+    st_err reason = {0};
+    const st_node *out = r->apply(rw, e, s->args, &reason);
+    rw->depth--;
+    if (!out) {
+        if (!reason.message[0]) st_fail(&reason, (st_loc){0}, "%s does not apply here", r->name);
+        *why = reason;
+        return NULL;
+    }
+    if (out->type != e->type) {
+        st_buf a = {0}, b = {0};
+        st_type_print(e->type, &a);
+        st_type_print(out->type, &b);
+        st_fail_internal(why, "rule %s changed a type from %s to %s", r->name, a.data ? a.data : "?", b.data ? b.data : "?");
+        st_buf_free(&a);
+        st_buf_free(&b);
+        return NULL;
+    }
+    rw->steps++;
+    if (rw->trace) rw->log[slot].after = out;
+    return out;
+}
+
+/* first(pattern, s): s at the first node matching, in program order (pre-
+ * order, left to right). *found tells whether there was one. */
+static const st_node *at_first(st_rw *rw, const st_strategy *s, const st_node *e, bool *found, st_err *why) {
+    if (matches(s->pattern, e)) {
+        *found = true;
+        return run(rw, s->a, e, why);
+    }
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        const st_node *k = at_first(rw, s, e->kids[i], found, why);
+        if (*found) return k ? replace_kid(rw, e, i, k, why) : NULL;
+    }
+    return e;
+}
+
+/* each(pattern, s): s at every node matching, innermost first, so that s
+ * never sees what it produced; *count says how many matched. */
+static const st_node *at_each(st_rw *rw, const st_strategy *s, const st_node *e, uint32_t *count, st_err *why) {
+    const st_node *kids[64];
+    if (e->nkids > 64) return st_fail_internal(why, "a node with more than 64 kids"), NULL;
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (!(kids[i] = at_each(rw, s, e->kids[i], count, why))) return NULL;
+    st_err inner = {0};
+    const st_node *n = st_rebuild(rw->cx, e, kids, &inner);
+    if (!n) return st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message), NULL;
+    if (!matches(s->pattern, e)) return n;
+    ++*count;
+    return run(rw, s->a, n, why);
+}
+
+static const st_node *topdown(st_rw *rw, const st_strategy *a, const st_node *e, st_err *best) {
+    st_err why = {0};
+    const st_node *r = run(rw, a, e, &why);
+    if (r) return r;
+    keep_reason(best, &why);
+    if (why.kind == ST_ERR_INTERNAL) return NULL;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        const st_node *k = topdown(rw, a, e->kids[i], best);
+        if (k) return replace_kid(rw, e, i, k, best);
+        if (best->kind == ST_ERR_INTERNAL) return NULL;
+    }
+    return NULL;
+}
+
+static const st_node *bottomup(st_rw *rw, const st_strategy *a, const st_node *e, st_err *best) {
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        const st_node *k = bottomup(rw, a, e->kids[i], best);
+        if (k) return replace_kid(rw, e, i, k, best);
+        if (best->kind == ST_ERR_INTERNAL) return NULL;
+    }
+    st_err why = {0};
+    const st_node *r = run(rw, a, e, &why);
+    if (!r) keep_reason(best, &why);
+    return r;
+}
+
+/* a traversal found no place: say so, with the best reason met */
+static const st_node *nowhere(st_err *why, const st_err *best, const char *traversal) {
+    if (best->kind == ST_ERR_INTERNAL) return *why = *best, NULL;
+    st_fail(why, (st_loc){0}, "%s applies nowhere%s%s", traversal, best->message[0] ? ": " : "", best->message);
+    why->mismatch = best->mismatch;
+    return NULL;
+}
+
+static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+
+/* Every strategy: on failure, what it applied is forgotten by the trace. */
+static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    size_t mark = rw->nlog;
+    const st_node *r = run_kind(rw, s, e, why);
+    if (!r) rw->nlog = mark;
+    return r;
+}
+
+static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    switch (s->kind) {
+    case ST_S_RULE: return apply_rule(rw, s, e, why);
+    case ST_S_ID: return e;
+    case ST_S_FAIL: return st_fail(why, (st_loc){0}, "`fail` never applies"), NULL;
+    case ST_S_SEQ: {
+        const st_node *r = run(rw, s->a, e, why);
+        return r ? run(rw, s->b, r, why) : NULL;
+    }
+    case ST_S_CHOICE: {
+        st_err first = {0};
+        const st_node *r = run(rw, s->a, e, &first);
+        if (r || first.kind == ST_ERR_INTERNAL) return r ? r : (*why = first, NULL);
+        st_err second = {0};
+        if ((r = run(rw, s->b, e, &second))) return r;
+        keep_reason(&first, &second);
+        *why = first;
+        return NULL;
+    }
+    case ST_S_TRY: {
+        st_err ignored = {0};
+        const st_node *r = run(rw, s->a, e, &ignored);
+        if (!r && ignored.kind == ST_ERR_INTERNAL) return *why = ignored, NULL;
+        return r ? r : e;
+    }
+    case ST_S_REPEAT:
+    case ST_S_NORMALIZE:
+        for (const st_node *cur = e;;) {
+            st_err stop = {0};
+            const st_node *r = s->kind == ST_S_REPEAT ? run(rw, s->a, cur, &stop) : topdown(rw, s->a, cur, &stop);
+            if (!r && (stop.kind == ST_ERR_INTERNAL || rw->steps >= MAX_STEPS)) return *why = stop, NULL;
+            if (!r || r == cur) return cur; /* done, or no progress: stop rather than loop */
+            cur = r;
+        }
+    case ST_S_ITERATE: {
+        const st_node *cur = e;
+        for (int64_t i = 0; i < s->n; i++) {
+            st_err inner = {0};
+            if (!(cur = run(rw, s->a, cur, &inner))) {
+                *why = inner;
+                if (inner.kind == ST_ERR_USER)
+                    st_fail(why, (st_loc){0}, "iteration %lld of %lld: %s", (long long)i + 1, (long long)s->n, inner.message);
+                why->mismatch = inner.mismatch;
+                return NULL;
+            }
+        }
+        return cur;
+    }
+    case ST_S_FIRST: {
+        bool found = false;
+        st_err inner = {0};
+        const st_node *r = at_first(rw, s, e, &found, &inner);
+        char p[32];
+        pattern_name(s->pattern, p, sizeof p);
+        if (!found) {
+            st_fail(why, (st_loc){0}, "there is no %s here", p);
+            why->mismatch = true;
+            return NULL;
+        }
+        if (!r) {
+            *why = inner;
+            if (inner.kind == ST_ERR_USER) st_fail(why, (st_loc){0}, "at the first %s: %s", p, inner.message);
+            why->mismatch = inner.mismatch;
+        }
+        return r;
+    }
+    case ST_S_EACH: {
+        uint32_t count = 0;
+        const st_node *r = at_each(rw, s, e, &count, why);
+        if (r && count == 0) {
+            char p[32];
+            pattern_name(s->pattern, p, sizeof p);
+            st_fail(why, (st_loc){0}, "there is no %s here", p);
+            why->mismatch = true;
+            return NULL;
+        }
+        return r;
+    }
+    case ST_S_TOPDOWN:
+    case ST_S_BOTTOMUP: {
+        st_err best = {0};
+        const st_node *r = s->kind == ST_S_TOPDOWN ? topdown(rw, s->a, e, &best) : bottomup(rw, s->a, e, &best);
+        return r ? r : nowhere(why, &best, s->kind == ST_S_TOPDOWN ? "topdown" : "bottomup");
+    }
+    case ST_S_ALL: {
+        const st_node *kids[64];
+        if (e->nkids > 64) return st_fail_internal(why, "a node with more than 64 kids"), NULL;
+        for (uint32_t i = 0; i < e->nkids; i++)
+            if (!(kids[i] = run(rw, s->a, e->kids[i], why))) return NULL;
+        st_err inner = {0};
+        const st_node *r = st_rebuild(rw->cx, e, kids, &inner);
+        if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
+        return r;
+    }
+    case ST_S_ONE: {
+        st_err best = {0};
+        for (uint32_t i = 0; i < e->nkids; i++) {
+            st_err inner = {0};
+            const st_node *k = run(rw, s->a, e->kids[i], &inner);
+            if (k) return replace_kid(rw, e, i, k, why);
+            keep_reason(&best, &inner);
+            if (inner.kind == ST_ERR_INTERNAL) break;
+        }
+        return nowhere(why, &best, "one");
+    }
+    }
+    return st_fail_internal(why, "unknown strategy"), NULL;
+}
+
+const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    st_err reason = {0};
+    rw->nest++;
+    const st_node *r = run(rw, s, e, &reason);
+    rw->nest--;
+    if (!r) *why = reason;
+    if (rw->nest == 0 && rw->trace) { /* the outermost call reports */
+        for (size_t i = 0; r && i < rw->nlog; i++)
+            rw->trace(rw->trace_data, rw->log[i].depth, rw->log[i].rule, rw->log[i].args, rw->log[i].before,
+                      rw->log[i].after);
+        rw->nlog = 0;
+    }
+    return r;
+}
+
+const st_def *st_rewrite_def(st_rw *rw, const st_strategy *s, const st_def *def, st_err *why) {
+    const st_def *outer = rw->def;
+    rw->def = def;
+    const st_node *body = st_rewrite(rw, s, def->body, why);
+    rw->def = outer;
+    if (!body) return NULL;
+    st_def *d = st_ctx_alloc(rw->cx, sizeof *d);
+    if (!d) return st_fail_internal(why, "out of memory"), NULL;
+    *d = *def;
+    d->body = body;
+    return d;
+}
+
+const st_program *st_program_replace(st_ctx *cx, const st_program *p, const st_def *old,
+                                     const st_def *now) {
+    st_program *q = st_ctx_alloc(cx, sizeof *q);
+    st_def *defs = st_ctx_alloc(cx, p->ndefs * sizeof *defs);
+    if (!q || !defs) return NULL;
+    for (uint32_t i = 0; i < p->ndefs; i++) defs[i] = &p->defs[i] == old ? *now : p->defs[i];
+    *q = *p;
+    q->defs = defs;
+    return q;
+}

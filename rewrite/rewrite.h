@@ -1,0 +1,185 @@
+/* rewrite/rewrite.h — the public interface of strata's rewrite stage.
+ *
+ *   rules        functions from an expression to a new expression or a reason
+ *                why not, with declared parameters and conditions
+ *   registry     the rules known by name (built-ins, later plugins)
+ *   strategies   rules composed with Elevate-style combinators, parsed from
+ *                the same text a user writes on the command line
+ *   helpers      what a rule needs to build IR: fresh variables, applying a
+ *                function, substitution, use counts
+ *
+ * A rewrite never changes a type: every rule maps an expression to one of the
+ * same type, and the engine checks it. Like the rest of the library nothing
+ * here prints or exits; --trace output comes back through a callback.
+ */
+#ifndef STRATA_REWRITE_H
+#define STRATA_REWRITE_H
+
+#include "ir/ir.h"
+
+/* ------------------------------------------------------------------------ */
+/* Rules                                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum { ST_RULE_MAX_PARAMS = 6 };
+
+typedef struct st_param {
+    const char *name;   /* "BS" */
+    const char *doc;    /* "the block size" */
+    int64_t min, max;   /* the valid range, both included */
+    bool has_default;
+    int64_t def;
+    bool optional;      /* may be left out (the rule's check decides); reads ST_PARAM_UNSET */
+} st_param;
+
+/* A parameter that was not given and has no default reads as this. */
+#define ST_PARAM_UNSET INT64_MIN
+
+typedef struct st_rw st_rw;
+typedef struct st_strategy st_strategy;
+
+/* A primitive rule applies at the root of e: the rewritten expression, or
+ * NULL with the reason in *why ("needs a scan", "the length N is not a
+ * multiple of 256"). args holds one value per declared parameter. */
+typedef const st_node *(*st_rule_apply)(st_rw *rw, const st_node *e, const int64_t *args, st_err *why);
+/* A composite rule is a strategy made from its arguments. */
+typedef const st_strategy *(*st_rule_expand)(st_rw *rw, const int64_t *args, st_err *why);
+/* Conditions on the parameters alone, checked when a strategy is parsed. */
+typedef bool (*st_rule_check)(const int64_t *args, st_err *why);
+
+typedef struct st_rule {
+    const char *name;       /* "scan-then-propagate" */
+    const char *summary;    /* one line */
+    const char *conditions; /* in words, for `strata strategies` */
+    const char *origin;     /* "built-in", or the plugin's path */
+    uint32_t nparams;
+    st_param params[ST_RULE_MAX_PARAMS];
+    st_rule_apply apply;    /* exactly one of apply and expand */
+    st_rule_expand expand;
+    st_rule_check check;    /* may be NULL */
+} st_rule;
+
+/* ------------------------------------------------------------------------ */
+/* Registry                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct st_registry st_registry;
+
+st_registry *st_registry_new(void);
+void st_registry_free(st_registry *r);
+/* Add a rule (kept by pointer: it must outlive the registry). A name that is
+ * taken, or a rule that declares itself badly, is refused. */
+bool st_registry_add(st_registry *r, const st_rule *rule, st_err *err);
+const st_rule *st_registry_find(const st_registry *r, const char *name);
+size_t st_registry_count(const st_registry *r);
+const st_rule *st_registry_at(const st_registry *r, size_t i);
+
+/* ------------------------------------------------------------------------ */
+/* Strategies                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef enum st_strategy_kind {
+    ST_S_RULE,      /* a rule with its arguments */
+    ST_S_ID,        /* id: succeeds, changes nothing */
+    ST_S_FAIL,      /* fail */
+    ST_S_SEQ,       /* a ; b */
+    ST_S_CHOICE,    /* a <+ b */
+    ST_S_TRY,       /* try(a) */
+    ST_S_REPEAT,    /* repeat(a): a until it fails */
+    ST_S_ITERATE,   /* iterate(n, a): a exactly n times */
+    ST_S_FIRST,     /* first(pattern, a): at the first node matching, in program order */
+    ST_S_EACH,      /* each(pattern, a): at every node matching, innermost first */
+    ST_S_TOPDOWN,   /* topdown(a): at the first node, top-down, where a succeeds */
+    ST_S_BOTTOMUP,  /* bottomup(a): at the first node, bottom-up, where a succeeds */
+    ST_S_ALL,       /* all(a): on every child */
+    ST_S_ONE,       /* one(a): on the first child where it succeeds */
+    ST_S_NORMALIZE  /* normalize(a): wherever a applies, until it applies nowhere */
+} st_strategy_kind;
+
+/* What first and each look for: a primitive, `let`, `lambda`, or anything. */
+typedef enum st_pattern_kind { ST_PAT_PRIM, ST_PAT_LET, ST_PAT_LAMBDA, ST_PAT_ANY } st_pattern_kind;
+
+typedef struct st_pattern {
+    st_pattern_kind kind;
+    st_prim prim;
+} st_pattern;
+
+struct st_strategy {
+    st_strategy_kind kind;
+    const st_rule *rule;                 /* RULE */
+    int64_t args[ST_RULE_MAX_PARAMS];    /* RULE: one per parameter, defaults filled in */
+    const st_strategy *a, *b;
+    int64_t n;                           /* ITERATE */
+    st_pattern pattern;                  /* FIRST, EACH */
+};
+
+/* Parse strategy text such as
+ *     scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))
+ * Errors are located by column (err->loc.line 1, err->loc.file `what`); an
+ * unknown rule names the closest known ones; arguments are checked against
+ * the parameters' ranges and the rule's own conditions. */
+const st_strategy *st_strategy_parse(st_ctx *cx, const st_registry *reg, const char *what,
+                                     const char *text, st_err *err);
+/* The strategy as text that st_strategy_parse reads back. */
+void st_strategy_print(const st_strategy *s, st_buf *out);
+
+/* Build strategies in C (composite rules do). */
+const st_strategy *st_s_rule(st_ctx *cx, const st_rule *rule, const int64_t *args);
+const st_strategy *st_s_unary(st_ctx *cx, st_strategy_kind kind, const st_strategy *a);
+const st_strategy *st_s_binary(st_ctx *cx, st_strategy_kind kind, const st_strategy *a,
+                               const st_strategy *b);
+const st_strategy *st_s_iterate(st_ctx *cx, int64_t n, const st_strategy *a);
+const st_strategy *st_s_at(st_ctx *cx, st_strategy_kind kind, st_pattern pattern,
+                           const st_strategy *a); /* FIRST or EACH */
+
+/* ------------------------------------------------------------------------ */
+/* Rewriting                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Called once per rule application that took part in the result, in the
+ * order the rules began (a composite before the rules it applied, which have
+ * a greater depth), when st_rewrite returns: the rule, its arguments, the
+ * expression it rewrote and what it became. */
+typedef void (*st_trace_fn)(void *data, int depth, const st_rule *rule, const int64_t *args,
+                            const st_node *before, const st_node *after);
+
+st_rw *st_rw_new(st_ctx *cx, const st_registry *reg);
+void st_rw_free(st_rw *rw);
+void st_rw_set_trace(st_rw *rw, st_trace_fn fn, void *data);
+st_ctx *st_rw_ctx(st_rw *rw);
+/* The def being rewritten (by st_rewrite_def), whose size variables are in
+ * scope for the rules; NULL for a bare st_rewrite. */
+const st_def *st_rw_def(st_rw *rw);
+
+/* Apply s to e: the result, or NULL with why it did not apply. */
+const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+/* Apply s to the body of def: a new def (same parameters, facts and result
+ * type), or NULL with the reason. */
+const st_def *st_rewrite_def(st_rw *rw, const st_strategy *s, const st_def *def, st_err *why);
+/* The program with one def replaced. */
+const st_program *st_program_replace(st_ctx *cx, const st_program *p, const st_def *old,
+                                     const st_def *now);
+
+/* ------------------------------------------------------------------------ */
+/* Helpers for rules                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A variable of type t with a name not used before in this context. */
+const st_node *st_fresh_var(st_ctx *cx, const char *base, const st_type *t);
+/* f applied to args, as an expression: an operator becomes the operation, a
+ * lambda its body with the parameters bound to the arguments (substituted
+ * when an argument is a variable or literal, let-bound otherwise). A lambda
+ * of k parameters given one k-tuple takes its components. */
+const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
+                           const st_node *const *args, st_err *err);
+/* e with the free occurrences of var replaced by repl; binders that would
+ * capture a free variable of repl are renamed. */
+const st_node *st_subst(st_ctx *cx, const st_node *e, const st_node *var, const st_node *repl,
+                        st_err *err);
+/* How often var occurs free in e, and whether one of those is inside a lambda
+ * (where fusing into it would repeat work once per element). */
+uint32_t st_count_uses(const st_node *e, const st_node *var, bool *under_lambda);
+/* Does var occur free in e? */
+bool st_occurs(const st_node *e, const st_node *var);
+
+#endif

@@ -1,0 +1,264 @@
+/* rewrite/subst.c — what rules need to build IR safely: fresh variables,
+ * capture-avoiding substitution, applying a function, counting uses.
+ *
+ * Variables are (name, type) pairs, so two binders of one name and type are
+ * one node: scoping is lexical, and substitution must respect it. Every walk
+ * here is memoised by node, because the IR is a DAG and a rewrite can share
+ * one subtree in many places. */
+#include "rewrite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a node-keyed memo ---- */
+
+typedef struct memo {
+    const void **keys;
+    uintptr_t *vals;
+    size_t cap, n;
+} memo;
+
+static size_t slot_of(const memo *m, const void *k) {
+    size_t h = (size_t)(((uintptr_t)k >> 4) * 0x9e3779b97f4a7c15ULL);
+    size_t i = h & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static bool memo_get(const memo *m, const void *k, uintptr_t *v) {
+    if (!m->cap) return false;
+    size_t i = slot_of(m, k);
+    if (!m->keys[i]) return false;
+    *v = m->vals[i];
+    return true;
+}
+
+static bool memo_put(memo *m, const void *k, uintptr_t v) {
+    if ((m->n + 1) * 2 > m->cap) {
+        memo bigger = {0};
+        bigger.cap = m->cap ? m->cap * 2 : 64;
+        bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
+        bigger.vals = calloc(bigger.cap, sizeof *bigger.vals);
+        if (!bigger.keys || !bigger.vals) {
+            free(bigger.keys);
+            free(bigger.vals);
+            return false;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) {
+                size_t j = slot_of(&bigger, m->keys[i]);
+                bigger.keys[j] = m->keys[i];
+                bigger.vals[j] = m->vals[i];
+                bigger.n++;
+            }
+        free(m->keys);
+        free(m->vals);
+        *m = bigger;
+    }
+    size_t i = slot_of(m, k);
+    if (!m->keys[i]) m->n++;
+    m->keys[i] = k;
+    m->vals[i] = v;
+    return true;
+}
+
+static void memo_free(memo *m) {
+    free(m->keys);
+    free(m->vals);
+}
+
+/* ---- binders ---- */
+
+/* The variables n binds over the kid at index i (none, for most). */
+static bool binds_over(const st_node *n, uint32_t i, const st_node *var) {
+    uint32_t k;
+    switch (n->kind) {
+    case ST_NODE_LET: /* the vars scope over the body only, not the value */
+        k = st_let_nvars(n);
+        if (i != n->nkids - 1) return false;
+        break;
+    case ST_NODE_LAMBDA:
+        k = st_lambda_nparams(n);
+        if (i != n->nkids - 1) return false;
+        break;
+    default: return false;
+    }
+    for (uint32_t j = 0; j < k; j++)
+        if (n->kids[j] == var) return true;
+    return false;
+}
+
+static bool is_binder_slot(const st_node *n, uint32_t i) {
+    return (n->kind == ST_NODE_LET && i < st_let_nvars(n)) || (n->kind == ST_NODE_LAMBDA && i < st_lambda_nparams(n));
+}
+
+/* ---- uses ---- */
+
+typedef struct uses {
+    const st_node *var;
+    memo m; /* node -> count << 1 | under_lambda */
+} uses;
+
+static uintptr_t count(uses *u, const st_node *e) {
+    if (e == u->var) return 2;
+    if (e->nkids == 0) return 0;
+    uintptr_t v;
+    if (memo_get(&u->m, e, &v)) return v;
+    uintptr_t total = 0, under = 0;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        if (is_binder_slot(e, i) || binds_over(e, i, u->var)) continue;
+        uintptr_t c = count(u, e->kids[i]);
+        total += c >> 1;
+        under |= (c & 1) | (e->kind == ST_NODE_LAMBDA && c ? 1 : 0);
+    }
+    v = total << 1 | under;
+    memo_put(&u->m, e, v);
+    return v;
+}
+
+uint32_t st_count_uses(const st_node *e, const st_node *var, bool *under_lambda) {
+    uses u = {var, {0}};
+    uintptr_t c = count(&u, e);
+    memo_free(&u.m);
+    if (under_lambda) *under_lambda = c & 1;
+    return (uint32_t)(c >> 1);
+}
+
+bool st_occurs(const st_node *e, const st_node *var) { return st_count_uses(e, var, NULL) > 0; }
+
+/* ---- substitution ---- */
+
+const st_node *st_fresh_var(st_ctx *cx, const char *base, const st_type *t) {
+    const char *name = st_fresh_name(cx, base);
+    return name ? st_var(cx, name, t, NULL) : NULL;
+}
+
+typedef struct subst {
+    st_ctx *cx;
+    const st_node *var, *repl;
+    uses occ;   /* where var occurs, to stop early */
+    memo done;  /* node -> its substituted form */
+    st_err *err;
+} subst;
+
+/* the base of a name, without a previous fresh suffix: acc_12 -> acc */
+static void base_of(const char *name, char *out, size_t cap) {
+    snprintf(out, cap, "%s", name);
+    char *u = strrchr(out, '_');
+    if (u && u[1]) {
+        char *p = u + 1;
+        while (*p >= '0' && *p <= '9') p++;
+        if (!*p) *u = 0;
+    }
+}
+
+static const st_node *sub(subst *s, const st_node *e);
+
+/* A binder of e that would capture a free variable of the replacement gets
+ * a fresh name throughout its scope first. */
+static const st_node *rename_capturing(subst *s, const st_node *e) {
+    uint32_t k = e->kind == ST_NODE_LET ? st_let_nvars(e) : st_lambda_nparams(e);
+    const st_node *kids[64];
+    memcpy(kids, e->kids, e->nkids * sizeof *kids);
+    bool renamed = false;
+    for (uint32_t j = 0; j < k; j++) {
+        if (!st_occurs(s->repl, kids[j])) continue;
+        char base[96];
+        base_of(kids[j]->u.name, base, sizeof base);
+        const st_node *fresh = st_fresh_var(s->cx, base, kids[j]->type);
+        const st_node *body = fresh ? st_subst(s->cx, kids[e->nkids - 1], kids[j], fresh, s->err) : NULL;
+        if (!body) return NULL;
+        kids[j] = fresh;
+        kids[e->nkids - 1] = body;
+        renamed = true;
+    }
+    if (!renamed) return e;
+    if (e->kind == ST_NODE_LET) return st_let(s->cx, k, kids, kids[k], kids[k + 1], s->err);
+    return st_lambda(s->cx, k, kids, kids[k], s->err);
+}
+
+static const st_node *sub(subst *s, const st_node *e) {
+    if (e == s->var) return s->repl;
+    if (e->nkids == 0 || !(count(&s->occ, e) >> 1)) return e;
+    uintptr_t v;
+    if (memo_get(&s->done, e, &v)) return (const st_node *)v;
+    const st_node *n = e;
+    if ((e->kind == ST_NODE_LET || e->kind == ST_NODE_LAMBDA) && !binds_over(e, e->nkids - 1, s->var))
+        n = rename_capturing(s, e);
+    if (!n) return NULL;
+    const st_node *kids[64];
+    for (uint32_t i = 0; i < n->nkids; i++) {
+        if (is_binder_slot(n, i) || binds_over(n, i, s->var)) kids[i] = n->kids[i];
+        else if (!(kids[i] = sub(s, n->kids[i]))) return NULL;
+    }
+    const st_node *r = st_rebuild(s->cx, n, kids, s->err);
+    if (r) memo_put(&s->done, e, (uintptr_t)r);
+    return r;
+}
+
+const st_node *st_subst(st_ctx *cx, const st_node *e, const st_node *var, const st_node *repl,
+                        st_err *err) {
+    if (repl->type != var->type) return st_fail_internal(err, "substituting a value of another type for `%s`", var->u.name), NULL;
+    subst s = {cx, var, repl, {var, {0}}, {0}, err};
+    const st_node *r = sub(&s, e);
+    memo_free(&s.occ.m);
+    memo_free(&s.done);
+    return r;
+}
+
+/* ---- application ---- */
+
+const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
+                           const st_node *const *args, st_err *err) {
+    if (f->kind == ST_NODE_OPFN) {
+        if (nargs != 2) return st_fail_internal(err, "an operator applied to %u arguments", nargs), NULL;
+        return st_binary(cx, f->u.binop, args[0], args[1], err);
+    }
+    if (f->kind != ST_NODE_LAMBDA) return st_fail_internal(err, "applying something that is not a function"), NULL;
+    uint32_t k = st_lambda_nparams(f);
+    const st_node *binds[64], *fresh[64];
+    const st_node *tuple_arg = NULL; /* one k-tuple for k parameters, not written as a tuple */
+    if (k == nargs) {
+        memcpy(binds, args, k * sizeof *binds);
+    } else if (nargs == 1 && k > 1 && args[0]->type->kind == ST_TYPE_TUPLE && args[0]->type->n == k) {
+        if (args[0]->kind == ST_NODE_TUPLE) memcpy(binds, args[0]->kids, k * sizeof *binds);
+        else tuple_arg = args[0];
+    } else {
+        return st_fail_internal(err, "a function of %u parameters applied to %u arguments", k, nargs), NULL;
+    }
+    /* rename every parameter first, so that an argument mentioning a
+     * variable named like a parameter is not captured */
+    const st_node *body = st_lambda_body(f);
+    for (uint32_t i = 0; i < k; i++) {
+        char base[96];
+        base_of(f->kids[i]->u.name, base, sizeof base);
+        if (!(fresh[i] = st_fresh_var(cx, base, f->kids[i]->type)) || !(body = st_subst(cx, body, f->kids[i], fresh[i], err)))
+            return NULL;
+    }
+    if (tuple_arg && tuple_arg->kind == ST_NODE_VAR) { /* a tuple variable: its components are projections */
+        for (uint32_t i = 0; i < k && body; i++) {
+            const st_node *component = st_proj(cx, tuple_arg, i, err);
+            body = component ? st_subst(cx, body, fresh[i], component, err) : NULL;
+        }
+        return body;
+    }
+    if (tuple_arg) return st_let(cx, k, fresh, tuple_arg, body, err);
+    /* a variable, a literal, or something used once outside any lambda is
+     * substituted; anything else is computed once by a let */
+    const st_node *lets[64], *values[64];
+    uint32_t nlets = 0;
+    for (uint32_t i = 0; i < k && body; i++) {
+        bool under;
+        uint32_t uses = st_count_uses(body, fresh[i], &under);
+        const st_node *a = binds[i];
+        if (a->kind == ST_NODE_VAR || a->kind == ST_NODE_LIT || uses == 0 || (uses == 1 && !under)) {
+            body = st_subst(cx, body, fresh[i], a, err);
+        } else {
+            lets[nlets] = fresh[i];
+            values[nlets++] = a;
+        }
+    }
+    while (body && nlets-- > 0) body = st_let(cx, 1, &lets[nlets], values[nlets], body, err);
+    return body;
+}

@@ -1,0 +1,383 @@
+/* strategies/scan.c — the scan rules of the rewrite-rules paper (listings 4–8).
+ *
+ * strata's scan is inclusive and seeded: scan(op, z, xs)[i] is z ⊕ x0 ⊕ … ⊕ xi,
+ * z the neutral element of op (a promise of the program, as in Futhark). The
+ * paper's listings are for an exclusive scan, so where they hand a block the
+ * scan of the blocks before it, these rules hand it the *exclusive* prefix
+ * (z for the first block, else the inclusive prefix of the previous one).
+ *
+ * Every rule takes every form of scan: plain, with a fold (scanomap) and with
+ * a post-function (maposcanomap). Block-local work folds elements with the
+ * fold; partial results combine with the operator; the post-function runs
+ * once, where the final accumulator of an element is known.
+ *
+ * The seeded scans a rule produces inside a block (the downsweep) are
+ * scanSeq, not scan: they are sequential per thread, and `first(scan, …)`
+ * then finds the rule's recursion point and nothing else. */
+#include "build.h"
+#include "strategies.h"
+
+#include <stdio.h>
+
+/* ---- a scan, whatever its form ---- */
+
+typedef struct scan_parts {
+    const st_node *op, *fold, *post, *z, *xs;
+} scan_parts;
+
+static bool parts_of(const st_node *e, scan_parts *p) {
+    if (e->kind != ST_NODE_PRIM || e->u.prim != ST_PRIM_SCAN) return false;
+    uint32_t n = e->nkids;
+    *p = (scan_parts){e->kids[0], n >= 4 ? e->kids[1] : NULL, n == 5 ? e->kids[2] : NULL, e->kids[n - 2], e->kids[n - 1]};
+    return true;
+}
+
+/* what a thread folds its own elements with */
+static const st_node *stepper(const scan_parts *p) { return p->fold ? p->fold : p->op; }
+
+/* the scan (or reduction) of xs with p's operator and fold, accumulators out */
+static const st_node *acc_scan(bld *b, const scan_parts *p, st_prim prim, const st_node *xs) {
+    return p->fold ? PRIM(b, prim, p->op, p->fold, p->z, xs) : PRIM(b, prim, p->op, p->z, xs);
+}
+
+/* the output of an element whose final accumulator is acc */
+static const st_node *finish(bld *b, const scan_parts *p, const st_node *acc, const st_node *x) {
+    return p->post ? CALL(b, p->post, acc, x) : acc;
+}
+
+/* z for i == 0, else prefixes[i - 1]: what comes before block i */
+static const st_node *exclusive(bld *b, const st_node *prefixes, const st_node *i, const st_node *z) {
+    return b_if(b, b_binop(b, ST_OP_EQ, i, b_i64(b, 0)), z,
+                PRIM(b, ST_PRIM_GET, b_binop(b, ST_OP_SUB, i, b_i64(b, 1)), prefixes));
+}
+
+/* accs mapped through the post-function with the elements xs (if any) */
+static const st_node *finish_all(bld *b, const scan_parts *p, const st_node *accs, const st_node *xs) {
+    if (!p->post) return accs;
+    const st_node *acc = b_var(b, "acc", elem_of(accs)), *x = b_var(b, "x", elem_of(xs));
+    return PRIM(b, ST_PRIM_MAP, LAMBDA(b, finish(b, p, acc, x), acc, x), PRIM(b, ST_PRIM_ZIP, accs, xs));
+}
+
+/* ---- conditions ---- */
+
+static void size_text(const st_size *s, char *buf, size_t cap) {
+    st_buf t = {0};
+    st_size_print(s, &t);
+    snprintf(buf, cap, "%s", t.data ? t.data : "?");
+    st_buf_free(&t);
+}
+
+static bool divides(st_rw *rw, int64_t d, const st_size *n) {
+    return st_size_divides(st_size_const(st_rw_ctx(rw), d), n);
+}
+
+static const st_node *not_a_scan(const char *rule, st_err *why) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "%s rewrites a scan", rule);
+    return no_match(why, "%s", msg);
+}
+
+/* the scan's length must be a multiple of k (the parameter `what`) */
+static bool length_divisible(st_rw *rw, const scan_parts *p, int64_t k, const char *what, const char *rule,
+                             st_err *why) {
+    if (divides(rw, k, p->xs->type->size)) return true;
+    char len[96];
+    size_text(p->xs->type->size, len, sizeof len);
+    int64_t c;
+    if (st_size_is_const(p->xs->type->size, &c))
+        return st_fail(why, (st_loc){0}, "%s: the scan's length %s is not a multiple of %s = %lld (pad-scan pads it)", rule, len, what, (long long)k);
+    return st_fail(why, (st_loc){0}, "%s: the scan's length %s is not known to be a multiple of %s = %lld; state it with `where … %% %lld == 0`, or pad with pad-scan",
+                   rule, len, what, (long long)k, (long long)k);
+}
+
+/* ---- scan-then-propagate(BS): listing 4 ---- */
+
+/* scan(op, z, xs) with BS | n becomes
+ *   let blocks = xs |> split(BS)
+ *   let scanned = blocks |> map(b => b |> scan(op, z))      each block on its own
+ *   let sums = blocks |> map(b => b |> reduce(op, z))       each block's total
+ *   let prefixes = sums |> scan(op, z)                      the scan of the totals
+ *   in zip(iota(n/BS), scanned) |> map((i, s) =>
+ *        let p = (if i == 0 then z else prefixes |> get(i - 1)) in s |> map(y => op(p, y)))
+ *      |> join */
+static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    scan_parts p;
+    if (!parts_of(e, &p)) return not_a_scan("scan-then-propagate", why);
+    int64_t bs = args[0];
+    if (!length_divisible(rw, &p, bs, "BS", "scan-then-propagate", why)) return NULL;
+    bld B = bld_of(rw, why), *b = &B;
+    const st_node *split = PRIM(b, ST_PRIM_SPLIT, b_count(b, bs), p.xs);
+    const st_node *blocks = b_var(b, "blocks", split ? split->type : NULL);
+
+    const st_node *blk = b_var(b, "block", elem_of(blocks));
+    const st_node *scanned_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_SCAN, blk), blk), blocks);
+    const st_node *scanned = b_var(b, "scanned", scanned_v ? scanned_v->type : NULL);
+    const st_node *blk2 = b_var(b, "block", elem_of(blocks));
+    const st_node *sums_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, blk2), blk2), blocks);
+    const st_node *sums = b_var(b, "sums", sums_v ? sums_v->type : NULL);
+    const st_node *prefixes_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, sums);
+    const st_node *prefixes = b_var(b, "prefixes", prefixes_v ? prefixes_v->type : NULL);
+
+    /* propagate: every element of block i combined with what comes before the block */
+    const st_node *nb = sums ? b_size(b, sums->type->size) : NULL;
+    const st_node *i = b_var(b, "i", st_type_scalar(b->cx, ST_I64));
+    const st_node *s = b_var(b, "s", elem_of(scanned));
+    const st_node *x = p.post ? b_var(b, "xs", elem_of(blocks)) : NULL;
+    const st_node *pre = b_var(b, "prefix", p.z->type);
+    const st_node *y = b_var(b, "y", p.z->type);
+    const st_node *combined = PRIM(b, ST_PRIM_MAP, LAMBDA(b, CALL(b, p.op, pre, y), y), s);
+    const st_node *block_out = b_let(b, pre, exclusive(b, prefixes, i, p.z), finish_all(b, &p, combined, x));
+    const st_node *per_block = p.post ? PRIM(b, ST_PRIM_MAP, LAMBDA(b, block_out, i, s, x),
+                                             PRIM(b, ST_PRIM_ZIP, PRIM(b, ST_PRIM_IOTA, nb), scanned, blocks))
+                                      : PRIM(b, ST_PRIM_MAP, LAMBDA(b, block_out, i, s),
+                                             PRIM(b, ST_PRIM_ZIP, PRIM(b, ST_PRIM_IOTA, nb), scanned));
+    const st_node *out = PRIM(b, ST_PRIM_JOIN, per_block);
+    return b_let(b, blocks, split,
+                 b_let(b, scanned, scanned_v, b_let(b, sums, sums_v, b_let(b, prefixes, prefixes_v, out))));
+}
+
+/* ---- brent-kung-step(BF): listing 5 ---- */
+
+/* scan(op, z, xs) with BF | n becomes one layer of the tree around a scan of
+ * n/BF elements, the recursion point:
+ *   let groups = xs |> split(BF)
+ *   let partials = groups |> map(g => g |> reduce(op, z))          upsweep
+ *   let prefixes = partials |> scan(op, z)                          recursion point
+ *   in zip(iota(n/BF), groups) |> map((i, g) =>                      downsweep
+ *        g |> scanSeq(op, if i == 0 then z else prefixes |> get(i - 1)))
+ *      |> join */
+static const st_node *brent_kung_step(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    scan_parts p;
+    if (!parts_of(e, &p)) return not_a_scan("brent-kung-step", why);
+    int64_t bf = args[0];
+    if (!length_divisible(rw, &p, bf, "BF", "brent-kung-step", why)) return NULL;
+    bld B = bld_of(rw, why), *b = &B;
+    const st_node *split = PRIM(b, ST_PRIM_SPLIT, b_count(b, bf), p.xs);
+    const st_node *groups = b_var(b, "groups", split ? split->type : NULL);
+    const st_node *g = b_var(b, "g", elem_of(groups));
+    const st_node *partials_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, g), g), groups);
+    const st_node *partials = b_var(b, "partials", partials_v ? partials_v->type : NULL);
+    const st_node *prefixes_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, partials);
+    const st_node *prefixes = b_var(b, "prefixes", prefixes_v ? prefixes_v->type : NULL);
+
+    const st_node *nb = partials ? b_size(b, partials->type->size) : NULL;
+    const st_node *i = b_var(b, "i", st_type_scalar(b->cx, ST_I64));
+    const st_node *g2 = b_var(b, "g", elem_of(groups));
+    const st_node *down = PRIM(b, ST_PRIM_SCAN_SEQ, stepper(&p), exclusive(b, prefixes, i, p.z), g2);
+    const st_node *per_group = PRIM(b, ST_PRIM_MAP, LAMBDA(b, finish_all(b, &p, down, g2), i, g2),
+                                    PRIM(b, ST_PRIM_ZIP, PRIM(b, ST_PRIM_IOTA, nb), groups));
+    const st_node *out = PRIM(b, ST_PRIM_JOIN, per_group);
+    return b_let(b, groups, split, b_let(b, partials, partials_v, b_let(b, prefixes, prefixes_v, out)));
+}
+
+/* ---- sequential-scan: the sequential middle of listing 8 ---- */
+
+static const st_node *sequential_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    scan_parts p;
+    if (!parts_of(e, &p)) return not_a_scan("sequential-scan", why);
+    bld B = bld_of(rw, why), *b = &B;
+    return finish_all(b, &p, PRIM(b, ST_PRIM_SCAN_SEQ, stepper(&p), p.z, p.xs), p.xs);
+}
+
+/* ---- pad-scan(BS): every length ---- */
+
+/* scan(op, z, xs) with n not a multiple of BS becomes a scan of m = ⌈n/BS⌉·BS
+ * elements, the tail filled with z, of which the first n are kept:
+ *   let padded = iota(m) |> map(i => if i < n then xs |> get(i) else z)
+ *   let scanned = padded |> scan(op, z)
+ *   in iota(n) |> map(i => scanned |> get(i))
+ * With a fold the padding is of accumulators (fold(z, x) for an element,
+ * z for the tail), so that the scan of them is a plain one. */
+static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    scan_parts p;
+    if (!parts_of(e, &p)) return not_a_scan("pad-scan", why);
+    int64_t bs = args[0];
+    const st_size *n = p.xs->type->size;
+    if (divides(rw, bs, n))
+        return st_fail(why, (st_loc){0}, "pad-scan: the scan's length is already a multiple of BS = %lld; there is nothing to pad", (long long)bs), NULL;
+    st_ctx *cx = st_rw_ctx(rw);
+    st_err serr = {0};
+    const st_size *k = st_size_const(cx, bs);
+    const st_size *m = st_size_mul(cx, st_size_div(cx, st_size_add(cx, n, st_size_const(cx, bs - 1), &serr), k, &serr), k, &serr);
+    if (!m) return *why = serr, NULL;
+    bld B = bld_of(rw, why), *b = &B;
+    const st_node *n_e = b_size(b, n), *m_e = b_size(b, m);
+    const st_node *i = b_var(b, "i", st_type_scalar(cx, ST_I64));
+    const st_node *x = PRIM(b, ST_PRIM_GET, i, p.xs);
+    const st_node *item = p.fold ? CALL(b, p.fold, p.z, x) : x;
+    const st_node *padded_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, b_if(b, b_binop(b, ST_OP_LT, i, n_e), item, p.z), i),
+                                   PRIM(b, ST_PRIM_IOTA, m_e));
+    const st_node *padded = b_var(b, "padded", padded_v ? padded_v->type : NULL);
+    const st_node *scanned_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, padded);
+    const st_node *scanned = b_var(b, "scanned", scanned_v ? scanned_v->type : NULL);
+    const st_node *j = b_var(b, "i", st_type_scalar(cx, ST_I64));
+    const st_node *kept = finish(b, &p, PRIM(b, ST_PRIM_GET, j, scanned), p.post ? PRIM(b, ST_PRIM_GET, j, p.xs) : NULL);
+    const st_node *out = PRIM(b, ST_PRIM_MAP, LAMBDA(b, kept, j), PRIM(b, ST_PRIM_IOTA, n_e));
+    return b_let(b, padded, padded_v, b_let(b, scanned, scanned_v, out));
+}
+
+/* ---- composites ---- */
+
+static const st_rule rule_brent_kung_step, rule_sequential_scan, rule_scan_then_propagate, rule_pad_scan,
+    rule_brent_kung;
+
+/* BF^TD, or -1 on overflow */
+static int64_t power(int64_t bf, int64_t td) {
+    int64_t v = 1;
+    for (int64_t i = 0; i < td; i++)
+        if (__builtin_mul_overflow(v, bf, &v)) return -1;
+    return v;
+}
+
+static st_pattern scan_pattern(void) { return (st_pattern){ST_PAT_PRIM, ST_PRIM_SCAN}; }
+
+/* brent-kung(BF, TD), listing 6: TD steps, then the middle sequentially:
+ *   iterate(TD, first(scan, brent-kung-step(BF))) ; first(scan, sequential-scan) */
+static const st_node *brent_kung(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    scan_parts p;
+    if (!parts_of(e, &p)) return not_a_scan("brent-kung", why);
+    int64_t bf = args[0], td = args[1], tree = power(bf, td);
+    char len[96];
+    size_text(p.xs->type->size, len, sizeof len);
+    if (tree < 0 || !divides(rw, tree, p.xs->type->size))
+        return st_fail(why, (st_loc){0}, "brent-kung: TD = %lld goes beyond the tree: BF^TD = %lld^%lld does not divide the scan's length %s",
+                       (long long)td, (long long)bf, (long long)td, len), NULL;
+    st_ctx *cx = st_rw_ctx(rw);
+    const st_strategy *s = st_s_binary(cx, ST_S_SEQ,
+        st_s_iterate(cx, td, st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_brent_kung_step, &bf))),
+        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_sequential_scan, NULL)));
+    return s ? st_rewrite(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+}
+
+static bool brent_kung_check(const int64_t *args, st_err *why) {
+    if (power(args[0], args[1]) < 0)
+        return st_fail(why, (st_loc){0}, "BF^TD = %lld^%lld overflows", (long long)args[0], (long long)args[1]);
+    return true;
+}
+
+/* parallel-scan's tree depth, from TD or from SE, the length of the
+ * sequential middle of each block: SE = BS / BF^TD. (The paper writes
+ * TD = log2(BS - SE), which is whole for few points of its own space,
+ * BS in 32..512 and SE in 1..16; BS / BF^TD is the number of elements each
+ * block scans sequentially, as in its listing 8: BS = 16, TD = 2, SE = 4.) */
+static bool tree_depth(const int64_t *args, int64_t *td, st_err *why) {
+    int64_t bs = args[0], bf = args[1];
+    bool has_td = args[2] != ST_PARAM_UNSET, has_se = args[3] != ST_PARAM_UNSET;
+    if (has_td == has_se) return st_fail(why, (st_loc){0}, "give the tree's depth TD, or the length of the sequential middle SE = BS / BF^TD (one of them)");
+    if (bs % bf != 0) return st_fail(why, (st_loc){0}, "BS %% BF == 0 does not hold: BS = %lld, BF = %lld", (long long)bs, (long long)bf);
+    if (has_td) {
+        *td = args[2];
+        int64_t t = power(bf, *td);
+        if (t < 0 || bs % t != 0)
+            return st_fail(why, (st_loc){0}, "TD = %lld goes beyond the tree: BF^TD = %lld^%lld does not divide BS = %lld", (long long)*td, (long long)bf, (long long)*td, (long long)bs);
+        return true;
+    }
+    int64_t se = args[3];
+    if (se < 1 || se > bs || bs % se != 0)
+        return st_fail(why, (st_loc){0}, "SE = %lld is not a length of the sequential middle: SE must divide BS = %lld", (long long)se, (long long)bs);
+    int64_t tree = bs / se;
+    *td = 0;
+    for (int64_t v = 1; v < tree && v <= INT64_MAX / bf; v *= bf) ++*td;
+    if (power(bf, *td) != tree)
+        return st_fail(why, (st_loc){0}, "BS / SE = %lld is not a power of BF = %lld, so no tree depth TD gives SE = %lld", (long long)tree, (long long)bf, (long long)se);
+    return true;
+}
+
+static bool parallel_scan_check(const int64_t *args, st_err *why) {
+    int64_t td;
+    return tree_depth(args, &td, why);
+}
+
+/* parallel-scan(BS, BF, TD | SE), listing 7, for every length:
+ *   [pad-scan(BS) ;] first(scan, scan-then-propagate(BS)) ; first(scan, brent-kung(BF, TD)) */
+static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    scan_parts p;
+    if (!parts_of(e, &p)) return not_a_scan("parallel-scan", why);
+    int64_t td;
+    if (!tree_depth(args, &td, why)) return NULL;
+    st_ctx *cx = st_rw_ctx(rw);
+    int64_t bs = args[0], bk[2] = {args[1], td};
+    const st_strategy *s = st_s_binary(cx, ST_S_SEQ,
+        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_scan_then_propagate, &bs)),
+        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_brent_kung, bk)));
+    if (s && !divides(rw, bs, p.xs->type->size))
+        s = st_s_binary(cx, ST_S_SEQ, st_s_rule(cx, &rule_pad_scan, &bs), s);
+    return s ? st_rewrite(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+}
+
+/* ---- the table ---- */
+
+#define BS_PARAM {.name = "BS", .doc = "the block size: elements per work-group", .min = 1, .max = 1 << 20}
+#define BF_PARAM {.name = "BF", .doc = "the branching factor of the tree", .min = 2, .max = 1024}
+
+static const st_rule rule_scan_then_propagate = {
+    .name = "scan-then-propagate",
+    .summary = "scan blocks of BS on their own, scan the block totals, add each block's prefix (listing 4)",
+    .conditions = "the scan's length is a multiple of BS (from the sizes and the where clause)",
+    .origin = "built-in",
+    .nparams = 1,
+    .params = {BS_PARAM},
+    .apply = scan_then_propagate,
+};
+
+static const st_rule rule_brent_kung_step = {
+    .name = "brent-kung-step",
+    .summary = "one layer of a Brent-Kung tree: reduce groups of BF, scan the results, scan each group from its prefix (listing 5)",
+    .conditions = "the scan's length is a multiple of BF",
+    .origin = "built-in",
+    .nparams = 1,
+    .params = {BF_PARAM},
+    .apply = brent_kung_step,
+};
+
+static const st_rule rule_sequential_scan = {
+    .name = "sequential-scan",
+    .summary = "a scan done by one thread in order (scanSeq)",
+    .conditions = "none",
+    .origin = "built-in",
+    .apply = sequential_scan,
+};
+
+static const st_rule rule_brent_kung = {
+    .name = "brent-kung",
+    .summary = "TD layers of a Brent-Kung tree around a sequential middle (listing 6); TD = log_BF(length) is the full tree",
+    .conditions = "BF^TD divides the scan's length",
+    .origin = "built-in",
+    .nparams = 2,
+    .params = {BF_PARAM, {.name = "TD", .doc = "the tree's depth", .min = 0, .max = 62}},
+    .apply = brent_kung,
+    .check = brent_kung_check,
+};
+
+static const st_rule rule_pad_scan = {
+    .name = "pad-scan",
+    .summary = "pad a scan's input with the neutral element to a multiple of BS, scan, and keep the first elements",
+    .conditions = "the scan's length is not already a multiple of BS",
+    .origin = "built-in",
+    .nparams = 1,
+    .params = {BS_PARAM},
+    .apply = pad_scan,
+};
+
+static const st_rule rule_parallel_scan = {
+    .name = "parallel-scan",
+    .summary = "scan-then-propagate(BS) with a Brent-Kung tree of depth TD in each block (listing 7), for any length "
+               "(padding when BS does not divide it); the tree's sequential middle scans SE = BS / BF^TD elements",
+    .conditions = "BS % BF == 0; exactly one of TD and SE; BF^TD divides BS (TD), or BS / SE is a power of BF (SE)",
+    .origin = "built-in",
+    .nparams = 4,
+    .params = {BS_PARAM, BF_PARAM,
+               {.name = "TD", .doc = "the tree's depth in a block", .min = 0, .max = 62, .optional = true},
+               {.name = "SE", .doc = "elements of the sequential middle of a block: BS / BF^TD", .min = 1, .max = 1 << 20, .optional = true}},
+    .apply = parallel_scan,
+    .check = parallel_scan_check,
+};
+
+bool st_register_scan_rules(st_registry *r, st_err *err) {
+    const st_rule *rules[] = {&rule_scan_then_propagate, &rule_brent_kung_step, &rule_brent_kung,
+                              &rule_sequential_scan, &rule_pad_scan, &rule_parallel_scan};
+    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+        if (!st_registry_add(r, rules[i], err)) return false;
+    return true;
+}
