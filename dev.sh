@@ -54,6 +54,12 @@ demo() {
             *) $strata eval "$prog" --size N=1000000 ;;
         esac
     done
+    say "the prefix sum rewritten by parallel-scan(BS=256, BF=2, SE=4), and run again"
+    $strata rewrite examples/prefix_sum.strata -s 'parallel-scan(BS=256, BF=2, SE=4)' --trace \
+        > build/prefix_sum.parallel.strata
+    head -n 12 build/prefix_sum.parallel.strata
+    echo "  … (build/prefix_sum.parallel.strata)"
+    $strata eval build/prefix_sum.parallel.strata --size N=1000000
 }
 
 run_tests() {

@@ -413,7 +413,7 @@ static int run_rewrite(const command *cmd, int argc, char **argv) {
         st_err shown = err;
         if (err.kind == ST_ERR_USER)
             st_fail(&shown, (st_loc){l.program->file, 0, 0}, "the strategy does not apply to `%s`: %s%s", l.def->name, err.message,
-                    err.mismatch ? "\n  (a rule applies where the strategy starts, at the whole body; to reach inside it, "
+                    err.mismatch && s->kind == ST_S_RULE ? "\n  (a rule applies where the strategy starts, at the whole body; to reach inside it, "
                                    "write first(scan, …), each(scan, …) or topdown(…))" : "");
         rc = report(&shown, NULL);
         goto done;

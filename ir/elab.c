@@ -455,8 +455,7 @@ static const st_node *let(elab *e, const ast *a, const st_type *hint) {
     for (uint32_t i = 0; i < k; i++) {
         const st_type *vt = k == 1 ? t : t->items[i];
         const st_node *part = k == 1 ? value : value->kind == ST_NODE_TUPLE ? value->kids[i] : NULL;
-        const st_size *size = part && st_type_is_int(vt) ? st_node_as_size(e->cx, part, NULL) : NULL;
-        vars[i] = st_var(e->cx, a->names[i], vt, size);
+        vars[i] = part ? st_let_var(e->cx, a->names[i], part) : st_var(e->cx, a->names[i], vt, NULL);
         if (!vars[i] || !push_var(e, a->names[i], vars[i])) return NULL;
     }
     const st_node *body = expr(e, a->kids[1], hint);

@@ -376,9 +376,14 @@ struct st_node {
      * variable, an integer parameter used as a size, a let-bound size
      * expression); NULL otherwise. Part of the variable's identity. */
     const st_size *size;
+    uint32_t depth; /* of the tree below, leaves 1: what every recursive pass costs */
     uint32_t nkids;
     const st_node *kids[];
 };
+
+/* The deepest expression the parser reads back (and so the deepest a
+ * rewrite may produce: what strata prints, it must read). */
+enum { ST_MAX_DEPTH = 1000 };
 
 /* Node constructors. Each computes the node's type from its parts and fails
  * (NULL, *err filled, err->arg the offending argument) when they do not fit:
@@ -386,6 +391,11 @@ struct st_node {
 const st_node *st_lit(st_ctx *cx, st_scalar_kind k, st_scalar value);
 const st_node *st_lit_int(st_ctx *cx, st_scalar_kind k, int64_t value);
 const st_node *st_var(st_ctx *cx, const char *name, const st_type *type, const st_size *size);
+/* The variable `let name = value` binds: value's type, and the size it
+ * stands for when value is an integer size expression (so that
+ * `let n = N / 2 in replicate(n, 0)` types). The type checker and every
+ * rewrite bind through this, so a printed program reads back the same. */
+const st_node *st_let_var(st_ctx *cx, const char *name, const st_node *value);
 const st_node *st_tuple(st_ctx *cx, uint32_t n, const st_node *const *items, st_err *err);
 const st_node *st_proj(st_ctx *cx, const st_node *tuple, uint32_t index, st_err *err);
 const st_node *st_unary(st_ctx *cx, st_unop op, const st_node *a, st_err *err);
@@ -420,6 +430,12 @@ const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *ki
  * parameters, let-bound sizes, and + - * / % and integer conversions of
  * those), or NULL when it is not one. */
 const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err);
+
+/* Is kid i of n a variable n binds (a let's pattern, a lambda's parameter)?
+ * Traversals pass over those: they are names, not expressions. */
+static inline bool st_is_binder(const st_node *n, uint32_t i) {
+    return (n->kind == ST_NODE_LET && i + 2 < n->nkids) || (n->kind == ST_NODE_LAMBDA && i + 1 < n->nkids);
+}
 
 static inline const st_node *st_let_value(const st_node *n) { return n->kids[n->nkids - 2]; }
 static inline const st_node *st_let_body(const st_node *n) { return n->kids[n->nkids - 1]; }

@@ -105,19 +105,28 @@ static const st_node *intern(st_ctx *cx, const st_node *probe, st_err *err) {
     if (!n) return st_fail_internal(err, "out of memory while building a node"), NULL;
     memcpy(n, probe, bytes);
     n->hash = h;
+    n->depth = 1;
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (n->kids[i]->depth >= n->depth) n->depth = n->kids[i]->depth + 1;
     if (!st_table_insert(&cx->nodes, h, n)) return st_fail_internal(err, "out of memory"), NULL;
     return n;
 }
 
-static probe_node make(st_node_kind kind, const st_type *type, uint32_t nkids,
-                       const st_node *const *kids) {
+/* A probe with nkids kids, the first `given` of them from kids (a let or a
+ * lambda adds its value and body after its variables). */
+static probe_node make_some(st_node_kind kind, const st_type *type, uint32_t nkids, const st_node *const *kids,
+                            uint32_t given) {
     probe_node p;
     memset(&p, 0, sizeof p);
     p.n.kind = kind;
     p.n.type = type;
     p.n.nkids = nkids;
-    for (uint32_t i = 0; i < nkids && i < MAX_KIDS; i++) p.n.kids[i] = kids[i];
+    for (uint32_t i = 0; i < given && i < MAX_KIDS; i++) p.n.kids[i] = kids[i];
     return p;
+}
+
+static probe_node make(st_node_kind kind, const st_type *type, uint32_t nkids, const st_node *const *kids) {
+    return make_some(kind, type, nkids, kids, nkids);
 }
 
 static bool too_many(uint32_t n, st_err *err) {
@@ -151,6 +160,11 @@ const st_node *st_var(st_ctx *cx, const char *name, const st_type *type, const s
     p.n.u.name = name;
     p.n.size = size;
     return intern(cx, &p.n, NULL);
+}
+
+const st_node *st_let_var(st_ctx *cx, const char *name, const st_node *value) {
+    const st_size *size = st_type_is_int(value->type) ? st_node_as_size(cx, value, NULL) : NULL;
+    return st_var(cx, name, value->type, size);
 }
 
 /* ---- scalar expressions ---- */
@@ -262,7 +276,7 @@ const st_node *st_let(st_ctx *cx, uint32_t nvars, const st_node *const *vars,
                 return fail_at(err, (int)i, "`%s` is declared %s but bound to a value of type %s",
                                vars[i]->u.name, type_name(vars[i]->type).s, type_name(t->items[i]).s);
     }
-    probe_node p = make(ST_NODE_LET, body->type, nvars + 2, vars);
+    probe_node p = make_some(ST_NODE_LET, body->type, nvars + 2, vars, nvars);
     p.n.kids[nvars] = value;
     p.n.kids[nvars + 1] = body;
     return intern(cx, &p.n, err);
@@ -277,8 +291,8 @@ const st_node *st_lambda(st_ctx *cx, uint32_t nparams, const st_node *const *par
         types[i] = params[i]->type;
     }
     if (!is_value_type(body->type)) return fail_at(err, (int)nparams, "a lambda cannot return a function");
-    probe_node p = make(ST_NODE_LAMBDA, st_type_fun(cx, nparams, types, body->type), nparams + 1,
-                        params);
+    probe_node p = make_some(ST_NODE_LAMBDA, st_type_fun(cx, nparams, types, body->type), nparams + 1,
+                             params, nparams);
     p.n.kids[nparams] = body;
     return intern(cx, &p.n, err);
 }
@@ -568,7 +582,7 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
             if (t->kind != ST_TYPE_ARRAY) return need_array(a[0], p, 0, "a destination array", err);
             if (ivs->kind != ST_TYPE_ARRAY || ivs->elem->kind != ST_TYPE_TUPLE || ivs->elem->n != 2 ||
                 !st_type_is_int(ivs->elem->items[0]) || ivs->elem->items[1] != t->elem) {
-                return fail_at(err, 1, "scatter with two arguments needs an array of (index, value) pairs, [n](i64, %s), but this has type %s",
+                return fail_at(err, 1, "scatter with two arguments needs an array of (index, value) pairs, an integer index and a %s, but this has type %s",
                                type_name(t->elem).s, type_name(ivs).s);
             }
             *out = t;

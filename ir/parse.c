@@ -14,7 +14,7 @@
  * recurses over the tree, so the parser bounds both its own recursion and the
  * depth of what it builds: `a + a + … + a` is parsed by a loop but is a deep
  * tree all the same. */
-enum { MAX_DEPTH = 1000 };
+enum { MAX_DEPTH = ST_MAX_DEPTH };
 
 typedef struct parser {
     st_ctx *cx;

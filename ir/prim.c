@@ -57,13 +57,20 @@ static const char *form(st_prim p, uint32_t nargs) {
 bool st_prim_takes(st_prim p, uint32_t nargs) { return form(p, nargs) != NULL && nargs <= 64; }
 
 void st_prim_describe_arity(st_prim p, char *buf, size_t cap) {
-    size_t len = 0;
+    size_t len = 0, arity[3];
     int n = 0;
-    while (n < 3 && table[p].forms[n]) n++;
-    for (int i = 0; i < n && len < cap; i++) {
-        size_t k = strlen(table[p].forms[i]);
-        len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i == 0 ? "" : i == n - 1 ? " or " : ", ", k);
+    while (n < 3 && table[p].forms[n]) {
+        arity[n] = strlen(table[p].forms[n]);
+        n++;
     }
+    for (int i = 1; i < n; i++) /* ascending: "2 or 3" */
+        for (int j = i; j > 0 && arity[j] < arity[j - 1]; j--) {
+            size_t t = arity[j];
+            arity[j] = arity[j - 1];
+            arity[j - 1] = t;
+        }
+    for (int i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i == 0 ? "" : i == n - 1 ? " or " : ", ", arity[i]);
     if (table[p].variadic && len < cap) snprintf(buf + len, cap - len, " or more");
 }
 

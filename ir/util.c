@@ -90,15 +90,22 @@ void st_err_format(const st_err *err, const char *source, size_t source_len, st_
     if (line != l->line) return;
     size_t end = i;
     while (end < source_len && source[end] != '\n' && source[end] != '\r') end++;
-    st_buf_puts(out, "  ");
-    for (size_t k = i; k < end; k++) {
+    /* a long line is shown as a window around the column, so the caret stays in view */
+    enum { WINDOW = 100 };
+    size_t col = (size_t)(l->col > 0 ? l->col - 1 : 0), from = i, to = end;
+    if (end - i > WINDOW) {
+        from = i + (col > WINDOW / 2 ? col - WINDOW / 2 : 0);
+        to = from + WINDOW < end ? from + WINDOW : end;
+    }
+    st_buf_puts(out, from > i ? "  …" : "  ");
+    for (size_t k = from; k < to; k++) {
         unsigned char c = (unsigned char)source[k];
         char ch = (c == '\t' || (c >= 32 && c < 127) || c >= 128) ? (char)c : '?';
         st_buf_put(out, &ch, 1);
     }
-    st_buf_puts(out, "\n  ");
-    for (int k = 1; k < l->col && i + (size_t)(k - 1) < end; k++)
-        st_buf_put(out, source[i + (size_t)k - 1] == '\t' ? "\t" : " ", 1);
+    st_buf_puts(out, to < end ? "…\n  " : "\n  ");
+    if (from > i) st_buf_puts(out, "…");
+    for (size_t k = from; k < i + col && k < to; k++) st_buf_put(out, source[k] == '\t' ? "\t" : " ", 1);
     st_buf_puts(out, "^\n");
 }
 

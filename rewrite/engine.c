@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Enough for any real strategy; a repeat or normalize that never stops hits
- * it and is reported instead of hanging. */
-enum { MAX_STEPS = 100000 };
+/* Budgets for one rewrite, enough for any real strategy: rule applications,
+ * strategy steps of any kind (so that iterate(1000000, iterate(1000000, id))
+ * ends too), and rules nested within rules (a composite expanding into
+ * itself). A strategy that would go on is reported instead of hanging. */
+enum { MAX_STEPS = 10000, MAX_WORK = 10000000, MAX_NESTING = 200 };
 
 /* A rule application, kept for the trace until the strategy's outcome is
  * known: entries of a branch that failed are dropped. */
@@ -30,7 +32,7 @@ struct st_rw {
     const st_registry *reg;
     st_trace_fn trace;
     void *trace_data;
-    uint64_t steps;
+    uint64_t steps, work;
     const st_def *def;
     fired *log; /* for the trace */
     size_t nlog, caplog;
@@ -99,10 +101,9 @@ static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node 
     if (rw->steps >= MAX_STEPS)
         return st_fail(why, (st_loc){0}, "stopped after %d rule applications: the strategy does not seem to end (a repeat or normalize of a rule that always applies?)",
                        MAX_STEPS), NULL;
-    if (r->expand) {
-        const st_strategy *body = r->expand(rw, s->args, why);
-        return body ? run(rw, body, e, why) : NULL;
-    }
+    if (rw->depth >= MAX_NESTING)
+        return st_fail(why, (st_loc){0}, "rule %s is applied within itself more than %d times over: a composite that expands into itself?",
+                       r->name, MAX_NESTING), NULL;
     /* a place in the log now, so that the trace lists rules in the order they began */
     size_t slot = rw->nlog;
     if (rw->trace) {
@@ -119,7 +120,13 @@ static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node 
     }
     rw->depth++;
     st_err reason = {0};
-    const st_node *out = r->apply(rw, e, s->args, &reason);
+    const st_node *out = NULL;
+    if (r->expand) {
+        const st_strategy *body = r->expand(rw, s->args, &reason);
+        out = body ? run(rw, body, e, &reason) : NULL;
+    } else {
+        out = r->apply(rw, e, s->args, &reason);
+    }
     rw->depth--;
     if (!out) {
         if (!reason.message[0]) st_fail(&reason, (st_loc){0}, "%s does not apply here", r->name);
@@ -148,6 +155,7 @@ static const st_node *at_first(st_rw *rw, const st_strategy *s, const st_node *e
         return run(rw, s->a, e, why);
     }
     for (uint32_t i = 0; i < e->nkids; i++) {
+        if (st_is_binder(e, i)) continue;
         const st_node *k = at_first(rw, s, e->kids[i], found, why);
         if (*found) return k ? replace_kid(rw, e, i, k, why) : NULL;
     }
@@ -160,7 +168,7 @@ static const st_node *at_each(st_rw *rw, const st_strategy *s, const st_node *e,
     const st_node *kids[64];
     if (e->nkids > 64) return st_fail_internal(why, "a node with more than 64 kids"), NULL;
     for (uint32_t i = 0; i < e->nkids; i++)
-        if (!(kids[i] = at_each(rw, s, e->kids[i], count, why))) return NULL;
+        if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : at_each(rw, s, e->kids[i], count, why))) return NULL;
     st_err inner = {0};
     const st_node *n = st_rebuild(rw->cx, e, kids, &inner);
     if (!n) return st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message), NULL;
@@ -176,6 +184,7 @@ static const st_node *topdown(st_rw *rw, const st_strategy *a, const st_node *e,
     keep_reason(best, &why);
     if (why.kind == ST_ERR_INTERNAL) return NULL;
     for (uint32_t i = 0; i < e->nkids; i++) {
+        if (st_is_binder(e, i)) continue;
         const st_node *k = topdown(rw, a, e->kids[i], best);
         if (k) return replace_kid(rw, e, i, k, best);
         if (best->kind == ST_ERR_INTERNAL) return NULL;
@@ -185,6 +194,7 @@ static const st_node *topdown(st_rw *rw, const st_strategy *a, const st_node *e,
 
 static const st_node *bottomup(st_rw *rw, const st_strategy *a, const st_node *e, st_err *best) {
     for (uint32_t i = 0; i < e->nkids; i++) {
+        if (st_is_binder(e, i)) continue;
         const st_node *k = bottomup(rw, a, e->kids[i], best);
         if (k) return replace_kid(rw, e, i, k, best);
         if (best->kind == ST_ERR_INTERNAL) return NULL;
@@ -193,6 +203,16 @@ static const st_node *bottomup(st_rw *rw, const st_strategy *a, const st_node *e
     const st_node *r = run(rw, a, e, &why);
     if (!r) keep_reason(best, &why);
     return r;
+}
+
+/* What strata prints it must read back: no result deeper than the parser's
+ * limit. Checked where a strategy loops (so that a repeat that grows the
+ * program stops early) and on the final result. */
+static bool too_deep(const st_node *e, st_err *why) {
+    if (e->depth <= ST_MAX_DEPTH) return false;
+    st_fail(why, (st_loc){0}, "the rewrite nests the program deeper than %d levels, more than strata reads back; "
+            "the strategy applies its rules too often (a repeat or iterate without end?)", ST_MAX_DEPTH);
+    return true;
 }
 
 /* a traversal found no place: say so, with the best reason met */
@@ -207,6 +227,8 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
 
 /* Every strategy: on failure, what it applied is forgotten by the trace. */
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    if (++rw->work > MAX_WORK)
+        return st_fail(why, (st_loc){0}, "stopped after %d strategy steps: the strategy does not seem to end", MAX_WORK), NULL;
     size_t mark = rw->nlog;
     const st_node *r = run_kind(rw, s, e, why);
     if (!r) rw->nlog = mark;
@@ -245,13 +267,15 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
             const st_node *r = s->kind == ST_S_REPEAT ? run(rw, s->a, cur, &stop) : topdown(rw, s->a, cur, &stop);
             if (!r && (stop.kind == ST_ERR_INTERNAL || rw->steps >= MAX_STEPS)) return *why = stop, NULL;
             if (!r || r == cur) return cur; /* done, or no progress: stop rather than loop */
+            if (too_deep(r, why)) return NULL;
             cur = r;
         }
     case ST_S_ITERATE: {
         const st_node *cur = e;
         for (int64_t i = 0; i < s->n; i++) {
             st_err inner = {0};
-            if (!(cur = run(rw, s->a, cur, &inner))) {
+            if ((cur = run(rw, s->a, cur, &inner)) && too_deep(cur, &inner)) cur = NULL;
+            if (!cur) {
                 *why = inner;
                 if (inner.kind == ST_ERR_USER)
                     st_fail(why, (st_loc){0}, "iteration %lld of %lld: %s", (long long)i + 1, (long long)s->n, inner.message);
@@ -301,7 +325,7 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
         const st_node *kids[64];
         if (e->nkids > 64) return st_fail_internal(why, "a node with more than 64 kids"), NULL;
         for (uint32_t i = 0; i < e->nkids; i++)
-            if (!(kids[i] = run(rw, s->a, e->kids[i], why))) return NULL;
+            if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : run(rw, s->a, e->kids[i], why))) return NULL;
         st_err inner = {0};
         const st_node *r = st_rebuild(rw->cx, e, kids, &inner);
         if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
@@ -310,6 +334,7 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
     case ST_S_ONE: {
         st_err best = {0};
         for (uint32_t i = 0; i < e->nkids; i++) {
+            if (st_is_binder(e, i)) continue;
             st_err inner = {0};
             const st_node *k = run(rw, s->a, e->kids[i], &inner);
             if (k) return replace_kid(rw, e, i, k, why);
@@ -324,9 +349,11 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
 
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
+    if (rw->nest == 0) rw->steps = rw->work = 0; /* each rewrite has its own budget */
     rw->nest++;
     const st_node *r = run(rw, s, e, &reason);
     rw->nest--;
+    if (r && rw->nest == 0 && too_deep(r, &reason)) r = NULL;
     if (!r) *why = reason;
     if (rw->nest == 0 && rw->trace) { /* the outermost call reports */
         for (size_t i = 0; r && i < rw->nlog; i++)

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_DEPTH = 200 };
+/* Bounds on nesting and on the number of terms: the engine recurses over a
+ * strategy, and a chain `a ; b ; c …` is as deep as it is long. */
+enum { MAX_DEPTH = 200, MAX_TERMS = 1000 };
 
 typedef enum { T_END, T_NAME, T_INT, T_LPAREN, T_RPAREN, T_COMMA, T_EQ, T_SEMI, T_CHOICE, T_BAD } tkind;
 
@@ -35,7 +37,7 @@ typedef struct sparser {
     const char *what, *text;
     size_t pos;
     tok t; /* the current token */
-    int depth;
+    int depth, terms;
     st_err *err;
 } sparser;
 
@@ -163,7 +165,7 @@ static const st_strategy *rule(sparser *p) {
     tok name = p->t;
     char text[72];
     snprintf(text, sizeof text, "%.*s", (int)(name.len > 64 ? 64 : name.len), name.start);
-    const st_rule *r = st_registry_find(p->reg, text);
+    const st_rule *r = name.len > 64 ? NULL : st_registry_find(p->reg, text); /* no rule has a longer name */
     if (!r) return unknown_name(p, &name), NULL;
     advance(p);
     int64_t args[ST_RULE_MAX_PARAMS];
@@ -218,7 +220,7 @@ static const st_strategy *rule(sparser *p) {
         }
     }
     for (uint32_t i = 0; i < r->nparams; i++)
-        if (args[i] == ST_PARAM_UNSET && !r->params[i].optional)
+        if (!given[i] && !r->params[i].has_default && !r->params[i].optional)
             return fail(p, name.col, "%s needs its parameter %s (%s), as in %s(%s=…)", text, r->params[i].name,
                         r->params[i].doc ? r->params[i].doc : "", text, r->params[i].name);
     st_err why = {0};
@@ -228,6 +230,7 @@ static const st_strategy *rule(sparser *p) {
 
 static const st_strategy *term(sparser *p) {
     if (++p->depth > MAX_DEPTH) return fail(p, p->t.col, "the strategy is nested too deeply");
+    if (++p->terms > MAX_TERMS) return fail(p, p->t.col, "the strategy is too long (more than %d terms)", MAX_TERMS);
     const st_strategy *s = NULL;
     tok t = p->t;
     static const struct { const char *name; st_strategy_kind kind; } unary[] = {
@@ -245,8 +248,8 @@ static const st_strategy *term(sparser *p) {
     } else if (is(&t, "iterate")) {
         advance(p);
         int64_t n;
-        int col = p->t.col;
-        if (expect(p, T_LPAREN, "`(` after iterate") && integer(p, &n)) {
+        int col = 0;
+        if (expect(p, T_LPAREN, "`(` after iterate") && (col = p->t.col) && integer(p, &n)) {
             if (n < 0 || n > 1000000) s = fail(p, col, "iterate's count must be from 0 to 1000000");
             else if (expect(p, T_COMMA, "`,` after iterate's count") && (s = strategy(p)) && expect(p, T_RPAREN, "`)`"))
                 s = st_s_iterate(p->cx, n, s);
@@ -297,7 +300,7 @@ static const st_strategy *strategy(sparser *p) {
 
 const st_strategy *st_strategy_parse(st_ctx *cx, const st_registry *reg, const char *what,
                                      const char *text, st_err *err) {
-    sparser p = {cx, reg, what, text, 0, {0}, 0, err};
+    sparser p = {cx, reg, what, text, 0, {0}, 0, 0, err};
     advance(&p);
     if (p.t.kind == T_END) return fail(&p, 1, "the strategy is empty");
     const st_strategy *s = strategy(&p);

@@ -24,6 +24,7 @@ static const char *const reserved[] = {"id",       "fail", "try",       "repeat"
 static bool well_named(const char *name) {
     if (!name || !*name || strlen(name) > 64) return false;
     if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z'))) return false;
+    if (name[strlen(name) - 1] == '-') return false; /* the strategy language reads `a-` as `a` */
     for (const char *p = name; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
             return false;
@@ -33,7 +34,7 @@ static bool well_named(const char *name) {
 bool st_registry_add(st_registry *r, const st_rule *rule, st_err *err) {
     const char *name = rule->name ? rule->name : "(unnamed)";
     if (!well_named(rule->name))
-        return st_fail(err, (st_loc){0}, "a rule's name is letters, digits, `-` and `_`, starting with a letter: `%s` is not", name);
+        return st_fail(err, (st_loc){0}, "a rule's name is letters, digits, `-` and `_`, starting with a letter and not ending in `-`, at most 64 characters: `%s` is not", name);
     for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
         if (!strcmp(rule->name, reserved[i]))
             return st_fail(err, (st_loc){0}, "`%s` is a combinator of the strategy language; a rule cannot take its name", name);
@@ -48,6 +49,8 @@ bool st_registry_add(st_registry *r, const st_rule *rule, st_err *err) {
         const st_param *p = &rule->params[i];
         if (!well_named(p->name) || p->min > p->max || (p->has_default && (p->def < p->min || p->def > p->max)))
             return st_fail(err, (st_loc){0}, "rule `%s` declares its parameter %u badly (name, range or default)", name, i + 1);
+        if (p->optional && p->min == ST_PARAM_UNSET)
+            return st_fail(err, (st_loc){0}, "rule `%s`: the optional parameter `%s` cannot take INT64_MIN, which stands for \"not given\"", name, p->name);
         for (uint32_t j = 0; j < i; j++)
             if (!strcmp(rule->params[j].name, p->name))
                 return st_fail(err, (st_loc){0}, "rule `%s` declares the parameter `%s` twice", name, p->name);

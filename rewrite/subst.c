@@ -89,10 +89,6 @@ static bool binds_over(const st_node *n, uint32_t i, const st_node *var) {
     return false;
 }
 
-static bool is_binder_slot(const st_node *n, uint32_t i) {
-    return (n->kind == ST_NODE_LET && i < st_let_nvars(n)) || (n->kind == ST_NODE_LAMBDA && i < st_lambda_nparams(n));
-}
-
 /* ---- uses ---- */
 
 typedef struct uses {
@@ -107,7 +103,7 @@ static uintptr_t count(uses *u, const st_node *e) {
     if (memo_get(&u->m, e, &v)) return v;
     uintptr_t total = 0, under = 0;
     for (uint32_t i = 0; i < e->nkids; i++) {
-        if (is_binder_slot(e, i) || binds_over(e, i, u->var)) continue;
+        if (st_is_binder(e, i) || binds_over(e, i, u->var)) continue;
         uintptr_t c = count(u, e->kids[i]);
         total += c >> 1;
         under |= (c & 1) | (e->kind == ST_NODE_LAMBDA && c ? 1 : 0);
@@ -155,18 +151,36 @@ static void base_of(const char *name, char *out, size_t cap) {
 
 static const st_node *sub(subst *s, const st_node *e);
 
-/* A binder of e that would capture a free variable of the replacement gets
- * a fresh name throughout its scope first. */
+/* Does a variable named `name` appear in e? Names, not nodes: two variables
+ * of one name but different types (or sizes) are different nodes, yet a
+ * printed program tells them apart by scope alone. */
+static bool mentions_name(const st_node *e, const char *name, memo *seen) {
+    if (e->kind == ST_NODE_VAR) return e->u.name == name;
+    uintptr_t v;
+    if (memo_get(seen, e, &v)) return v;
+    bool found = false;
+    for (uint32_t i = 0; i < e->nkids && !found; i++) found = mentions_name(e->kids[i], name, seen);
+    memo_put(seen, e, found);
+    return found;
+}
+
+/* A binder of e that would capture a variable of the replacement, or merely
+ * share a name with one (and so capture it once printed), gets a fresh name
+ * throughout its scope first. */
 static const st_node *rename_capturing(subst *s, const st_node *e) {
     uint32_t k = e->kind == ST_NODE_LET ? st_let_nvars(e) : st_lambda_nparams(e);
     const st_node *kids[64];
     memcpy(kids, e->kids, e->nkids * sizeof *kids);
     bool renamed = false;
     for (uint32_t j = 0; j < k; j++) {
-        if (!st_occurs(s->repl, kids[j])) continue;
+        memo seen = {0};
+        bool clash = mentions_name(s->repl, kids[j]->u.name, &seen);
+        memo_free(&seen);
+        if (!clash) continue;
         char base[96];
         base_of(kids[j]->u.name, base, sizeof base);
-        const st_node *fresh = st_fresh_var(s->cx, base, kids[j]->type);
+        const char *name = st_fresh_name(s->cx, base);
+        const st_node *fresh = name ? st_var(s->cx, name, kids[j]->type, kids[j]->size) : NULL; /* same value: same size */
         const st_node *body = fresh ? st_subst(s->cx, kids[e->nkids - 1], kids[j], fresh, s->err) : NULL;
         if (!body) return NULL;
         kids[j] = fresh;
@@ -189,7 +203,7 @@ static const st_node *sub(subst *s, const st_node *e) {
     if (!n) return NULL;
     const st_node *kids[64];
     for (uint32_t i = 0; i < n->nkids; i++) {
-        if (is_binder_slot(n, i) || binds_over(n, i, s->var)) kids[i] = n->kids[i];
+        if (st_is_binder(n, i) || binds_over(n, i, s->var)) kids[i] = n->kids[i];
         else if (!(kids[i] = sub(s, n->kids[i]))) return NULL;
     }
     const st_node *r = st_rebuild(s->cx, n, kids, s->err);
@@ -255,7 +269,10 @@ const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
         if (a->kind == ST_NODE_VAR || a->kind == ST_NODE_LIT || uses == 0 || (uses == 1 && !under)) {
             body = st_subst(cx, body, fresh[i], a, err);
         } else {
-            lets[nlets] = fresh[i];
+            /* bound as the type checker would bind it (its size, if any) */
+            const st_node *bound = st_let_var(cx, fresh[i]->u.name, a);
+            body = st_subst(cx, body, fresh[i], bound, err);
+            lets[nlets] = bound;
             values[nlets++] = a;
         }
     }

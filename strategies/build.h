@@ -105,7 +105,16 @@ static inline const st_node *b_call_n(bld *b, const st_node *f, uint32_t n, cons
 }
 #define CALL(b, f, ...) b_call_n((b), (f), (uint32_t)B_NARGS(__VA_ARGS__), (const st_node *[]){__VA_ARGS__})
 
-/* The size s as an i64 expression of the def's sizes. */
+/* The size s as an i64 expression of the def's sizes (a value to compute
+ * with: compare, add). */
+static inline const st_node *b_size_value(bld *b, const st_size *s) {
+    st_err e = {0};
+    const st_node *n = s ? st_size_expr(b->cx, st_rw_def(b->rw), s, &e) : NULL;
+    if (!n && !b->err->message[0]) *b->err = e;
+    return n;
+}
+
+/* The size s as a length (of iota, replicate): a plain count when constant. */
 static inline const st_node *b_count(bld *b, int64_t v);
 static inline const st_node *b_size(bld *b, const st_size *s) {
     int64_t v;

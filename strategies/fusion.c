@@ -27,20 +27,16 @@ static bool is_prim(const st_node *n, st_prim p) { return n && n->kind == ST_NOD
 typedef const st_node *(*direct_fn)(st_rw *rw, const st_node *consumer, st_err *why);
 typedef bool (*feeds_fn)(const st_node *consumer, const st_node *v); /* does v flow into consumer as fusable? */
 
-/* body with the consumer that v feeds replaced by its fusion with v's
- * producer; *found tells whether there was such a consumer. */
-static const st_node *fuse_at_use(st_rw *rw, const st_node *e, const st_node *v, const st_node *producer,
-                                  feeds_fn feeds, direct_fn direct, bool *found, st_err *why) {
-    if (feeds(e, v)) {
+/* e with the consumer that reads `producer` (as direct fusion expects it)
+ * replaced by its fusion; *found tells whether there was one. */
+static const st_node *fuse_at(st_rw *rw, const st_node *e, const st_node *producer, feeds_fn feeds, direct_fn direct,
+                              bool *found, st_err *why) {
+    if (feeds(e, producer)) {
         *found = true;
-        st_err inner = {0};
-        const st_node *inlined = st_subst(st_rw_ctx(rw), e, v, producer, &inner);
-        if (!inlined) return *why = inner, NULL;
-        return direct(rw, inlined, why);
+        return direct(rw, e, why);
     }
     for (uint32_t i = 0; i < e->nkids; i++) {
-        if (!st_occurs(e->kids[i], v)) continue;
-        const st_node *k = fuse_at_use(rw, e->kids[i], v, producer, feeds, direct, found, why);
+        const st_node *k = fuse_at(rw, e->kids[i], producer, feeds, direct, found, why);
         if (!*found) continue;
         if (!k) return NULL;
         const st_node *kids[64];
@@ -54,16 +50,36 @@ static const st_node *fuse_at_use(st_rw *rw, const st_node *e, const st_node *v,
     return e;
 }
 
-/* At `let v = producer in body`: the hindrances, then fusion at v's one use. */
+/* `let (a, b) = unzip(producer)`: not fused through yet, but a use outside
+ * the consumer is the hindrance to name (the "advanced" program). */
+static const st_node *unzipped(const char *rule, const st_node *e, const char *producer_name, st_err *why) {
+    for (uint32_t i = 0; i < st_let_nvars(e); i++) {
+        uint32_t uses = st_count_uses(st_let_body(e), e->kids[i], NULL);
+        if (uses > 1)
+            return st_fail(why, (st_loc){0}, "%s: `%s` is used %u times, outside the consumer too; fusing the %s would compute it again, or keep it anyway (a hindrance: figure 3 of the map-scan report, cases 4 and 6)",
+                           rule, e->kids[i]->u.name, uses, producer_name), NULL;
+    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s does not fuse a %s through unzip yet", rule, producer_name);
+    return no_match(why, "%s", msg);
+}
+
+/* At `let v = producer in body`: the hindrances, then fusion at v's one use.
+ * The producer is substituted for v in the whole body first: st_subst renames
+ * any binder on the way that would capture the producer's free variables, and
+ * stops where v is shadowed. */
 static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bool (*is_producer)(const st_node *),
                                const char *producer_name, const char *consumer_name, feeds_fn feeds,
                                direct_fn direct, st_err *why) {
+    if (e->kind == ST_NODE_LET && st_let_nvars(e) > 1 && is_prim(st_let_value(e), ST_PRIM_UNZIP) &&
+        is_producer(st_let_value(e)->kids[0]))
+        return unzipped(rule, e, producer_name, why);
     if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1 || !is_producer(st_let_value(e))) {
         char msg[160];
         snprintf(msg, sizeof msg, "%s fuses a %s into a %s", rule, producer_name, consumer_name);
         return no_match(why, "%s", msg);
     }
-    const st_node *v = e->kids[0], *body = st_let_body(e);
+    const st_node *v = e->kids[0], *body = st_let_body(e), *producer = st_let_value(e);
     bool under = false;
     uint32_t uses = st_count_uses(body, v, &under);
     if (uses != 1) {
@@ -74,8 +90,11 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
     if (under)
         return st_fail(why, (st_loc){0}, "%s: `%s` is used inside a lambda; fusing the %s there would compute it once per element of the outer map (a hindrance: figure 3, case 3)",
                        rule, v->u.name, producer_name), NULL;
+    st_err inner = {0};
+    const st_node *inlined = st_subst(st_rw_ctx(rw), body, v, producer, &inner);
+    if (!inlined) return *why = inner, NULL;
     bool found = false;
-    const st_node *r = fuse_at_use(rw, body, v, st_let_value(e), feeds, direct, &found, why);
+    const st_node *r = fuse_at(rw, inlined, producer, feeds, direct, &found, why);
     if (!found) {
         char msg[200];
         snprintf(msg, sizeof msg, "`%s` does not feed a %s", v->u.name, consumer_name);

@@ -202,11 +202,11 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     const st_size *m = st_size_mul(cx, st_size_div(cx, st_size_add(cx, n, st_size_const(cx, bs - 1), &serr), k, &serr), k, &serr);
     if (!m) return *why = serr, NULL;
     bld B = bld_of(rw, why), *b = &B;
-    const st_node *n_e = b_size(b, n), *m_e = b_size(b, m);
+    const st_node *n_e = b_size(b, n), *m_e = b_size(b, m), *n_value = b_size_value(b, n);
     const st_node *i = b_var(b, "i", st_type_scalar(cx, ST_I64));
     const st_node *x = PRIM(b, ST_PRIM_GET, i, p.xs);
     const st_node *item = p.fold ? CALL(b, p.fold, p.z, x) : x;
-    const st_node *padded_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, b_if(b, b_binop(b, ST_OP_LT, i, n_e), item, p.z), i),
+    const st_node *padded_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, b_if(b, b_binop(b, ST_OP_LT, i, n_value), item, p.z), i),
                                    PRIM(b, ST_PRIM_IOTA, m_e));
     const st_node *padded = b_var(b, "padded", padded_v ? padded_v->type : NULL);
     const st_node *scanned_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, padded);

@@ -3,9 +3,14 @@
  * captured. Exit 0 is success, 1 a user error with a message on stderr, 2 an
  * internal error (nothing here may produce it), and a signal is never right. */
 #include "harness.h"
+#include "rewrite/rewrite.h"
+#include "strategies/strategies.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <time.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -149,11 +154,12 @@ static int run(const char *const *args, char **out, char **err) {
     *err = slurp(err_path, NULL);
     unlink(out_path);
     unlink(err_path);
-    ck_assert_msg(!WIFSIGNALED(status), "`%s` was killed by signal %d\nstderr:\n%s", describe(args),
+    /* (messages cut short: Check gives up on one that is too long) */
+    ck_assert_msg(!WIFSIGNALED(status), "`%.500s` was killed by signal %d\nstderr:\n%.3000s", describe(args),
                   WIFSIGNALED(status) ? WTERMSIG(status) : 0, *err);
     /* in a sanitizer build a memory error or undefined behaviour exits 1, which
      * would pass for a user error: its report on stderr gives it away */
-    ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "`%s` tripped a sanitizer:\n%s",
+    ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "`%.500s` tripped a sanitizer:\n%.3000s",
                   describe(args), *err);
     return WEXITSTATUS(status);
 }
@@ -360,15 +366,15 @@ START_TEST(eval_scalar_result) {
 END_TEST
 
 START_TEST(eval_tuple_of_array_and_scalar) {
-    const int32_t xs[] = {3, -1, 0, 5, -2, 7}, kept[] = {3, 5, 7, 0, 0, 0};
-    expect_ok(ARGS("eval", example("filter.strata"), "--input", pair("xs", write_npy("xs.npy", ST_I32, 6, xs)),
-                   "--output", path_of("out")));
+    const int32_t xs[] = {3, -1, 0, 5, -2, 7}, sums[] = {3, 2, 2, 7, 5, 12};
+    const char *prog = write_text("pair.strata", "def main(xs: [N]i32) = (xs |> scan(+, 0), xs |> map(x => i64(x)) |> reduce(+, 0))\n");
+    expect_ok(ARGS("eval", prog, "--input", pair("xs", write_npy("xs.npy", ST_I32, 6, xs)), "--output", path_of("out")));
     st_value r0 = read_npy(path_of("out/0.npy")), r1 = read_npy(path_of("out/1.npy"));
     ck_assert_array(r0, ST_I32, 6);
-    ck_assert_mem_eq(r0.u.a.data, kept, sizeof kept);
+    ck_assert_mem_eq(r0.u.a.data, sums, sizeof sums);
     ck_assert_int_eq(r1.kind, ST_VALUE_SCALAR);
     ck_assert_int_eq(r1.scalar, ST_I64);
-    ck_assert_int_eq(r1.u.s.i64, 3);
+    ck_assert_int_eq(r1.u.s.i64, 12);
 }
 END_TEST
 
@@ -787,6 +793,531 @@ START_TEST(output_is_a_file) {
 }
 END_TEST
 
+/* ---- strategies and rewrite ---- */
+
+/* The built-in rules, as the library registers them. */
+static st_registry *builtin_rules(void) {
+    st_registry *reg = st_registry_new();
+    st_err err = {0};
+    ck_assert(reg != NULL);
+    ck_assert_msg(st_register_builtin_rules(reg, &err), "%s", err.message);
+    return reg;
+}
+
+/* "name" or "name(P1, P2, …)", as `strata strategies` heads a rule. */
+static const char *rule_header(const st_rule *r) {
+    st_buf b = {0};
+    st_buf_puts(&b, r->name);
+    for (uint32_t k = 0; k < r->nparams; k++) st_buf_printf(&b, "%s%s", k ? ", " : "(", r->params[k].name);
+    if (r->nparams) st_buf_puts(&b, ")");
+    char *s = st_arena_alloc(ar, b.len + 1);
+    memcpy(s, b.data, b.len + 1);
+    st_buf_free(&b);
+    return s;
+}
+
+/* The line of text that starts with `start` (at the start of a line), or NULL. */
+static const char *line_starting(const char *text, const char *start) {
+    size_t n = strlen(start);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, start, n)) return p;
+    return NULL;
+}
+
+static int count_of(const char *text, const char *part) {
+    int n = 0;
+    for (const char *p = strstr(text, part); p; p = strstr(p + 1, part)) n++;
+    return n;
+}
+
+START_TEST(strategies_lists_every_rule) {
+    char *out = expect_ok(ARGS("strategies"));
+    /* the rules of DESIGN.md, with their parameters */
+    static const char *const design[] = {"scan-then-propagate(BS)", "brent-kung-step(BF)", "brent-kung(BF, TD)",
+                                         "parallel-scan(BS, BF, TD, SE)", "fuse-map-scan", "fuse-scan-scan",
+                                         "fuse-scan-map", "fuse-scan-scatter", "sequential-scan", "pad-scan(BS)"};
+    for (size_t i = 0; i < sizeof design / sizeof *design; i++)
+        ck_assert_msg(line_starting(out, design[i]), "`%s` is not listed:\n%s", design[i], out);
+    /* every registered rule: its header, each parameter with its range, and its conditions */
+    st_registry *reg = builtin_rules();
+    size_t n = st_registry_count(reg);
+    ck_assert_uint_ge(n, 10);
+    for (size_t i = 0; i < n; i++) {
+        const st_rule *r = st_registry_at(reg, i);
+        const char *head = line_starting(out, rule_header(r));
+        ck_assert_msg(head != NULL, "rule `%s` is not listed as `%s`:\n%s", r->name, rule_header(r), out);
+        /* its block runs to the next blank line */
+        const char *end = strstr(head, "\n\n");
+        ck_assert_msg(end != NULL, "the block of `%s` does not end with a blank line", r->name);
+        char *block = st_arena_alloc(ar, (size_t)(end - head) + 1);
+        memcpy(block, head, (size_t)(end - head));
+        block[end - head] = 0;
+        ck_assert_msg(strstr(block, "\n    when: "), "rule `%s` has no `when:` line:\n%s", r->name, block);
+        ck_assert_has(block, r->summary);
+        for (uint32_t k = 0; k < r->nparams; k++) {
+            char want[128];
+            snprintf(want, sizeof want, "%lld to %lld", (long long)r->params[k].min, (long long)r->params[k].max);
+            ck_assert_msg(strstr(block, want), "`%s`'s parameter %s: no `%s` in:\n%s", r->name, r->params[k].name, want, block);
+            snprintf(want, sizeof want, "\n    %s ", r->params[k].name);
+            ck_assert_msg(strstr(block, want), "`%s`'s parameter %s has no line:\n%s", r->name, r->params[k].name, block);
+        }
+    }
+    ck_assert_int_eq(count_of(out, "    when: "), (int)n);
+    st_registry_free(reg);
+    /* the combinators and the patterns */
+    ck_assert_has(out, "first(pattern, s)");
+    ck_assert_has(out, "<+");
+    ck_assert_has(out, "patterns:");
+    /* it takes no arguments */
+    expect_user_error(ARGS("strategies", "extra"), "extra");
+    expect_user_error(ARGS("strategies", "--trace"), "--trace");
+    ck_assert_has(expect_ok(ARGS("strategies", "--help")), "usage: strata strategies");
+}
+END_TEST
+
+START_TEST(rewrite_and_strategies_in_help) {
+    char *out = expect_ok(ARGS("--help"));
+    ck_assert_has(out, "rewrite");
+    ck_assert_has(out, "strategies");
+    out = expect_ok(ARGS("rewrite", "--help"));
+    ck_assert_has(out, "usage: strata rewrite");
+    ck_assert_has(out, "-s, --strategy");
+    ck_assert_has(out, "--trace");
+    ck_assert_has(out, "--entry");
+    ck_assert_has(expect_ok(ARGS("help", "rewrite")), "usage: strata rewrite");
+}
+END_TEST
+
+static const char *const PS = "parallel-scan(BS=16, BF=2, TD=2)";
+
+/* Rewrite prog with strategy into dir/name; the output checks and prints
+ * back to itself. Returns the path. */
+static const char *rewritten(const char *prog, const char *strategy, const char *name) {
+    char *out = expect_ok(ARGS("rewrite", prog, "-s", strategy));
+    ck_assert_has(out, "def main(");
+    const char *p = write_text(name, out);
+    ck_assert_has(expect_ok(ARGS("check", p)), "def main(");
+    char *again = expect_ok(ARGS("print", p));
+    ck_assert_msg(!strcmp(out, again), "`rewrite -s '%s'` printed what does not print back to itself:\n%s\n--- then ---\n%s",
+                  strategy, out, again);
+    return p;
+}
+
+/* eval prog on a generated input: dir/name/0.npy */
+static st_value eval_generated(const char *prog, const char *size, const char *seed, const char *name) {
+    expect_ok(ARGS("eval", prog, "--size", size, "--seed", seed, "--output", path_of(name)));
+    char file[96], second[96];
+    snprintf(file, sizeof file, "%s/0.npy", name);
+    snprintf(second, sizeof second, "%s/1.npy", name);
+    ck_assert_msg(!exists(path_of(second)), "%s has more than one result", prog);
+    return read_npy(path_of(file));
+}
+
+START_TEST(rewrite_parallel_scan_f32) {
+    const char *prog = example("prefix_sum.strata");
+    const char *p = rewritten(prog, PS, "rewritten.strata");
+    ck_assert_str_eq(expect_ok(ARGS("check", p)), "def main(xs: [N]f32): [N]f32\n");
+    st_value a = eval_generated(prog, "N=1000", "3", "a"), b = eval_generated(p, "N=1000", "3", "b");
+    ck_assert_array(a, ST_F32, 1000);
+    ck_assert_array(b, ST_F32, 1000);
+    /* f32 sums in another order: equal up to rounding (the sums reach about
+     * 500; one element, in [0, 1), more or less would show) */
+    const float *x = a.u.a.data, *y = b.u.a.data;
+    for (int i = 0; i < 1000; i++)
+        ck_assert_msg(fabsf(x[i] - y[i]) <= 1e-3f, "element %d: %.9g (original) and %.9g (rewritten)", i, x[i], y[i]);
+    ck_assert_msg(x[999] > 300.0f && x[999] < 700.0f, "the sum of 1000 values in [0, 1) is %g", x[999]);
+}
+END_TEST
+
+/* The same on i32, where the results must be equal bit for bit, on lengths
+ * below, at and around the block size too. */
+START_TEST(rewrite_parallel_scan_i32_exact) {
+    const char *prog = write_text("ps32.strata", "def main(xs: [N]i32): [N]i32 =\n  xs |> scan(+, 0)\n");
+    static const char *const strategies[] = {"parallel-scan(BS=16, BF=2, TD=2)", "parallel-scan(BS=8, BF=2, SE=2)",
+                                             "parallel-scan(BS=16, BF=4, TD=2)", "sequential-scan",
+                                             "pad-scan(BS=16) ; first(scan, scan-then-propagate(BS=16))"};
+    static const char *const sizes[] = {"N=1000", "N=0", "N=1", "N=15", "N=16", "N=17", "N=33"};
+    for (size_t s = 0; s < sizeof strategies / sizeof *strategies; s++) {
+        const char *p = rewritten(prog, strategies[s], "r.strata");
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+            char an[32], bn[32];
+            snprintf(an, sizeof an, "a%zu_%zu", s, k);
+            snprintf(bn, sizeof bn, "b%zu_%zu", s, k);
+            st_value a = eval_generated(prog, sizes[k], "3", an), b = eval_generated(p, sizes[k], "3", bn);
+            int64_t n = atoi(sizes[k] + 2);
+            ck_assert_array(a, ST_I32, n);
+            ck_assert_array(b, ST_I32, n);
+            ck_assert_msg(!n || !memcmp(a.u.a.data, b.u.a.data, (size_t)n * 4), "`%s` changed the result at %s",
+                          strategies[s], sizes[k]);
+        }
+    }
+}
+END_TEST
+
+/* The fusion rules write the new forms; what they print evaluates alike. */
+START_TEST(rewrite_fusions_print_new_forms) {
+    const char *ms = write_text("ms.strata", "def main(xs: [N]i32): [N]i64 =\n  xs |> map(x => i64(x) * 2) |> scan(+, 0)\n");
+    const char *p = rewritten(ms, "fuse-map-scan", "fused.strata");
+    char *text = slurp(p, NULL);
+    ck_assert_msg(strstr(text, "|> scan(") && strstr(text, "0i64)") && !strstr(text, "map("),
+                  "fuse-map-scan wrote:\n%s", text);
+    st_value a = eval_generated(ms, "N=100", "3", "a"), b = eval_generated(p, "N=100", "3", "b");
+    ck_assert_array(b, ST_I64, 100);
+    ck_assert_mem_eq(a.u.a.data, b.u.a.data, 100 * 8);
+    const char *sm = write_text("sm.strata", "def main(xs: [N]i32): [N]bool =\n  xs |> scan(+, 0) |> map(y => y > 2)\n");
+    p = rewritten(sm, "fuse-scan-map", "fused2.strata");
+    a = eval_generated(sm, "N=100", "4", "c");
+    b = eval_generated(p, "N=100", "4", "d");
+    ck_assert_array(b, ST_BOOL, 100);
+    ck_assert_mem_eq(a.u.a.data, b.u.a.data, 100);
+}
+END_TEST
+
+START_TEST(rewrite_strategy_option_forms) {
+    const char *prog = example("prefix_sum.strata");
+    char *one = expect_ok(ARGS("rewrite", prog, "-s", PS));
+    ck_assert_str_eq(expect_ok(ARGS("rewrite", prog, "--strategy", PS)), one);
+    char eq[128];
+    snprintf(eq, sizeof eq, "--strategy=%s", PS);
+    ck_assert_str_eq(expect_ok(ARGS("rewrite", prog, eq)), one);
+    ck_assert_str_eq(expect_ok(ARGS("rewrite", "-s", PS, prog)), one);
+    ck_assert_str_eq(expect_ok(ARGS("rewrite", "--entry", "main", "--strategy", PS, prog)), one);
+    /* positional arguments and spaces in the strategy */
+    ck_assert_str_eq(expect_ok(ARGS("rewrite", prog, "-s", "parallel-scan(16,2,2)")), one);
+    ck_assert_str_eq(expect_ok(ARGS("rewrite", prog, "-s", "  parallel-scan ( BS = 16 , BF = 2 , TD = 2 )  ")), one);
+    expect_user_error(ARGS("rewrite", prog, "-s", PS, "--strategy", PS), "given twice");
+    expect_user_error(ARGS("rewrite", prog, "-s"), "needs a value");
+    expect_user_error(ARGS("rewrite", prog, "-s", PS, "extra"), "extra");
+}
+END_TEST
+
+/* The number at the start of a trace line, and where the rule's name starts. */
+static int trace_number(const char *line, int *name_col) {
+    int n = -1, used = 0;
+    if (sscanf(line, "%d%n", &n, &used) != 1) return -1;
+    int col = used;
+    while (line[col] == ' ') col++;
+    *name_col = col;
+    return n;
+}
+
+START_TEST(rewrite_trace) {
+    const char *prog = example("prefix_sum.strata");
+    char *plain = expect_ok(ARGS("rewrite", prog, "-s", PS));
+    char *out, *err;
+    ck_assert_int_eq(run(ARGS("rewrite", prog, "-s", PS, "--trace"), &out, &err), 0);
+    ck_assert_str_eq(out, plain); /* the trace goes to stderr only */
+    st_registry *reg = builtin_rules();
+    /* numbered 1, 2, 3, … , one rule per line */
+    static const char *const names[] = {"parallel-scan(BS=16, BF=2, TD=2)", "pad-scan(BS=16)", "scan-then-propagate(BS=16)",
+                                        "brent-kung(BF=2, TD=2)", "brent-kung-step(BF=2)", "sequential-scan"};
+    int line_of[6] = {0}, col_of[6] = {0}, lines = 0, steps = 0;
+    for (char *line = err; *line;) {
+        char *nl = strchr(line, '\n');
+        ck_assert_msg(nl != NULL, "a trace line without its newline:\n%s", err);
+        *nl = 0;
+        int col, n = trace_number(line, &col);
+        ck_assert_msg(n == lines + 1, "trace line %d is numbered %d:\n%s", lines + 1, n, line);
+        lines++;
+        /* the rule is a registered one */
+        char name[80];
+        ck_assert(sscanf(line + col, "%79[A-Za-z0-9_-]", name) == 1);
+        ck_assert_msg(st_registry_find(reg, name) != NULL, "the trace names `%s`, which is no rule:\n%s", name, line);
+        ck_assert_msg(strstr(line, " at ") && strstr(line, "scan(+, 0.0)"), "no `at` and the scan in:\n%s", line);
+        for (int i = 0; i < 6; i++)
+            if (!strncmp(line + col, names[i], strlen(names[i])) && !line_of[i]) line_of[i] = n, col_of[i] = col;
+        if (!strncmp(line + col, "brent-kung-step(BF=2)", 21)) steps++;
+        line = nl + 1;
+    }
+    st_registry_free(reg);
+    for (int i = 0; i < 6; i++) ck_assert_msg(line_of[i] > 0, "`%s` is not in the trace:\n%s", names[i], err);
+    /* composites first, their parts after them and indented deeper */
+    ck_assert_int_eq(line_of[0], 1);
+    ck_assert_int_lt(line_of[0], line_of[1]);
+    ck_assert_int_lt(line_of[1], line_of[2]);
+    ck_assert_int_lt(line_of[2], line_of[3]);
+    ck_assert_int_lt(line_of[3], line_of[4]);
+    ck_assert_int_lt(col_of[0], col_of[1]);
+    ck_assert_int_lt(col_of[3], col_of[4]);
+    ck_assert_int_eq(steps, 2); /* TD = 2 layers */
+    /* a branch that failed leaves nothing in the trace: try's rule did not
+     * apply at the let, first's did at the scan */
+    const char *let = write_text("let.strata", "def main(xs: [N]f32): [N]f32 =\n  let ys = xs |> scan(+, 0.0)\n  in ys\n");
+    ck_assert_int_eq(run(ARGS("rewrite", let, "--trace", "-s", "try(sequential-scan) ; first(scan, sequential-scan)"), &out, &err), 0);
+    ck_assert_has(out, "scanSeq(+, 0.0)");
+    ck_assert_msg(count_of(err, "\n") == 1 && strstr(err, "sequential-scan") && trace_number(err, &(int){0}) == 1,
+                  "expected one trace line:\n%s", err);
+    /* a strategy that fails traces nothing, only the error */
+    err = expect_user_error(ARGS("rewrite", let, "--trace", "-s", "first(scan, sequential-scan) ; fail"), "does not apply");
+    ck_assert_msg(!strstr(err, "  1  "), "a failed strategy printed a trace:\n%s", err);
+}
+END_TEST
+
+START_TEST(rewrite_does_not_apply) {
+    const char *let = write_text("let.strata", "def main(xs: [N]f32): [N]f32 =\n  let ys = xs |> scan(+, 0.0)\n  in ys\n");
+    /* a rule applies at the body, which is a let: the hint says how to reach in */
+    char *err = expect_user_error(ARGS("rewrite", let, "-s", PS), "does not apply");
+    ck_assert_has(err, let);
+    ck_assert_has(err, "`main`");
+    ck_assert_has(err, "parallel-scan rewrites a scan");
+    ck_assert_has(err, "first(scan, …)");
+    err = expect_user_error(ARGS("rewrite", let, "-s", "fuse-map-scan"), "does not apply");
+    ck_assert_has(err, "first(scan, …)");
+    /* the shape fits but the condition fails: the reason */
+    err = expect_user_error(ARGS("rewrite", example("prefix_sum.strata"), "-s", "scan-then-propagate(BS=16)"),
+                            "does not apply");
+    ck_assert_has(err, "multiple of BS = 16");
+    err = expect_user_error(ARGS("rewrite", example("prefix_sum.strata"), "-s", "first(scan, brent-kung(BF=2, TD=3))"),
+                            "does not apply");
+    ck_assert_has(err, "brent-kung");
+    /* nothing to rewrite */
+    expect_user_error(ARGS("rewrite", example("dot.strata"), "-s", "first(scan, sequential-scan)"), "there is no scan");
+    expect_user_error(ARGS("rewrite", example("prefix_sum.strata"), "-s", "fail"), "does not apply");
+    /* the other defs are left, --entry picks the one rewritten */
+    const char *two = write_text("two.strata", "def helper(x: i32): i32 = x + 1\n"
+                                               "def main(xs: [N]i32): [N]i32 = xs |> scan(+, 0)\n");
+    char *out = expect_ok(ARGS("rewrite", two, "-s", "sequential-scan"));
+    ck_assert_has(out, "def helper(x: i32): i32 =\n  x + 1\n");
+    ck_assert_has(out, "xs |> scanSeq(+, 0)");
+    expect_user_error(ARGS("rewrite", two, "--entry", "helper", "-s", "sequential-scan"), "`helper`");
+    expect_user_error(ARGS("rewrite", two, "--entry", "nope", "-s", "sequential-scan"), "`nope`");
+}
+END_TEST
+
+START_TEST(rewrite_unknown_rule) {
+    const char *prog = example("prefix_sum.strata");
+    const char *s = "try(paralel-scan(BS=16, BF=2, TD=2))";
+    char *err = expect_user_error(ARGS("rewrite", prog, "-s", s), "unknown rule `paralel-scan`");
+    ck_assert_has(err, "did you mean `parallel-scan`");
+    check_located_error(err, "strategy", 1, 5, s);
+    s = "scan-then-propagate(BS=16) ; frist(scan, brent-kung(BF=2, TD=4))";
+    err = expect_user_error(ARGS("rewrite", prog, "-s", s), "unknown rule `frist`");
+    ck_assert_has(err, "did you mean `first`");
+    check_located_error(err, "strategy", 1, 30, s);
+    s = "sequental-scan";
+    check_located_error(expect_user_error(ARGS("rewrite", prog, "-s", s), "did you mean `sequential-scan`"), "strategy",
+                        1, 1, s);
+    /* nothing close: no guess, still located */
+    s = "id ; qqqqqqqq";
+    err = expect_user_error(ARGS("rewrite", prog, "-s", s), "unknown rule `qqqqqqqq`");
+    ck_assert_msg(!strstr(err, "did you mean"), "a guess for qqqqqqqq:\n%s", err);
+    check_located_error(err, "strategy", 1, 6, s);
+    /* an unknown pattern, an unknown parameter */
+    s = "first(scna, sequential-scan)";
+    check_located_error(expect_user_error(ARGS("rewrite", prog, "-s", s), "`scna` is not a pattern"), "strategy", 1, 7, s);
+    s = "parallel-scan(BS=16, BX=2, TD=2)";
+    err = expect_user_error(ARGS("rewrite", prog, "-s", s), "no parameter `BX`");
+    ck_assert_has(err, "BS, BF, TD, SE");
+    check_located_error(err, "strategy", 1, 22, s);
+}
+END_TEST
+
+START_TEST(rewrite_parameter_out_of_range) {
+    const char *prog = example("prefix_sum.strata");
+    struct { const char *s; int col; const char *part; } cases[] = {
+        {"parallel-scan(BS=16, BF=1, TD=2)", 25, "2 to 1024"},
+        {"parallel-scan(BS=0, BF=2, TD=2)", 18, "1 to 1048576"},
+        {"parallel-scan(BS=1048577, BF=2, TD=2)", 18, "1 to 1048576"},
+        {"parallel-scan(BS=-16, BF=2, TD=2)", 18, "out of range"},
+        {"parallel-scan(BS=16, BF=2, TD=63)", 31, "0 to 62"},
+        {"try(scan-then-propagate(BS=0))", 28, "out of range"},
+        {"parallel-scan(BS=99999999999999999999, BF=2, TD=2)", 18, "too large"},
+        {"parallel-scan(BS=16, BF=2, TD=2, SE=4)", 1, "one of them"},
+        {"parallel-scan(BS=16, BF=3, TD=1)", 1, "BS % BF"},
+        {"parallel-scan(BS=16, BF=2, TD=5)", 1, "TD = 5"},
+        {"scan-then-propagate", 1, "needs its parameter BS"},
+        {"parallel-scan(BS=16, BS=16, BF=2, TD=2)", 25, "given twice"},
+        {"sequential-scan(1)", 17, "no arguments"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *err = expect_user_error(ARGS("rewrite", prog, "-s", cases[i].s), cases[i].part);
+        check_located_error(err, "strategy", 1, cases[i].col, cases[i].s);
+    }
+    ck_assert_has(expect_user_error(ARGS("rewrite", prog, "-s", cases[0].s), "out of range"), "BF = 1");
+}
+END_TEST
+
+/* iterate's count out of range: located at the count, as a parameter is */
+START_TEST(rewrite_iterate_count_located) {
+    const char *prog = example("prefix_sum.strata");
+    check_located_error(expect_user_error(ARGS("rewrite", prog, "-s", "iterate(-1, id)"), "0 to 1000000"), "strategy", 1, 9,
+                        "iterate(-1, id)");
+    check_located_error(expect_user_error(ARGS("rewrite", prog, "-s", "id ; iterate(1000001, id)"), "0 to 1000000"),
+                        "strategy", 1, 14, "id ; iterate(1000001, id)");
+}
+END_TEST
+
+START_TEST(rewrite_missing_or_empty_strategy) {
+    const char *prog = example("prefix_sum.strata");
+    char *err = expect_user_error(ARGS("rewrite", prog), "-s STRATEGY");
+    ck_assert_has(err, "strata strategies");
+    expect_user_error(ARGS("rewrite", "-s", PS), "PROG");
+    expect_user_error(ARGS("rewrite"), "PROG");
+    const char *empty[] = {"", "   ", "\t\n "};
+    for (int i = 0; i < 3; i++) expect_user_error(ARGS("rewrite", prog, "-s", empty[i]), "empty");
+    /* a bad program is reported as such, strategy or not */
+    const char *bad = write_text("bad.strata", "def main(xs: [N]f32): [N]f32 =\n  xs |> scan(+, 0)\n");
+    check_located_error(expect_user_error(ARGS("rewrite", bad, "-s", PS), NULL), bad, 2, 17, "  xs |> scan(+, 0)");
+    expect_user_error(ARGS("rewrite", path_of("none.strata"), "-s", PS), path_of("none.strata"));
+}
+END_TEST
+
+/* Truncated and malformed strategies: located errors, never a crash. */
+START_TEST(rewrite_malformed_strategies) {
+    const char *prog = example("prefix_sum.strata");
+    static const char *const bad[] = {
+        "try(", ")", "(", "id ;", "id <+", "; id", "<+ id", "id id", "scan-then-propagate(BS=16",
+        "scan-then-propagate(BS=)", "scan-then-propagate(=16)", "scan-then-propagate(BS 16)", "parallel-scan(,)",
+        "first(scan)", "first(, id)", "first(scan, )", "iterate(id)", "iterate(2 id)", "iterate(2, )", "try()",
+        "repeat", "topdown(id", "((id)", "(id))", "id;;id", "16", "BS=16", "-", "parallel-scan(BS=16,)",
+        "parallel-scan(BS=1-6)", "parallel-scan(BS=0x10)", "parallel-scan(BS=16.0)", "try(id))", "<", "+",
+        "scan-then-propagate(BS=16)(BS=16)", "first(scan, first(scan, first(scan, ",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *err = expect_user_error(ARGS("rewrite", prog, "-s", bad[i]), NULL);
+        ck_assert_msg(!strncmp(err, "strategy:1:", 11), "`%s`: the error is not located in the strategy:\n%s", bad[i], err);
+    }
+    /* deep nesting is refused, not recursed into */
+    st_buf b = {0};
+    for (int i = 0; i < 1000; i++) st_buf_puts(&b, "try(");
+    st_buf_puts(&b, "id");
+    for (int i = 0; i < 1000; i++) st_buf_puts(&b, ")");
+    expect_user_error(ARGS("rewrite", prog, "-s", b.data), "nested too deeply");
+    st_buf_free(&b);
+}
+END_TEST
+
+/* Random bytes (no NUL: they travel in argv) as a strategy. */
+START_TEST(rewrite_garbage_strategy) {
+    const char *prog = example("prefix_sum.strata");
+    uint64_t s = 0x57a7;
+    for (int i = 0; i < 60; i++) {
+        char bytes[200];
+        size_t n = 1 + next(&s) % (sizeof bytes - 1);
+        for (size_t k = 0; k < n; k++) {
+            bytes[k] = (char)(1 + next(&s) % 255);
+        }
+        bytes[n] = 0;
+        char *out, *err;
+        int rc = run(ARGS("rewrite", prog, "-s", bytes), &out, &err);
+        ck_assert_msg(rc == 1, "a garbage strategy exited %d:\n%s", rc, err);
+        ck_assert_msg(!strncmp(err, "strategy:1:", 11) || strstr(err, "empty"), "not located:\n%s", err);
+        ck_assert_msg(out[0] == 0, "a garbage strategy printed:\n%s", out);
+    }
+    static const char *const fixed[] = {"\xff\xfe", "\x01", "parallel-scan(BS=\xc3\xa9)", "\xe2\x80\x9c" "id" "\xe2\x80\x9d",
+                                        "id \x7f", "first(\xff, id)"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        ck_assert_has(expect_user_error(ARGS("rewrite", prog, "-s", fixed[i]), NULL), "strategy:1:");
+}
+END_TEST
+
+/* Strategy tokens in random order: each run ends with 0 (and output that
+ * checks again) or 1 (with a message), never a crash or an internal error. */
+START_TEST(rewrite_strategy_soup) {
+    static const char *const tokens[] = {
+        "(", ")", ";", "<+", ",", "try(", "repeat(", "topdown(", "bottomup(", "all(", "one(", "first(scan,",
+        "each(scan,", "first(map,", "iterate(2,", "id", "fail", "sequential-scan", "pad-scan(BS=16)",
+        "scan-then-propagate(BS=16)", "brent-kung-step(BF=2)", "brent-kung(BF=2, TD=2)", PS, "fuse-map-scan",
+        "fuse-scan-map", "BS=16", "16", "=", "scan"};
+    const char *progs[] = {example("prefix_sum.strata"), example("advanced.strata"), example("filter.strata")};
+    uint64_t s = 0x50a9;
+    for (int i = 0; i < 60; i++) {
+        st_buf b = {0};
+        int n = 1 + (int)(next(&s) % 8);
+        for (int k = 0; k < n; k++) st_buf_printf(&b, "%s ", tokens[next(&s) % (sizeof tokens / sizeof *tokens)]);
+        const char *prog = progs[next(&s) % 3];
+        char *out, *err;
+        int rc = run(ARGS("rewrite", prog, "-s", b.data), &out, &err);
+        ck_assert_msg(rc == 0 || rc == 1, "`%s` on %s exited %d:\n%s", b.data, prog, rc, err);
+        if (rc == 0) ck_assert_has(expect_ok(ARGS("check", write_text("soup.strata", out))), "def main(");
+        else ck_assert_msg(err[0] && !out[0], "`%s`: exit 1 without a message, or with output", b.data);
+        st_buf_free(&b);
+    }
+}
+END_TEST
+
+/* Run $STRATA with a deadline: the exit status, or -1 when it had to be
+ * killed after `seconds`. Messages name the run by `what` (the arguments
+ * may be too long for one). */
+static int run_for(const char *const *args, const char *what, int seconds, char **err) {
+    const char *bin = getenv("STRATA");
+    ck_assert_msg(bin != NULL, "STRATA is not set (run through meson test)");
+    const char *argv[64] = {bin};
+    int argc = 1;
+    for (const char *const *a = args; *a && argc < 63; a++) argv[argc++] = *a;
+    const char *err_path = path_of(".stderr");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ck_assert_msg(rc == 0, "cannot start %s: %s", bin, strerror(rc));
+    int status = 0;
+    for (int waited = 0;; waited++) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        if (waited >= seconds * 10) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            *err = slurp(err_path, NULL);
+            return -1;
+        }
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+    *err = slurp(err_path, NULL);
+    ck_assert_msg(!WIFSIGNALED(status), "%s: strata was killed by signal %d\nstderr:\n%.2000s", what,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0, *err);
+    ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "%s: strata tripped a sanitizer:\n%.3000s",
+                  what, *err);
+    return WEXITSTATUS(status);
+}
+
+/* A long chain of `;` or `<+` is not nested, so it is not refused as too
+ * deep; it must still not overflow the stack when applied. */
+START_TEST(rewrite_long_strategy_chains) {
+    const char *prog = example("prefix_sum.strata");
+    const char *sep[] = {";", "<+"};
+    const char *unit[] = {"id", "fail"};
+    for (int k = 0; k < 2; k++) {
+        st_buf b = {0};
+        st_buf_puts(&b, unit[k]);
+        for (int i = 1; i < 15000; i++) st_buf_printf(&b, "%s%s", sep[k], unit[k]);
+        char *err, what[64];
+        snprintf(what, sizeof what, "a chain of 15000 `%s`", sep[k]);
+        int rc = run_for(ARGS("rewrite", prog, "-s", b.data), what, 60, &err); /* fails the test on a signal */
+        ck_assert_msg(rc == 0 || rc == 1, "%s exited %d:\n%.2000s", what, rc, err);
+        if (rc == 1) ck_assert_msg(err[0] != 0, "no message");
+        st_buf_free(&b);
+    }
+}
+END_TEST
+
+/* DESIGN.md: a repeat of a rule that always applies is stopped and reported
+ * instead of hanging. parallel-scan leaves a scan of the block sums behind,
+ * so first(scan, parallel-scan) always applies again. */
+START_TEST(rewrite_endless_repeat_is_reported) {
+    char *err;
+    int rc = run_for(ARGS("rewrite", example("prefix_sum.strata"), "-s", "repeat(first(scan, parallel-scan(BS=16, BF=2, TD=2)))"),
+                     "repeat(first(scan, parallel-scan(…)))", 30, &err);
+    ck_assert_msg(rc != -1, "`repeat(first(scan, parallel-scan(…)))` still ran after 30 s");
+    ck_assert_msg(rc == 1, "exited %d:\n%s", rc, err);
+}
+END_TEST
+
+/* What rewrite prints parses again (the CLI checks it and calls a failure a
+ * bug, exit 2): also for a deep result. */
+START_TEST(rewrite_deep_result_parses_again) {
+    char *out, *err;
+    int rc = run(ARGS("rewrite", example("prefix_sum.strata"), "-s", "iterate(150, first(scan, parallel-scan(BS=16, BF=2, TD=2)))"),
+                 &out, &err);
+    ck_assert_msg(rc == 0 || rc == 1, "exited %d:\n%s", rc, err);
+    if (rc == 0) ck_assert_has(expect_ok(ARGS("check", write_text("deep.strata", out))), "def main(");
+}
+END_TEST
+
 static TCase *tcase(Suite *s, const char *name) {
     TCase *tc = tcase_create(name);
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -850,6 +1381,25 @@ int main(void) {
     tcase_add_test(robust, npy_wrong_dtype);
     tcase_add_test(robust, bad_scalar_and_size_values);
     tcase_add_test(robust, output_is_a_file);
+    TCase *rewrite = tcase(s, "rewrite");
+    tcase_add_test(rewrite, strategies_lists_every_rule);
+    tcase_add_test(rewrite, rewrite_and_strategies_in_help);
+    tcase_add_test(rewrite, rewrite_parallel_scan_f32);
+    tcase_add_test(rewrite, rewrite_parallel_scan_i32_exact);
+    tcase_add_test(rewrite, rewrite_fusions_print_new_forms);
+    tcase_add_test(rewrite, rewrite_strategy_option_forms);
+    tcase_add_test(rewrite, rewrite_trace);
+    tcase_add_test(rewrite, rewrite_does_not_apply);
+    tcase_add_test(rewrite, rewrite_unknown_rule);
+    tcase_add_test(rewrite, rewrite_parameter_out_of_range);
+    tcase_add_test(rewrite, rewrite_iterate_count_located);
+    tcase_add_test(rewrite, rewrite_missing_or_empty_strategy);
+    tcase_add_test(rewrite, rewrite_malformed_strategies);
+    tcase_add_test(rewrite, rewrite_garbage_strategy);
+    tcase_add_test(rewrite, rewrite_strategy_soup);
+    tcase_add_test(rewrite, rewrite_long_strategy_chains);
+    tcase_add_test(rewrite, rewrite_endless_repeat_is_reported);
+    tcase_add_test(rewrite, rewrite_deep_result_parses_again);
     scratch_make(root, sizeof root, "cli");
     int rc = run_suite(s);
     scratch_remove(root);

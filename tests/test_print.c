@@ -355,6 +355,113 @@ START_TEST(print_built_nodes) {
 }
 END_TEST
 
+/* ---- scan and reduce with a fold, scatter of pairs ---- */
+
+/* The neutral element of a fold form is typed on its own, so its suffix is
+ * printed; in the 3-argument form the elements give it its type and the
+ * suffix is left out. */
+START_TEST(fold_forms_print_exactly) {
+    ck_assert_prints("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), 0i64)",
+                     "def main(xs: [N]i32): [N]i64 =\n  xs |> scan(+, (acc, x) => acc + i64(x), 0i64)\n");
+    ck_assert_prints("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (acc, x) => (acc, x > 0), 0i64)",
+                     "def main(xs: [N]i32): [N](i64, bool) =\n"
+                     "  xs |> scan(+, (acc, x) => acc + i64(x), (acc, x) => (acc, x > 0), 0i64)\n");
+    ck_assert_prints("def main(xs: [N]i32) = xs |> reduce(+, (acc, x) => acc + f64(x), 0.0f64)",
+                     "def main(xs: [N]i32): f64 =\n  xs |> reduce(+, (acc, x) => acc + f64(x), 0.0f64)\n");
+    ck_assert_prints("def main(xs: [N]u64) = xs |> reduce(max, max, 7u64)",
+                     "def main(xs: [N]u64): u64 =\n  xs |> reduce(max, max, 7u64)\n");
+    /* the same neutral element, hinted by the elements in the 3-argument form */
+    ck_assert_prints("def main(xs: [N]i64) = (xs |> scan(+, 0i64), xs |> scan(+, (acc, x) => acc + x, 0i64))",
+                     "def main(xs: [N]i64): ([N]i64, [N]i64) =\n"
+                     "  (xs |> scan(+, 0), xs |> scan(+, (acc, x) => acc + x, 0i64))\n");
+    ck_assert_prints("def main(xs: [N]u32) = (xs |> reduce(+, 1u32), xs |> reduce(+, +, 1u32))",
+                     "def main(xs: [N]u32): (u32, u32) =\n"
+                     "  (xs |> reduce(+, 1), xs |> reduce(+, +, 1u32))\n");
+    /* an unsuffixed neutral element of a fold form is an i32 and prints so */
+    ck_assert_prints("def main(xs: [N]i32) = xs |> reduce(+, +, 1)",
+                     "def main(xs: [N]i32): i32 =\n  xs |> reduce(+, +, 1)\n");
+    /* tuples: every component keeps its suffix */
+    const char *pairs = "def main(xs: [N]i64, ys: [N]u32) =\n"
+                        "  (zip(xs, ys) |> reduce((a, b) => (a.0 + b.0, a.1 + b.1), (0i64, 0u32)),\n"
+                        "   zip(xs, ys) |> reduce((a, b) => (a.0 + b.0, a.1 + b.1), (acc, p) => (acc.0 + p.0, acc.1 + p.1), (0i64, 0u32)))";
+    prints_containing(pairs, "(zip(xs, ys) |> reduce((a, b) => (a.0 + b.0, a.1 + b.1), (0, 0)), ");
+    prints_containing(pairs, "zip(xs, ys) |> reduce((a, b) => (a.0 + b.0, a.1 + b.1), (acc, p) => (acc.0 + p.0, acc.1 + p.1), (0i64, 0u32)))\n");
+    ck_assert_prints("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc - i64(x), -1i64)",
+                     "def main(xs: [N]i32): [N]i64 =\n  xs |> scan(+, (acc, x) => acc - i64(x), -1i64)\n");
+    /* scatter of pairs is a call, the pipeline form reads as the same call */
+    ck_assert_prints("def main(xs: [N]i32) = zip(iota(N), xs) |> scatter(replicate(N, 0))",
+                     "def main(xs: [N]i32): [N]i32 =\n  scatter(replicate(N, 0), zip(iota(N), xs))\n");
+    ck_assert_ptr_eq(body("def main(xs: [N]i32) = zip(iota(N), xs) |> scatter(replicate(N, 0))"),
+                     body("def main(xs: [N]i32) = scatter(replicate(N, 0), zip(iota(N), xs))"));
+}
+END_TEST
+
+START_TEST(fold_forms_round_trip) {
+    /* lambdas with let bodies in the fold and the post-function */
+    free(round_trip_src("def main(xs: [N]i32) =\n"
+                        "  xs |> scan((a, b) => a + b, (acc, x) => let y = i64(x) * 2i64 in acc + y,\n"
+                        "             (acc, x) => let q = acc > 0i64 in (q, if q then x else -x), 0i64)"));
+    /* an accumulator of arrays, a neutral element that is not a literal */
+    free(round_trip_src("def main(xs: [N]i32) =\n"
+                        "  (xs |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), (acc, x) => acc |> map(a => a + x), replicate(3, 0)),\n"
+                        "   xs |> scan(+, (acc, x) => acc + i64(x), i64(N) * 2))"));
+    /* literals inside the fold's body take their type from the accumulator */
+    free(round_trip_src("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => if x > 0 then acc + 1 else acc, 0u64)"));
+    free(round_trip_src("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => 5, (acc, x) => 7, 0i64)"));
+    free(round_trip_src("def main(xs: [N]i32) = xs |> reduce(+, (acc, x) => (2 + 3) * acc, 1i64)"));
+    /* a scan of pairs feeding scatter: the fused filter */
+    free(round_trip_src("def main(xs: [N]i32) =\n"
+                        "  let ivs = xs |> scan(+, (acc, x) => acc + (if x > 0 then 1i64 else 0),\n"
+                        "                       (acc, x) => (if x > 0 then acc - 1 else -1, x), 0i64)\n"
+                        "  in scatter(replicate(N, 0), ivs)"));
+    free(round_trip_src("def main(is: [M]u32, vs: [M](i32, f64), dest: [N](i32, f64)) = scatter(dest, zip(is, vs))"));
+    free(round_trip_src("def main(ivs: [M](i64, f32)) = ivs |> scatter(replicate(10, -0.0))"));
+    /* nested: a fold form inside a fold form's lambdas, and in a long pipeline */
+    free(round_trip_src("def main(xs: [N]i32) where N % 4 == 0 =\n"
+                        "  xs |> split(4) |> map(row => row |> reduce(+, (acc, x) => acc + i64(x), 0i64))\n"
+                        "     |> scan(+, (acc, s) => acc + f64(s), (acc, s) => (acc, s), 0.5f64) |> unzip"));
+    char *t = round_trip_src("def main(xs: [N]i32) =\n"
+                             "  xs |> map(x => x * 3) |> scan(+, (acc, x) => acc + i64(x) * 1000000, (acc, x) => (acc, x, acc - i64(x)), 0i64) |> unzip");
+    ck_assert_msg(strstr(t, "\n    |> scan(+, (acc, x) => acc + i64(x) * 1000000, (acc, x) => (acc, x, acc - i64(x)), 0i64)\n"),
+                  "a long pipeline with a 5-argument scan is broken over lines:\n%s", t);
+    free(t);
+}
+END_TEST
+
+START_TEST(print_built_fold_nodes) {
+    st_err err = {0};
+    const st_type *i32 = st_type_scalar(cx, ST_I32), *i64 = st_type_scalar(cx, ST_I64);
+    const st_size *n = st_size_var(cx, NULL, st_intern_cstr(cx, "N"));
+    const st_node *xs = st_var(cx, st_intern_cstr(cx, "xs"), st_type_array(cx, n, i32), NULL);
+    const st_node *acc = st_var(cx, st_intern_cstr(cx, "acc"), i64, NULL);
+    const st_node *x = st_var(cx, st_intern_cstr(cx, "x"), i32, NULL);
+    const st_node *fold = st_lambda(cx, 2, (const st_node *[]){acc, x},
+                                    st_binary(cx, ST_OP_ADD, acc, st_conv(cx, ST_I64, x, &err), &err), &err);
+    const st_node *op = st_opfn(cx, ST_OP_ADD, ST_I64, &err);
+    ck_assert(fold && op);
+    const st_node *scan4 = st_prim_node(cx, ST_PRIM_SCAN, 4, (const st_node *[]){op, fold, st_lit_int(cx, ST_I64, 0), xs}, &err);
+    ck_assert_msg(scan4 != NULL, "%s", err.message);
+    char *t = print_node(scan4);
+    ck_assert_str_eq(t, "xs |> scan(+, (acc, x) => acc + i64(x), 0i64)");
+    free(t);
+    const st_node *red = st_prim_node(cx, ST_PRIM_REDUCE, 4, (const st_node *[]){op, fold, st_lit_int(cx, ST_I64, 3), xs}, &err);
+    ck_assert_msg(red != NULL, "%s", err.message);
+    t = print_node(red);
+    ck_assert_str_eq(t, "xs |> reduce(+, (acc, x) => acc + i64(x), 3i64)");
+    free(t);
+    /* scatter(dest, ivs) */
+    const st_node *dest = st_var(cx, st_intern_cstr(cx, "dest"), st_type_array(cx, st_size_const(cx, 4), i32), NULL);
+    const st_node *ivs = st_var(cx, st_intern_cstr(cx, "ivs"),
+                                st_type_array(cx, n, st_type_tuple(cx, 2, (const st_type *[]){i64, i32})), NULL);
+    const st_node *sc = st_prim_node(cx, ST_PRIM_SCATTER, 2, (const st_node *[]){dest, ivs}, &err);
+    ck_assert_msg(sc != NULL, "%s", err.message);
+    ck_assert_ptr_eq(sc->type, dest->type);
+    t = print_node(sc);
+    ck_assert_str_eq(t, "scatter(dest, ivs)");
+    free(t);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("print");
     TCase *tc = tcase_create("print");
@@ -372,6 +479,9 @@ int main(void) {
     tcase_add_test(tc, tuples_of_tuples);
     tcase_add_test(tc, design_programs);
     tcase_add_test(tc, print_built_nodes);
+    tcase_add_test(tc, fold_forms_print_exactly);
+    tcase_add_test(tc, fold_forms_round_trip);
+    tcase_add_test(tc, print_built_fold_nodes);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

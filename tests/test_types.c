@@ -348,6 +348,161 @@ START_TEST(let_patterns) {
 }
 END_TEST
 
+/* ---- scan and reduce with a fold (and a post-function), scatter of pairs ----
+ *
+ * In scan(op, fold, z, xs), scan(op, fold, post, z, xs) and
+ * reduce(op, fold, z, xs) the accumulator's type A is z's, typed on its own
+ * (no hint from the elements); op: (A, A) -> A, fold: (A, T) -> A,
+ * post: (A, T) -> B. scatter(dest, ivs) takes [n](I, T) pairs, I an integer. */
+
+START_TEST(fold_forms_well_typed) {
+    ck_assert_result("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), 0i64)", "[N]i64");
+    ck_assert_result("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (acc, x) => (acc, x > 0), 0i64)",
+                     "[N](i64, bool)");
+    ck_assert_result("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (acc, x) => f64(acc) * 0.5f64, 0i64)",
+                     "[N]f64");
+    ck_assert_result("def main(xs: [N]i32) = xs |> reduce(+, (acc, x) => acc + f32(x), 0.0)", "f32");
+    /* operators as fold and post where A = T */
+    ck_assert_result("def main(xs: [N]i32) = xs |> scan(+, max, +, 0)", "[N]i32");
+    ck_assert_result("def main(xs: [N]u32) = xs |> reduce(+, +, 0u32)", "u32");
+    /* a tuple accumulator over scalar elements; tuple elements into a scalar */
+    ck_assert_result("def main(xs: [N]i32) =\n"
+                     "  xs |> scan((a, b) => (a.0 + b.0, max(a.1, b.1)), (acc, x) => (acc.0 + 1i64, max(acc.1, x)), (0i64, -100))",
+                     "[N](i64, i32)");
+    ck_assert_result("def main(xs: [N]i32, ys: [N]f32) = zip(xs, ys) |> reduce(+, (acc, p) => acc + f64(p.1) * f64(p.0), 0.0f64)",
+                     "f64");
+    /* an array accumulator: the result of reduce is [3]i32, of scan [N][3]i32 */
+    ck_assert_result("def main(xs: [N]i32) =\n"
+                     "  xs |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), (acc, x) => acc |> map(a => a + x), replicate(3, 0))",
+                     "[3]i32");
+    ck_assert_result("def main(xs: [N]i32) =\n"
+                     "  xs |> scan((a, b) => zip(a, b) |> map((x, y) => x + y), (acc, x) => acc |> map(a => a + x), replicate(3, 0))",
+                     "[N][3]i32");
+    /* the declared result checks against the post-function's type */
+    ck_assert_result("def main(xs: [N]i32): [N]bool = xs |> scan(+, +, (acc, x) => acc > x, 0)", "[N]bool");
+    FAILS_AT("def main(xs: [N]i32): [N]i32 = xs |> scan(+, +, (acc, x) => acc > x, 0)", "[N]i32 =", "[N]bool");
+}
+END_TEST
+
+/* The neutral element of the fold forms gets no hint from the elements: an
+ * unsuffixed 0 is an i32 there, while the 3-argument form makes it an i64. */
+START_TEST(fold_forms_neutral_typed_alone) {
+    ck_assert_result("def main(xs: [N]i64) = xs |> scan(+, 0)", "[N]i64");
+    ck_assert_result("def main(xs: [N]i64) = xs |> reduce(+, 0)", "i64");
+    ck_assert_result("def main(xs: [N]i64) = xs |> scan(+, (acc, x) => acc + x, 0i64)", "[N]i64");
+    ck_assert_result("def main(xs: [N]i64) = xs |> scan(+, (acc, x) => acc + i32(x), 0)", "[N]i32");
+    /* acc is an i32, x an i64: the fold's `+` is wrong, at its right operand */
+    FAILS_AT("def main(xs: [N]i64) = xs |> scan(+, (acc, x) => acc + x, 0)", "+ `x,", "`+`", "i32", "i64");
+    FAILS_AT("def main(xs: [N]i64) = xs |> reduce(+, (acc, x) => acc + x, 0)", "+ `x,", "`+`", "i32", "i64");
+    FAILS_AT("def main(xs: [N]f64) = xs |> reduce(+, (acc, x) => acc + x, 0.0)", "+ `x,", "f32", "f64");
+    /* the operator is typed from the neutral element, not from the elements */
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan((a: i32, b: i32) => a + b, (acc, x) => acc + i64(x), 0i64)",
+             "a: i32", "i64", "i32");
+}
+END_TEST
+
+START_TEST(fold_parameter_types) {
+    /* the fold takes (A, T): the accumulator first, then the element */
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc: i32, x) => acc + x, 0i64)", "acc: i32", "i64", "i32");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x: i64) => acc + x, 0i64)", "x: i64", "i32", "i64");
+    FAILS_AT("def main(xs: [N]i32) = xs |> reduce(+, (x: i32, acc: i64) => acc, 0i64)", "x: i32", "i64", "i32");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (x: i32, acc: i64) => acc, 0i64)",
+             "x: i32, acc", "i64", "i32");
+    /* an operator as the fold needs A = T */
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, +, 0i64)", "(+, `+", "`+`", "(i64, i32)", "lambda");
+    FAILS_AT("def main(xs: [N]i32) = xs |> reduce(+, max, 0u32)", "max", "`max`", "(u32, i32)");
+    /* the fold takes two parameters; it is not given the element's components */
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, acc => acc, 0i64)", "acc =>", "1 parameter", "scan", "2",
+             "(i64, i32)");
+    FAILS_AT("def main(xs: [N]i32, ys: [N]i32) = zip(xs, ys) |> reduce(+, (acc, x, y) => acc + x + y, 0)",
+             "(acc, x, y)", "3 parameters", "reduce", "(i32, (i32, i32))");
+    /* a value where the fold should be */
+    FAILS_AT("def main(xs: [N]i32) = xs |> reduce(+, 1, 0)", "1, 0", "reduce", "function");
+    FAILS_AT("def main(xs: [N]i32, k: i64) = xs |> scan(+, k, 0i64)", "k, 0", "scan", "function");
+}
+END_TEST
+
+START_TEST(fold_must_return_the_accumulator) {
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => x, 0i64)", "(acc, x) => x", "fold must return", "i64",
+             "i32");
+    FAILS_AT("def main(xs: [N]i32) = xs |> reduce(+, (acc, x) => acc > 0i64, 0i64)", "(acc, x)", "fold must return",
+             "i64", "bool");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => x, (acc, x) => acc, 0i64)", "(acc, x) => x,",
+             "fold must return", "i64", "i32");
+    FAILS_AT("def main(xs: [N]i32) =\n"
+             "  xs |> scan((a, b) => (a.0 + b.0, a.1 + b.1), (acc, x) => (acc.0, x), (0i64, 0i64))",
+             "(acc, x)", "fold must return", "(i64, i64)", "(i64, i32)");
+    /* and the operator must return the accumulator too */
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan((a, b) => a > b, (acc, x) => acc + i64(x), 0i64)", "(a, b)",
+             "operator must return", "i64", "bool");
+    FAILS_AT("def main(xs: [N]i32) = xs |> reduce(<, (acc, x) => acc + i64(x), 0i64)", "<", "operator must return",
+             "bool");
+    /* a post-function may return anything: no such error for it */
+    ck_assert_result("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (acc, x) => x, 0i64)", "[N]i32");
+}
+END_TEST
+
+START_TEST(post_function_errors) {
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), a => a, 0i64)", "a => a",
+             "1 parameter", "scan", "2", "(i64, i32)");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (a, b, c) => a, 0i64)", "(a, b, c)",
+             "3 parameters", "2");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), 3, 0i64)", "3, 0i64", "scan", "function");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), +, 0i64)", "+, 0i64", "`+`",
+             "(i64, i32)");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (a, x: f32) => a, 0i64)", "x: f32",
+             "i32", "f32");
+    /* a post-function of the right arity whose body is wrong: at the body */
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (a, x) => a + x, 0i64)", "a + `x,",
+             "`+`", "i64", "i32");
+}
+END_TEST
+
+START_TEST(scatter_pairs_types) {
+    FAILS_AT("def main(xs: [N]i32, fs: [N]f32) = scatter(replicate(N, 0), zip(fs, xs))", "zip", "(index, value) pairs",
+             "[N](f32, i32)");
+    FAILS_AT("def main(xs: [N]i32, is: [N]bool) = scatter(replicate(N, 0), zip(is, xs))", "zip", "pairs",
+             "[N](bool, i32)");
+    /* the values must be the destination's elements */
+    FAILS_AT("def main(xs: [N]i32, is: [N]u32) = scatter(replicate(N, 0.0), zip(is, xs))", "zip", "pairs", "f32",
+             "[N](u32, i32)");
+    FAILS_AT("def main(xs: [N]i32, is: [N]u32) = scatter(replicate(N, 0), zip(xs, is))", "zip", "pairs",
+             "[N](i32, u32)");
+    /* not pairs */
+    FAILS_AT("def main(xs: [N]i32, is: [N]u32) = scatter(replicate(N, 0), zip(is, xs, xs))", "zip", "pairs",
+             "[N](u32, i32, i32)");
+    FAILS_AT("def main(xs: [N]i32) = scatter(replicate(N, 0), xs)", "xs)", "pairs", "[N]i32");
+    FAILS_AT("def main(xs: [N]i32, is: [N]u32) = scatter(replicate(N, 0), (is, xs))", "(is, xs)", "pairs",
+             "([N]u32, [N]i32)");
+    FAILS_AT("def main(p: (i64, i32)) = scatter(replicate(3, 0), p)", "p)", "pairs", "(i64, i32)");
+    FAILS_AT("def main(xs: [N]i32, is: [N]u32) = scatter(3, zip(is, xs))", "3,", "destination", "i32");
+    /* pairs given where three arguments expect indices */
+    FAILS_AT("def main(xs: [N]i32) = scatter(replicate(N, 0), zip(iota(N), xs), xs)", "zip", "integer indices",
+             "[N](i64, i32)");
+    FAILS_AT("def main(xs: [N]i32) = scatter(replicate(N, 0))", "scatter", "scatter takes", "given 1");
+    FAILS_AT("def main(xs: [N]i32) = scatter(replicate(N, 0), zip(iota(N), xs), xs, xs)", "scatter", "scatter takes",
+             "given 4");
+    /* any integer type indexes; the pairs need not be as many as the destination */
+    ck_assert_result("def main(vs: [N]f32, is: [N]u32) = scatter(replicate(4, 0.0), zip(is, vs))", "[4]f32");
+    ck_assert_result("def main(xs: [N]i32, is: [M]u64) = scatter(replicate(N, 0), zip(is, replicate(M, 1)))", "[N]i32");
+    ck_assert_result("def main(ivs: [M](i32, i32), dest: [N]i32) = ivs |> scatter(dest)", "[N]i32");
+    ck_assert_result("def main(xs: [N](i64, (i32, f32))) = scatter(zip(replicate(4, 0), replicate(4, 0.0)), xs)",
+                     "[4](i32, f32)");
+}
+END_TEST
+
+START_TEST(fold_form_argument_counts) {
+    FAILS_AT("def main(xs: [N]i32) = scan(+, (acc, x) => acc + i64(x), (a, x) => x, 0i64, xs, xs)", "scan",
+             "scan takes 3, 4 or 5 arguments", "given 6");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+, (acc, x) => acc + i64(x), (a, x) => x, 0i64, xs)", "scan",
+             "3, 4 or 5", "6");
+    FAILS_AT("def main(xs: [N]i32) = xs |> scan(+)", "scan", "3, 4 or 5", "given 2");
+    FAILS_AT("def main(xs: [N]i32) = xs |> reduce(+, (acc, x) => acc + i64(x), (a, x) => x, 0i64)", "reduce",
+             "reduce takes 3 or 4 arguments", "given 5");
+    FAILS_AT("def main(xs: [N]i32) = xs |> reduce(+)", "reduce", "3 or 4", "given 2");
+}
+END_TEST
+
 /* ---- well-typed programs from DESIGN.md ---- */
 
 START_TEST(design_programs) {
@@ -400,6 +555,13 @@ int main(void) {
     tcase_add_test(tc, scatter_and_histogram);
     tcase_add_test(tc, let_patterns);
     tcase_add_test(tc, design_programs);
+    tcase_add_test(tc, fold_forms_well_typed);
+    tcase_add_test(tc, fold_forms_neutral_typed_alone);
+    tcase_add_test(tc, fold_parameter_types);
+    tcase_add_test(tc, fold_must_return_the_accumulator);
+    tcase_add_test(tc, post_function_errors);
+    tcase_add_test(tc, scatter_pairs_types);
+    tcase_add_test(tc, fold_form_argument_counts);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
