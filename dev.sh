@@ -32,11 +32,18 @@ ensure_packages() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-build() { # build DIR [meson options]
-    local dir=$1
+build() { # build DIR [meson options]; quiet unless something fails
+    local dir=$1 log
     shift
-    [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
-    meson compile -C "$dir" >/dev/null
+    log=$(mktemp)
+    if ! { [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@"; } >"$log" 2>&1 ||
+       ! meson compile -C "$dir" >>"$log" 2>&1; then
+        cat "$log" >&2
+        rm -f "$log"
+        echo "dev.sh: building $dir failed" >&2
+        exit 1
+    fi
+    rm -f "$log"
 }
 
 demo() {

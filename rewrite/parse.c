@@ -187,7 +187,7 @@ static const st_strategy *rule(sparser *p) {
                     size_t len = 0;
                     for (uint32_t j = 0; j < r->nparams && len < sizeof list; j++)
                         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", j ? ", " : "", r->params[j].name);
-                    char msg[300];
+                    char msg[400];
                     snprintf(msg, sizeof msg, "%s has no parameter `%s`; its parameters are %s", text, pname, r->nparams ? list : "none");
                     return fail(p, pn.col, "%s", msg);
                 }
