@@ -78,6 +78,26 @@ static inline st_err parse_fails(st_ctx *cx, const char *src) {
                       e_.message);                                                                \
     } while (0)
 
+/* The text of examples/NAME.strata (from $STRATA_EXAMPLES, which meson test
+ * sets), kept in arena a. */
+static inline const char *example_text(st_arena *a, const char *name) {
+    const char *dir = getenv("STRATA_EXAMPLES");
+    ck_assert_msg(dir != NULL, "STRATA_EXAMPLES is not set; run the suite through meson test");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.strata", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert(fseek(f, 0, SEEK_END) == 0);
+    long len = ftell(f);
+    ck_assert(len >= 0 && fseek(f, 0, SEEK_SET) == 0);
+    char *text = st_arena_alloc(a, (size_t)len + 1);
+    ck_assert(text != NULL);
+    ck_assert(fread(text, 1, (size_t)len, f) == (size_t)len);
+    fclose(f);
+    text[len] = 0;
+    return text;
+}
+
 /* A one-dimensional array value over `data` (not copied). */
 static inline st_value array_of(st_scalar_kind k, int64_t n, void *data, st_arena *a) {
     int64_t *dims = st_arena_alloc(a, sizeof *dims);

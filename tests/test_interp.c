@@ -1522,24 +1522,8 @@ END_TEST
 /* The examples, on small hand-computed inputs                              */
 /* ------------------------------------------------------------------------ */
 
-/* The text of examples/NAME.strata, kept in the arena. */
-static const char *example(const char *name) {
-    const char *dir = getenv("STRATA_EXAMPLES");
-    ck_assert_msg(dir != NULL, "STRATA_EXAMPLES is not set; run the suite through meson test");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s.strata", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    ck_assert(fseek(f, 0, SEEK_END) == 0);
-    long len = ftell(f);
-    ck_assert(len >= 0 && fseek(f, 0, SEEK_SET) == 0);
-    char *text = st_arena_alloc(ar, (size_t)len + 1);
-    ck_assert(text != NULL);
-    ck_assert(fread(text, 1, (size_t)len, f) == (size_t)len);
-    fclose(f);
-    text[len] = 0;
-    return text;
-}
+/* The text of examples/NAME.strata. */
+static const char *example(const char *name) { return example_text(ar, name); }
 
 /* st_eval does not trust its caller: lengths known only at run time are
  * checked where they are used. */
