@@ -135,6 +135,7 @@ typedef struct subst {
     const st_node *var, *repl;
     uses occ;   /* where var occurs, to stop early */
     memo done;  /* node -> its substituted form */
+    memo repl_names; /* the variable names in repl, collected once */
     st_err *err;
 } subst;
 
@@ -151,17 +152,18 @@ static void base_of(const char *name, char *out, size_t cap) {
 
 static const st_node *sub(subst *s, const st_node *e);
 
-/* Does a variable named `name` appear in e? Names, not nodes: two variables
- * of one name but different types (or sizes) are different nodes, yet a
- * printed program tells them apart by scope alone. */
-static bool mentions_name(const st_node *e, const char *name, memo *seen) {
-    if (e->kind == ST_NODE_VAR) return e->u.name == name;
+/* Every variable name in e, into names (name -> 1). Names, not nodes: two
+ * variables of one name but different types (or sizes) are different nodes,
+ * yet a printed program tells them apart by scope alone. */
+static void collect_names(const st_node *e, memo *names, memo *seen) {
+    if (e->kind == ST_NODE_VAR) {
+        memo_put(names, e->u.name, 1);
+        return;
+    }
     uintptr_t v;
-    if (memo_get(seen, e, &v)) return v;
-    bool found = false;
-    for (uint32_t i = 0; i < e->nkids && !found; i++) found = mentions_name(e->kids[i], name, seen);
-    memo_put(seen, e, found);
-    return found;
+    if (memo_get(seen, e, &v)) return;
+    memo_put(seen, e, 1);
+    for (uint32_t i = 0; i < e->nkids; i++) collect_names(e->kids[i], names, seen);
 }
 
 /* A binder of e that would capture a variable of the replacement, or merely
@@ -173,10 +175,8 @@ static const st_node *rename_capturing(subst *s, const st_node *e) {
     memcpy(kids, e->kids, e->nkids * sizeof *kids);
     bool renamed = false;
     for (uint32_t j = 0; j < k; j++) {
-        memo seen = {0};
-        bool clash = mentions_name(s->repl, kids[j]->u.name, &seen);
-        memo_free(&seen);
-        if (!clash) continue;
+        uintptr_t clash;
+        if (!memo_get(&s->repl_names, kids[j]->u.name, &clash)) continue;
         char base[96];
         base_of(kids[j]->u.name, base, sizeof base);
         const char *name = st_fresh_name(s->cx, base);
@@ -214,10 +214,14 @@ static const st_node *sub(subst *s, const st_node *e) {
 const st_node *st_subst(st_ctx *cx, const st_node *e, const st_node *var, const st_node *repl,
                         st_err *err) {
     if (repl->type != var->type) return st_fail_internal(err, "substituting a value of another type for `%s`", var->u.name), NULL;
-    subst s = {cx, var, repl, {var, {0}}, {0}, err};
+    subst s = {cx, var, repl, {var, {0}}, {0}, {0}, err};
+    memo seen = {0};
+    collect_names(repl, &s.repl_names, &seen);
+    memo_free(&seen);
     const st_node *r = sub(&s, e);
     memo_free(&s.occ.m);
     memo_free(&s.done);
+    memo_free(&s.repl_names);
     return r;
 }
 

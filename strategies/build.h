@@ -79,6 +79,13 @@ static inline const st_node *b_var(bld *b, const char *base, const st_type *t) {
     return t ? st_fresh_var(b->cx, base, t) : NULL;
 }
 
+/* A fresh variable to bind value to with a let: bound as the type checker
+ * binds it (st_let_var), so the printed program reads back the same. */
+static inline const st_node *b_bound(bld *b, const char *base, const st_node *value) {
+    const char *name = value ? st_fresh_name(b->cx, base) : NULL;
+    return name ? st_let_var(b->cx, name, value) : NULL;
+}
+
 static inline const st_node *b_lambda_n(bld *b, uint32_t n, const st_node *const *params, const st_node *body) {
     if (!body || !b_all(params, n)) return NULL;
     st_err e = {0};

@@ -107,16 +107,16 @@ static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int
     if (!length_divisible(rw, &p, bs, "BS", "scan-then-propagate", why)) return NULL;
     bld B = bld_of(rw, why), *b = &B;
     const st_node *split = PRIM(b, ST_PRIM_SPLIT, b_count(b, bs), p.xs);
-    const st_node *blocks = b_var(b, "blocks", split ? split->type : NULL);
+    const st_node *blocks = b_bound(b, "blocks", split);
 
     const st_node *blk = b_var(b, "block", elem_of(blocks));
     const st_node *scanned_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_SCAN, blk), blk), blocks);
-    const st_node *scanned = b_var(b, "scanned", scanned_v ? scanned_v->type : NULL);
+    const st_node *scanned = b_bound(b, "scanned", scanned_v);
     const st_node *blk2 = b_var(b, "block", elem_of(blocks));
     const st_node *sums_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, blk2), blk2), blocks);
-    const st_node *sums = b_var(b, "sums", sums_v ? sums_v->type : NULL);
+    const st_node *sums = b_bound(b, "sums", sums_v);
     const st_node *prefixes_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, sums);
-    const st_node *prefixes = b_var(b, "prefixes", prefixes_v ? prefixes_v->type : NULL);
+    const st_node *prefixes = b_bound(b, "prefixes", prefixes_v);
 
     /* propagate: every element of block i combined with what comes before the block */
     const st_node *nb = sums ? b_size(b, sums->type->size) : NULL;
@@ -153,12 +153,12 @@ static const st_node *brent_kung_step(st_rw *rw, const st_node *e, const int64_t
     if (!length_divisible(rw, &p, bf, "BF", "brent-kung-step", why)) return NULL;
     bld B = bld_of(rw, why), *b = &B;
     const st_node *split = PRIM(b, ST_PRIM_SPLIT, b_count(b, bf), p.xs);
-    const st_node *groups = b_var(b, "groups", split ? split->type : NULL);
+    const st_node *groups = b_bound(b, "groups", split);
     const st_node *g = b_var(b, "g", elem_of(groups));
     const st_node *partials_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, g), g), groups);
-    const st_node *partials = b_var(b, "partials", partials_v ? partials_v->type : NULL);
+    const st_node *partials = b_bound(b, "partials", partials_v);
     const st_node *prefixes_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, partials);
-    const st_node *prefixes = b_var(b, "prefixes", prefixes_v ? prefixes_v->type : NULL);
+    const st_node *prefixes = b_bound(b, "prefixes", prefixes_v);
 
     const st_node *nb = partials ? b_size(b, partials->type->size) : NULL;
     const st_node *i = b_var(b, "i", st_type_scalar(b->cx, ST_I64));
@@ -208,9 +208,9 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     const st_node *item = p.fold ? CALL(b, p.fold, p.z, x) : x;
     const st_node *padded_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, b_if(b, b_binop(b, ST_OP_LT, i, n_value), item, p.z), i),
                                    PRIM(b, ST_PRIM_IOTA, m_e));
-    const st_node *padded = b_var(b, "padded", padded_v ? padded_v->type : NULL);
+    const st_node *padded = b_bound(b, "padded", padded_v);
     const st_node *scanned_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, padded);
-    const st_node *scanned = b_var(b, "scanned", scanned_v ? scanned_v->type : NULL);
+    const st_node *scanned = b_bound(b, "scanned", scanned_v);
     const st_node *j = b_var(b, "i", st_type_scalar(cx, ST_I64));
     const st_node *kept = finish(b, &p, PRIM(b, ST_PRIM_GET, j, scanned), p.post ? PRIM(b, ST_PRIM_GET, j, p.xs) : NULL);
     const st_node *out = PRIM(b, ST_PRIM_MAP, LAMBDA(b, kept, j), PRIM(b, ST_PRIM_IOTA, n_e));
