@@ -2,10 +2,7 @@
  *
  * Exit status: 0 success, 1 a user error (bad program, input, option),
  * 2 an internal error (out of memory, a broken invariant). */
-#include "codegen/codegen.h"
-#include "ir/ir.h"
-#include "rewrite/rewrite.h"
-#include "strategies/strategies.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,49 +10,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { EXIT_USER = 1, EXIT_INTERNAL = 2 };
-
-#define STRATA_VERSION "0.1.0"
-
-/* ---- options ---- */
-
-typedef struct option {
-    const char *name;  /* "--strategy" */
-    const char *alias; /* "-s", or NULL */
-    const char *value; /* what follows it: "NAME=VALUE"; NULL for a flag */
-    bool repeatable;
-    const char *help;
-} option;
-
-typedef struct command {
-    const char *name;
-    const char *usage;
-    const char *summary;
-    const char *details;
-    int npositional; /* required positional arguments */
-    const option *options;
-    int (*run)(const struct command *cmd, int argc, char **argv);
-} command;
-
-enum { MAX_VALUES = 256 };
-
-/* What the command line said: positionals and option values, in order. */
-typedef struct args {
-    const char *positional[4];
-    int npositional;
-    const char *opt_name[MAX_VALUES];
-    const char *opt_value[MAX_VALUES];
-    int nopts;
-} args;
-
-static int usage_error(const command *cmd, const char *fmt, const char *what) {
+int usage_error(const command *cmd, const char *fmt, const char *what) {
     fprintf(stderr, "strata%s%s: error: ", cmd ? " " : "", cmd ? cmd->name : "");
     fprintf(stderr, fmt, what);
     fprintf(stderr, "\nRun `strata %s%s--help` for usage.\n", cmd ? cmd->name : "", cmd ? " " : "");
     return EXIT_USER;
 }
 
-static void print_help(const command *cmd) {
+void print_help(const command *cmd) {
     printf("usage: strata %s\n\n%s\n", cmd->usage, cmd->summary);
     if (cmd->details) printf("\n%s\n", cmd->details);
     if (cmd->options[0].name) printf("\noptions:\n");
@@ -70,7 +32,7 @@ static void print_help(const command *cmd) {
 
 /* Parse argv (after the command name). Returns -1 when parsed, else an exit
  * status (0 after --help). */
-static int parse_args(const command *cmd, int argc, char **argv, args *out) {
+int parse_args(const command *cmd, int argc, char **argv, args *out) {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -109,7 +71,7 @@ static int parse_args(const command *cmd, int argc, char **argv, args *out) {
     return -1;
 }
 
-static const char *opt(const args *a, const char *name) {
+const char *opt(const args *a, const char *name) {
     for (int i = 0; i < a->nopts; i++)
         if (!strcmp(a->opt_name[i], name)) return a->opt_value[i];
     return NULL;
@@ -117,7 +79,7 @@ static const char *opt(const args *a, const char *name) {
 
 /* ---- errors ---- */
 
-static int report(const st_err *err, const char *source) {
+int report(const st_err *err, const char *source) {
     st_buf b = {0};
     st_err_format(err, source, source ? strlen(source) : 0, &b);
     fputs(b.data ? b.data : "error\n", stderr);
@@ -125,15 +87,7 @@ static int report(const st_err *err, const char *source) {
     return err->kind == ST_ERR_INTERNAL ? EXIT_INTERNAL : EXIT_USER;
 }
 
-/* Load PROG and pick the --entry def. */
-typedef struct loaded {
-    st_ctx *cx;
-    const st_program *program;
-    const st_def *def;
-    char *source;
-} loaded;
-
-static int load(const args *a, bool need_def, loaded *out, st_err *err) {
+int load_program(const args *a, bool need_def, loaded *out, st_err *err) {
     memset(out, 0, sizeof *out);
     out->cx = st_ctx_new();
     if (!out->cx) return st_fail_internal(err, "out of memory"), report(err, NULL);
@@ -146,7 +100,7 @@ static int load(const args *a, bool need_def, loaded *out, st_err *err) {
     return 0;
 }
 
-static void unload(loaded *l) {
+void unload_program(loaded *l) {
     free(l->source);
     st_ctx_free(l->cx);
 }
@@ -159,13 +113,13 @@ static const option program_options[] = {
 
 /* The start of every command that reads PROG: its flags, then the program.
  * Returns -1 to go on, else the exit status. */
-static int begin(const command *cmd, int argc, char **argv, bool need_def, args *a, loaded *l) {
+int begin(const command *cmd, int argc, char **argv, bool need_def, args *a, loaded *l) {
     memset(l, 0, sizeof *l);
     int rc = parse_args(cmd, argc, argv, a);
     if (rc >= 0) return rc;
     st_err err = {0};
-    if ((rc = load(a, need_def, l, &err))) {
-        unload(l);
+    if ((rc = load_program(a, need_def, l, &err))) {
+        unload_program(l);
         return rc;
     }
     return -1;
@@ -184,7 +138,7 @@ static int run_check(const command *cmd, int argc, char **argv) {
         printf("%s\n", b.data ? b.data : "");
         st_buf_free(&b);
     }
-    unload(&l);
+    unload_program(&l);
     return 0;
 }
 
@@ -198,7 +152,7 @@ static int run_print(const command *cmd, int argc, char **argv) {
     else st_print_program(l.program, &b);
     fputs(b.data ? b.data : "", stdout);
     st_buf_free(&b);
-    unload(&l);
+    unload_program(&l);
     return 0;
 }
 
@@ -212,7 +166,7 @@ static const option eval_options[] = {
     {"--entry", NULL, "NAME", false, "the def to run (default: main, or the only def)"},
     {0}};
 
-static bool make_dirs(const char *path, st_err *err) {
+bool make_dirs(const char *path, st_err *err) {
     char buf[4096];
     size_t len = strlen(path);
     if (len == 0 || len >= sizeof buf) return st_fail(err, (st_loc){0}, "bad output directory `%s`", path);
@@ -231,8 +185,49 @@ static bool make_dirs(const char *path, st_err *err) {
     return true;
 }
 
+bool gather_inputs(const args *a, const loaded *l, st_arena *arena, const st_value **values,
+                   const st_binding **env, size_t *nenv, st_err *err) {
+    st_inputs *in = st_inputs_new(l->cx, l->def, arena);
+    if (!in) return st_fail_internal(err, "out of memory");
+    bool generate = false;
+    for (int i = 0; i < a->nopts; i++) {
+        bool size = !strcmp(a->opt_name[i], "--size");
+        if (!size && strcmp(a->opt_name[i], "--input")) continue;
+        generate |= size;
+        if (!st_inputs_set(in, a->opt_value[i], err)) return false;
+    }
+    uint64_t seed = 1;
+    if (opt(a, "--seed")) {
+        st_scalar s;
+        if (!st_scalar_parse(ST_U64, opt(a, "--seed"), "--seed", &s, err)) return false;
+        seed = s.u64;
+        generate = true;
+    }
+    if (generate && !st_inputs_generate(in, seed, err)) return false;
+    return st_inputs_finish(in, values, env, nenv, err);
+}
+
+bool write_results(const char *dir, st_arena *arena, const st_value *result, st_err *err) {
+    size_t nleaves = st_value_leaves(result, NULL, 0);
+    st_value *leaves = st_arena_alloc(arena, (nleaves + 1) * sizeof *leaves);
+    if (!leaves) return st_fail_internal(err, "out of memory");
+    st_value_leaves(result, leaves, nleaves);
+    if (dir && !make_dirs(dir, err)) return false;
+    for (size_t i = 0; i < nleaves; i++) {
+        if (!dir) {
+            show(i, &leaves[i]);
+            continue;
+        }
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%zu.npy", dir, i);
+        if (!st_npy_write(path, &leaves[i], err)) return false;
+        printf("%s\n", path);
+    }
+    return true;
+}
+
 /* One result, briefly: `0: [1000]f32 = [0.5, 1.25, …, 499.5]`. */
-static void show(size_t index, const st_value *v) {
+void show(size_t index, const st_value *v) {
     st_buf b = {0};
     st_buf_printf(&b, "%zu: ", index);
     if (v->kind == ST_VALUE_SCALAR) {
@@ -270,58 +265,24 @@ static int run_eval(const command *cmd, int argc, char **argv) {
     if (rc >= 0) return rc;
     st_err err = {0};
     st_arena *arena = st_arena_new();
-    st_inputs *in = arena ? st_inputs_new(l.cx, l.def, arena) : NULL;
-    if (!in) {
-        st_fail_internal(&err, "out of memory");
-        goto fail;
-    }
-    bool generate = false;
-    for (int i = 0; i < a.nopts; i++) {
-        bool size = !strcmp(a.opt_name[i], "--size");
-        if (!size && strcmp(a.opt_name[i], "--input")) continue;
-        generate |= size;
-        if (!st_inputs_set(in, a.opt_value[i], &err)) goto fail;
-    }
-    uint64_t seed = 1;
-    if (opt(&a, "--seed")) {
-        st_scalar s;
-        if (!st_scalar_parse(ST_U64, opt(&a, "--seed"), "--seed", &s, &err)) goto fail;
-        seed = s.u64;
-        generate = true;
-    }
-    if (generate && !st_inputs_generate(in, seed, &err)) goto fail;
     const st_value *values;
     const st_binding *env;
     size_t nenv;
-    if (!st_inputs_finish(in, &values, &env, &nenv, &err)) goto fail;
-    st_value result;
-    if (!st_eval(l.cx, l.def, values, env, nenv, arena, &result, &err)) goto fail;
-    size_t nleaves = st_value_leaves(&result, NULL, 0);
-    st_value *leaves = st_arena_alloc(arena, nleaves * sizeof *leaves);
-    if (!leaves) {
+    if (!arena) {
         st_fail_internal(&err, "out of memory");
         goto fail;
     }
-    st_value_leaves(&result, leaves, nleaves);
-    const char *dir = opt(&a, "--output");
-    if (dir && !make_dirs(dir, &err)) goto fail;
-    for (size_t i = 0; i < nleaves; i++) {
-        if (!dir) {
-            show(i, &leaves[i]);
-            continue;
-        }
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%zu.npy", dir, i);
-        if (!st_npy_write(path, &leaves[i], &err)) goto fail;
-        printf("%s\n", path);
-    }
+    if (!gather_inputs(&a, &l, arena, &values, &env, &nenv, &err)) goto fail;
+    st_value result;
+    if (!st_eval(l.cx, l.def, values, env, nenv, arena, &result, &err)) goto fail;
+    if (!write_results(opt(&a, "--output"), arena, &result, &err)) goto fail;
     st_arena_free(arena);
-    unload(&l);
+    unload_program(&l);
     return 0;
 fail:
     rc = report(&err, err.loc.file && l.program && !strcmp(err.loc.file, l.program->file) ? l.source : NULL);
     st_arena_free(arena);
-    unload(&l);
+    unload_program(&l);
     return rc;
 }
 
@@ -334,7 +295,7 @@ static const option rewrite_options[] = {
     {0}};
 
 /* The built-in rules; NULL after reporting. */
-static st_registry *registry(int *rc) {
+st_registry *registry(int *rc) {
     st_err err = {0};
     st_registry *reg = st_registry_new();
     if (!reg || !st_register_builtin_rules(reg, &err)) {
@@ -348,7 +309,7 @@ static st_registry *registry(int *rc) {
 }
 
 /* The first line of a printed node, cut to fit a trace line. */
-static void first_line(const st_node *n, char *out, size_t cap) {
+void first_line(const st_node *n, char *out, size_t cap) {
     st_buf b = {0};
     st_print_node(n, &b);
     const char *text = b.data ? b.data : "";
@@ -358,11 +319,7 @@ static void first_line(const st_node *n, char *out, size_t cap) {
     st_buf_free(&b);
 }
 
-typedef struct tracer {
-    unsigned count;
-} tracer;
-
-static void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args, const st_node *before,
+void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args, const st_node *before,
                        const st_node *after) {
     tracer *t = data;
     (void)after;
@@ -389,11 +346,11 @@ static int run_rewrite(const command *cmd, int argc, char **argv) {
     if (rc >= 0) return rc;
     const char *text = opt(&a, "--strategy");
     if (!text) {
-        unload(&l);
+        unload_program(&l);
         return usage_error(cmd, "%s", "give the strategy with -s STRATEGY (`strata strategies` lists the rules)");
     }
     st_registry *reg = registry(&rc);
-    if (!reg) return unload(&l), rc;
+    if (!reg) return unload_program(&l), rc;
     st_err err = {0};
     st_rw *rw = NULL;
     const st_strategy *s = st_strategy_parse(l.cx, reg, "strategy", text, &err);
@@ -435,7 +392,7 @@ static int run_rewrite(const command *cmd, int argc, char **argv) {
 done:
     st_rw_free(rw);
     st_registry_free(reg);
-    unload(&l);
+    unload_program(&l);
     return rc;
 }
 
@@ -518,6 +475,14 @@ static const command commands[] = {
      "  strata rewrite prog.strata -s 'scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))'\n"
      "The output parses again. A strategy that does not apply is an error (exit 1) that says why.",
      1, rewrite_options, run_rewrite},
+    {"run", "run PROG [-s STRATEGY] [--input NAME=VALUE]… [--size N=VALUE]… [--output DIR] [--device D] [--check] [--time]",
+     "Rewrite, lower and generate OpenCL for PROG, and run it on a device.",
+     "The strategy (if any) is applied first, then the default lowering (lower-opencl), which maps what\n"
+     "is left to work-groups, work-items and sequential loops; a strategy may do its own lowering.\n"
+     "Inputs are given as for `strata eval`. --check compares with the interpreter, --time measures the\n"
+     "kernels by profiling events, --emit DIR writes the lowered program, kernels.cl and host.c.\n"
+     "The default device is the first GPU, else the first device (`strata devices` lists them).",
+     1, run_options, run_run},
     {"strategies", "strategies", "List the rewrite rules, their parameters and conditions.", NULL, 0, no_options,
      run_strategies},
     {"devices", "devices", "List the OpenCL platforms and devices.", NULL, 0, no_options, run_devices},

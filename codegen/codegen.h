@@ -1,11 +1,40 @@
 /* codegen/codegen.h — the public interface of strata's codegen stage.
  *
- * For now: the OpenCL runtime's view of the machine. Lowering, kernel
- * emission and the libtcc host glue join this header as they arrive. */
+ *   devices    the OpenCL platforms and devices of this machine
+ *   codegen    a lowered def to OpenCL C kernels and host glue C (st_codegen)
+ *   runtime    a device opened (st_cl), a generated program built on it with
+ *              its glue compiled in-process by libtcc (st_exe), and one
+ *              binding of inputs run, timed and read back (st_launch)
+ *
+ * The generated glue is the one place that knows the launch sequence; the
+ * runtime only gives it buffers and scalars and reads the results back. Its
+ * entry point, the same in the JIT and in an exported .c file, is
+ *
+ *   int strata_run(cl_context ctx, cl_command_queue queue, cl_kernel *kernels,
+ *                  cl_mem *inputs, cl_mem *outputs, const void *const *scalars,
+ *                  cl_event *events, char *msg, size_t msgcap);
+ *
+ *   kernels   one per st_code.kernel_names, created from st_code.opencl
+ *   inputs    one buffer per array leaf of the def's parameters, in order
+ *   outputs   one buffer per leaf of the result (st_value_leaves order), each
+ *             of st_code.outputs[i] elements; a scalar leaf is one element;
+ *             bool is one byte per element
+ *   scalars   st_code.nscalars pointers, to values of st_code.scalars[i].kind:
+ *             the def's scalar parameters, then its size variables (i64)
+ *   events    st_code.nlaunches slots, filled with the profiling event of
+ *             each launch (NULL for a launch that had nothing to do)
+ *
+ * It returns CL_SUCCESS, or an OpenCL error code with a sentence in msg. The
+ * glue allocates and releases its own intermediate buffers.
+ */
 #ifndef STRATA_CODEGEN_H
 #define STRATA_CODEGEN_H
 
 #include "ir/ir.h"
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                  */
+/* ------------------------------------------------------------------------ */
 
 typedef struct st_device_info {
     uint32_t index;          /* across all platforms, in listing order */
@@ -25,5 +54,78 @@ typedef struct st_device_info {
 /* Every OpenCL device of every platform. *out is malloc'ed (free it); a
  * machine without any OpenCL platform is an error that says how to get one. */
 bool st_devices_list(st_device_info **out, size_t *count, st_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* Code generation                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct st_code_scalar {
+    const char *name;     /* the parameter or size variable */
+    st_scalar_kind kind;
+} st_code_scalar;
+
+typedef struct st_code_array {
+    st_scalar_kind kind;  /* the element */
+    const st_size *length;/* elements, over the def's sizes (1 for a scalar leaf) */
+} st_code_array;
+
+/* A def turned into OpenCL. Everything lives in the arena it was made in. */
+typedef struct st_code {
+    const st_def *def;           /* what it computes (its result type shapes the outputs) */
+    const char *opencl;          /* OpenCL C 1.2: every kernel of the program */
+    const char *host;            /* the host glue in C (see the top of this file) */
+    uint32_t nkernels;
+    const char *const *kernel_names;
+    uint32_t nlaunches;          /* kernel launches per run (a kernel may run twice) */
+    uint32_t ninputs;
+    const st_code_array *inputs; /* array leaves of the parameters */
+    uint32_t nscalars;
+    const st_code_scalar *scalars;
+    uint32_t noutputs;
+    const st_code_array *outputs;/* leaves of the result */
+} st_code;
+
+/* Generate kernels and glue for a lowered def (see strategies' lower-opencl;
+ * what is left high-level inside one work-item runs sequentially). The
+ * error names the node codegen cannot map and says why. */
+bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* Runtime                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* An OpenCL device with its context and a profiling, in-order queue. */
+typedef struct st_cl st_cl;
+
+/* spec: NULL for the default (the first GPU, else the first device), a
+ * number for the index `strata devices` lists, else a case-insensitive
+ * substring of the device's name (or its platform's). */
+st_cl *st_cl_open(const char *spec, st_err *err);
+void st_cl_close(st_cl *cl);
+const st_device_info *st_cl_device(const st_cl *cl);
+
+/* A generated program built for one device: its kernels compiled (the build
+ * log excerpt in the error when they do not) and its glue compiled by
+ * libtcc. */
+typedef struct st_exe st_exe;
+
+st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err);
+void st_exe_free(st_exe *exe);
+
+/* One set of inputs on the device: uploaded once, run any number of times. */
+typedef struct st_launch st_launch;
+
+/* args and env as st_inputs_finish gives them. */
+st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *env, size_t nenv,
+                         st_err *err);
+/* Run the whole program once and wait for it; *ms (when not NULL) is the
+ * device time from the start of its first kernel to the end of its last, by
+ * profiling events. */
+bool st_launch_run(st_launch *l, double *ms, st_err *err);
+/* The outputs of the last run, shaped like the def's result type. */
+bool st_launch_read(st_launch *l, st_arena *a, st_value *result, st_err *err);
+/* Bytes of the program's inputs read plus outputs written: what GB/s counts. */
+uint64_t st_launch_bytes(const st_launch *l);
+void st_launch_free(st_launch *l);
 
 #endif

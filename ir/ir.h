@@ -530,6 +530,10 @@ size_t st_value_leaves(const st_value *v, st_value *out, size_t max);
  * signed integers in [-50, 50), unsigned in [0, 100), floats in [0, 1), bools
  * half true. */
 void st_value_fill_random(st_value *v, uint64_t seed);
+/* Does got agree with want (the reference)? The same leaves and shapes;
+ * integers and bools equal; floats within rtol·max(1, |want|), NaN matching
+ * NaN. On disagreement *err says where, leaf and element. */
+bool st_value_agree(const st_value *got, const st_value *want, double rtol, st_err *err);
 
 /* ------------------------------------------------------------------------ */
 /* .npy files                                                               */

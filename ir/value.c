@@ -1,8 +1,10 @@
 /* ir/value.c — runtime values: allocation by type, leaves, random filling,
- * and the element access the interpreter is built on. */
+ * the element access the interpreter is built on, and comparison. */
 #include "value.h"
 #include "scalar_ops.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 st_value st_value_scalar(st_scalar_kind k, st_scalar s) {
@@ -217,4 +219,63 @@ void st_value_copy_into(st_value *dst, const st_value *src) {
         for (uint32_t k = 0; k < dst->n; k++) st_value_copy_into((st_value *)&dst->u.items[k], &src->u.items[k]);
         return;
     }
+}
+
+/* ---- comparison ---- */
+
+static bool leaf_agree(size_t leaf, const st_value *got, const st_value *want, double rtol, st_err *err) {
+    if (got->kind != want->kind || got->scalar != want->scalar || got->n != want->n)
+        return st_fail(err, (st_loc){0}, "result %zu has another type than the reference's", leaf);
+    int64_t count = 1;
+    if (got->kind == ST_VALUE_ARRAY)
+        for (uint32_t i = 0; i < got->n; i++) {
+            if (got->u.a.dims[i] != want->u.a.dims[i])
+                return st_fail(err, (st_loc){0}, "result %zu has %lld elements along dimension %u where the reference has %lld",
+                               leaf, (long long)got->u.a.dims[i], i, (long long)want->u.a.dims[i]);
+            count *= got->u.a.dims[i];
+        }
+    size_t size = st_scalar_size(got->scalar);
+    const char *g = got->kind == ST_VALUE_ARRAY ? got->u.a.data : (const char *)&got->u.s;
+    const char *w = want->kind == ST_VALUE_ARRAY ? want->u.a.data : (const char *)&want->u.s;
+    for (int64_t i = 0; i < count; i++) {
+        st_scalar a = {.bits = 0}, b = {.bits = 0};
+        memcpy(&a, g + (size_t)i * size, size);
+        memcpy(&b, w + (size_t)i * size, size);
+        bool same;
+        if (got->scalar == ST_BOOL) {
+            same = (a.bits & 0xff) == (b.bits & 0xff);
+        } else if (st_scalar_is_float(got->scalar)) {
+            double x = st_scalar_as_f64(got->scalar, a), y = st_scalar_as_f64(got->scalar, b);
+            same = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= rtol * fmax(1.0, fabs(y));
+        } else {
+            same = a.bits == b.bits;
+        }
+        if (same) continue;
+        st_buf ta = {0}, tb = {0};
+        st_scalar_format(got->scalar, a, &ta);
+        st_scalar_format(got->scalar, b, &tb);
+        st_fail(err, (st_loc){0}, "result %zu differs at element %lld: %s where the reference has %s", leaf, (long long)i,
+                ta.data ? ta.data : "?", tb.data ? tb.data : "?");
+        st_buf_free(&ta);
+        st_buf_free(&tb);
+        return false;
+    }
+    return true;
+}
+
+bool st_value_agree(const st_value *got, const st_value *want, double rtol, st_err *err) {
+    size_t n = st_value_leaves(got, NULL, 0);
+    if (n != st_value_leaves(want, NULL, 0)) return st_fail(err, (st_loc){0}, "the results have another number of parts than the reference");
+    st_value small_g[16], small_w[16];
+    st_value *lg = n <= 16 ? small_g : malloc(n * sizeof *lg), *lw = n <= 16 ? small_w : malloc(n * sizeof *lw);
+    bool ok = lg && lw;
+    if (!ok) st_fail_internal(err, "out of memory");
+    if (ok) {
+        st_value_leaves(got, lg, n);
+        st_value_leaves(want, lw, n);
+        for (size_t i = 0; i < n && ok; i++) ok = leaf_agree(i, &lg[i], &lw[i], rtol, err);
+    }
+    if (lg != small_g) free(lg);
+    if (lw != small_w) free(lw);
+    return ok;
 }

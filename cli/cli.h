@@ -1,0 +1,94 @@
+/* cli/cli.h — what the commands of the `strata` executable share (defined in
+ * cli/main.c): option parsing, error reports, loading a program, showing
+ * results. Internal to cli/; the library knows nothing of it. */
+#ifndef STRATA_CLI_H
+#define STRATA_CLI_H
+
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+#include "rewrite/rewrite.h"
+#include "strategies/strategies.h"
+
+#include <stdio.h>
+
+enum { EXIT_USER = 1, EXIT_INTERNAL = 2 };
+
+#define STRATA_VERSION "0.1.0"
+
+/* ---- options ---- */
+
+typedef struct option {
+    const char *name;  /* "--strategy" */
+    const char *alias; /* "-s", or NULL */
+    const char *value; /* what follows it: "NAME=VALUE"; NULL for a flag */
+    bool repeatable;
+    const char *help;
+} option;
+
+typedef struct command {
+    const char *name;
+    const char *usage;
+    const char *summary;
+    const char *details;
+    int npositional; /* required positional arguments */
+    const option *options;
+    int (*run)(const struct command *cmd, int argc, char **argv);
+} command;
+
+enum { MAX_VALUES = 256 };
+
+/* What the command line said: positionals and option values, in order. */
+typedef struct args {
+    const char *positional[4];
+    int npositional;
+    const char *opt_name[MAX_VALUES];
+    const char *opt_value[MAX_VALUES];
+    int nopts;
+} args;
+
+/* Load PROG and pick the --entry def. */
+typedef struct loaded {
+    st_ctx *cx;
+    const st_program *program;
+    const st_def *def;
+    char *source;
+} loaded;
+
+typedef struct tracer {
+    unsigned count;
+} tracer;
+
+int usage_error(const command *cmd, const char *fmt, const char *what);
+void print_help(const command *cmd);
+/* Parse argv (after the command name): -1 when parsed, else an exit status
+ * (0 after --help). */
+int parse_args(const command *cmd, int argc, char **argv, args *out);
+const char *opt(const args *a, const char *name);
+/* Print an error (with the source line when given); returns the exit status. */
+int report(const st_err *err, const char *source);
+int load_program(const args *a, bool need_def, loaded *out, st_err *err);
+void unload_program(loaded *l);
+/* The start of every command that reads PROG: its flags, then the program.
+ * Returns -1 to go on, else the exit status. */
+int begin(const command *cmd, int argc, char **argv, bool need_def, args *a, loaded *l);
+bool make_dirs(const char *path, st_err *err);
+/* The def's arguments from --input, --size and --seed (arrays not given are
+ * generated when a size or a seed is). */
+bool gather_inputs(const args *a, const loaded *l, st_arena *arena, const st_value **values,
+                   const st_binding **env, size_t *nenv, st_err *err);
+/* The leaves of a result as DIR/0.npy, DIR/1.npy, … (paths printed), or
+ * shown on standard output when dir is NULL. */
+bool write_results(const char *dir, st_arena *arena, const st_value *result, st_err *err);
+/* One result, briefly: `0: [1000]f32 = [0.5, 1.25, …, 499.5]`. */
+void show(size_t index, const st_value *v);
+/* The built-in rules; NULL after reporting. */
+st_registry *registry(int *rc);
+void first_line(const st_node *n, char *out, size_t cap);
+void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args, const st_node *before,
+                const st_node *after);
+
+/* cli/run.c */
+extern const option run_options[];
+int run_run(const command *cmd, int argc, char **argv);
+
+#endif

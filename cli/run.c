@@ -1,0 +1,162 @@
+/* cli/run.c — `strata run`: rewrite, lower, generate, build, run on OpenCL,
+ * and optionally check against the interpreter and time. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const option run_options[] = {
+    {"--strategy", "-s", "STRATEGY", false, "the strategy to apply before lowering, e.g. 'parallel-scan(BS=256, BF=2, SE=4)'"},
+    {"--input", NULL, "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
+    {"--size", NULL, "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
+    {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
+    {"--output", NULL, "DIR", false, "write the results as DIR/0.npy, DIR/1.npy, …"},
+    {"--device", NULL, "D", false, "the OpenCL device: its index in `strata devices`, or part of its name"},
+    {"--check", NULL, NULL, false, "compare the results with the reference interpreter's"},
+    {"--time", NULL, NULL, false, "time the kernels: warm-up runs, then --runs runs; median, min, max and GB/s"},
+    {"--runs", NULL, "K", false, "timed runs for --time (default 10)"},
+    {"--emit", NULL, "DIR", false, "write the lowered program, the kernels (.cl) and the host glue (.c) to DIR"},
+    {"--entry", NULL, "NAME", false, "the def to run (default: main, or the only def)"},
+    {0}};
+
+/* Floats may differ from the interpreter by reassociation (a parallel scan
+ * adds in another order): within this much, relative to max(1, |value|). */
+static double tolerance(void) { return 1e-3; }
+
+static bool write_file(const char *dir, const char *name, const char *text, st_err *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return st_fail(err, (st_loc){path, 0, 0}, "cannot write the file");
+    bool ok = fputs(text, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok) return st_fail(err, (st_loc){path, 0, 0}, "cannot write the file");
+    printf("%s\n", path);
+    return true;
+}
+
+/* The user's strategy, then the default lowering (which leaves what the
+ * user lowered alone). */
+static const st_def *lowered(const args *a, const loaded *l, const st_registry *reg, st_err *err) {
+    st_rw *rw = st_rw_new(l->cx, reg);
+    if (!rw) return st_fail_internal(err, "out of memory"), NULL;
+    const st_def *def = l->def;
+    const char *text = opt(a, "--strategy");
+    if (text) {
+        const st_strategy *s = st_strategy_parse(l->cx, reg, "strategy", text, err);
+        if (!s) {
+            st_rw_free(rw);
+            return NULL;
+        }
+        def = st_rewrite_def(rw, s, def, err);
+        if (!def && err->kind == ST_ERR_USER) {
+            st_err inner = *err;
+            st_fail(err, (st_loc){l->program->file, 0, 0}, "the strategy does not apply to `%s`: %s", l->def->name,
+                    inner.message);
+        }
+    }
+    if (def) def = st_rewrite_def(rw, st_default_lowering(l->cx, reg), def, err);
+    st_rw_free(rw);
+    return def;
+}
+
+static int compare(const double *a, const double *b) { return (*a > *b) - (*a < *b); }
+static int compare_v(const void *a, const void *b) { return compare(a, b); }
+
+static bool time_runs(st_launch *launch, const args *a, st_err *err) {
+    int64_t runs = 10;
+    if (opt(a, "--runs")) {
+        st_scalar s;
+        if (!st_scalar_parse(ST_I64, opt(a, "--runs"), "--runs", &s, err)) return false;
+        if (s.i64 < 1 || s.i64 > 100000) return st_fail(err, (st_loc){0}, "--runs must be between 1 and 100000");
+        runs = s.i64;
+    }
+    for (int i = 0; i < 2; i++) /* warm-up: first-touch of buffers, caches */
+        if (!st_launch_run(launch, NULL, err)) return false;
+    double *ms = malloc((size_t)runs * sizeof *ms);
+    if (!ms) return st_fail_internal(err, "out of memory");
+    for (int64_t i = 0; i < runs; i++)
+        if (!st_launch_run(launch, &ms[i], err)) return free(ms), false;
+    qsort(ms, (size_t)runs, sizeof *ms, compare_v);
+    double median = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
+    double bytes = (double)st_launch_bytes(launch);
+    printf("time: median %.4f ms, min %.4f ms, max %.4f ms over %lld runs; %.3f GB/s (%.0f bytes read and written)\n",
+           median, ms[0], ms[runs - 1], (long long)runs, median > 0 ? bytes / (median * 1e6) : 0.0, bytes);
+    free(ms);
+    return true;
+}
+
+int run_run(const command *cmd, int argc, char **argv) {
+    args a;
+    loaded l;
+    int rc = begin(cmd, argc, argv, true, &a, &l);
+    if (rc >= 0) return rc;
+    st_err err = {0};
+    st_arena *arena = st_arena_new();
+    st_registry *reg = registry(&rc);
+    st_cl *cl = NULL;
+    st_exe *exe = NULL;
+    st_launch *launch = NULL;
+    const char *shown = NULL; /* the text an error's location is in */
+    if (!reg) goto done_rc;
+    if (!arena) {
+        st_fail_internal(&err, "out of memory");
+        goto fail;
+    }
+    const st_value *values;
+    const st_binding *env;
+    size_t nenv;
+    if (!gather_inputs(&a, &l, arena, &values, &env, &nenv, &err)) {
+        shown = l.source;
+        goto fail;
+    }
+    const st_def *def = lowered(&a, &l, reg, &err);
+    if (!def) {
+        shown = err.loc.file && !strcmp(err.loc.file, "strategy") ? opt(&a, "--strategy") : NULL;
+        goto fail;
+    }
+    st_code code;
+    if (!st_codegen(l.cx, def, arena, &code, &err)) goto fail;
+    const char *emit = opt(&a, "--emit");
+    if (emit) {
+        st_buf prog = {0};
+        st_print_def(def, &prog);
+        bool ok = make_dirs(emit, &err) && write_file(emit, "program.strata", prog.data ? prog.data : "", &err) &&
+                  write_file(emit, "kernels.cl", code.opencl, &err) && write_file(emit, "host.c", code.host, &err);
+        st_buf_free(&prog);
+        if (!ok) goto fail;
+    }
+    if (!(cl = st_cl_open(opt(&a, "--device"), &err))) goto fail;
+    const st_device_info *dev = st_cl_device(cl);
+    fprintf(stderr, "device %u: %s (%s); %u kernels\n", dev->index, dev->name, dev->platform, code.nkernels);
+    if (!(exe = st_exe_build(cl, &code, &err))) goto fail;
+    if (!(launch = st_launch_new(exe, values, env, nenv, &err))) goto fail;
+    if (!st_launch_run(launch, NULL, &err)) goto fail;
+    st_value result;
+    if (!st_launch_read(launch, arena, &result, &err)) goto fail;
+    if (opt(&a, "--check")) {
+        st_value want;
+        if (!st_eval(l.cx, l.def, values, env, nenv, arena, &want, &err)) goto fail;
+        if (!st_value_agree(&result, &want, tolerance(), &err)) {
+            st_err why = err;
+            st_fail(&err, (st_loc){0}, "check: the device disagrees with the interpreter: %s", why.message);
+            goto fail;
+        }
+        fprintf(stderr, "check: the results equal the interpreter's (floats within %g relative)\n", tolerance());
+    }
+    if (!write_results(opt(&a, "--output"), arena, &result, &err)) goto fail;
+    if (opt(&a, "--time") && !time_runs(launch, &a, &err)) goto fail;
+    rc = 0;
+    goto done_rc;
+fail:
+    rc = report(&err, shown);
+done_rc:
+    st_launch_free(launch);
+    st_exe_free(exe);
+    st_cl_close(cl);
+    st_registry_free(reg);
+    st_arena_free(arena);
+    unload_program(&l);
+    return rc;
+}

@@ -1,0 +1,87 @@
+/* codegen/cg.c — the generator's errors, text and names. */
+#include "cg.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void *cg_alloc(cg *g, size_t size) {
+    void *p = st_arena_zalloc(g->a, size ? size : 1);
+    if (!p && !g->failed) {
+        g->failed = true;
+        st_fail_internal(g->err, "out of memory");
+    }
+    return p;
+}
+
+/* The first failure is the one reported; later steps still run (on dummy
+ * values) so that nothing needs to check after every call. */
+bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) {
+    if (g->failed) return false;
+    g->failed = true;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char where[120] = "";
+    if (at) {
+        st_buf b = {0};
+        st_print_node(at, &b);
+        const char *text = b.data ? b.data : "";
+        size_t len = strcspn(text, "\n");
+        snprintf(where, sizeof where, " (at `%.*s%s`)", (int)(len > 80 ? 80 : len), text,
+                 len > 80 || text[len] ? " …" : "");
+        st_buf_free(&b);
+    }
+    st_fail(g->err, g->def->loc, "cannot generate OpenCL for `%s`: %s%s", g->def->name, msg, where);
+    return false;
+}
+
+const char *cg_str(cg *g, const char *fmt, ...) {
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    char *out = cg_alloc(g, (size_t)n + 1);
+    if (!out) return "0";
+    if ((size_t)n < sizeof small) {
+        memcpy(out, small, (size_t)n + 1);
+    } else {
+        va_start(ap, fmt);
+        vsnprintf(out, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    return out;
+}
+
+/* C identifiers from IR names: IR names are letters, digits and `_`, so a
+ * prefix keeps them clear of C and OpenCL keywords and built-ins. */
+const char *cg_name(cg *g, const char *base) {
+    return cg_str(g, "%s_%u", base, g->fresh++);
+}
+
+void cg_line(cg *g, const char *fmt, ...) {
+    if (!g->k) return;
+    st_buf *b = &g->k->body;
+    for (int i = 0; i < g->indent; i++) st_buf_puts(b, "    ");
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof small) {
+        st_buf_puts(b, small);
+    } else if (n >= 0) {
+        char *big = st_arena_alloc(g->a, (size_t)n + 1);
+        if (big) {
+            va_start(ap, fmt);
+            vsnprintf(big, (size_t)n + 1, fmt, ap);
+            va_end(ap);
+            st_buf_puts(b, big);
+        }
+    }
+    st_buf_puts(b, "\n");
+}

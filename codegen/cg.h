@@ -1,0 +1,257 @@
+/* codegen/cg.h — internal to codegen/: the kernel generator's shared state.
+ *
+ * Code follows the IR. The generator walks a lowered def at three levels:
+ *
+ *   host    between kernels (cg_host.c): a top-level mapGlb or mapWrg is a
+ *           kernel, any other computation a one-work-item kernel, views are
+ *           kept as expressions, every intermediate is a global buffer
+ *   group   inside a mapWrg's function (cg_group.c): run by all work-items
+ *           of a work-group; mapLcl is a strided loop then a barrier,
+ *           sequential work is done by work-item 0, arrays live in local
+ *           memory
+ *   thread  inside one work-item (cg_thread.c): loops, scalar C, private
+ *           arrays
+ *
+ * Values are C text, never copies: a scalar is a C expression, an array a
+ * view (cg_view.c) that turns an index into an element — split, join, zip,
+ * unzip, transpose, iota, replicate and get compile to index arithmetic over
+ * strided memory. Results are written in destination-passing style: an
+ * expression is generated *into* a place, so `mapWrg(...) |> join` writes its
+ * blocks straight into the flat buffer the join is stored to.
+ */
+#ifndef STRATA_CODEGEN_CG_H
+#define STRATA_CODEGEN_CG_H
+
+#include "codegen.h"
+
+/* ---- memory and values ---- */
+
+typedef enum cg_space { CG_GLOBAL, CG_LOCAL, CG_PRIVATE } cg_space;
+
+enum { CG_MAX_RANK = 8 };
+
+/* A strided block of scalars: element (i0, i1, …) is at
+ * base[offset + i0*stride0 + i1*stride1 + …]. rank 0 is one scalar. */
+typedef struct cg_mem {
+    const char *base;      /* the C name of the pointer or array */
+    int buffer;            /* the host buffer it is, or -1 (local, private) */
+    cg_space space;
+    st_scalar_kind kind;
+    const char *offset;    /* C expression, in elements */
+    uint32_t rank;
+    const st_size *dims[CG_MAX_RANK];
+    const st_size *strides[CG_MAX_RANK];
+} cg_mem;
+
+/* A place to write a value of some type: memory for each scalar leaf, a
+ * tuple of places for a tuple or an array of tuples (arrays of tuples are
+ * stored as tuples of arrays, as the interpreter does). */
+typedef struct cg_place cg_place;
+struct cg_place {
+    bool tuple;
+    cg_mem mem;                 /* !tuple */
+    uint32_t n;                 /* tuple */
+    const cg_place *items;
+};
+
+typedef struct cg_view cg_view;
+
+/* A value during generation. */
+typedef enum cg_value_kind { CG_SCALAR, CG_TUPLE, CG_ARRAY } cg_value_kind;
+typedef struct cg_value {
+    cg_value_kind kind;
+    const st_type *type;
+    const char *c;              /* SCALAR: a C expression without side effects */
+    uint32_t n;                 /* TUPLE */
+    const struct cg_value *items;
+    const cg_view *view;        /* ARRAY */
+} cg_value;
+
+typedef enum cg_view_kind {
+    CG_V_MEM,       /* strided memory */
+    CG_V_ZIP,       /* element i is the tuple (or zip) of items' elements i */
+    CG_V_SHIFT,     /* element i is inner[start + i] (a block of a split) */
+    CG_V_JOIN,      /* [a][b]t as [a*b]t */
+    CG_V_SPLIT,     /* [n]t as [n/k][k]t */
+    CG_V_TRANSPOSE, /* [a][b]t as [b][a]t */
+    CG_V_COLUMN,    /* element j is inner[j][col] */
+    CG_V_IOTA,      /* element i is i */
+    CG_V_REPLICATE  /* every element is `elem` */
+} cg_view_kind;
+
+struct cg_view {
+    cg_view_kind kind;
+    const st_type *type;        /* the array type */
+    cg_mem mem;                 /* MEM */
+    uint32_t n;                 /* ZIP */
+    const cg_view *const *items;
+    const cg_view *inner;       /* SHIFT JOIN SPLIT TRANSPOSE COLUMN */
+    const char *start;          /* SHIFT: C expression; COLUMN: the column */
+    const st_size *k;           /* SPLIT: the block length; JOIN: the inner length */
+    cg_value elem;              /* REPLICATE */
+};
+
+/* ---- the generator ---- */
+
+typedef enum cg_level { CG_HOST, CG_GROUP, CG_THREAD } cg_level;
+
+/* A name in scope: a value, or at host level an expression kept to be
+ * generated in each kernel that reads it (a view or a cheap scalar). */
+typedef struct cg_binding cg_binding;
+struct cg_binding {
+    const char *name;
+    bool deferred;
+    cg_value value;             /* !deferred */
+    const st_node *expr;        /* deferred: generated in the reader's kernel, */
+    const cg_binding *env;      /*   in the scope it was bound in, */
+    int proj;                   /*   component proj of it, or -1 */
+    const cg_binding *next;
+};
+
+/* What one kernel launch needs from the host. */
+typedef enum cg_arg_kind { CG_ARG_BUFFER, CG_ARG_SCALAR, CG_ARG_LOCAL } cg_arg_kind;
+typedef struct cg_arg {
+    cg_arg_kind kind;
+    int index;                  /* BUFFER: the host buffer; SCALAR: st_code.scalars */
+    st_scalar_kind elem;        /* LOCAL: element type */
+    const st_size *count;       /* LOCAL: elements */
+    const char *name;           /* LOCAL: the parameter */
+} cg_arg;
+
+typedef enum cg_shape {
+    CG_SHAPE_SINGLE, /* one work-item */
+    CG_SHAPE_GLB,    /* `count` work-items (rounded up to whole groups) */
+    CG_SHAPE_WRG     /* `count` work-groups of the largest of `lanes` work-items */
+} cg_shape;
+
+typedef struct cg_kernel {
+    const char *name;
+    const char *what;           /* one line for the glue's comments and messages */
+    cg_shape shape;
+    const st_size *count;
+    uint32_t nlanes;
+    const st_size **lanes;
+    uint32_t nargs;
+    cg_arg *args;
+    st_buf body;
+} cg_kernel;
+
+typedef enum cg_buffer_role { CG_BUF_INPUT, CG_BUF_OUTPUT, CG_BUF_TEMP } cg_buffer_role;
+typedef struct cg_buffer {
+    const char *name;
+    cg_buffer_role role;
+    int index;                  /* within its role */
+    st_scalar_kind kind;
+    const st_size *count;
+} cg_buffer;
+
+typedef struct cg {
+    st_ctx *cx;
+    st_arena *a;
+    const st_def *def;
+    st_err *err;
+    bool failed;
+
+    /* the program */
+    uint32_t nbuffers, capbuffers;
+    cg_buffer *buffers;
+    uint32_t nkernels, capkernels;
+    cg_kernel **kernels;
+    uint32_t nscalars;
+    st_code_scalar *scalars;
+    st_buf types;               /* struct typedefs of tuples */
+    st_buf funcs;               /* operator lambdas as C functions */
+    uint32_t ntuples, captuples;
+    const st_type **tuples;
+    uint32_t nfuncs, capfuncs;
+    const st_node **funcs_of;
+    bool uses_f64;
+
+    /* the kernel being generated */
+    cg_kernel *k;
+    cg_level level;
+    int indent;
+    bool barrier_pending;       /* group level: a barrier before the next step */
+    uint32_t fresh;             /* C names */
+} cg;
+
+/* ---- cg.c: errors, text, names ---- */
+bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *cg_str(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *cg_name(cg *g, const char *base);  /* a fresh C identifier */
+void cg_line(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void *cg_alloc(cg *g, size_t size);
+
+/* ---- cg_c.c: C types, literals and scalar operators ---- */
+const char *cg_ctype(cg *g, const st_type *t);     /* private C type of a scalar or tuple */
+const char *cg_mem_ctype(st_scalar_kind k);        /* element type in memory */
+const char *cg_literal(cg *g, st_scalar_kind k, st_scalar v);
+const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const char *b);
+const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a);
+const char *cg_conv(cg *g, st_scalar_kind to, st_scalar_kind from, const char *a);
+const char *cg_prelude(void);                      /* helper functions every kernel file has */
+/* A size as C text over the scalars s_NAME (kernels and glue alike). */
+const char *cg_size(cg *g, const st_size *s);
+
+/* ---- cg_view.c: views, places, reading and writing ---- */
+const cg_view *cg_view_mem(cg *g, const st_type *t, const cg_mem *m);
+cg_value cg_value_of_place(cg *g, const st_type *t, const cg_place *p);
+cg_value cg_array(const st_type *t, const cg_view *v);
+cg_value cg_index(cg *g, const cg_value *arr, const char *i);  /* element i of an array */
+const st_size *cg_length(const cg_value *arr);
+cg_value cg_split(cg *g, const st_type *t, const st_size *k, const cg_value *arr);
+cg_value cg_join(cg *g, const st_type *t, const cg_value *arr);
+cg_value cg_transpose(cg *g, const st_type *t, const cg_value *arr);
+cg_value cg_zip(cg *g, const st_type *t, uint32_t n, const cg_value *arrs);
+cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr);
+cg_value cg_iota(cg *g, const st_type *t);
+cg_value cg_replicate(cg *g, const st_type *t, const cg_value *elem);
+/* A place of type t in fresh memory (private arrays, local arguments, host buffers). */
+const cg_place *cg_place_new(cg *g, const st_type *t, cg_space space, const char *base);
+const cg_place *cg_place_index(cg *g, const cg_place *p, const char *i);
+const cg_place *cg_place_split(cg *g, const cg_place *p, const st_size *inner); /* [a*b] as [a][b] */
+const cg_place *cg_place_join(cg *g, const cg_place *p);  /* [a][b] as [a*b], NULL if not contiguous */
+const cg_place *cg_place_transpose(cg *g, const cg_place *p);
+/* Is v exactly the memory of p (nothing to copy)? */
+bool cg_same_place(const cg_value *v, const cg_place *p);
+/* Emit the statements that store v into p (a loop for arrays). */
+void cg_store(cg *g, const cg_place *p, const cg_value *v);
+/* A scalar or tuple value in fresh private variables (so it is read once). */
+cg_value cg_materialize(cg *g, const cg_value *v);
+void cg_assign(cg *g, const cg_value *to, const cg_value *v); /* to: from cg_variables */
+cg_value cg_variables(cg *g, const cg_value *v);
+
+/* ---- cg_thread.c: one work-item ---- */
+cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env);
+void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env);
+void cg_apply_into(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env,
+                   const cg_place *p);
+cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env);
+const cg_binding *cg_bind(cg *g, const cg_binding *env, const char *name, cg_value v);
+const cg_binding *cg_bind_pattern(cg *g, const cg_binding *env, const st_node *let, cg_value v);
+bool cg_is_view(const st_node *e);
+/* The place an address-space annotation or the level asks for, sized by t. */
+const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space space, const char *hint);
+
+typedef void (*cg_into_fn)(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+/* Output views: a join, split, transpose, zip, unzip, tuple or address-space
+ * annotation generates its argument into the same memory seen another way.
+ * False when e is none of them or the place cannot be seen that way. */
+bool cg_into_view(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into);
+
+/* ---- cg_group.c: a work-group ---- */
+void cg_group_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+void cg_group_sync(cg *g);
+
+/* ---- cg_host.c: kernels ---- */
+bool cg_host(cg *g);
+void cg_use_buffer(cg *g, int buffer); /* the current kernel reads or writes it */
+const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint); /* global buffers */
+void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count);
+
+/* ---- cg_glue.c: the host glue ---- */
+const char *cg_glue(cg *g);
+const char *cg_opencl(cg *g);
+
+#endif

@@ -1,0 +1,170 @@
+/* codegen/cg_c.c — C types, literals and scalar operators, with the
+ * interpreter's meaning: integer division by zero gives 0 (the interpreter
+ * stops with an error instead; a kernel cannot), float-to-integer
+ * conversions saturate, shifts take the count modulo the width. */
+#include "cg.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const scalar_ctype[ST_SCALAR_KIND_COUNT] = {
+    [ST_BOOL] = "bool", [ST_I32] = "int", [ST_U32] = "uint", [ST_I64] = "long",
+    [ST_U64] = "ulong", [ST_F32] = "float", [ST_F64] = "double"};
+
+/* OpenCL keeps bool out of buffers and kernel arguments: one byte there. */
+const char *cg_mem_ctype(st_scalar_kind k) { return k == ST_BOOL ? "uchar" : scalar_ctype[k]; }
+
+/* Tuples become structs, one typedef per tuple type (types are
+ * hash-consed, so the pointer is the identity). */
+const char *cg_ctype(cg *g, const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) {
+        if (t->scalar == ST_F64) g->uses_f64 = true;
+        return scalar_ctype[t->scalar];
+    }
+    if (t->kind != ST_TYPE_TUPLE) {
+        cg_fail(g, NULL, "an array or function type has no C scalar type");
+        return "int";
+    }
+    for (uint32_t i = 0; i < g->ntuples; i++)
+        if (g->tuples[i] == t) return cg_str(g, "tuple%u", i);
+    const char **fields = cg_alloc(g, t->n * sizeof *fields);
+    if (!fields) return "int";
+    for (uint32_t i = 0; i < t->n; i++) fields[i] = cg_ctype(g, t->items[i]);
+    if (g->ntuples == g->captuples) {
+        uint32_t cap = g->captuples ? 2 * g->captuples : 8;
+        const st_type **grown = cg_alloc(g, cap * sizeof *grown);
+        if (!grown) return "int";
+        if (g->ntuples) memcpy(grown, g->tuples, g->ntuples * sizeof *grown);
+        g->tuples = grown;
+        g->captuples = cap;
+    }
+    uint32_t id = g->ntuples++;
+    g->tuples[id] = t;
+    st_buf_printf(&g->types, "typedef struct {");
+    for (uint32_t i = 0; i < t->n; i++) st_buf_printf(&g->types, " %s f%u;", fields[i], i);
+    st_buf_printf(&g->types, " } tuple%u;\n", id);
+    /* OpenCL C 1.2 compilers differ on compound literals; a function is safe */
+    st_buf_printf(&g->types, "static inline tuple%u make_tuple%u(", id, id);
+    for (uint32_t i = 0; i < t->n; i++) st_buf_printf(&g->types, "%s%s f%u", i ? ", " : "", fields[i], i);
+    st_buf_printf(&g->types, ") {\n    tuple%u r;\n", id);
+    for (uint32_t i = 0; i < t->n; i++) st_buf_printf(&g->types, "    r.f%u = f%u;\n", i, i);
+    st_buf_printf(&g->types, "    return r;\n}\n");
+    return cg_str(g, "tuple%u", id);
+}
+
+const char *cg_literal(cg *g, st_scalar_kind k, st_scalar v) {
+    switch (k) {
+    case ST_BOOL: return v.b ? "true" : "false";
+    case ST_I32: return v.i32 == INT32_MIN ? "(-2147483647 - 1)" : v.i32 < 0 ? cg_str(g, "(%" PRId32 ")", v.i32) : cg_str(g, "%" PRId32, v.i32);
+    case ST_U32: return cg_str(g, "%" PRIu32 "u", v.u32);
+    case ST_I64: return v.i64 == INT64_MIN ? "(-9223372036854775807L - 1L)" : v.i64 < 0 ? cg_str(g, "(%" PRId64 "L)", v.i64) : cg_str(g, "%" PRId64 "L", v.i64);
+    case ST_U64: return cg_str(g, "%" PRIu64 "UL", v.u64);
+    case ST_F32:
+    case ST_F64: {
+        double d = k == ST_F32 ? v.f32 : v.f64;
+        if (k == ST_F64) g->uses_f64 = true;
+        const char *cast = k == ST_F32 ? "" : "(double)";
+        if (isnan(d)) return cg_str(g, "%sNAN", cast);
+        if (isinf(d)) return cg_str(g, d < 0 ? "(-%sINFINITY)" : "%sINFINITY", cast);
+        char text[64];
+        snprintf(text, sizeof text, k == ST_F32 ? "%.9g" : "%.17g", d);
+        bool plain = !strpbrk(text, ".e");
+        return cg_str(g, d < 0 ? "(%s%s%s)" : "%s%s%s", text, plain ? ".0" : "", k == ST_F32 ? "f" : "");
+    }
+    default: return "0";
+    }
+}
+
+static const char *const c_op[ST_BINOP_COUNT] = {
+    [ST_OP_ADD] = "+", [ST_OP_SUB] = "-", [ST_OP_MUL] = "*", [ST_OP_DIV] = "/", [ST_OP_MOD] = "%",
+    [ST_OP_EQ] = "==", [ST_OP_NE] = "!=", [ST_OP_LT] = "<", [ST_OP_LE] = "<=", [ST_OP_GT] = ">",
+    [ST_OP_GE] = ">=", [ST_OP_AND] = "&&", [ST_OP_OR] = "||", [ST_OP_BAND] = "&",
+    [ST_OP_BOR] = "|", [ST_OP_BXOR] = "^", [ST_OP_SHL] = "<<", [ST_OP_SHR] = ">>"};
+
+const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const char *b) {
+    bool fl = st_scalar_is_float(k);
+    switch (op) {
+    case ST_OP_MIN: return cg_str(g, "%s(%s, %s)", fl ? "fmin" : "min", a, b);
+    case ST_OP_MAX: return cg_str(g, "%s(%s, %s)", fl ? "fmax" : "max", a, b);
+    case ST_OP_DIV:
+    case ST_OP_MOD:
+        if (fl) return op == ST_OP_DIV ? cg_str(g, "(%s / %s)", a, b) : cg_str(g, "fmod(%s, %s)", a, b);
+        return cg_str(g, "st_%s_%s(%s, %s)", op == ST_OP_DIV ? "div" : "mod", scalar_ctype[k], a, b);
+    case ST_OP_BXOR:
+        if (k == ST_BOOL) return cg_str(g, "(%s != %s)", a, b);
+        return cg_str(g, "(%s ^ %s)", a, b);
+    default: return cg_str(g, "(%s %s %s)", a, c_op[op], b);
+    }
+}
+
+const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a) {
+    (void)k;
+    return cg_str(g, op == ST_OP_NOT ? "(!%s)" : "(-%s)", a);
+}
+
+const char *cg_conv(cg *g, st_scalar_kind to, st_scalar_kind from, const char *a) {
+    if (to == from) return a;
+    if (to == ST_F64) g->uses_f64 = true;
+    if (to == ST_BOOL) return cg_str(g, "(%s != 0)", a);
+    if (st_scalar_is_float(from) && !st_scalar_is_float(to))
+        return cg_str(g, "convert_%s_sat(%s)", scalar_ctype[to], a);
+    return cg_str(g, "((%s)%s)", scalar_ctype[to], a);
+}
+
+/* Integer division and modulo as the interpreter defines them, without the
+ * traps of C: x / 0 is 0 here, and MIN / -1 wraps. */
+const char *cg_prelude(void) {
+    return "#pragma OPENCL FP_CONTRACT OFF\n"
+           "#define ST_DIVMOD(T, MIN)                                                       \\\n"
+           "    static inline T st_div_##T(T a, T b) { return b == 0 ? 0 : (b == -1 && a == MIN) ? a : a / b; } \\\n"
+           "    static inline T st_mod_##T(T a, T b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+           "ST_DIVMOD(int, INT_MIN)\n"
+           "ST_DIVMOD(long, LONG_MIN)\n"
+           "static inline uint st_div_uint(uint a, uint b) { return b == 0 ? 0 : a / b; }\n"
+           "static inline uint st_mod_uint(uint a, uint b) { return b == 0 ? 0 : a % b; }\n"
+           "static inline ulong st_div_ulong(ulong a, ulong b) { return b == 0 ? 0 : a / b; }\n"
+           "static inline ulong st_mod_ulong(ulong a, ulong b) { return b == 0 ? 0 : a % b; }\n";
+}
+
+/* ---- sizes ---- */
+
+/* st_size_expr writes a size with literals, size variables (and integer
+ * parameters, converted to i64), + - * / %. The same text reads in a kernel
+ * (the scalars are its arguments) and in the glue (they are its locals). */
+static const char *size_node(cg *g, const st_node *n) {
+    switch (n->kind) {
+    case ST_NODE_LIT: return cg_str(g, "%" PRId64 "L", n->u.lit.i64);
+    case ST_NODE_VAR: return cg_str(g, "s_%s", n->u.name);
+    case ST_NODE_CONV: return cg_str(g, "((long)%s)", size_node(g, n->kids[0]));
+    case ST_NODE_BINOP: {
+        const char *a = size_node(g, n->kids[0]), *b = size_node(g, n->kids[1]);
+        bool by_const = n->kids[1]->kind == ST_NODE_LIT;
+        switch (n->u.binop) {
+        case ST_OP_ADD: return cg_str(g, "(%s + %s)", a, b);
+        case ST_OP_SUB: return cg_str(g, "(%s - %s)", a, b);
+        case ST_OP_MUL: return cg_str(g, "(%s * %s)", a, b);
+        case ST_OP_DIV: return by_const ? cg_str(g, "(%s / %s)", a, b) : cg_str(g, "st_div_long(%s, %s)", a, b);
+        case ST_OP_MOD: return by_const ? cg_str(g, "(%s %% %s)", a, b) : cg_str(g, "st_mod_long(%s, %s)", a, b);
+        default: break;
+        }
+        break;
+    }
+    default: break;
+    }
+    cg_fail(g, n, "a size expression it cannot write");
+    return "0L";
+}
+
+const char *cg_size(cg *g, const st_size *s) {
+    int64_t v;
+    if (st_size_is_const(s, &v)) return cg_str(g, "%" PRId64 "L", v);
+    st_err e = {0};
+    const st_node *n = st_size_expr(g->cx, g->def, s, &e);
+    if (!n) {
+        cg_fail(g, NULL, "%s", e.message);
+        return "0L";
+    }
+    return size_node(g, n);
+}

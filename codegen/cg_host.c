@@ -1,0 +1,434 @@
+/* codegen/cg_host.c — kernel partitioning: the top of a def, between kernels.
+ *
+ * A top-level mapGlb or mapWrg is a kernel; any other computation runs in a
+ * kernel of one work-item; views (split, zip, get, …) and cheap scalars are
+ * kept as expressions and generated inside each kernel that reads them;
+ * every intermediate is a global buffer. An intermediate that the def
+ * returns as it is gets the output's buffer, so nothing is copied at the
+ * end. */
+#include "cg.h"
+
+#include <string.h>
+
+/* ---- buffers and kernel arguments ---- */
+
+static int new_buffer(cg *g, cg_buffer_role role, const char *name, st_scalar_kind kind, const st_size *count) {
+    if (g->nbuffers == g->capbuffers) {
+        uint32_t cap = g->capbuffers ? 2 * g->capbuffers : 16;
+        cg_buffer *grown = cg_alloc(g, cap * sizeof *grown);
+        if (!grown) return 0;
+        if (g->nbuffers) memcpy(grown, g->buffers, g->nbuffers * sizeof *grown);
+        g->buffers = grown;
+        g->capbuffers = cap;
+    }
+    int index = 0;
+    for (uint32_t i = 0; i < g->nbuffers; i++) index += g->buffers[i].role == role;
+    g->buffers[g->nbuffers] = (cg_buffer){name, role, index, kind, count};
+    return (int)g->nbuffers++;
+}
+
+static const st_size *elements(cg *g, const cg_mem *m) {
+    const st_size *count = st_size_const(g->cx, 1);
+    for (uint32_t i = 0; i < m->rank && count; i++) {
+        st_err e = {0};
+        count = st_size_mul(g->cx, count, m->dims[i], &e);
+        if (!count) cg_fail(g, NULL, "%s", e.message);
+    }
+    return count ? count : st_size_const(g->cx, 1);
+}
+
+/* Give every leaf of p a host buffer of its own: in_xs, out0, t3_partials. */
+static void bind_buffers(cg *g, const cg_place *p, cg_buffer_role role) {
+    if (p->tuple) {
+        for (uint32_t k = 0; k < p->n; k++) bind_buffers(g, &p->items[k], role);
+        return;
+    }
+    cg_mem *m = (cg_mem *)&p->mem;
+    int outputs = 0;
+    for (uint32_t i = 0; i < g->nbuffers; i++) outputs += g->buffers[i].role == CG_BUF_OUTPUT;
+    const char *base = role == CG_BUF_INPUT    ? cg_str(g, "in_%s", m->base)
+                       : role == CG_BUF_OUTPUT ? cg_str(g, "out%d", outputs)
+                                               : cg_str(g, "t%u_%s", g->nbuffers, m->base);
+    m->buffer = new_buffer(g, role, base, m->kind, elements(g, m));
+    m->base = base;
+}
+
+const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint) {
+    const cg_place *p = cg_place_new(g, t, CG_GLOBAL, hint);
+    if (p) bind_buffers(g, p, CG_BUF_TEMP);
+    return p;
+}
+
+static void add_arg(cg *g, cg_arg arg) {
+    cg_kernel *k = g->k;
+    if (!k || !k->name) return; /* an operator function takes no arguments */
+    for (uint32_t i = 0; i < k->nargs; i++)
+        if (k->args[i].kind == arg.kind && k->args[i].index == arg.index && arg.kind != CG_ARG_LOCAL) return;
+    cg_arg *grown = cg_alloc(g, (k->nargs + 1) * sizeof *grown);
+    if (!grown) return;
+    if (k->nargs) memcpy(grown, k->args, k->nargs * sizeof *grown);
+    grown[k->nargs++] = arg;
+    k->args = grown;
+}
+
+void cg_use_buffer(cg *g, int buffer) { add_arg(g, (cg_arg){.kind = CG_ARG_BUFFER, .index = buffer}); }
+
+void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count) {
+    /* locals are named by their index among the kernel's arguments */
+    (void)name;
+    add_arg(g, (cg_arg){.kind = CG_ARG_LOCAL, .index = (int)g->k->nargs, .elem = kind, .count = count, .name = name});
+}
+
+/* ---- kernels ---- */
+
+static const char *what_of(cg *g, const st_node *e) {
+    st_buf b = {0};
+    st_print_node(e, &b);
+    const char *text = b.data ? b.data : "";
+    size_t len = strcspn(text, "\n");
+    const char *r = cg_str(g, "%.*s%s", (int)(len > 70 ? 70 : len), text, len > 70 || text[len] ? " …" : "");
+    st_buf_free(&b);
+    /* the text goes into C comments and strings */
+    for (char *c = (char *)r; *c; c++)
+        if (*c == '"' || *c == '\\' || (*c == '*' && c[1] == '/')) *c = '\'';
+    return r;
+}
+
+static void kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hint, const st_node *e) {
+    cg_kernel *k = cg_alloc(g, sizeof *k);
+    if (!k) return;
+    if (g->nkernels == g->capkernels) {
+        uint32_t cap = g->capkernels ? 2 * g->capkernels : 8;
+        cg_kernel **grown = cg_alloc(g, cap * sizeof *grown);
+        if (!grown) return;
+        if (g->nkernels) memcpy(grown, g->kernels, g->nkernels * sizeof *grown);
+        g->kernels = grown;
+        g->capkernels = cap;
+    }
+    k->name = cg_str(g, "k%u_%s", g->nkernels, hint);
+    k->what = what_of(g, e);
+    k->shape = shape;
+    k->count = count;
+    g->kernels[g->nkernels++] = k;
+    g->k = k;
+    g->indent = 1;
+    g->barrier_pending = false;
+    for (uint32_t i = 0; i < g->nscalars; i++) add_arg(g, (cg_arg){.kind = CG_ARG_SCALAR, .index = (int)i});
+}
+
+static void kernel_end(cg *g) {
+    g->k = NULL;
+    g->level = CG_HOST;
+}
+
+static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+
+static bool has_parallel(const st_node *e) {
+    if (e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_MAP_GLB || e->u.prim == ST_PRIM_MAP_WRG)) return true;
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (has_parallel(e->kids[i])) return true;
+    return false;
+}
+
+static bool is_function(const st_node *e) { return e->kind == ST_NODE_LAMBDA || e->kind == ST_NODE_OPFN; }
+
+/* e computed at the top, into a buffer of its own: a variable for it. */
+static const st_node *precompute(cg *g, const st_node *e, const cg_binding **env) {
+    const cg_place *tp = cg_host_temp(g, e->type, "arg");
+    if (!tp) return e;
+    host_into(g, e, *env, tp);
+    const st_node *var = st_var(g->cx, st_fresh_name(g->cx, "arg"), e->type, NULL);
+    if (!var) return cg_fail(g, e, "out of memory"), e;
+    *env = cg_bind(g, *env, var->u.name, cg_value_of_place(g, e->type, tp));
+    return var;
+}
+
+static const st_node *rebuilt(cg *g, const st_node *e, const st_node **kids, bool changed) {
+    if (!changed) return e;
+    st_err err = {0};
+    const st_node *r = st_rebuild(g->cx, e, kids, &err);
+    if (!r) cg_fail(g, e, "%s", err.message);
+    return r ? r : e;
+}
+
+/* A parallel map inside a sequential step (`reduceSeq(+, 0, mapGlb(…))`)
+ * runs first, as kernels of its own, into a buffer the step then reads. */
+static const st_node *hoist(cg *g, const st_node *e, const cg_binding **env) {
+    if (g->failed || is_function(e) || !has_parallel(e)) return e;
+    if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e)) return precompute(g, e, env);
+    const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
+    if (!kids) return e;
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        kids[i] = st_is_binder(e, i) ? e->kids[i] : hoist(g, e->kids[i], env);
+        changed |= kids[i] != e->kids[i];
+    }
+    return rebuilt(g, e, kids, changed);
+}
+
+/* The arrays a parallel kernel reads must be there before it starts: any
+ * that is not a view is computed first (from `first` on: a scatter's
+ * destination is written in place). */
+static const st_node *hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env) {
+    const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
+    if (!kids) return e;
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        const st_node *k = e->kids[i];
+        bool compute = i >= first && !is_function(k) && k->type->kind != ST_TYPE_SCALAR && !cg_is_view(k);
+        kids[i] = compute ? precompute(g, k, env) : k;
+        changed |= kids[i] != k;
+    }
+    return rebuilt(g, e, kids, changed);
+}
+
+/* mapGlb(f, xs): one work-item per element, in a loop strided by the
+ * global size so that any launch size is right. */
+static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
+    e = hoist_args(g, e, 0, &env);
+    kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
+    g->level = CG_THREAD;
+    cg_value xs = cg_thread_value(g, e->kids[1], env);
+    const char *i = cg_name(g, "i");
+    cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i,
+            cg_size(g, cg_length(&xs)), i);
+    g->indent++;
+    cg_value x = cg_index(g, &xs, i);
+    cg_apply_into(g, e->kids[0], 1, &x, env, cg_place_index(g, p, i));
+    g->indent--;
+    cg_line(g, "}");
+    kernel_end(g);
+}
+
+/* mapWrg(f, xs): one work-group per element. */
+static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
+    e = hoist_args(g, e, 0, &env);
+    kernel_begin(g, CG_SHAPE_WRG, e->kids[1]->type->size, hint, e);
+    g->level = CG_THREAD; /* views only: the element is read inside the group */
+    cg_value xs = cg_thread_value(g, e->kids[1], env);
+    g->level = CG_GROUP;
+    const char *w = cg_name(g, "wg");
+    cg_line(g, "long %s = get_group_id(0);", w);
+    cg_value x = cg_index(g, &xs, w);
+    const st_node *f = e->kids[0];
+    const cg_place *slot = cg_place_index(g, p, w);
+    if (f->kind != ST_NODE_LAMBDA) {
+        cg_fail(g, f, "mapWrg needs a lambda");
+    } else {
+        const cg_binding *inner = env;
+        uint32_t k = st_lambda_nparams(f);
+        if (k == 1) {
+            cg_value xm = cg_materialize(g, &x);
+            inner = cg_bind(g, env, f->kids[0]->u.name, xm);
+        } else if (x.kind == CG_TUPLE && x.n == k) {
+            for (uint32_t j = 0; j < k; j++) {
+                cg_value xj = cg_materialize(g, &x.items[j]);
+                inner = cg_bind(g, inner, f->kids[j]->u.name, xj);
+            }
+        } else {
+            cg_fail(g, f, "a function of %u parameters applied to one element", k);
+        }
+        cg_group_into(g, st_lambda_body(f), inner, slot);
+    }
+    kernel_end(g);
+}
+
+/* Anything else: one work-item does it. */
+static void kernel_single(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
+    e = hoist(g, e, &env);
+    kernel_begin(g, CG_SHAPE_SINGLE, NULL, hint, e);
+    g->level = CG_THREAD;
+    cg_line(g, "if (get_global_id(0) != 0) return;");
+    cg_thread_into(g, e, env, p);
+    kernel_end(g);
+}
+
+/* An array that is already there, copied into its place in parallel. */
+static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
+    /* a variable already computed into this very place needs no kernel */
+    if (e->kind == ST_NODE_VAR) {
+        for (const cg_binding *b = env; b; b = b->next)
+            if (b->name == e->u.name) {
+                if (!b->deferred && cg_same_place(&b->value, p)) return;
+                break;
+            }
+    }
+    kernel_begin(g, CG_SHAPE_GLB, e->type->size, hint, e);
+    g->level = CG_THREAD;
+    cg_value v = cg_thread_value(g, e, env);
+    const char *i = cg_name(g, "i");
+    cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i,
+            cg_size(g, e->type->size), i);
+    g->indent++;
+    cg_value x = cg_index(g, &v, i);
+    cg_store(g, cg_place_index(g, p, i), &x);
+    g->indent--;
+    cg_line(g, "}");
+    kernel_end(g);
+}
+
+/* scatter(dest, …): dest into place, then the writes in parallel. Writes
+ * to one index from two elements land in an unspecified order. */
+static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
+    e = hoist_args(g, e, 1, &env);
+    host_into(g, e->kids[0], env, p);
+    bool pairs = e->nkids == 2;
+    const st_node *is_node = e->kids[1];
+    kernel_begin(g, CG_SHAPE_GLB, is_node->type->size, hint, e);
+    g->level = CG_THREAD;
+    cg_value is = cg_thread_value(g, is_node, env);
+    cg_value vs = pairs ? is : cg_thread_value(g, e->kids[2], env);
+    const char *i = cg_name(g, "i");
+    cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i,
+            cg_size(g, cg_length(&is)), i);
+    g->indent++;
+    cg_value at = cg_index(g, &is, i), v = cg_index(g, &vs, i);
+    if (pairs && at.kind == CG_TUPLE && at.n == 2) {
+        v = at.items[1];
+        at = at.items[0];
+    }
+    const char *idx = cg_name(g, "at");
+    cg_line(g, "long %s = (long)%s;", idx, at.c);
+    cg_line(g, "if (%s >= 0 && %s < %s) {", idx, idx, cg_size(g, e->type->size));
+    g->indent++;
+    cg_store(g, cg_place_index(g, p, idx), &v);
+    g->indent--;
+    cg_line(g, "}");
+    g->indent--;
+    cg_line(g, "}");
+    kernel_end(g);
+}
+
+/* ---- the top ---- */
+
+/* Where the def's result takes name as it is, the output's place: the
+ * intermediate is computed there and needs no copy. */
+static const cg_place *result_place(const st_node *body, const char *name, const cg_place *p) {
+    while (body->kind == ST_NODE_LET) {
+        for (uint32_t i = 0; i < st_let_nvars(body); i++)
+            if (body->kids[i]->u.name == name) return NULL; /* shadowed */
+        body = st_let_body(body);
+    }
+    if (body->kind == ST_NODE_VAR) return body->u.name == name ? p : NULL;
+    if (body->kind == ST_NODE_TUPLE && p && p->tuple && p->n == body->nkids)
+        for (uint32_t i = 0; i < body->nkids; i++) {
+            const cg_place *r = result_place(body->kids[i], name, &p->items[i]);
+            if (r) return r;
+        }
+    return NULL;
+}
+
+static const cg_place *let_place(cg *g, const st_node *e, const cg_place *out, const st_node *value) {
+    uint32_t n = st_let_nvars(e);
+    const cg_place *found[64];
+    bool all = n <= 64;
+    for (uint32_t i = 0; i < n && all; i++) {
+        found[i] = out ? result_place(st_let_body(e), e->kids[i]->u.name, out) : NULL;
+        all = found[i] != NULL;
+    }
+    if (all && n == 1) return found[0];
+    if (all) {
+        cg_place *t = cg_alloc(g, sizeof *t);
+        cg_place *items = cg_alloc(g, n * sizeof *items);
+        if (!t || !items) return NULL;
+        for (uint32_t i = 0; i < n; i++) items[i] = *found[i];
+        *t = (cg_place){.tuple = true, .n = n, .items = items};
+        return t;
+    }
+    return cg_host_temp(g, value->type, e->kids[0]->u.name);
+}
+
+static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_place *out) {
+    const st_node *value = st_let_value(e);
+    cg_binding *b;
+    if (cg_is_view(value)) {
+        /* kept as an expression; each kernel that reads it generates it */
+        uint32_t n = st_let_nvars(e);
+        for (uint32_t i = 0; i < n; i++) {
+            b = cg_alloc(g, sizeof *b);
+            if (!b) return;
+            *b = (cg_binding){.name = e->kids[i]->u.name, .deferred = true, .expr = value, .env = env,
+                              .proj = n == 1 ? -1 : (int)i, .next = env};
+            env = b;
+        }
+    } else {
+        const cg_place *tp = let_place(g, e, out, value);
+        if (!tp) return;
+        host_into(g, value, env, tp);
+        /* every name of the pattern reads its own part of the place */
+        cg_value v = cg_value_of_place(g, value->type, tp);
+        if (st_let_nvars(e) > 1 && v.kind != CG_TUPLE) {
+            cg_fail(g, e, "a pattern over a value that is not a tuple");
+            return;
+        }
+        env = cg_bind_pattern(g, env, e, v);
+    }
+    const st_node *body = st_let_body(e);
+    if (body->kind == ST_NODE_LET) host_let(g, body, env, p, out);
+    else host_into(g, body, env, p);
+}
+
+static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    if (g->failed || !p) return;
+    g->level = CG_HOST;
+    if (e->kind == ST_NODE_LET) {
+        host_let(g, e, env, p, p);
+        return;
+    }
+    if (e->kind == ST_NODE_TUPLE && p->tuple && p->n == e->nkids) {
+        for (uint32_t i = 0; i < e->nkids; i++) host_into(g, e->kids[i], env, &p->items[i]);
+        return;
+    }
+    if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e) && cg_into_view(g, e, env, p, host_into)) return;
+    if (e->kind == ST_NODE_PRIM) {
+        switch (e->u.prim) {
+        case ST_PRIM_MAP_GLB: kernel_glb(g, e, env, p, "map"); return;
+        case ST_PRIM_MAP_WRG: kernel_wrg(g, e, env, p, "blocks"); return;
+        case ST_PRIM_MAP_LCL:
+            cg_fail(g, e, "mapLcl outside a work-group; at the top a parallel map is mapGlb or mapWrg");
+            return;
+        case ST_PRIM_MAP:
+            cg_fail(g, e, "a map that was not lowered; apply lower-opencl (or map-glb, map-wrg) first");
+            return;
+        case ST_PRIM_SCATTER: kernel_scatter(g, e, env, p, "scatter"); return;
+        default: break;
+        }
+    }
+    if (e->type->kind == ST_TYPE_ARRAY && cg_is_view(e)) {
+        kernel_copy(g, e, env, p, "copy");
+        return;
+    }
+    kernel_single(g, e, env, p, e->kind == ST_NODE_PRIM ? st_prim_get(e->u.prim)->name : "seq");
+}
+
+bool cg_host(cg *g) {
+    const st_def *d = g->def;
+    const cg_binding *env = NULL;
+    g->scalars = cg_alloc(g, (d->nparams + d->nsizes + 1) * sizeof *g->scalars);
+    if (!g->scalars) return false;
+    for (uint32_t i = 0; i < d->nparams; i++) {
+        const st_node *p = d->params[i];
+        if (p->type->kind == ST_TYPE_ARRAY) {
+            const cg_place *place = cg_place_new(g, p->type, CG_GLOBAL, p->u.name);
+            if (!place) return false;
+            bind_buffers(g, place, CG_BUF_INPUT);
+            env = cg_bind(g, env, p->u.name, cg_value_of_place(g, p->type, place));
+        } else if (p->type->kind == ST_TYPE_SCALAR) {
+            g->scalars[g->nscalars++] = (st_code_scalar){p->u.name, p->type->scalar};
+            env = cg_bind(g, env, p->u.name, (cg_value){.kind = CG_SCALAR, .type = p->type,
+                                                        .c = cg_str(g, p->type->scalar == ST_BOOL ? "(s_%s != 0)" : "s_%s", p->u.name)});
+        } else {
+            return cg_fail(g, p, "a tuple parameter; pass its components separately");
+        }
+    }
+    for (uint32_t i = 0; i < d->nsizes; i++) {
+        const st_node *s = d->sizes[i];
+        g->scalars[g->nscalars++] = (st_code_scalar){s->u.name, ST_I64};
+        env = cg_bind(g, env, s->u.name, (cg_value){.kind = CG_SCALAR, .type = s->type, .c = cg_str(g, "s_%s", s->u.name)});
+    }
+    const cg_place *out = cg_place_new(g, d->result, CG_GLOBAL, "out");
+    if (!out) return false;
+    bind_buffers(g, out, CG_BUF_OUTPUT);
+    host_into(g, d->body, env, out);
+    return !g->failed;
+}

@@ -1,0 +1,694 @@
+/* codegen/cg_thread.c — what one work-item does: scalar C, loops for the
+ * sequential primitives, private arrays. High-level map, scan and reduce
+ * mean the same as their sequential forms here. */
+#include "cg.h"
+
+#include <string.h>
+
+static cg_value scalar(const st_type *t, const char *c) {
+    return (cg_value){.kind = CG_SCALAR, .type = t, .c = c};
+}
+
+/* ---- scope ---- */
+
+const cg_binding *cg_bind(cg *g, const cg_binding *env, const char *name, cg_value v) {
+    cg_binding *b = cg_alloc(g, sizeof *b);
+    if (!b) return env;
+    *b = (cg_binding){.name = name, .value = v, .proj = -1, .next = env};
+    return b;
+}
+
+const cg_binding *cg_bind_pattern(cg *g, const cg_binding *env, const st_node *let, cg_value v) {
+    uint32_t n = st_let_nvars(let);
+    if (n == 1) return cg_bind(g, env, let->kids[0]->u.name, v);
+    if (v.kind != CG_TUPLE || v.n != n) {
+        cg_fail(g, let, "a pattern over a value that is not a tuple");
+        return env;
+    }
+    for (uint32_t i = 0; i < n; i++) env = cg_bind(g, env, let->kids[i]->u.name, v.items[i]);
+    return env;
+}
+
+cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env) {
+    for (const cg_binding *b = env; b; b = b->next) {
+        if (b->name != var->u.name) continue;
+        if (!b->deferred) return b->value;
+        cg_value v = cg_thread_value(g, b->expr, b->env);
+        if (b->proj < 0) return v;
+        if (v.kind == CG_TUPLE && (uint32_t)b->proj < v.n) return v.items[b->proj];
+        cg_fail(g, var, "a pattern over a value that is not a tuple");
+        return v;
+    }
+    cg_fail(g, var, "the variable `%s` is not in scope", var->u.name);
+    return scalar(var->type, "0");
+}
+
+/* ---- what needs memory ---- */
+
+bool cg_is_view(const st_node *e) {
+    switch (e->kind) {
+    case ST_NODE_LIT: case ST_NODE_VAR: return true;
+    case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV:
+    case ST_NODE_IF:
+        if (e->kind == ST_NODE_IF && e->type->kind == ST_TYPE_ARRAY) return false;
+        break;
+    case ST_NODE_PRIM:
+        switch (e->u.prim) {
+        case ST_PRIM_SPLIT: case ST_PRIM_JOIN: case ST_PRIM_ZIP: case ST_PRIM_UNZIP:
+        case ST_PRIM_TRANSPOSE: case ST_PRIM_IOTA: case ST_PRIM_REPLICATE: case ST_PRIM_GET: break;
+        default: return false;
+        }
+        break;
+    default: return false;
+    }
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (!cg_is_view(e->kids[i])) return false;
+    return true;
+}
+
+static void declare_leaves(cg *g, const cg_place *p, bool private_) {
+    if (p->tuple) {
+        for (uint32_t k = 0; k < p->n; k++) declare_leaves(g, &p->items[k], private_);
+        return;
+    }
+    const cg_mem *m = &p->mem;
+    const st_size *count = st_size_const(g->cx, 1);
+    for (uint32_t i = 0; i < m->rank; i++) {
+        st_err e = {0};
+        count = st_size_mul(g->cx, count, m->dims[i], &e);
+        if (!count) {
+            cg_fail(g, NULL, "%s", e.message);
+            return;
+        }
+    }
+    if (private_) {
+        int64_t n;
+        st_size_is_const(count, &n);
+        cg_line(g, "%s %s[%lld];", cg_mem_ctype(m->kind), m->base, (long long)(n > 0 ? n : 1));
+    } else {
+        cg_add_local(g, m->base, m->kind, count);
+    }
+}
+
+static bool constant_length(const st_type *t, int64_t *elems) {
+    *elems = 1;
+    for (; t->kind == ST_TYPE_ARRAY; t = t->elem) {
+        int64_t n;
+        if (!st_size_is_const(t->size, &n) || __builtin_mul_overflow(*elems, n, elems)) return false;
+    }
+    if (t->kind == ST_TYPE_TUPLE)
+        for (uint32_t i = 0; i < t->n; i++) {
+            int64_t e;
+            if (!constant_length(t->items[i], &e)) return false;
+        }
+    return true;
+}
+
+const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space space, const char *hint) {
+    if (space == CG_GLOBAL || (space == CG_PRIVATE && g->k->shape == CG_SHAPE_SINGLE)) {
+        /* one work-item: a buffer of the host's is as private as it gets, and
+         * may be as long as the sizes say */
+        if (g->k->shape != CG_SHAPE_SINGLE && g->level != CG_HOST)
+            cg_fail(g, at, "toGlobal inside a parallel kernel: each work-item would need its own buffer");
+        return cg_host_temp(g, t, hint);
+    }
+    const cg_place *p = cg_place_new(g, t, space, cg_name(g, space == CG_LOCAL ? "l" : "p"));
+    if (!p) return NULL;
+    int64_t elems;
+    if (space == CG_PRIVATE && !constant_length(t, &elems)) {
+        st_buf b = {0};
+        st_type_print(t, &b);
+        cg_fail(g, at, "an array of type %s inside one work-item needs a constant length; "
+                       "split it into blocks of constant size first", b.data ? b.data : "?");
+        st_buf_free(&b);
+        return p;
+    }
+    if (space == CG_PRIVATE && elems > 16384) {
+        cg_fail(g, at, "a private array of %lld elements is too large for one work-item", (long long)elems);
+        return p;
+    }
+    declare_leaves(g, p, space == CG_PRIVATE);
+    return p;
+}
+
+/* The memory a let-bound array goes to: what its annotation says, else
+ * what the level has. */
+static cg_space space_of(cg *g, const st_node **value) {
+    const st_node *v = *value;
+    if (v->kind == ST_NODE_PRIM) {
+        switch (v->u.prim) {
+        case ST_PRIM_TO_GLOBAL: *value = v->kids[0]; return CG_GLOBAL;
+        case ST_PRIM_TO_LOCAL: *value = v->kids[0]; return CG_LOCAL;
+        case ST_PRIM_TO_PRIVATE: *value = v->kids[0]; return CG_PRIVATE;
+        default: break;
+        }
+    }
+    return g->level == CG_GROUP ? CG_LOCAL : g->level == CG_HOST ? CG_GLOBAL : CG_PRIVATE;
+}
+
+static bool is_annotation(const st_node *e) {
+    return e->kind == ST_NODE_PRIM &&
+           (e->u.prim == ST_PRIM_TO_GLOBAL || e->u.prim == ST_PRIM_TO_LOCAL || e->u.prim == ST_PRIM_TO_PRIVATE);
+}
+
+/* ---- functions ---- */
+
+static bool closed_scalar(const st_node *e, const st_node *const *bound, uint32_t nbound) {
+    switch (e->kind) {
+    case ST_NODE_LIT: return true;
+    case ST_NODE_VAR:
+        for (uint32_t i = 0; i < nbound; i++)
+            if (bound[i]->u.name == e->u.name) return true;
+        return false;
+    case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV:
+    case ST_NODE_IF:
+        for (uint32_t i = 0; i < e->nkids; i++)
+            if (!closed_scalar(e->kids[i], bound, nbound)) return false;
+        return e->type->kind == ST_TYPE_SCALAR || e->type->kind == ST_TYPE_TUPLE;
+    case ST_NODE_LET: {
+        if (nbound + e->nkids > 64 || !closed_scalar(st_let_value(e), bound, nbound)) return false;
+        const st_node *more[64];
+        memcpy(more, bound, nbound * sizeof *more);
+        for (uint32_t i = 0; i < st_let_nvars(e); i++) more[nbound + i] = e->kids[i];
+        return closed_scalar(st_let_body(e), more, nbound + st_let_nvars(e));
+    }
+    default: return false;
+    }
+}
+
+static bool plain_type(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return true;
+    if (t->kind != ST_TYPE_TUPLE) return false;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!plain_type(t->items[i])) return false;
+    return true;
+}
+
+/* An operator lambda of scalars and tuples that reads nothing but its
+ * parameters becomes a C function, once per program: the kernels then read
+ * as `acc = op1(acc, x)`. */
+static bool wants_function(const st_node *f) {
+    if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) > 16 || !plain_type(f->type->elem)) return false;
+    for (uint32_t i = 0; i < st_lambda_nparams(f); i++)
+        if (!plain_type(f->kids[i]->type)) return false;
+    return closed_scalar(st_lambda_body(f), f->kids, st_lambda_nparams(f));
+}
+
+static const char *tuple_literal(cg *g, const cg_value *v) {
+    if (v->kind == CG_SCALAR) return v->c;
+    const char *ctype = cg_ctype(g, v->type);
+    st_buf b = {0};
+    st_buf_printf(&b, "make_%s(", ctype);
+    for (uint32_t k = 0; k < v->n; k++) st_buf_printf(&b, "%s%s", k ? ", " : "", tuple_literal(g, &v->items[k]));
+    st_buf_puts(&b, ")");
+    const char *r = cg_str(g, "%s", b.data ? b.data : "");
+    st_buf_free(&b);
+    return r;
+}
+
+static cg_value fields_of(cg *g, const st_type *t, const char *c) {
+    if (t->kind == ST_TYPE_SCALAR) return scalar(t, c);
+    cg_value *items = cg_alloc(g, t->n * sizeof *items);
+    if (!items) return scalar(t, c);
+    for (uint32_t k = 0; k < t->n; k++) items[k] = fields_of(g, t->items[k], cg_str(g, "%s.f%u", c, k));
+    return (cg_value){.kind = CG_TUPLE, .type = t, .n = t->n, .items = items};
+}
+
+static const char *function_for(cg *g, const st_node *f) {
+    for (uint32_t i = 0; i < g->nfuncs; i++)
+        if (g->funcs_of[i] == f) return cg_str(g, "op%u", i);
+    if (g->nfuncs == g->capfuncs) {
+        uint32_t cap = g->capfuncs ? 2 * g->capfuncs : 8;
+        const st_node **grown = cg_alloc(g, cap * sizeof *grown);
+        if (!grown) return "op";
+        if (g->nfuncs) memcpy(grown, g->funcs_of, g->nfuncs * sizeof *grown);
+        g->funcs_of = grown;
+        g->capfuncs = cap;
+    }
+    uint32_t id = g->nfuncs++;
+    g->funcs_of[id] = f;
+    /* the body goes to its own text, at its own indent, in its own scope */
+    cg_kernel *saved = g->k, fn = {.shape = CG_SHAPE_SINGLE};
+    int indent = g->indent;
+    cg_level level = g->level;
+    g->k = &fn;
+    g->indent = 1;
+    g->level = CG_THREAD;
+    const cg_binding *env = NULL;
+    st_buf head = {0};
+    st_buf_printf(&head, "static %s op%u(", cg_ctype(g, f->type->elem), id);
+    for (uint32_t i = 0; i < st_lambda_nparams(f); i++) {
+        const st_node *p = f->kids[i];
+        const char *name = cg_str(g, "v_%s", p->u.name);
+        st_buf_printf(&head, "%s%s %s", i ? ", " : "", cg_ctype(g, p->type), name);
+        env = cg_bind(g, env, p->u.name, p->type->kind == ST_TYPE_TUPLE ? fields_of(g, p->type, name) : scalar(p->type, name));
+    }
+    cg_value r = cg_thread_value(g, st_lambda_body(f), env);
+    cg_line(g, "return %s;", tuple_literal(g, &r));
+    st_buf_printf(&g->funcs, "%s) {\n%s}\n\n", head.data, fn.body.data ? fn.body.data : "");
+    st_buf_free(&head);
+    st_buf_free(&fn.body);
+    g->k = saved;
+    g->indent = indent;
+    g->level = level;
+    return cg_str(g, "op%u", id);
+}
+
+/* Bind a lambda's parameters to args (a k-parameter lambda given one
+ * k-tuple takes its components); the scope its body is generated in. */
+static const cg_binding *bind_params(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
+                                     const cg_binding *env) {
+    uint32_t k = st_lambda_nparams(f);
+    if (k != nargs) {
+        if (nargs == 1 && args[0].kind == CG_TUPLE && args[0].n == k) return bind_params(g, f, k, args[0].items, env);
+        cg_fail(g, f, "a function of %u parameters applied to %u arguments", k, nargs);
+        return env;
+    }
+    for (uint32_t i = 0; i < k; i++) env = cg_bind(g, env, f->kids[i]->u.name, cg_materialize(g, &args[i]));
+    return env;
+}
+
+cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env) {
+    if (f->kind == ST_NODE_OPFN) {
+        if (nargs != 2 || args[0].kind != CG_SCALAR || args[1].kind != CG_SCALAR) {
+            cg_fail(g, f, "an operator applied to other than two scalars");
+            return scalar(f->type->elem, "0");
+        }
+        return scalar(f->type->elem, cg_binop(g, f->u.binop, args[0].type->scalar, args[0].c, args[1].c));
+    }
+    if (f->kind != ST_NODE_LAMBDA) {
+        cg_fail(g, f, "a function argument that is not a lambda or an operator");
+        return scalar(f->type, "0");
+    }
+    if (wants_function(f) && st_lambda_nparams(f) == nargs) {
+        const char *name = function_for(g, f);
+        st_buf b = {0};
+        st_buf_printf(&b, "%s(", name);
+        for (uint32_t i = 0; i < nargs; i++) st_buf_printf(&b, "%s%s", i ? ", " : "", tuple_literal(g, &args[i]));
+        st_buf_puts(&b, ")");
+        const char *call = cg_str(g, "%s", b.data ? b.data : "");
+        st_buf_free(&b);
+        const st_type *rt = f->type->elem;
+        if (rt->kind == ST_TYPE_SCALAR) return scalar(rt, call);
+        const char *r = cg_name(g, "r");
+        cg_line(g, "%s %s = %s;", cg_ctype(g, rt), r, call);
+        return fields_of(g, rt, r);
+    }
+    return cg_thread_value(g, st_lambda_body(f), bind_params(g, f, nargs, args, env));
+}
+
+void cg_apply_into(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env,
+                       const cg_place *p) {
+    if (f->kind == ST_NODE_LAMBDA && f->type->elem->kind == ST_TYPE_ARRAY) {
+        cg_thread_into(g, st_lambda_body(f), bind_params(g, f, nargs, args, env), p);
+        return;
+    }
+    cg_value v = cg_apply(g, f, nargs, args, env);
+    cg_store(g, p, &v);
+}
+
+/* ---- statements with their own text: branches ---- */
+
+/* Generate into a separate text, so that a branch with no statements can
+ * be a ?: and one with statements an if. */
+static st_buf capture_begin(cg *g) {
+    st_buf saved = g->k->body;
+    g->k->body = (st_buf){0};
+    return saved;
+}
+
+static st_buf capture_end(cg *g, st_buf saved) {
+    st_buf got = g->k->body;
+    g->k->body = saved;
+    return got;
+}
+
+static void emit_text(cg *g, const st_buf *text) {
+    if (text->data) st_buf_puts(&g->k->body, text->data);
+}
+
+static cg_value declare(cg *g, const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) {
+        const char *x = cg_name(g, "x");
+        cg_line(g, "%s %s;", cg_ctype(g, t), x);
+        return scalar(t, x);
+    }
+    cg_value *items = cg_alloc(g, t->n * sizeof *items);
+    if (!items) return scalar(t, "0");
+    for (uint32_t k = 0; k < t->n; k++) items[k] = declare(g, t->items[k]);
+    return (cg_value){.kind = CG_TUPLE, .type = t, .n = t->n, .items = items};
+}
+
+static cg_value ternary(cg *g, const char *c, const cg_value *a, const cg_value *b) {
+    if (a->kind == CG_SCALAR) return scalar(a->type, cg_str(g, "(%s ? %s : %s)", c, a->c, b->c));
+    cg_value *items = cg_alloc(g, a->n * sizeof *items);
+    if (!items) return *a;
+    for (uint32_t k = 0; k < a->n; k++) items[k] = ternary(g, c, &a->items[k], &b->items[k]);
+    return (cg_value){.kind = CG_TUPLE, .type = a->type, .n = a->n, .items = items};
+}
+
+static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value c0 = cg_thread_value(g, e->kids[0], env);
+    cg_value c = cg_materialize(g, &c0);
+    st_buf saved = capture_begin(g);
+    g->indent++;
+    cg_value a = cg_thread_value(g, e->kids[1], env);
+    st_buf ta = capture_end(g, saved);
+    saved = capture_begin(g);
+    cg_value b = cg_thread_value(g, e->kids[2], env);
+    g->indent--;
+    st_buf tb = capture_end(g, saved);
+    cg_value r;
+    if (!ta.len && !tb.len) {
+        r = ternary(g, c.c, &a, &b);
+    } else {
+        r = declare(g, e->type);
+        cg_line(g, "if (%s) {", c.c);
+        emit_text(g, &ta);
+        g->indent++;
+        cg_assign(g, &r, &a);
+        g->indent--;
+        cg_line(g, "} else {");
+        emit_text(g, &tb);
+        g->indent++;
+        cg_assign(g, &r, &b);
+        g->indent--;
+        cg_line(g, "}");
+    }
+    st_buf_free(&ta);
+    st_buf_free(&tb);
+    return r;
+}
+
+/* ---- sequential primitives ---- */
+
+static const char *loop_begin(cg *g, const st_size *n) {
+    const char *j = cg_name(g, "j");
+    cg_line(g, "for (long %s = 0; %s < %s; %s++) {", j, j, cg_size(g, n), j);
+    g->indent++;
+    return j;
+}
+
+static void loop_end(cg *g) {
+    g->indent--;
+    cg_line(g, "}");
+}
+
+/* reduce(op, z, xs), reduce(op, fold, z, xs), reduceSeq(f, z, xs): a fold. */
+static cg_value fold(cg *g, const st_node *e, const cg_binding *env) {
+    const st_node *f = e->kids[e->nkids == 4 ? 1 : 0];
+    cg_value z = cg_thread_value(g, e->kids[e->nkids - 2], env);
+    cg_value xs = cg_thread_value(g, e->kids[e->nkids - 1], env);
+    cg_value acc = cg_variables(g, &z);
+    const char *j = loop_begin(g, cg_length(&xs));
+    cg_value args[2] = {acc, cg_index(g, &xs, j)};
+    cg_value r = cg_apply(g, f, 2, args, env);
+    cg_assign(g, &acc, &r);
+    loop_end(g);
+    return acc;
+}
+
+/* scan(op, z, xs), scan(op, fold, z, xs), scanSeq(f, z, xs) and
+ * scan(op, fold, post, z, xs): inclusive, element j from the fold up to j. */
+static void scan_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    uint32_t n = e->nkids;
+    const st_node *f = e->kids[n >= 4 ? 1 : 0], *post = n == 5 ? e->kids[2] : NULL;
+    cg_value z = cg_thread_value(g, e->kids[n - 2], env);
+    cg_value xs = cg_thread_value(g, e->kids[n - 1], env);
+    cg_value acc = cg_variables(g, &z);
+    const char *j = loop_begin(g, cg_length(&xs));
+    cg_value x0 = cg_index(g, &xs, j);
+    cg_value x = cg_materialize(g, &x0);
+    cg_value args[2] = {acc, x};
+    cg_value r = cg_apply(g, f, 2, args, env);
+    cg_assign(g, &acc, &r);
+    cg_value out = acc;
+    if (post) {
+        cg_value pargs[2] = {acc, x};
+        out = cg_apply(g, post, 2, pargs, env);
+    }
+    cg_store(g, cg_place_index(g, p, j), &out);
+    loop_end(g);
+}
+
+static void map_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    cg_value xs = cg_thread_value(g, e->kids[1], env);
+    const char *j = loop_begin(g, cg_length(&xs));
+    cg_value x = cg_index(g, &xs, j);
+    cg_apply_into(g, e->kids[0], 1, &x, env, cg_place_index(g, p, j));
+    loop_end(g);
+}
+
+/* scatter(dest, is, vs), scatter(dest, ivs), reduce_by_index(dest, f, z, is, vs):
+ * the destination first, then each in-bounds index in order. */
+static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    bool hist = e->u.prim == ST_PRIM_REDUCE_BY_INDEX;
+    cg_thread_into(g, e->kids[0], env, p);
+    /* scatter(dest, ivs) reads (index, value) pairs; the others two arrays */
+    bool pairs = e->nkids == 2;
+    cg_value is = cg_thread_value(g, e->kids[pairs ? 1 : hist ? 3 : 1], env);
+    cg_value vs = pairs ? is : cg_thread_value(g, e->kids[hist ? 4 : 2], env);
+    const char *j = loop_begin(g, cg_length(&is));
+    cg_value i = cg_index(g, &is, j), v = cg_index(g, &vs, j);
+    if (pairs) {
+        if (i.kind != CG_TUPLE || i.n != 2) {
+            cg_fail(g, e, "scatter over pairs that are not pairs");
+            return;
+        }
+        v = i.items[1];
+        i = i.items[0];
+    }
+    const char *idx = cg_name(g, "at");
+    cg_line(g, "long %s = (long)%s;", idx, i.c);
+    cg_line(g, "if (%s >= 0 && %s < %s) {", idx, idx, cg_size(g, e->type->size));
+    g->indent++;
+    const cg_place *slot = cg_place_index(g, p, idx);
+    if (hist) {
+        cg_value old = cg_value_of_place(g, e->type->elem, slot);
+        cg_value args[2] = {cg_materialize(g, &old), cg_materialize(g, &v)};
+        v = cg_apply(g, e->kids[1], 2, args, env);
+    }
+    cg_store(g, slot, &v);
+    g->indent--;
+    cg_line(g, "}");
+    loop_end(g);
+}
+
+/* iterate(k, f, x) on a scalar or tuple. */
+static cg_value iterate(cg *g, const st_node *e, const cg_binding *env) {
+    if (e->type->kind == ST_TYPE_ARRAY) {
+        cg_fail(g, e, "iterate over an array is not supported by codegen yet");
+        return scalar(e->type, "0");
+    }
+    cg_value k = cg_thread_value(g, e->kids[0], env);
+    cg_value x = cg_thread_value(g, e->kids[2], env);
+    cg_value acc = cg_variables(g, &x);
+    const char *t = cg_name(g, "t");
+    cg_line(g, "for (long %s = 0; %s < (long)%s; %s++) {", t, t, k.c, t);
+    g->indent++;
+    cg_value r = cg_apply(g, e->kids[1], 1, &acc, env);
+    cg_assign(g, &acc, &r);
+    g->indent--;
+    cg_line(g, "}");
+    return acc;
+}
+
+static bool parallel_map(const st_node *e) {
+    return e->kind == ST_NODE_PRIM &&
+           (e->u.prim == ST_PRIM_MAP_GLB || e->u.prim == ST_PRIM_MAP_WRG || e->u.prim == ST_PRIM_MAP_LCL);
+}
+
+/* ---- values ---- */
+
+static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
+    const st_type *t = e->type;
+    switch (e->u.prim) {
+    case ST_PRIM_SPLIT: {
+        cg_value xs = cg_thread_value(g, e->kids[1], env);
+        return cg_split(g, t, t->elem->size, &xs);
+    }
+    case ST_PRIM_JOIN: {
+        cg_value xs = cg_thread_value(g, e->kids[0], env);
+        return cg_join(g, t, &xs);
+    }
+    case ST_PRIM_TRANSPOSE: {
+        cg_value xs = cg_thread_value(g, e->kids[0], env);
+        return cg_transpose(g, t, &xs);
+    }
+    case ST_PRIM_ZIP: {
+        cg_value *items = cg_alloc(g, e->nkids * sizeof *items);
+        if (!items) return scalar(t, "0");
+        for (uint32_t i = 0; i < e->nkids; i++) items[i] = cg_thread_value(g, e->kids[i], env);
+        return cg_zip(g, t, e->nkids, items);
+    }
+    case ST_PRIM_UNZIP: {
+        cg_value xs = cg_thread_value(g, e->kids[0], env);
+        return cg_unzip(g, t, &xs);
+    }
+    case ST_PRIM_IOTA: return cg_iota(g, t);
+    case ST_PRIM_REPLICATE: {
+        cg_value x = cg_thread_value(g, e->kids[1], env);
+        return cg_replicate(g, t, &x);
+    }
+    case ST_PRIM_GET: {
+        cg_value i = cg_thread_value(g, e->kids[0], env);
+        cg_value xs = cg_thread_value(g, e->kids[1], env);
+        return cg_index(g, &xs, cg_str(g, "(long)%s", i.c));
+    }
+    case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(g, e, env);
+    case ST_PRIM_ITERATE: return iterate(g, e, env);
+    case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE: {
+        const st_node *inner = e;
+        cg_space space = space_of(g, &inner);
+        if (cg_is_view(inner) || inner->type->kind != ST_TYPE_ARRAY) return cg_thread_value(g, inner, env);
+        const cg_place *p = cg_temp(g, t, e, space, "tmp");
+        if (!p) return scalar(t, "0");
+        cg_thread_into(g, inner, env, p);
+        return cg_value_of_place(g, t, p);
+    }
+    default: {
+        if (parallel_map(e)) {
+            cg_fail(g, e, "%s inside one work-item's sequential code; a parallel map must be directly "
+                          "inside mapWrg (mapLcl) or at the top (mapGlb, mapWrg)", st_prim_get(e->u.prim)->name);
+            return scalar(t, "0");
+        }
+        /* an array computed in place: a private array, as lowering's toPrivate */
+        const cg_place *p = cg_temp(g, t, e, CG_PRIVATE, "tmp");
+        if (!p) return scalar(t, "0");
+        cg_thread_into(g, e, env, p);
+        return cg_value_of_place(g, t, p);
+    }
+    }
+}
+
+static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool into, const cg_place *p) {
+    const st_node *value = st_let_value(e);
+    cg_value v;
+    if (value->type->kind != ST_TYPE_ARRAY || (cg_is_view(value) && !is_annotation(value))) {
+        v = cg_thread_value(g, value, env);
+        if (v.kind != CG_ARRAY) v = cg_materialize(g, &v);
+    } else {
+        cg_space space = space_of(g, &value);
+        const cg_place *tp = cg_temp(g, value->type, value, space, e->kids[0]->u.name);
+        if (!tp) return scalar(e->type, "0");
+        cg_thread_into(g, value, env, tp);
+        v = cg_value_of_place(g, value->type, tp);
+    }
+    env = cg_bind_pattern(g, env, e, v);
+    if (into) {
+        cg_thread_into(g, st_let_body(e), env, p);
+        return v;
+    }
+    return cg_thread_value(g, st_let_body(e), env);
+}
+
+cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
+    if (g->failed) return scalar(e->type, "0");
+    switch (e->kind) {
+    case ST_NODE_LIT: return scalar(e->type, cg_literal(g, e->type->scalar, e->u.lit));
+    case ST_NODE_VAR: return cg_lookup(g, e, env);
+    case ST_NODE_TUPLE: {
+        cg_value *items = cg_alloc(g, e->nkids * sizeof *items);
+        if (!items) return scalar(e->type, "0");
+        for (uint32_t i = 0; i < e->nkids; i++) items[i] = cg_thread_value(g, e->kids[i], env);
+        return (cg_value){.kind = CG_TUPLE, .type = e->type, .n = e->nkids, .items = items};
+    }
+    case ST_NODE_PROJ: {
+        cg_value t = cg_thread_value(g, e->kids[0], env);
+        if (t.kind == CG_TUPLE && e->u.index < t.n) return t.items[e->u.index];
+        cg_fail(g, e, "a projection of a value that is not a tuple");
+        return scalar(e->type, "0");
+    }
+    case ST_NODE_UNOP: {
+        cg_value a = cg_thread_value(g, e->kids[0], env);
+        return scalar(e->type, cg_unop(g, e->u.unop, a.type->scalar, a.c));
+    }
+    case ST_NODE_BINOP: {
+        cg_value a = cg_thread_value(g, e->kids[0], env);
+        cg_value b = cg_thread_value(g, e->kids[1], env);
+        return scalar(e->type, cg_binop(g, e->u.binop, a.type->scalar, a.c, b.c));
+    }
+    case ST_NODE_CONV: {
+        cg_value a = cg_thread_value(g, e->kids[0], env);
+        return scalar(e->type, cg_conv(g, e->u.conv, a.type->scalar, a.c));
+    }
+    case ST_NODE_IF:
+        if (e->type->kind != ST_TYPE_ARRAY) return if_value(g, e, env);
+        break;
+    case ST_NODE_LET: return let_value(g, e, env, false, NULL);
+    case ST_NODE_PRIM: return prim_value(g, e, env);
+    default:
+        cg_fail(g, e, "a function where a value is needed");
+        return scalar(e->type, "0");
+    }
+    /* an array-valued if: computed into a private array */
+    const cg_place *p = cg_temp(g, e->type, e, CG_PRIVATE, "tmp");
+    if (!p) return scalar(e->type, "0");
+    cg_thread_into(g, e, env, p);
+    return cg_value_of_place(g, e->type, p);
+}
+
+/* ---- into a place ---- */
+
+bool cg_into_view(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into) {
+    if (e->kind == ST_NODE_TUPLE && p->tuple && p->n == e->nkids) {
+        for (uint32_t i = 0; i < e->nkids; i++) into(g, e->kids[i], env, &p->items[i]);
+        return true;
+    }
+    if (e->kind != ST_NODE_PRIM) return false;
+    switch (e->u.prim) {
+    case ST_PRIM_JOIN: {
+        /* [a·b] written as [a][b]: the rows of what is joined land in place */
+        into(g, e->kids[0], env, cg_place_split(g, p, e->kids[0]->type->elem->size));
+        return true;
+    }
+    case ST_PRIM_SPLIT: {
+        const cg_place *flat = cg_place_join(g, p);
+        if (!flat) return false;
+        into(g, e->kids[1], env, flat);
+        return true;
+    }
+    case ST_PRIM_TRANSPOSE: into(g, e->kids[0], env, cg_place_transpose(g, p)); return true;
+    case ST_PRIM_ZIP:
+        if (!p->tuple || p->n != e->nkids) return false;
+        for (uint32_t i = 0; i < e->nkids; i++) into(g, e->kids[i], env, &p->items[i]);
+        return true;
+    case ST_PRIM_UNZIP: into(g, e->kids[0], env, p); return true; /* the same tuple of arrays */
+    case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
+        into(g, e->kids[0], env, p);
+        return true;
+    default: return false;
+    }
+}
+
+void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    if (g->failed || !p) return;
+    if (e->kind == ST_NODE_LET) {
+        let_value(g, e, env, true, p);
+        return;
+    }
+    if (e->kind == ST_NODE_IF && e->type->kind == ST_TYPE_ARRAY) {
+        cg_value c = cg_thread_value(g, e->kids[0], env);
+        cg_line(g, "if (%s) {", c.c);
+        g->indent++;
+        cg_thread_into(g, e->kids[1], env, p);
+        g->indent--;
+        cg_line(g, "} else {");
+        g->indent++;
+        cg_thread_into(g, e->kids[2], env, p);
+        g->indent--;
+        cg_line(g, "}");
+        return;
+    }
+    if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e) && cg_into_view(g, e, env, p, cg_thread_into)) return;
+    if (e->kind == ST_NODE_PRIM) {
+        switch (e->u.prim) {
+        case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: map_into(g, e, env, p); return;
+        case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: scan_into(g, e, env, p); return;
+        case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: scatter_into(g, e, env, p); return;
+        default: break;
+        }
+    }
+    cg_value v = cg_thread_value(g, e, env);
+    cg_store(g, p, &v);
+}

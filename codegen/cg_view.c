@@ -1,0 +1,525 @@
+/* codegen/cg_view.c — arrays as views over strided memory, and places to
+ * write them. Nothing here copies: a split, join or transpose of memory is
+ * the same memory with other strides; of anything else, a view that does the
+ * index arithmetic when an element is read. Arrays of tuples are always zips
+ * (the constructors push zip outward), so unzip is free. */
+#include "cg.h"
+
+#include <string.h>
+
+/* ---- index arithmetic as text ---- */
+
+static bool is_zero(const char *c) { return !strcmp(c, "0") || !strcmp(c, "0L"); }
+static bool is_one(const st_size *s) {
+    int64_t v;
+    return st_size_is_const(s, &v) && v == 1;
+}
+
+static const char *times(cg *g, const char *i, const st_size *stride) {
+    int64_t v;
+    if (st_size_is_const(stride, &v) && v == 0) return "0";
+    if (is_one(stride)) return i;
+    return cg_str(g, "%s * %s", i, cg_size(g, stride));
+}
+
+static const char *plus(cg *g, const char *a, const char *b) {
+    if (is_zero(a)) return b;
+    if (is_zero(b)) return a;
+    return cg_str(g, "%s + %s", a, b);
+}
+
+static const st_size *size_mul(cg *g, const st_size *a, const st_size *b) {
+    st_err e = {0};
+    const st_size *r = st_size_mul(g->cx, a, b, &e);
+    if (!r) {
+        cg_fail(g, NULL, "%s", e.message);
+        return a;
+    }
+    return r;
+}
+
+static const st_type *array_type(cg *g, const st_size *n, const st_type *elem) {
+    const st_type *t = st_type_array(g->cx, n, elem);
+    if (!t) cg_fail(g, NULL, "out of memory");
+    return t ? t : elem;
+}
+
+/* [n][m](a, b) → [n][m]a for k = 0: the type of a zip's k-th component. */
+static const st_type *component_type(cg *g, const st_type *t, uint32_t k) {
+    if (t->kind == ST_TYPE_ARRAY) return array_type(g, t->size, component_type(g, t->elem, k));
+    return t->kind == ST_TYPE_TUPLE && k < t->n ? t->items[k] : t;
+}
+
+static cg_view *new_view(cg *g, cg_view_kind kind, const st_type *t) {
+    cg_view *v = cg_alloc(g, sizeof *v);
+    if (!v) {
+        static const cg_view dummy;
+        return (cg_view *)&dummy; /* never written: g->failed stops the run */
+    }
+    v->kind = kind;
+    v->type = t;
+    return v;
+}
+
+cg_value cg_array(const st_type *t, const cg_view *v) {
+    return (cg_value){.kind = CG_ARRAY, .type = t, .view = v};
+}
+
+static cg_value scalar(const st_type *t, const char *c) {
+    return (cg_value){.kind = CG_SCALAR, .type = t, .c = c};
+}
+
+const st_size *cg_length(const cg_value *arr) { return arr->type->size; }
+
+/* ---- memory ---- */
+
+const cg_view *cg_view_mem(cg *g, const st_type *t, const cg_mem *m) {
+    cg_view *v = new_view(g, CG_V_MEM, t);
+    if (v->type == t) v->mem = *m;
+    return v;
+}
+
+static const char *mem_read(cg *g, const cg_mem *m) {
+    if (m->buffer >= 0) cg_use_buffer(g, m->buffer);
+    const char *at = cg_str(g, "%s[%s]", m->base, m->offset);
+    return m->kind == ST_BOOL ? cg_str(g, "(%s != 0)", at) : at;
+}
+
+static cg_mem mem_index(cg *g, const cg_mem *m, const char *i) {
+    cg_mem r = *m;
+    r.offset = plus(g, m->offset, times(g, i, m->strides[0]));
+    r.rank = m->rank - 1;
+    memmove(r.dims, m->dims + 1, r.rank * sizeof r.dims[0]);
+    memmove(r.strides, m->strides + 1, r.rank * sizeof r.strides[0]);
+    return r;
+}
+
+static cg_value mem_value(cg *g, const st_type *t, const cg_mem *m) {
+    if (m->rank == 0) return scalar(t, mem_read(g, m));
+    return cg_array(t, cg_view_mem(g, t, m));
+}
+
+/* ---- places ---- */
+
+cg_value cg_value_of_place(cg *g, const st_type *t, const cg_place *p) {
+    if (!p->tuple) return mem_value(g, t, &p->mem);
+    cg_value *items = cg_alloc(g, p->n * sizeof *items);
+    if (!items) return scalar(t, "0");
+    for (uint32_t i = 0; i < p->n; i++) items[i] = cg_value_of_place(g, component_type(g, t, i), &p->items[i]);
+    if (t->kind == ST_TYPE_TUPLE) return (cg_value){.kind = CG_TUPLE, .type = t, .n = p->n, .items = items};
+    return cg_zip(g, t, p->n, items);
+}
+
+/* Leaves in the order of st_value_leaves: a tuple's components in turn,
+ * an array of tuples as one array per component. */
+static bool place_build(cg *g, const st_type *t, cg_space space, const char *base, uint32_t *leaf,
+                        cg_place *out) {
+    uint32_t rank = 0;
+    const st_type *e = t;
+    const st_size *dims[CG_MAX_RANK];
+    while (e->kind == ST_TYPE_ARRAY) {
+        if (rank == CG_MAX_RANK) return cg_fail(g, NULL, "arrays nested deeper than %d", CG_MAX_RANK);
+        dims[rank++] = e->size;
+        e = e->elem;
+    }
+    if (e->kind == ST_TYPE_TUPLE) {
+        out->tuple = true;
+        out->n = e->n;
+        cg_place *items = cg_alloc(g, e->n * sizeof *items);
+        if (!items) return false;
+        out->items = items;
+        for (uint32_t i = 0; i < e->n; i++)
+            if (!place_build(g, component_type(g, t, i), space, base, leaf, &items[i])) return false;
+        return true;
+    }
+    if (e->kind != ST_TYPE_SCALAR) return cg_fail(g, NULL, "a function cannot be stored");
+    cg_mem *m = &out->mem;
+    m->base = *leaf == 0 ? base : cg_str(g, "%s_%u", base, *leaf);
+    (*leaf)++;
+    m->buffer = -1;
+    m->space = space;
+    m->kind = e->scalar;
+    m->offset = "0";
+    m->rank = rank;
+    const st_size *stride = st_size_const(g->cx, 1);
+    for (uint32_t i = rank; i-- > 0;) {
+        m->dims[i] = dims[i];
+        m->strides[i] = stride;
+        stride = size_mul(g, stride, dims[i]);
+    }
+    return true;
+}
+
+const cg_place *cg_place_new(cg *g, const st_type *t, cg_space space, const char *base) {
+    cg_place *p = cg_alloc(g, sizeof *p);
+    uint32_t leaf = 0;
+    if (!p || !place_build(g, t, space, base, &leaf, p)) return NULL;
+    return p;
+}
+
+static cg_place *place_copy(cg *g, const cg_place *p) {
+    cg_place *r = cg_alloc(g, sizeof *r);
+    if (!r) return NULL;
+    *r = *p;
+    if (p->tuple) {
+        cg_place *items = cg_alloc(g, p->n * sizeof *items);
+        if (!items) return NULL;
+        memcpy(items, p->items, p->n * sizeof *items);
+        r->items = items;
+    }
+    return r;
+}
+
+const cg_place *cg_place_index(cg *g, const cg_place *p, const char *i) {
+    cg_place *r = place_copy(g, p);
+    if (!r) return p;
+    if (!p->tuple) {
+        r->mem = mem_index(g, &p->mem, i);
+        return r;
+    }
+    for (uint32_t k = 0; k < p->n; k++) ((cg_place *)r->items)[k] = *cg_place_index(g, &p->items[k], i);
+    return r;
+}
+
+static bool mem_split(cg *g, cg_mem *m, const st_size *inner) {
+    if (m->rank == 0 || m->rank == CG_MAX_RANK) return false;
+    st_err e = {0};
+    const st_size *outer = st_size_div(g->cx, m->dims[0], inner, &e);
+    if (!outer) return false;
+    memmove(m->dims + 1, m->dims, m->rank * sizeof m->dims[0]);
+    memmove(m->strides + 1, m->strides, m->rank * sizeof m->strides[0]);
+    m->rank++;
+    m->dims[0] = outer;
+    m->dims[1] = inner;
+    m->strides[0] = size_mul(g, inner, m->strides[1]);
+    return true;
+}
+
+/* [a][b] with stride0 = b·stride1 is [a·b] with stride1; otherwise the
+ * rows are not one after the other and a join must be a view. */
+static bool mem_join(cg *g, cg_mem *m) {
+    if (m->rank < 2 || size_mul(g, m->dims[1], m->strides[1]) != m->strides[0]) return false;
+    m->dims[1] = size_mul(g, m->dims[0], m->dims[1]);
+    m->rank--;
+    memmove(m->dims, m->dims + 1, m->rank * sizeof m->dims[0]);
+    memmove(m->strides, m->strides + 1, m->rank * sizeof m->strides[0]);
+    return true;
+}
+
+static void mem_transpose(cg_mem *m) {
+    const st_size *d = m->dims[0], *s = m->strides[0];
+    m->dims[0] = m->dims[1];
+    m->strides[0] = m->strides[1];
+    m->dims[1] = d;
+    m->strides[1] = s;
+}
+
+const cg_place *cg_place_split(cg *g, const cg_place *p, const st_size *inner) {
+    cg_place *r = place_copy(g, p);
+    if (!r) return p;
+    if (!p->tuple) {
+        if (!mem_split(g, &r->mem, inner)) cg_fail(g, NULL, "cannot split a place");
+        return r;
+    }
+    for (uint32_t k = 0; k < p->n; k++) ((cg_place *)r->items)[k] = *cg_place_split(g, &p->items[k], inner);
+    return r;
+}
+
+const cg_place *cg_place_join(cg *g, const cg_place *p) {
+    cg_place *r = place_copy(g, p);
+    if (!r) return NULL;
+    if (!p->tuple) return mem_join(g, &r->mem) ? r : NULL;
+    for (uint32_t k = 0; k < p->n; k++) {
+        const cg_place *item = cg_place_join(g, &p->items[k]);
+        if (!item) return NULL;
+        ((cg_place *)r->items)[k] = *item;
+    }
+    return r;
+}
+
+const cg_place *cg_place_transpose(cg *g, const cg_place *p) {
+    cg_place *r = place_copy(g, p);
+    if (!r) return p;
+    if (!p->tuple) {
+        if (r->mem.rank >= 2) mem_transpose(&r->mem);
+        return r;
+    }
+    for (uint32_t k = 0; k < p->n; k++) ((cg_place *)r->items)[k] = *cg_place_transpose(g, &p->items[k]);
+    return r;
+}
+
+/* ---- views ---- */
+
+static cg_value view_index(cg *g, const cg_view *v, const char *i);
+
+cg_value cg_index(cg *g, const cg_value *arr, const char *i) {
+    if (arr->kind != CG_ARRAY) {
+        cg_fail(g, NULL, "indexing a value that is not an array");
+        return *arr;
+    }
+    return view_index(g, arr->view, i);
+}
+
+static cg_value view_index(cg *g, const cg_view *v, const char *i) {
+    const st_type *elem = v->type->kind == ST_TYPE_ARRAY ? v->type->elem : v->type;
+    switch (v->kind) {
+    case CG_V_MEM: {
+        cg_mem m = mem_index(g, &v->mem, i);
+        return mem_value(g, elem, &m);
+    }
+    case CG_V_ZIP: {
+        cg_value *items = cg_alloc(g, v->n * sizeof *items);
+        if (!items) return scalar(elem, "0");
+        for (uint32_t k = 0; k < v->n; k++) items[k] = view_index(g, v->items[k], i);
+        if (elem->kind == ST_TYPE_TUPLE) return (cg_value){.kind = CG_TUPLE, .type = elem, .n = v->n, .items = items};
+        return cg_zip(g, elem, v->n, items);
+    }
+    case CG_V_SHIFT: return view_index(g, v->inner, plus(g, v->start, i));
+    case CG_V_JOIN: {
+        const char *b = cg_size(g, v->k);
+        cg_value row = view_index(g, v->inner, cg_str(g, "(%s) / %s", i, b));
+        return cg_index(g, &row, cg_str(g, "(%s) %% %s", i, b));
+    }
+    case CG_V_SPLIT: {
+        cg_view *s = new_view(g, CG_V_SHIFT, elem);
+        s->inner = v->inner;
+        s->start = cg_str(g, "(%s)", times(g, i, v->k));
+        return cg_array(elem, s);
+    }
+    case CG_V_TRANSPOSE: {
+        cg_view *c = new_view(g, CG_V_COLUMN, elem);
+        c->inner = v->inner;
+        c->start = i;
+        return cg_array(elem, c);
+    }
+    case CG_V_COLUMN: {
+        cg_value row = view_index(g, v->inner, i);
+        return cg_index(g, &row, v->start);
+    }
+    case CG_V_IOTA: return scalar(elem, cg_str(g, "((long)(%s))", i));
+    case CG_V_REPLICATE: return v->elem;
+    }
+    return scalar(elem, "0");
+}
+
+/* Each view constructor distributes over a zip, so a zip stays outermost. */
+static cg_value zip_map(cg *g, const st_type *t, const cg_value *arr,
+                        cg_value (*fn)(cg *, const st_type *, const cg_value *)) {
+    const cg_view *z = arr->view;
+    cg_value *items = cg_alloc(g, z->n * sizeof *items);
+    if (!items) return *arr;
+    for (uint32_t k = 0; k < z->n; k++) {
+        cg_value item = cg_array(z->items[k]->type, z->items[k]);
+        items[k] = fn(g, component_type(g, t, k), &item);
+    }
+    return cg_zip(g, t, z->n, items);
+}
+
+cg_value cg_split(cg *g, const st_type *t, const st_size *k, const cg_value *arr) {
+    const cg_view *v = arr->view;
+    if (v->kind == CG_V_ZIP) {
+        cg_value *items = cg_alloc(g, v->n * sizeof *items);
+        if (!items) return *arr;
+        for (uint32_t j = 0; j < v->n; j++) {
+            cg_value item = cg_array(v->items[j]->type, v->items[j]);
+            items[j] = cg_split(g, component_type(g, t, j), k, &item);
+        }
+        return cg_zip(g, t, v->n, items);
+    }
+    if (v->kind == CG_V_MEM) {
+        cg_mem m = v->mem;
+        if (mem_split(g, &m, k)) return cg_array(t, cg_view_mem(g, t, &m));
+    }
+    cg_view *s = new_view(g, CG_V_SPLIT, t);
+    s->inner = v;
+    s->k = k;
+    return cg_array(t, s);
+}
+
+cg_value cg_join(cg *g, const st_type *t, const cg_value *arr) {
+    const cg_view *v = arr->view;
+    if (v->kind == CG_V_ZIP) return zip_map(g, t, arr, cg_join);
+    if (v->kind == CG_V_MEM) {
+        cg_mem m = v->mem;
+        if (mem_join(g, &m)) return cg_array(t, cg_view_mem(g, t, &m));
+    }
+    if (v->kind == CG_V_SPLIT) return cg_array(t, v->inner); /* join(split(k, x)) is x */
+    cg_view *j = new_view(g, CG_V_JOIN, t);
+    j->inner = v;
+    j->k = arr->type->elem->size;
+    return cg_array(t, j);
+}
+
+cg_value cg_transpose(cg *g, const st_type *t, const cg_value *arr) {
+    const cg_view *v = arr->view;
+    if (v->kind == CG_V_ZIP) return zip_map(g, t, arr, cg_transpose);
+    if (v->kind == CG_V_MEM && v->mem.rank >= 2) {
+        cg_mem m = v->mem;
+        mem_transpose(&m);
+        return cg_array(t, cg_view_mem(g, t, &m));
+    }
+    if (v->kind == CG_V_TRANSPOSE) return cg_array(t, v->inner);
+    cg_view *r = new_view(g, CG_V_TRANSPOSE, t);
+    r->inner = v;
+    return cg_array(t, r);
+}
+
+cg_value cg_zip(cg *g, const st_type *t, uint32_t n, const cg_value *arrs) {
+    cg_view *z = new_view(g, CG_V_ZIP, t);
+    const cg_view **items = cg_alloc(g, n * sizeof *items);
+    if (!items) return cg_array(t, z);
+    for (uint32_t k = 0; k < n; k++) items[k] = arrs[k].view;
+    z->n = n;
+    z->items = items;
+    return cg_array(t, z);
+}
+
+cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr) {
+    if (arr->kind == CG_TUPLE) return *arr; /* already apart */
+    const cg_view *v = arr->view;
+    if (arr->kind != CG_ARRAY || v->kind != CG_V_ZIP) {
+        cg_fail(g, NULL, "unzip of an array that is not a zip");
+        return *arr;
+    }
+    cg_value *items = cg_alloc(g, v->n * sizeof *items);
+    if (!items) return *arr;
+    for (uint32_t k = 0; k < v->n; k++) items[k] = cg_array(t->items[k], v->items[k]);
+    return (cg_value){.kind = CG_TUPLE, .type = t, .n = v->n, .items = items};
+}
+
+cg_value cg_iota(cg *g, const st_type *t) { return cg_array(t, new_view(g, CG_V_IOTA, t)); }
+
+cg_value cg_replicate(cg *g, const st_type *t, const cg_value *elem) {
+    if (elem->kind == CG_TUPLE) {
+        cg_value *items = cg_alloc(g, elem->n * sizeof *items);
+        if (!items) return *elem;
+        for (uint32_t k = 0; k < elem->n; k++) items[k] = cg_replicate(g, component_type(g, t, k), &elem->items[k]);
+        return cg_zip(g, t, elem->n, items);
+    }
+    if (elem->kind == CG_ARRAY && elem->view->kind == CG_V_ZIP) {
+        const cg_view *z = elem->view;
+        cg_value *items = cg_alloc(g, z->n * sizeof *items);
+        if (!items) return *elem;
+        for (uint32_t k = 0; k < z->n; k++) {
+            cg_value item = cg_array(z->items[k]->type, z->items[k]);
+            items[k] = cg_replicate(g, component_type(g, t, k), &item);
+        }
+        return cg_zip(g, t, z->n, items);
+    }
+    cg_view *r = new_view(g, CG_V_REPLICATE, t);
+    r->elem = *elem;
+    return cg_array(t, r);
+}
+
+
+/* ---- reading and writing ---- */
+
+static bool same_mem(const cg_mem *a, const cg_mem *b) {
+    if (strcmp(a->base, b->base) || strcmp(a->offset, b->offset) || a->rank != b->rank) return false;
+    for (uint32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i] || a->strides[i] != b->strides[i]) return false;
+    return true;
+}
+
+bool cg_same_place(const cg_value *v, const cg_place *p) {
+    if (v->kind != CG_ARRAY) return false;
+    const cg_view *w = v->view;
+    if (!p->tuple) return w->kind == CG_V_MEM && same_mem(&w->mem, &p->mem);
+    if (w->kind != CG_V_ZIP || w->n != p->n) return false;
+    for (uint32_t k = 0; k < p->n; k++) {
+        cg_value item = cg_array(w->items[k]->type, w->items[k]);
+        if (!cg_same_place(&item, &p->items[k])) return false;
+    }
+    return true;
+}
+
+void cg_store(cg *g, const cg_place *p, const cg_value *v) {
+    if (g->failed) return;
+    switch (v->kind) {
+    case CG_SCALAR:
+        if (p->tuple || p->mem.rank) {
+            cg_fail(g, NULL, "a scalar stored to an array");
+            return;
+        }
+        if (p->mem.buffer >= 0) cg_use_buffer(g, p->mem.buffer);
+        cg_line(g, p->mem.kind == ST_BOOL ? "%s[%s] = (uchar)%s;" : "%s[%s] = %s;", p->mem.base, p->mem.offset, v->c);
+        return;
+    case CG_TUPLE:
+        if (!p->tuple || p->n != v->n) {
+            cg_fail(g, NULL, "a tuple stored to a place of another shape");
+            return;
+        }
+        for (uint32_t k = 0; k < v->n; k++) cg_store(g, &p->items[k], &v->items[k]);
+        return;
+    case CG_ARRAY: {
+        if (cg_same_place(v, p)) return;
+        const char *j = cg_name(g, "j");
+        cg_line(g, "for (long %s = 0; %s < %s; %s++) {", j, j, cg_size(g, cg_length(v)), j);
+        g->indent++;
+        cg_value e = cg_index(g, v, j);
+        cg_store(g, cg_place_index(g, p, j), &e);
+        g->indent--;
+        cg_line(g, "}");
+        return;
+    }
+    }
+}
+
+static bool simple(const char *c) {
+    for (const char *s = c; *s; s++)
+        if (!(*s == '_' || *s == '.' || (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+            return false;
+    return true;
+}
+
+cg_value cg_materialize(cg *g, const cg_value *v) {
+    if (v->kind == CG_SCALAR) {
+        if (simple(v->c)) return *v;
+        const char *x = cg_name(g, "x");
+        cg_line(g, "%s %s = %s;", cg_ctype(g, v->type), x, v->c);
+        return scalar(v->type, x);
+    }
+    if (v->kind == CG_TUPLE) {
+        cg_value *items = cg_alloc(g, v->n * sizeof *items);
+        if (!items) return *v;
+        for (uint32_t k = 0; k < v->n; k++) items[k] = cg_materialize(g, &v->items[k]);
+        return (cg_value){.kind = CG_TUPLE, .type = v->type, .n = v->n, .items = items};
+    }
+    return *v;
+}
+
+/* Every component in a fresh variable, so that assigning a tuple
+ * accumulator from a value that reads it (a swap, say) reads the old one. */
+static cg_value snapshot(cg *g, const cg_value *v) {
+    if (v->kind == CG_SCALAR) {
+        const char *x = cg_name(g, "x");
+        cg_line(g, "%s %s = %s;", cg_ctype(g, v->type), x, v->c);
+        return scalar(v->type, x);
+    }
+    cg_value *items = cg_alloc(g, v->n * sizeof *items);
+    if (!items) return *v;
+    for (uint32_t k = 0; k < v->n; k++) items[k] = snapshot(g, &v->items[k]);
+    return (cg_value){.kind = CG_TUPLE, .type = v->type, .n = v->n, .items = items};
+}
+
+static void assign(cg *g, const cg_value *to, const cg_value *v) {
+    if (to->kind == CG_SCALAR && v->kind == CG_SCALAR) {
+        if (strcmp(to->c, v->c)) cg_line(g, "%s = %s;", to->c, v->c);
+    } else if (to->kind == CG_TUPLE && v->kind == CG_TUPLE && to->n == v->n) {
+        for (uint32_t k = 0; k < v->n; k++) assign(g, &to->items[k], &v->items[k]);
+    } else {
+        cg_fail(g, NULL, "an accumulator that is not a scalar or a tuple of scalars");
+    }
+}
+
+void cg_assign(cg *g, const cg_value *to, const cg_value *v) {
+    if (v->kind == CG_TUPLE) {
+        cg_value now = snapshot(g, v);
+        assign(g, to, &now);
+    } else {
+        assign(g, to, v);
+    }
+}
+
+/* Fresh variables holding v: an accumulator to assign to. */
+cg_value cg_variables(cg *g, const cg_value *v) { return snapshot(g, v); }

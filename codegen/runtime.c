@@ -1,0 +1,566 @@
+/* codegen/runtime.c — the OpenCL runtime: a device opened with a profiling
+ * queue (st_cl), a generated program built on it with its glue compiled by
+ * libtcc (st_exe), and one binding of inputs uploaded, run, timed and read
+ * back (st_launch).
+ *
+ * The launch sequence lives in the generated glue (see the top of
+ * codegen.h); this file only owns buffers: the inputs and outputs, in the
+ * st_value layout (arrays of tuples are tuples of arrays, bool one byte per
+ * element), which is also the layout the kernels use.
+ *
+ * Lifetimes: an st_exe uses its st_cl and its st_code (and so the arena and
+ * context they live in); an st_launch uses its st_exe. Each must outlive what
+ * was made from it. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include "codegen.h"
+#include "jit.h"
+
+#include <CL/cl.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CL_PLATFORM_NOT_FOUND_KHR
+#define CL_PLATFORM_NOT_FOUND_KHR -1001
+#endif
+
+/* The glue's entry point; codegen.h describes its contract. */
+typedef int (*strata_run_fn)(cl_context ctx, cl_command_queue queue, cl_kernel *kernels,
+                             cl_mem *inputs, cl_mem *outputs, const void *const *scalars,
+                             cl_event *events, char *msg, size_t msgcap);
+
+/* The OpenCL error codes by name (OpenCL 1.2, plus the ICD loader's). */
+static const char *cl_error_name(cl_int rc) {
+#define E(code) \
+    case code: return #code;
+    switch (rc) {
+        E(CL_SUCCESS) E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE)
+        E(CL_MEM_OBJECT_ALLOCATION_FAILURE) E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY)
+        E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_MEM_COPY_OVERLAP) E(CL_IMAGE_FORMAT_MISMATCH)
+        E(CL_IMAGE_FORMAT_NOT_SUPPORTED) E(CL_BUILD_PROGRAM_FAILURE) E(CL_MAP_FAILURE)
+        E(CL_MISALIGNED_SUB_BUFFER_OFFSET) E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        E(CL_COMPILE_PROGRAM_FAILURE) E(CL_LINKER_NOT_AVAILABLE) E(CL_LINK_PROGRAM_FAILURE)
+        E(CL_DEVICE_PARTITION_FAILED) E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        E(CL_INVALID_VALUE) E(CL_INVALID_DEVICE_TYPE) E(CL_INVALID_PLATFORM) E(CL_INVALID_DEVICE)
+        E(CL_INVALID_CONTEXT) E(CL_INVALID_QUEUE_PROPERTIES) E(CL_INVALID_COMMAND_QUEUE)
+        E(CL_INVALID_HOST_PTR) E(CL_INVALID_MEM_OBJECT) E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        E(CL_INVALID_IMAGE_SIZE) E(CL_INVALID_SAMPLER) E(CL_INVALID_BINARY)
+        E(CL_INVALID_BUILD_OPTIONS) E(CL_INVALID_PROGRAM) E(CL_INVALID_PROGRAM_EXECUTABLE)
+        E(CL_INVALID_KERNEL_NAME) E(CL_INVALID_KERNEL_DEFINITION) E(CL_INVALID_KERNEL)
+        E(CL_INVALID_ARG_INDEX) E(CL_INVALID_ARG_VALUE) E(CL_INVALID_ARG_SIZE)
+        E(CL_INVALID_KERNEL_ARGS) E(CL_INVALID_WORK_DIMENSION) E(CL_INVALID_WORK_GROUP_SIZE)
+        E(CL_INVALID_WORK_ITEM_SIZE) E(CL_INVALID_GLOBAL_OFFSET) E(CL_INVALID_EVENT_WAIT_LIST)
+        E(CL_INVALID_EVENT) E(CL_INVALID_OPERATION) E(CL_INVALID_GL_OBJECT)
+        E(CL_INVALID_BUFFER_SIZE) E(CL_INVALID_MIP_LEVEL) E(CL_INVALID_GLOBAL_WORK_SIZE)
+        E(CL_INVALID_PROPERTY) E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS)
+        E(CL_INVALID_LINKER_OPTIONS) E(CL_INVALID_DEVICE_PARTITION_COUNT)
+        E(CL_PLATFORM_NOT_FOUND_KHR)
+    default: return "an unknown OpenCL error";
+    }
+#undef E
+}
+
+/* ------------------------------------------------------------------------ */
+/* The device                                                               */
+/* ------------------------------------------------------------------------ */
+
+struct st_cl {
+    st_device_info info;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+};
+
+static bool contains_nocase(const char *text, const char *part) {
+    size_t n = strlen(part);
+    for (; *text; text++) {
+        size_t i = 0;
+        while (i < n && text[i] && tolower((unsigned char)text[i]) == tolower((unsigned char)part[i])) i++;
+        if (i == n) return true;
+    }
+    return n == 0;
+}
+
+/* "0: NAME (PLATFORM), 1: …": what a user picks from. */
+static void list_devices(const st_device_info *list, size_t n, st_buf *out) {
+    for (size_t i = 0; i < n; i++)
+        st_buf_printf(out, "%s%zu: %s (%s)", i ? ", " : "", i, list[i].name, list[i].platform);
+}
+
+/* The index into list that spec names (see st_cl_open), or SIZE_MAX with
+ * *err filled. */
+static size_t choose(const st_device_info *list, size_t n, const char *spec, st_err *err) {
+    if (!spec || !*spec) {
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(list[i].type, "GPU")) return i;
+        return 0;
+    }
+    size_t digits = strspn(spec, "0123456789");
+    if (!spec[digits]) {
+        /* 9 digits say any index there can be; more would overflow */
+        unsigned long long i = digits <= 9 ? strtoull(spec, NULL, 10) : ~0ULL;
+        if (i < n) return (size_t)i;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (contains_nocase(list[i].name, spec) || contains_nocase(list[i].platform, spec)) return i;
+    }
+    st_buf b = {0};
+    list_devices(list, n, &b);
+    if (!spec[digits] && n == 1)
+        st_fail(err, (st_loc){0}, "there is no OpenCL device %s: the only device is 0 (%s)", spec, b.data ? b.data + 3 : "");
+    else if (!spec[digits])
+        st_fail(err, (st_loc){0}, "there is no OpenCL device %s: the devices are numbered 0 to %zu (%s)", spec,
+                n - 1, b.data ? b.data : "");
+    else
+        st_fail(err, (st_loc){0}, "no OpenCL device matches `%s`; the devices are: %s", spec, b.data ? b.data : "");
+    st_buf_free(&b);
+    return SIZE_MAX;
+}
+
+/* The cl_device_id behind a listed device: the listing's platform and device
+ * indices are positions in clGetPlatformIDs and clGetDeviceIDs, which are
+ * stable within a process. */
+static bool device_id(const st_device_info *info, cl_platform_id *platform, cl_device_id *device, st_err *err) {
+    cl_uint np = 0, nd = 0;
+    cl_platform_id *platforms = NULL;
+    cl_device_id *devices = NULL;
+    bool ok = false;
+    if (clGetPlatformIDs(0, NULL, &np) == CL_SUCCESS && info->platform_index < np &&
+        (platforms = calloc(np, sizeof *platforms)) && clGetPlatformIDs(np, platforms, NULL) == CL_SUCCESS &&
+        clGetDeviceIDs(platforms[info->platform_index], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) == CL_SUCCESS &&
+        info->device_index < nd && (devices = calloc(nd, sizeof *devices)) &&
+        clGetDeviceIDs(platforms[info->platform_index], CL_DEVICE_TYPE_ALL, nd, devices, NULL) == CL_SUCCESS) {
+        *platform = platforms[info->platform_index];
+        *device = devices[info->device_index];
+        ok = true;
+    }
+    free(platforms);
+    free(devices);
+    return ok || st_fail_internal(err, "the OpenCL device %u (%s) went away", info->index, info->name);
+}
+
+st_cl *st_cl_open(const char *spec, st_err *err) {
+    st_device_info *list;
+    size_t n;
+    if (!st_devices_list(&list, &n, err)) return NULL;
+    size_t i = choose(list, n, spec, err);
+    st_cl *cl = i == SIZE_MAX ? NULL : calloc(1, sizeof *cl);
+    if (i != SIZE_MAX && !cl) st_fail_internal(err, "out of memory");
+    if (cl) cl->info = list[i];
+    free(list);
+    if (!cl) return NULL;
+    cl_platform_id platform = NULL;
+    if (!device_id(&cl->info, &platform, &cl->device, err)) {
+        free(cl);
+        return NULL;
+    }
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+    cl_int rc;
+    cl->context = clCreateContext(props, 1, &cl->device, NULL, NULL, &rc);
+    if (cl->context)
+        cl->queue = clCreateCommandQueue(cl->context, cl->device, CL_QUEUE_PROFILING_ENABLE, &rc);
+    if (!cl->queue) {
+        st_fail(err, (st_loc){0}, "cannot open the OpenCL device %s (%s)", cl->info.name, cl_error_name(rc));
+        st_cl_close(cl);
+        return NULL;
+    }
+    return cl;
+}
+
+void st_cl_close(st_cl *cl) {
+    if (!cl) return;
+    if (cl->queue) clReleaseCommandQueue(cl->queue);
+    if (cl->context) clReleaseContext(cl->context);
+    free(cl);
+}
+
+const st_device_info *st_cl_device(const st_cl *cl) { return &cl->info; }
+
+/* ------------------------------------------------------------------------ */
+/* A program built for the device                                           */
+/* ------------------------------------------------------------------------ */
+
+struct st_exe {
+    st_cl *cl;
+    const st_code *code;
+    cl_program program;
+    cl_kernel *kernels;
+    st_jit *jit;
+    strata_run_fn run;
+};
+
+/* What the glue may call: the OpenCL it needs and snprintf for its message. */
+static const st_jit_symbol glue_symbols[] = {
+    {"clCreateBuffer", (const void *)clCreateBuffer},
+    {"clReleaseMemObject", (const void *)clReleaseMemObject},
+    {"clSetKernelArg", (const void *)clSetKernelArg},
+    {"clEnqueueNDRangeKernel", (const void *)clEnqueueNDRangeKernel},
+    {"clGetKernelWorkGroupInfo", (const void *)clGetKernelWorkGroupInfo},
+    {"clGetCommandQueueInfo", (const void *)clGetCommandQueueInfo},
+    {"clGetDeviceInfo", (const void *)clGetDeviceInfo},
+    {"clEnqueueCopyBuffer", (const void *)clEnqueueCopyBuffer},
+    {"clEnqueueFillBuffer", (const void *)clEnqueueFillBuffer},
+    {"clReleaseEvent", (const void *)clReleaseEvent},
+    {"clFinish", (const void *)clFinish},
+    {"snprintf", (const void *)snprintf},
+};
+
+/* One line of a build log as shown: drivers compile from a temporary file
+ * (PoCL: "error: /root/.cache/pocl/kcache/tempfile_oJnBVZ.cl:2:11: …"), whose
+ * path means nothing to a user and eats the message's room, so a "*.cl:"
+ * token becomes "kernels.cl:". */
+static void put_log_line(st_buf *b, const char *line, size_t n) {
+    st_buf_put(b, "\n", 1);
+    for (size_t i = 0; i + 4 <= n; i++)
+        if (!memcmp(line + i, ".cl:", 4)) {
+            size_t start = i;
+            while (start > 0 && line[start - 1] != ' ') start--;
+            st_buf_put(b, line, start);
+            st_buf_puts(b, "kernels");
+            line += i;
+            n -= i;
+            break;
+        }
+    st_buf_put(b, line, n);
+}
+
+static bool has_error(const char *line, size_t n) {
+    for (size_t i = 0; i + 5 <= n; i++)
+        if (!memcmp(line + i, "error", 5)) return true;
+    return false;
+}
+
+/* An excerpt of the build log after `prefix`, as much as fits in an st_err
+ * (a log can be megabytes; the error is one message): up to 20 lines, only
+ * those that say "error" when some do (warnings would crowd them out), blank
+ * lines dropped, what is left out counted. */
+static void build_error(st_exe *exe, const char *prefix, st_err *err) {
+    size_t len = 0;
+    char *log = NULL;
+    if (clGetProgramBuildInfo(exe->program, exe->cl->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) == CL_SUCCESS &&
+        len > 0 && (log = calloc(1, len + 1)))
+        clGetProgramBuildInfo(exe->program, exe->cl->device, CL_PROGRAM_BUILD_LOG, len, log, NULL);
+    bool errors_only = log && has_error(log, strlen(log));
+    st_buf b = {0};
+    st_buf_puts(&b, prefix);
+    size_t room = sizeof err->message - 40, shown = 0, left = 0; /* 40: the "(N more lines)" note */
+    for (const char *line = log, *end; line && *line; line = *end ? end + 1 : end) {
+        end = line + strcspn(line, "\n");
+        size_t n = (size_t)(end - line);
+        while (n && (line[n - 1] == '\r' || line[n - 1] == ' ')) n--;
+        if (!n) continue;
+        size_t before = b.len;
+        if (shown < 20 && (!errors_only || has_error(line, n))) put_log_line(&b, line, n);
+        if (b.len > before && b.len < room) {
+            shown++;
+            continue;
+        }
+        b.len = before; /* did not fit, or not an error: take it back */
+        if (b.data) b.data[before] = 0;
+        left++;
+    }
+    if (!shown) st_buf_puts(&b, " (the build log is empty)");
+    if (left) st_buf_printf(&b, "\n(%zu more lines of build log)", left);
+    st_fail(err, (st_loc){0}, "%s", b.data ? b.data : prefix);
+    st_buf_free(&b);
+    free(log);
+}
+
+st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
+    st_exe *exe = calloc(1, sizeof *exe);
+    if (!exe || !(exe->kernels = calloc(code->nkernels + 1, sizeof *exe->kernels))) {
+        free(exe);
+        st_fail_internal(err, "out of memory");
+        return NULL;
+    }
+    exe->cl = cl;
+    exe->code = code;
+    const char *name = cl->info.name;
+    cl_int rc;
+    const char *source = code->opencl;
+    exe->program = clCreateProgramWithSource(cl->context, 1, &source, NULL, &rc);
+    if (!exe->program) {
+        st_fail(err, (st_loc){0}, "cannot load the generated kernels on %s (%s)", name, cl_error_name(rc));
+        goto fail;
+    }
+    rc = clBuildProgram(exe->program, 1, &cl->device, "-cl-std=CL1.2", NULL, NULL);
+    if (rc != CL_SUCCESS) {
+        char prefix[400];
+        if (rc == CL_BUILD_PROGRAM_FAILURE)
+            snprintf(prefix, sizeof prefix, "the generated kernels do not build on %s:", name);
+        else
+            snprintf(prefix, sizeof prefix, "the generated kernels do not build on %s (%s):", name, cl_error_name(rc));
+        build_error(exe, prefix, err);
+        goto fail;
+    }
+    for (uint32_t i = 0; i < code->nkernels; i++) {
+        exe->kernels[i] = clCreateKernel(exe->program, code->kernel_names[i], &rc);
+        if (!exe->kernels[i]) {
+            st_fail_internal(err, "the generated kernels have no kernel `%s` (%s)", code->kernel_names[i], cl_error_name(rc));
+            goto fail;
+        }
+    }
+    void *entry;
+    exe->jit = st_jit_compile(code->host, glue_symbols, sizeof glue_symbols / sizeof *glue_symbols, "strata_run",
+                              &entry, err);
+    if (!exe->jit) goto fail;
+    /* tcc hands out a data pointer; POSIX guarantees it converts to a function */
+    exe->run = (strata_run_fn)entry;
+    return exe;
+fail:
+    st_exe_free(exe);
+    return NULL;
+}
+
+void st_exe_free(st_exe *exe) {
+    if (!exe) return;
+    st_jit_free(exe->jit);
+    for (uint32_t i = 0; i < exe->code->nkernels; i++)
+        if (exe->kernels[i]) clReleaseKernel(exe->kernels[i]);
+    free(exe->kernels);
+    if (exe->program) clReleaseProgram(exe->program);
+    free(exe);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One set of inputs                                                        */
+/* ------------------------------------------------------------------------ */
+
+struct st_launch {
+    st_exe *exe;
+    st_binding *env;      /* a copy: the result's shape is evaluated in it later */
+    size_t nenv;
+    cl_mem *inputs, *outputs;
+    int64_t *out_counts;  /* elements of each output */
+    st_scalar *scalars;   /* the values scalar_ptrs point to */
+    const void **scalar_ptrs;
+    cl_event *events;
+    uint64_t bytes;
+    bool ran;
+};
+
+/* Evaluate an element count and its bytes; sizes are checked here once so the
+ * rest can multiply freely. */
+static bool count_of(const st_size *length, st_scalar_kind k, const st_binding *env, size_t nenv,
+                     int64_t *count, size_t *bytes, st_err *err) {
+    if (!st_size_eval(length, env, nenv, count, err)) return false;
+    if (*count < 0 || __builtin_mul_overflow((size_t)*count, st_scalar_size(k), bytes))
+        return st_fail(err, (st_loc){0}, "an array of %lld %s is not a length a buffer can have",
+                       (long long)*count, st_scalar_name(k));
+    return true;
+}
+
+/* A device buffer of `bytes` (at least 1: OpenCL has no empty buffers),
+ * filled from host when host is not NULL. */
+static cl_mem new_buffer(st_launch *l, size_t bytes, const void *host, st_err *err) {
+    cl_int rc;
+    cl_mem m = clCreateBuffer(l->exe->cl->context, CL_MEM_READ_WRITE | (host && bytes ? CL_MEM_COPY_HOST_PTR : 0),
+                              bytes ? bytes : 1, host && bytes ? (void *)host : NULL, &rc);
+    if (!m)
+        st_fail(err, (st_loc){0}, "cannot allocate %zu bytes on %s (%s)", bytes, l->exe->cl->info.name, cl_error_name(rc));
+    return m;
+}
+
+/* Upload the array leaves of every parameter, in order. */
+static bool upload_inputs(st_launch *l, const st_value *args, st_err *err) {
+    const st_code *code = l->exe->code;
+    uint32_t next = 0;
+    for (uint32_t p = 0; p < code->def->nparams; p++) {
+        if (args[p].kind == ST_VALUE_SCALAR) continue; /* passed among the scalars */
+        size_t n = st_value_leaves(&args[p], NULL, 0);
+        st_value *leaves = calloc(n, sizeof *leaves);
+        if (!leaves) return st_fail_internal(err, "out of memory");
+        st_value_leaves(&args[p], leaves, n);
+        for (size_t i = 0; i < n; i++, next++) {
+            int64_t want = 0, have = 1;
+            size_t bytes = 0;
+            for (uint32_t d = 0; leaves[i].kind == ST_VALUE_ARRAY && d < leaves[i].n; d++) have *= leaves[i].u.a.dims[d];
+            if (next >= code->ninputs || leaves[i].kind != ST_VALUE_ARRAY || leaves[i].scalar != code->inputs[next].kind ||
+                !count_of(code->inputs[next].length, code->inputs[next].kind, l->env, l->nenv, &want, &bytes, err) ||
+                want != have) {
+                free(leaves);
+                return st_fail_internal(err, "input %u (of `%s`) does not match the generated code's inputs", next,
+                                        code->def->params[p]->u.name);
+            }
+            l->inputs[next] = new_buffer(l, bytes, leaves[i].u.a.data, err);
+            l->bytes += bytes;
+            if (!l->inputs[next]) {
+                free(leaves);
+                return false;
+            }
+        }
+        free(leaves);
+    }
+    if (next != code->ninputs)
+        return st_fail_internal(err, "the parameters have %u array leaves, the generated code %u", next, code->ninputs);
+    return true;
+}
+
+/* The scalar code->scalars[i]: a scalar parameter, else a size variable. */
+static bool bind_scalar(st_launch *l, uint32_t i, const st_value *args, st_err *err) {
+    const st_code *code = l->exe->code;
+    const st_code_scalar *s = &code->scalars[i];
+    for (uint32_t p = 0; p < code->def->nparams; p++)
+        if (!strcmp(code->def->params[p]->u.name, s->name)) {
+            if (args[p].kind != ST_VALUE_SCALAR || args[p].scalar != s->kind)
+                return st_fail_internal(err, "the generated code takes `%s` as a %s scalar", s->name, st_scalar_name(s->kind));
+            l->scalars[i] = args[p].u.s;
+            return true;
+        }
+    for (size_t e = 0; e < l->nenv; e++)
+        if (!strcmp(l->env[e].name, s->name)) {
+            int64_t v = l->env[e].value;
+            st_scalar *out = &l->scalars[i];
+            switch (s->kind) { /* sizes are i64; the rest is the generator's business */
+            case ST_I32: out->i32 = (int32_t)v; break;
+            case ST_U32: out->u32 = (uint32_t)v; break;
+            case ST_U64: out->u64 = (uint64_t)v; break;
+            case ST_I64: out->i64 = v; break;
+            default: return st_fail_internal(err, "the size `%s` cannot be a %s", s->name, st_scalar_name(s->kind));
+            }
+            return true;
+        }
+    return st_fail_internal(err, "the generated code needs `%s`, which is neither a parameter nor a size", s->name);
+}
+
+st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *env, size_t nenv, st_err *err) {
+    const st_code *code = exe->code;
+    st_launch *l = calloc(1, sizeof *l);
+    if (!l) {
+        st_fail_internal(err, "out of memory");
+        return NULL;
+    }
+    l->exe = exe;
+    l->nenv = nenv;
+    /* + 1 everywhere: calloc(0) may be NULL, which would read as a failure */
+    l->env = calloc(nenv + 1, sizeof *l->env);
+    l->inputs = calloc(code->ninputs + 1, sizeof *l->inputs);
+    l->outputs = calloc(code->noutputs + 1, sizeof *l->outputs);
+    l->out_counts = calloc(code->noutputs + 1, sizeof *l->out_counts);
+    l->scalars = calloc(code->nscalars + 1, sizeof *l->scalars);
+    l->scalar_ptrs = calloc(code->nscalars + 1, sizeof *l->scalar_ptrs);
+    l->events = calloc(code->nlaunches + 1, sizeof *l->events);
+    if (!l->env || !l->inputs || !l->outputs || !l->out_counts || !l->scalars || !l->scalar_ptrs || !l->events) {
+        st_fail_internal(err, "out of memory");
+        goto fail;
+    }
+    if (nenv) memcpy(l->env, env, nenv * sizeof *env);
+    if (!upload_inputs(l, args, err)) goto fail;
+    for (uint32_t i = 0; i < code->nscalars; i++) {
+        if (!bind_scalar(l, i, args, err)) goto fail;
+        l->scalar_ptrs[i] = &l->scalars[i]; /* every member of st_scalar starts at its start */
+    }
+    for (uint32_t i = 0; i < code->noutputs; i++) {
+        size_t bytes = 0;
+        if (!count_of(code->outputs[i].length, code->outputs[i].kind, env, nenv, &l->out_counts[i], &bytes, err) ||
+            !(l->outputs[i] = new_buffer(l, bytes, NULL, err)))
+            goto fail;
+        l->bytes += bytes;
+    }
+    return l;
+fail:
+    st_launch_free(l);
+    return NULL;
+}
+
+static void release_events(st_launch *l) {
+    for (uint32_t i = 0; i < l->exe->code->nlaunches; i++)
+        if (l->events[i]) {
+            clReleaseEvent(l->events[i]);
+            l->events[i] = NULL;
+        }
+}
+
+bool st_launch_run(st_launch *l, double *ms, st_err *err) {
+    st_cl *cl = l->exe->cl;
+    char msg[256] = "";
+    if (ms) *ms = 0;
+    cl_int rc = l->exe->run(cl->context, cl->queue, l->exe->kernels, l->inputs, l->outputs, l->scalar_ptrs,
+                            l->events, msg, sizeof msg);
+    cl_int done = clFinish(cl->queue); /* also after a failure: nothing may still use the buffers */
+    if (rc != CL_SUCCESS || done != CL_SUCCESS) {
+        release_events(l);
+        if (rc != CL_SUCCESS)
+            return st_fail(err, (st_loc){0}, "running on %s: %s (%s)", cl->info.name,
+                           msg[0] ? msg : "the host glue failed", cl_error_name(rc));
+        return st_fail(err, (st_loc){0}, "running on %s: the kernels failed (%s)", cl->info.name, cl_error_name(done));
+    }
+    l->ran = true;
+    /* from the first kernel's start to the last one's end, in nanoseconds */
+    cl_ulong first = ~(cl_ulong)0, last = 0;
+    for (uint32_t i = 0; i < l->exe->code->nlaunches; i++) {
+        cl_ulong start, end;
+        if (!l->events[i]) continue;
+        rc = clGetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+        if (rc == CL_SUCCESS) rc = clGetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+        if (rc != CL_SUCCESS) {
+            release_events(l);
+            return st_fail(err, (st_loc){0}, "timing on %s: no profiling information (%s)", cl->info.name, cl_error_name(rc));
+        }
+        if (start < first) first = start;
+        if (end > last) last = end;
+    }
+    release_events(l);
+    if (ms && last > first) *ms = (double)(last - first) / 1e6;
+    return true;
+}
+
+/* Fill the leaves of v (shaped by st_value_alloc) from the output buffers,
+ * counting them in *next. */
+static bool read_leaves(st_launch *l, st_value *v, uint32_t *next, st_err *err) {
+    const st_code *code = l->exe->code;
+    if (v->kind == ST_VALUE_TUPLE) {
+        for (uint32_t i = 0; i < v->n; i++)
+            if (!read_leaves(l, (st_value *)&v->u.items[i], next, err)) return false;
+        return true;
+    }
+    uint32_t i = (*next)++;
+    int64_t count = 1;
+    for (uint32_t d = 0; v->kind == ST_VALUE_ARRAY && d < v->n; d++) count *= v->u.a.dims[d];
+    if (i >= code->noutputs || code->outputs[i].kind != v->scalar || l->out_counts[i] != count)
+        return st_fail_internal(err, "output %u of the generated code does not match the result type", i);
+    size_t size = st_scalar_size(v->scalar), bytes = (size_t)count * size;
+    st_scalar scalar = {.bits = 0};
+    void *dst = v->kind == ST_VALUE_ARRAY ? v->u.a.data : (void *)&scalar;
+    cl_int rc = bytes ? clEnqueueReadBuffer(l->exe->cl->queue, l->outputs[i], CL_TRUE, 0, bytes, dst, 0, NULL, NULL)
+                      : CL_SUCCESS;
+    if (rc != CL_SUCCESS)
+        return st_fail(err, (st_loc){0}, "reading the results from %s (%s)", l->exe->cl->info.name, cl_error_name(rc));
+    if (v->scalar == ST_BOOL) { /* a kernel may write any nonzero byte for true; C's bool is 0 or 1 */
+        unsigned char *b = dst;
+        for (size_t k = 0; k < bytes; k++) b[k] = b[k] != 0;
+    }
+    if (v->kind == ST_VALUE_SCALAR) v->u.s = scalar; /* the members start at the union's start */
+    return true;
+}
+
+bool st_launch_read(st_launch *l, st_arena *a, st_value *result, st_err *err) {
+    if (!l->ran) return st_fail_internal(err, "st_launch_read before a successful st_launch_run");
+    if (!st_value_alloc(a, l->exe->code->def->result, l->env, l->nenv, result, err)) return false;
+    uint32_t n = 0;
+    if (!read_leaves(l, result, &n, err)) return false;
+    if (n != l->exe->code->noutputs)
+        return st_fail_internal(err, "the result has %u leaves, the generated code %u outputs", n, l->exe->code->noutputs);
+    return true;
+}
+
+uint64_t st_launch_bytes(const st_launch *l) { return l->bytes; }
+
+void st_launch_free(st_launch *l) {
+    if (!l) return;
+    const st_code *code = l->exe->code;
+    if (l->events) release_events(l);
+    for (uint32_t i = 0; l->inputs && i < code->ninputs; i++)
+        if (l->inputs[i]) clReleaseMemObject(l->inputs[i]);
+    for (uint32_t i = 0; l->outputs && i < code->noutputs; i++)
+        if (l->outputs[i]) clReleaseMemObject(l->outputs[i]);
+    free(l->env);
+    free(l->inputs);
+    free(l->outputs);
+    free(l->out_counts);
+    free(l->scalars);
+    free(l->scalar_ptrs);
+    free(l->events);
+    free(l);
+}
