@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dev.sh — set up, build and run strata on a Debian machine.
 #
-#   ./dev.sh demo    install what is missing, build, run the example programs
+#   ./dev.sh demo    install what is missing, build, run every example on OpenCL,
+#                    then time the paper's BS x SE scan space and print the best
 #   ./dev.sh test    install what is missing, build, run every test suite
 #                    plainly and again under AddressSanitizer + UBSan
 #   ./dev.sh build   install what is missing and build (build/strata)
@@ -52,21 +53,31 @@ demo() {
     local strata=build/strata
     say "the OpenCL devices"
     $strata devices
+    say "every example, generated for OpenCL and checked against the interpreter"
     for prog in examples/*.strata; do
-        say "$prog"
-        $strata print "$prog"
+        local sizes=(--size N=1000000)
         case $prog in
-            *histogram*) $strata eval "$prog" --size N=1000000 --input H=16 ;;
-            *block_sums*) $strata eval "$prog" --size N=1048576 ;;
-            *) $strata eval "$prog" --size N=1000000 ;;
+            *histogram*) sizes+=(--input H=16) ;;
+            *block_sums*) sizes=(--size N=1048576) ;;
         esac
+        printf '%-36s ' "$prog"
+        $strata run "$prog" "${sizes[@]}" --check 2>&1 >/dev/null | grep -E '^check|error' || true
     done
-    say "the prefix sum rewritten by parallel-scan(BS=256, BF=2, SE=4), and run again"
-    $strata rewrite examples/prefix_sum.strata -s 'parallel-scan(BS=256, BF=2, SE=4)' --trace \
-        > build/prefix_sum.parallel.strata
-    head -n 12 build/prefix_sum.parallel.strata
-    echo "  … (build/prefix_sum.parallel.strata)"
-    $strata eval build/prefix_sum.parallel.strata --size N=1000000
+    say "the paper's space: BS x SE for a 2^22 f32 prefix sum on the default device"
+    local best="" best_ms=""
+    for bs in 32 64 128 256 512; do
+        for se in 1 2 4 8 16; do
+            local s="parallel-scan(BS=$bs, BF=2, SE=$se)"
+            local line ms
+            line=$($strata run examples/prefix_sum.strata -s "$s" --size N=4194304 --check --time --runs 7 2>/dev/null |
+                   grep '^time:') || { printf '  %-36s failed\n' "$s"; continue; }
+            ms=$(echo "$line" | sed -E 's/^time: median ([0-9.]+) ms.*/\1/')
+            printf '  %-36s %s\n' "$s" "${line#time: }"
+            if [ -z "$best_ms" ] || awk "BEGIN { exit !($ms < $best_ms) }"; then best="$s"; best_ms=$ms; fi
+        done
+    done
+    echo "best: $best, median $best_ms ms"
+    echo "  its kernels: $strata run examples/prefix_sum.strata -s '$best' --size N=4194304 --emit DIR"
 }
 
 run_tests() {

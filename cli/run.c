@@ -7,7 +7,7 @@
 #include <string.h>
 
 const option run_options[] = {
-    {"--strategy", "-s", "STRATEGY", false, "the strategy to apply before lowering, e.g. 'parallel-scan(BS=256, BF=2, SE=4)'"},
+    {"--strategy", "-s", "STRATEGY", false, "the strategy to apply before lowering (default: every scan as a two-level parallel-scan)"},
     {"--input", NULL, "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
     {"--size", NULL, "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
     {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
@@ -43,6 +43,10 @@ static const st_def *lowered(const args *a, const loaded *l, const st_registry *
     if (!rw) return st_fail_internal(err, "out of memory"), NULL;
     const st_def *def = l->def;
     const char *text = opt(a, "--strategy");
+    if (!text) {
+        text = ST_DEFAULT_STRATEGY;
+        fprintf(stderr, "strategy: %s (the default; -s picks another)\n", text);
+    }
     if (text) {
         const st_strategy *s = st_strategy_parse(l->cx, reg, "strategy", text, err);
         if (!s) {

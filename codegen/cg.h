@@ -173,6 +173,7 @@ typedef struct cg {
     int indent;
     bool barrier_pending;       /* group level: a barrier before the next step */
     uint32_t fresh;             /* C names */
+    const char *hint;           /* the name the next kernel is for (a let's) */
 } cg;
 
 /* ---- cg.c: errors, text, names ---- */
@@ -231,6 +232,10 @@ cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env);
 const cg_binding *cg_bind(cg *g, const cg_binding *env, const char *name, cg_value v);
 const cg_binding *cg_bind_pattern(cg *g, const cg_binding *env, const st_node *let, cg_value v);
 bool cg_is_view(const st_node *e);
+/* scatter and reduce_by_index, shared by the sequential loop and the kernel */
+void cg_scatter_sources(cg *g, const st_node *e, const cg_binding *env, cg_value *is, cg_value *vs);
+void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *is,
+                     const cg_value *vs, const char *j);
 /* The place an address-space annotation or the level asks for, sized by t. */
 const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space space, const char *hint);
 

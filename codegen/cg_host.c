@@ -105,7 +105,8 @@ static void kernel_begin(cg *g, cg_shape shape, const st_size *count, const char
         g->kernels = grown;
         g->capkernels = cap;
     }
-    k->name = cg_str(g, "k%u_%s", g->nkernels, hint);
+    k->name = cg_str(g, "k%u_%s", g->nkernels, g->hint ? g->hint : hint);
+    g->hint = NULL;
     k->what = what_of(g, e);
     k->shape = shape;
     k->count = count;
@@ -272,28 +273,15 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
 static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     e = hoist_args(g, e, 1, &env);
     host_into(g, e->kids[0], env, p);
-    bool pairs = e->nkids == 2;
-    const st_node *is_node = e->kids[1];
-    kernel_begin(g, CG_SHAPE_GLB, is_node->type->size, hint, e);
+    kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD;
-    cg_value is = cg_thread_value(g, is_node, env);
-    cg_value vs = pairs ? is : cg_thread_value(g, e->kids[2], env);
+    cg_value is, vs;
+    cg_scatter_sources(g, e, env, &is, &vs);
     const char *i = cg_name(g, "i");
     cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i,
             cg_size(g, cg_length(&is)), i);
     g->indent++;
-    cg_value at = cg_index(g, &is, i), v = cg_index(g, &vs, i);
-    if (pairs && at.kind == CG_TUPLE && at.n == 2) {
-        v = at.items[1];
-        at = at.items[0];
-    }
-    const char *idx = cg_name(g, "at");
-    cg_line(g, "long %s = (long)%s;", idx, at.c);
-    cg_line(g, "if (%s >= 0 && %s < %s) {", idx, idx, cg_size(g, e->type->size));
-    g->indent++;
-    cg_store(g, cg_place_index(g, p, idx), &v);
-    g->indent--;
-    cg_line(g, "}");
+    cg_scatter_step(g, e, env, p, &is, &vs, i);
     g->indent--;
     cg_line(g, "}");
     kernel_end(g);
@@ -339,6 +327,7 @@ static const cg_place *let_place(cg *g, const st_node *e, const cg_place *out, c
 }
 
 static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_place *out) {
+    const char *outer = g->hint; /* the let this one is the value of, if any */
     const st_node *value = st_let_value(e);
     cg_binding *b;
     if (cg_is_view(value)) {
@@ -354,7 +343,9 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
     } else {
         const cg_place *tp = let_place(g, e, out, value);
         if (!tp) return;
+        g->hint = e->kids[0]->u.name;
         host_into(g, value, env, tp);
+        g->hint = NULL;
         /* every name of the pattern reads its own part of the place */
         cg_value v = cg_value_of_place(g, value->type, tp);
         if (st_let_nvars(e) > 1 && v.kind != CG_TUPLE) {
@@ -364,6 +355,7 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
         env = cg_bind_pattern(g, env, e, v);
     }
     const st_node *body = st_let_body(e);
+    g->hint = outer;
     if (body->kind == ST_NODE_LET) host_let(g, body, env, p, out);
     else host_into(g, body, env, p);
 }

@@ -439,18 +439,20 @@ static void map_into(cg *g, const st_node *e, const cg_binding *env, const cg_pl
     loop_end(g);
 }
 
-/* scatter(dest, is, vs), scatter(dest, ivs), reduce_by_index(dest, f, z, is, vs):
- * the destination first, then each in-bounds index in order. */
-static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
-    bool hist = e->u.prim == ST_PRIM_REDUCE_BY_INDEX;
-    cg_thread_into(g, e->kids[0], env, p);
-    /* scatter(dest, ivs) reads (index, value) pairs; the others two arrays */
-    bool pairs = e->nkids == 2;
-    cg_value is = cg_thread_value(g, e->kids[pairs ? 1 : hist ? 3 : 1], env);
-    cg_value vs = pairs ? is : cg_thread_value(g, e->kids[hist ? 4 : 2], env);
-    const char *j = loop_begin(g, cg_length(&is));
-    cg_value i = cg_index(g, &is, j), v = cg_index(g, &vs, j);
-    if (pairs) {
+/* The arrays a scatter or reduce_by_index reads: indices and values, or
+ * (index, value) pairs in both. */
+void cg_scatter_sources(cg *g, const st_node *e, const cg_binding *env, cg_value *is, cg_value *vs) {
+    bool hist = e->u.prim == ST_PRIM_REDUCE_BY_INDEX, pairs = e->nkids == 2;
+    *is = cg_thread_value(g, e->kids[pairs ? 1 : hist ? 3 : 1], env);
+    *vs = pairs ? *is : cg_thread_value(g, e->kids[hist ? 4 : 2], env);
+}
+
+/* Element j of a scatter or reduce_by_index: an index out of bounds is
+ * ignored, as the interpreter does. */
+void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *is,
+                     const cg_value *vs, const char *j) {
+    cg_value i = cg_index(g, is, j), v = cg_index(g, vs, j);
+    if (e->nkids == 2) {
         if (i.kind != CG_TUPLE || i.n != 2) {
             cg_fail(g, e, "scatter over pairs that are not pairs");
             return;
@@ -463,7 +465,7 @@ static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const c
     cg_line(g, "if (%s >= 0 && %s < %s) {", idx, idx, cg_size(g, e->type->size));
     g->indent++;
     const cg_place *slot = cg_place_index(g, p, idx);
-    if (hist) {
+    if (e->u.prim == ST_PRIM_REDUCE_BY_INDEX) {
         cg_value old = cg_value_of_place(g, e->type->elem, slot);
         cg_value args[2] = {cg_materialize(g, &old), cg_materialize(g, &v)};
         v = cg_apply(g, e->kids[1], 2, args, env);
@@ -471,6 +473,16 @@ static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const c
     cg_store(g, slot, &v);
     g->indent--;
     cg_line(g, "}");
+}
+
+/* scatter(dest, is, vs), scatter(dest, ivs), reduce_by_index(dest, f, z, is, vs):
+ * the destination first, then each element in order. */
+static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    cg_thread_into(g, e->kids[0], env, p);
+    cg_value is, vs;
+    cg_scatter_sources(g, e, env, &is, &vs);
+    const char *j = loop_begin(g, cg_length(&is));
+    cg_scatter_step(g, e, env, p, &is, &vs, j);
     loop_end(g);
 }
 
