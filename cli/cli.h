@@ -72,6 +72,8 @@ void unload_program(loaded *l);
  * Returns -1 to go on, else the exit status. */
 int begin(const command *cmd, int argc, char **argv, bool need_def, args *a, loaded *l);
 bool make_dirs(const char *path, st_err *err);
+/* Why strategy s did not apply to l's def, as a user should read it. */
+st_err not_applied(const st_err *err, const loaded *l, const st_strategy *s);
 /* The def's arguments from --input, --size and --seed (arrays not given are
  * generated when a size or a seed is). */
 bool gather_inputs(const args *a, const loaded *l, st_arena *arena, const st_value **values,

@@ -185,6 +185,18 @@ bool make_dirs(const char *path, st_err *err) {
     return true;
 }
 
+st_err not_applied(const st_err *err, const loaded *l, const st_strategy *s) {
+    st_err shown = *err;
+    if (err->kind == ST_ERR_USER)
+        st_fail(&shown, (st_loc){l->program->file, 0, 0}, "the strategy does not apply to `%s`: %s%s", l->def->name,
+                err->message,
+                err->mismatch && s->kind == ST_S_RULE
+                    ? "\n  (a rule applies where the strategy starts, at the whole body; to reach inside it, "
+                      "write first(scan, …), each(scan, …) or topdown(…))"
+                    : "");
+    return shown;
+}
+
 bool gather_inputs(const args *a, const loaded *l, st_arena *arena, const st_value **values,
                    const st_binding **env, size_t *nenv, st_err *err) {
     st_inputs *in = st_inputs_new(l->cx, l->def, arena);
@@ -367,11 +379,7 @@ static int run_rewrite(const command *cmd, int argc, char **argv) {
     if (opt(&a, "--trace")) st_rw_set_trace(rw, trace_rule, &t);
     const st_def *now = st_rewrite_def(rw, s, l.def, &err);
     if (!now) {
-        st_err shown = err;
-        if (err.kind == ST_ERR_USER)
-            st_fail(&shown, (st_loc){l.program->file, 0, 0}, "the strategy does not apply to `%s`: %s%s", l.def->name, err.message,
-                    err.mismatch && s->kind == ST_S_RULE ? "\n  (a rule applies where the strategy starts, at the whole body; to reach inside it, "
-                                   "write first(scan, …), each(scan, …) or topdown(…))" : "");
+        st_err shown = not_applied(&err, &l, s);
         rc = report(&shown, NULL);
         goto done;
     }
@@ -475,7 +483,8 @@ static const command commands[] = {
      "  strata rewrite prog.strata -s 'scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))'\n"
      "The output parses again. A strategy that does not apply is an error (exit 1) that says why.",
      1, rewrite_options, run_rewrite},
-    {"run", "run PROG [-s STRATEGY] [--input NAME=VALUE]… [--size N=VALUE]… [--output DIR] [--device D] [--check] [--time]",
+    {"run", "run PROG [-s STRATEGY] [--input NAME=VALUE]… [--size N=VALUE]… [--seed S] [--output DIR]\n"
+            "                  [--device D] [--check] [--time [--runs K]] [--emit DIR] [--entry NAME]",
      "Rewrite, lower and generate OpenCL for PROG, and run it on a device.",
      "The strategy (if any) is applied first, then the default lowering (lower-opencl), which maps what\n"
      "is left to work-groups, work-items and sequential loops; a strategy may do its own lowering.\n"

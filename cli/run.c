@@ -54,11 +54,7 @@ static const st_def *lowered(const args *a, const loaded *l, const st_registry *
             return NULL;
         }
         def = st_rewrite_def(rw, s, def, err);
-        if (!def && err->kind == ST_ERR_USER) {
-            st_err inner = *err;
-            st_fail(err, (st_loc){l->program->file, 0, 0}, "the strategy does not apply to `%s`: %s", l->def->name,
-                    inner.message);
-        }
+        if (!def) *err = not_applied(err, l, s);
     }
     if (def) def = st_rewrite_def(rw, st_default_lowering(l->cx, reg), def, err);
     st_rw_free(rw);
@@ -68,14 +64,19 @@ static const st_def *lowered(const args *a, const loaded *l, const st_registry *
 static int compare(const double *a, const double *b) { return (*a > *b) - (*a < *b); }
 static int compare_v(const void *a, const void *b) { return compare(a, b); }
 
-static bool time_runs(st_launch *launch, const args *a, st_err *err) {
-    int64_t runs = 10;
-    if (opt(a, "--runs")) {
-        st_scalar s;
-        if (!st_scalar_parse(ST_I64, opt(a, "--runs"), "--runs", &s, err)) return false;
-        if (s.i64 < 1 || s.i64 > 100000) return st_fail(err, (st_loc){0}, "--runs must be between 1 and 100000");
-        runs = s.i64;
-    }
+/* --runs, checked before anything runs. */
+static bool timed_runs(const args *a, int64_t *runs, st_err *err) {
+    *runs = 10;
+    if (!opt(a, "--runs")) return true;
+    if (!opt(a, "--time")) return st_fail(err, (st_loc){0}, "--runs says how often --time runs the program; give --time too");
+    st_scalar s;
+    if (!st_scalar_parse(ST_I64, opt(a, "--runs"), "--runs", &s, err)) return false;
+    if (s.i64 < 1 || s.i64 > 100000) return st_fail(err, (st_loc){0}, "--runs must be between 1 and 100000");
+    *runs = s.i64;
+    return true;
+}
+
+static bool time_runs(st_launch *launch, int64_t runs, st_err *err) {
     for (int i = 0; i < 2; i++) /* warm-up: first-touch of buffers, caches */
         if (!st_launch_run(launch, NULL, err)) return false;
     double *ms = malloc((size_t)runs * sizeof *ms);
@@ -108,6 +109,14 @@ int run_run(const command *cmd, int argc, char **argv) {
         st_fail_internal(&err, "out of memory");
         goto fail;
     }
+    int64_t runs;
+    if (!timed_runs(&a, &runs, &err)) goto fail;
+    if (opt(&a, "--device") && !opt(&a, "--device")[0]) {
+        st_fail(&err, (st_loc){0}, "--device needs an index or part of a device's name (`strata devices` lists them)");
+        goto fail;
+    }
+    /* an unusable output directory is found before the work, not after */
+    if (opt(&a, "--output") && !make_dirs(opt(&a, "--output"), &err)) goto fail;
     const st_value *values;
     const st_binding *env;
     size_t nenv;
@@ -147,10 +156,11 @@ int run_run(const command *cmd, int argc, char **argv) {
             st_fail(&err, (st_loc){0}, "check: the device disagrees with the interpreter: %s", why.message);
             goto fail;
         }
-        fprintf(stderr, "check: the results equal the interpreter's (floats within %g relative)\n", tolerance());
+        fprintf(stderr, "check: the results equal the interpreter's (integers exactly, floats within %g relative)\n",
+                tolerance());
     }
     if (!write_results(opt(&a, "--output"), arena, &result, &err)) goto fail;
-    if (opt(&a, "--time") && !time_runs(launch, &a, &err)) goto fail;
+    if (opt(&a, "--time") && !time_runs(launch, runs, &err)) goto fail;
     rc = 0;
     goto done_rc;
 fail:

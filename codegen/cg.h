@@ -105,6 +105,8 @@ struct cg_binding {
     const st_node *expr;        /* deferred: generated in the reader's kernel, */
     const cg_binding *env;      /*   in the scope it was bound in, */
     int proj;                   /*   component proj of it, or -1 */
+    const cg_place *place;      /* at host level: memory read afresh in each kernel */
+    const st_type *type;        /*   of this type (so the kernel takes the buffer) */
     const cg_binding *next;
 };
 
@@ -231,7 +233,15 @@ void cg_apply_into(cg *g, const st_node *f, uint32_t nargs, const cg_value *args
 cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env);
 const cg_binding *cg_bind(cg *g, const cg_binding *env, const char *name, cg_value v);
 const cg_binding *cg_bind_pattern(cg *g, const cg_binding *env, const st_node *let, cg_value v);
-bool cg_is_view(const st_node *e);
+/* name to the memory of place, read afresh (so registered with the kernel
+ * that reads it) at each use. */
+const cg_binding *cg_bind_memory(cg *g, const cg_binding *env, const char *name, const st_type *t,
+                                 const cg_place *place);
+/* The names of let's pattern to the parts of place (which holds a value of type t). */
+const cg_binding *cg_bind_place(cg *g, const cg_binding *env, const st_node *let, const st_type *t,
+                                const cg_place *place);
+/* A view is generated where it is read; anything else is computed into memory. */
+static inline bool cg_is_view(const st_node *e) { return st_is_view(e, false); }
 /* scatter and reduce_by_index, shared by the sequential loop and the kernel */
 void cg_scatter_sources(cg *g, const st_node *e, const cg_binding *env, cg_value *is, cg_value *vs);
 void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *is,
@@ -244,6 +254,19 @@ typedef void (*cg_into_fn)(cg *g, const st_node *e, const cg_binding *env, const
  * annotation generates its argument into the same memory seen another way.
  * False when e is none of them or the place cannot be seen that way. */
 bool cg_into_view(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into);
+
+/* ---- cg_hoist.c: parallel work out of sequential work ---- */
+typedef struct cg_stage {
+    bool (*parallel)(const st_node *e);                  /* a map this level runs in parallel */
+    const cg_place *(*place)(cg *g, const st_type *t);   /* memory for what it computes */
+    cg_into_fn into;                                     /* how this level computes it */
+} cg_stage;
+/* e with every such map it holds (outside functions) computed first, into
+ * a place of the stage's, and read through a variable bound in *env. */
+const st_node *cg_hoist(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st);
+/* The arguments of e from `first` on that are arrays and not views,
+ * computed first: what a parallel loop reads must be there before it starts. */
+const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st);
 
 /* ---- cg_group.c: a work-group ---- */
 void cg_group_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);

@@ -42,7 +42,17 @@ static void lanes_end(cg *g) {
     g->barrier_pending = true;
 }
 
+/* What the group runs before sequential work: its mapLcls, into local memory. */
+static bool group_parallel(const st_node *e) {
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_MAP_LCL || e->u.prim == ST_PRIM_MAP);
+}
+
+static const cg_place *group_place(cg *g, const st_type *t) { return cg_temp(g, t, NULL, CG_LOCAL, "arg"); }
+
+static const cg_stage group = {group_parallel, group_place, cg_group_into};
+
 static void map_lcl(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    e = cg_hoist_args(g, e, 1, &env, &group); /* what the lanes read is there before they start */
     cg_value xs = cg_thread_value(g, e->kids[1], env);
     const char *l = lanes_begin(g, cg_length(&xs));
     cg_value x = cg_index(g, &xs, l);
@@ -62,6 +72,7 @@ static void copy_lcl(cg *g, const st_node *e, const cg_binding *env, const cg_pl
 
 /* Sequential work with a result in memory: work-item 0 does it. */
 static void by_one(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    e = cg_hoist(g, e, &env, &group);
     cg_group_sync(g);
     cg_line(g, "if (get_local_id(0) == 0) {");
     g->indent++;
@@ -77,6 +88,7 @@ static void group_let(cg *g, const st_node *e, const cg_binding *env, const cg_p
     const st_node *value = st_let_value(e);
     cg_value v;
     if (value->type->kind != ST_TYPE_ARRAY && value->type->kind != ST_TYPE_TUPLE) {
+        value = cg_hoist(g, value, &env, &group);
         cg_group_sync(g); /* it may read what the last step wrote */
         v = cg_thread_value(g, value, env);
         v = cg_materialize(g, &v);

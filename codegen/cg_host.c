@@ -124,69 +124,20 @@ static void kernel_end(cg *g) {
 
 static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 
-static bool has_parallel(const st_node *e) {
-    if (e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_MAP_GLB || e->u.prim == ST_PRIM_MAP_WRG)) return true;
-    for (uint32_t i = 0; i < e->nkids; i++)
-        if (has_parallel(e->kids[i])) return true;
-    return false;
+/* What runs before a kernel at the top: mapGlb and mapWrg, as kernels of
+ * their own, into global buffers. */
+static bool top_parallel(const st_node *e) {
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_MAP_GLB || e->u.prim == ST_PRIM_MAP_WRG);
 }
 
-static bool is_function(const st_node *e) { return e->kind == ST_NODE_LAMBDA || e->kind == ST_NODE_OPFN; }
+static const cg_place *top_place(cg *g, const st_type *t) { return cg_host_temp(g, t, "arg"); }
 
-/* e computed at the top, into a buffer of its own: a variable for it. */
-static const st_node *precompute(cg *g, const st_node *e, const cg_binding **env) {
-    const cg_place *tp = cg_host_temp(g, e->type, "arg");
-    if (!tp) return e;
-    host_into(g, e, *env, tp);
-    const st_node *var = st_var(g->cx, st_fresh_name(g->cx, "arg"), e->type, NULL);
-    if (!var) return cg_fail(g, e, "out of memory"), e;
-    *env = cg_bind(g, *env, var->u.name, cg_value_of_place(g, e->type, tp));
-    return var;
-}
-
-static const st_node *rebuilt(cg *g, const st_node *e, const st_node **kids, bool changed) {
-    if (!changed) return e;
-    st_err err = {0};
-    const st_node *r = st_rebuild(g->cx, e, kids, &err);
-    if (!r) cg_fail(g, e, "%s", err.message);
-    return r ? r : e;
-}
-
-/* A parallel map inside a sequential step (`reduceSeq(+, 0, mapGlb(…))`)
- * runs first, as kernels of its own, into a buffer the step then reads. */
-static const st_node *hoist(cg *g, const st_node *e, const cg_binding **env) {
-    if (g->failed || is_function(e) || !has_parallel(e)) return e;
-    if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e)) return precompute(g, e, env);
-    const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
-    if (!kids) return e;
-    bool changed = false;
-    for (uint32_t i = 0; i < e->nkids; i++) {
-        kids[i] = st_is_binder(e, i) ? e->kids[i] : hoist(g, e->kids[i], env);
-        changed |= kids[i] != e->kids[i];
-    }
-    return rebuilt(g, e, kids, changed);
-}
-
-/* The arrays a parallel kernel reads must be there before it starts: any
- * that is not a view is computed first (from `first` on: a scatter's
- * destination is written in place). */
-static const st_node *hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env) {
-    const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
-    if (!kids) return e;
-    bool changed = false;
-    for (uint32_t i = 0; i < e->nkids; i++) {
-        const st_node *k = e->kids[i];
-        bool compute = i >= first && !is_function(k) && k->type->kind != ST_TYPE_SCALAR && !cg_is_view(k);
-        kids[i] = compute ? precompute(g, k, env) : k;
-        changed |= kids[i] != k;
-    }
-    return rebuilt(g, e, kids, changed);
-}
+static const cg_stage top = {top_parallel, top_place, host_into};
 
 /* mapGlb(f, xs): one work-item per element, in a loop strided by the
  * global size so that any launch size is right. */
 static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
-    e = hoist_args(g, e, 0, &env);
+    e = cg_hoist_args(g, e, 0, &env, &top);
     kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD;
     cg_value xs = cg_thread_value(g, e->kids[1], env);
@@ -203,7 +154,7 @@ static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_
 
 /* mapWrg(f, xs): one work-group per element. */
 static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
-    e = hoist_args(g, e, 0, &env);
+    e = cg_hoist_args(g, e, 0, &env, &top);
     kernel_begin(g, CG_SHAPE_WRG, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD; /* views only: the element is read inside the group */
     cg_value xs = cg_thread_value(g, e->kids[1], env);
@@ -236,7 +187,7 @@ static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_
 
 /* Anything else: one work-item does it. */
 static void kernel_single(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
-    e = hoist(g, e, &env);
+    e = cg_hoist(g, e, &env, &top);
     kernel_begin(g, CG_SHAPE_SINGLE, NULL, hint, e);
     g->level = CG_THREAD;
     cg_line(g, "if (get_global_id(0) != 0) return;");
@@ -250,7 +201,10 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
     if (e->kind == ST_NODE_VAR) {
         for (const cg_binding *b = env; b; b = b->next)
             if (b->name == e->u.name) {
-                if (!b->deferred && cg_same_place(&b->value, p)) return;
+                if (b->place) {
+                    cg_value v = cg_value_of_place(g, b->type, b->place);
+                    if (cg_same_place(&v, p)) return;
+                }
                 break;
             }
     }
@@ -271,7 +225,7 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
 /* scatter(dest, …): dest into place, then the writes in parallel. Writes
  * to one index from two elements land in an unspecified order. */
 static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
-    e = hoist_args(g, e, 1, &env);
+    e = cg_hoist_args(g, e, 1, &env, &top);
     host_into(g, e->kids[0], env, p);
     kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD;
@@ -346,13 +300,9 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
         g->hint = e->kids[0]->u.name;
         host_into(g, value, env, tp);
         g->hint = NULL;
-        /* every name of the pattern reads its own part of the place */
-        cg_value v = cg_value_of_place(g, value->type, tp);
-        if (st_let_nvars(e) > 1 && v.kind != CG_TUPLE) {
-            cg_fail(g, e, "a pattern over a value that is not a tuple");
-            return;
-        }
-        env = cg_bind_pattern(g, env, e, v);
+        /* every name of the pattern reads its own part of the place, in
+         * whichever kernel reads it */
+        env = cg_bind_place(g, env, e, value->type, tp);
     }
     const st_node *body = st_let_body(e);
     g->hint = outer;
@@ -404,7 +354,7 @@ bool cg_host(cg *g) {
             const cg_place *place = cg_place_new(g, p->type, CG_GLOBAL, p->u.name);
             if (!place) return false;
             bind_buffers(g, place, CG_BUF_INPUT);
-            env = cg_bind(g, env, p->u.name, cg_value_of_place(g, p->type, place));
+            env = cg_bind_memory(g, env, p->u.name, p->type, place);
         } else if (p->type->kind == ST_TYPE_SCALAR) {
             g->scalars[g->nscalars++] = (st_code_scalar){p->u.name, p->type->scalar};
             env = cg_bind(g, env, p->u.name, (cg_value){.kind = CG_SCALAR, .type = p->type,

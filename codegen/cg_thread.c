@@ -29,9 +29,30 @@ const cg_binding *cg_bind_pattern(cg *g, const cg_binding *env, const st_node *l
     return env;
 }
 
+const cg_binding *cg_bind_memory(cg *g, const cg_binding *env, const char *name, const st_type *t,
+                                 const cg_place *place) {
+    cg_binding *b = cg_alloc(g, sizeof *b);
+    if (!b) return env;
+    *b = (cg_binding){.name = name, .proj = -1, .place = place, .type = t, .next = env};
+    return b;
+}
+
+const cg_binding *cg_bind_place(cg *g, const cg_binding *env, const st_node *let, const st_type *t,
+                                const cg_place *place) {
+    uint32_t n = st_let_nvars(let);
+    if (n == 1) return cg_bind_memory(g, env, let->kids[0]->u.name, t, place);
+    if (!place->tuple || place->n != n || t->kind != ST_TYPE_TUPLE) {
+        cg_fail(g, let, "a pattern over a value that is not a tuple");
+        return env;
+    }
+    for (uint32_t i = 0; i < n; i++) env = cg_bind_memory(g, env, let->kids[i]->u.name, t->items[i], &place->items[i]);
+    return env;
+}
+
 cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env) {
     for (const cg_binding *b = env; b; b = b->next) {
         if (b->name != var->u.name) continue;
+        if (b->place) return cg_value_of_place(g, b->type, b->place);
         if (!b->deferred) return b->value;
         cg_value v = cg_thread_value(g, b->expr, b->env);
         if (b->proj < 0) return v;
@@ -44,27 +65,6 @@ cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env) {
 }
 
 /* ---- what needs memory ---- */
-
-bool cg_is_view(const st_node *e) {
-    switch (e->kind) {
-    case ST_NODE_LIT: case ST_NODE_VAR: return true;
-    case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV:
-    case ST_NODE_IF:
-        if (e->kind == ST_NODE_IF && e->type->kind == ST_TYPE_ARRAY) return false;
-        break;
-    case ST_NODE_PRIM:
-        switch (e->u.prim) {
-        case ST_PRIM_SPLIT: case ST_PRIM_JOIN: case ST_PRIM_ZIP: case ST_PRIM_UNZIP:
-        case ST_PRIM_TRANSPOSE: case ST_PRIM_IOTA: case ST_PRIM_REPLICATE: case ST_PRIM_GET: break;
-        default: return false;
-        }
-        break;
-    default: return false;
-    }
-    for (uint32_t i = 0; i < e->nkids; i++)
-        if (!cg_is_view(e->kids[i])) return false;
-    return true;
-}
 
 static void declare_leaves(cg *g, const cg_place *p, bool private_) {
     if (p->tuple) {
@@ -144,11 +144,6 @@ static cg_space space_of(cg *g, const st_node **value) {
         }
     }
     return g->level == CG_GROUP ? CG_LOCAL : g->level == CG_HOST ? CG_GLOBAL : CG_PRIVATE;
-}
-
-static bool is_annotation(const st_node *e) {
-    return e->kind == ST_NODE_PRIM &&
-           (e->u.prim == ST_PRIM_TO_GLOBAL || e->u.prim == ST_PRIM_TO_LOCAL || e->u.prim == ST_PRIM_TO_PRIVATE);
 }
 
 /* ---- functions ---- */
@@ -576,7 +571,7 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
 static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool into, const cg_place *p) {
     const st_node *value = st_let_value(e);
     cg_value v;
-    if (value->type->kind != ST_TYPE_ARRAY || (cg_is_view(value) && !is_annotation(value))) {
+    if (value->type->kind != ST_TYPE_ARRAY || cg_is_view(value)) {
         v = cg_thread_value(g, value, env);
         if (v.kind != CG_ARRAY) v = cg_materialize(g, &v);
     } else {

@@ -253,7 +253,7 @@ const cg_place *cg_place_transpose(cg *g, const cg_place *p) {
 static cg_value view_index(cg *g, const cg_view *v, const char *i);
 
 cg_value cg_index(cg *g, const cg_value *arr, const char *i) {
-    if (arr->kind != CG_ARRAY) {
+    if (arr->kind != CG_ARRAY || !arr->view) {
         cg_fail(g, NULL, "indexing a value that is not an array");
         return *arr;
     }
@@ -316,6 +316,7 @@ static cg_value zip_map(cg *g, const st_type *t, const cg_value *arr,
 }
 
 cg_value cg_split(cg *g, const st_type *t, const st_size *k, const cg_value *arr) {
+    if (g->failed || arr->kind != CG_ARRAY || !arr->view) return *arr; /* after an error: anything */
     const cg_view *v = arr->view;
     if (v->kind == CG_V_ZIP) {
         cg_value *items = cg_alloc(g, v->n * sizeof *items);
@@ -337,6 +338,7 @@ cg_value cg_split(cg *g, const st_type *t, const st_size *k, const cg_value *arr
 }
 
 cg_value cg_join(cg *g, const st_type *t, const cg_value *arr) {
+    if (g->failed || arr->kind != CG_ARRAY || !arr->view) return *arr; /* after an error: anything */
     const cg_view *v = arr->view;
     if (v->kind == CG_V_ZIP) return zip_map(g, t, arr, cg_join);
     if (v->kind == CG_V_MEM) {
@@ -351,6 +353,7 @@ cg_value cg_join(cg *g, const st_type *t, const cg_value *arr) {
 }
 
 cg_value cg_transpose(cg *g, const st_type *t, const cg_value *arr) {
+    if (g->failed || arr->kind != CG_ARRAY || !arr->view) return *arr; /* after an error: anything */
     const cg_view *v = arr->view;
     if (v->kind == CG_V_ZIP) return zip_map(g, t, arr, cg_transpose);
     if (v->kind == CG_V_MEM && v->mem.rank >= 2) {
@@ -366,6 +369,11 @@ cg_value cg_transpose(cg *g, const st_type *t, const cg_value *arr) {
 
 cg_value cg_zip(cg *g, const st_type *t, uint32_t n, const cg_value *arrs) {
     cg_view *z = new_view(g, CG_V_ZIP, t);
+    for (uint32_t k = 0; k < n; k++)
+        if (arrs[k].kind != CG_ARRAY || !arrs[k].view) {
+            cg_fail(g, NULL, "zip of a value that is not an array");
+            return arrs[k];
+        }
     const cg_view **items = cg_alloc(g, n * sizeof *items);
     if (!items) return cg_array(t, z);
     for (uint32_t k = 0; k < n; k++) items[k] = arrs[k].view;
@@ -375,6 +383,7 @@ cg_value cg_zip(cg *g, const st_type *t, uint32_t n, const cg_value *arrs) {
 }
 
 cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr) {
+    if (g->failed || arr->kind != CG_ARRAY || !arr->view) return *arr; /* after an error: anything */
     if (arr->kind == CG_TUPLE) return *arr; /* already apart */
     const cg_view *v = arr->view;
     if (arr->kind != CG_ARRAY || v->kind != CG_V_ZIP) {

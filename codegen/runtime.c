@@ -345,10 +345,16 @@ struct st_launch {
 static bool count_of(const st_size *length, st_scalar_kind k, const st_binding *env, size_t nenv,
                      int64_t *count, size_t *bytes, st_err *err) {
     if (!st_size_eval(length, env, nenv, count, err)) return false;
-    if (*count < 0 || __builtin_mul_overflow((size_t)*count, st_scalar_size(k), bytes))
-        return st_fail(err, (st_loc){0}, "an array of %lld %s is not a length a buffer can have",
-                       (long long)*count, st_scalar_name(k));
-    return true;
+    if (*count >= 0 && !__builtin_mul_overflow((size_t)*count, st_scalar_size(k), bytes)) return true;
+    st_buf b = {0};
+    st_size_print(length, &b);
+    if (*count < 0)
+        st_fail(err, (st_loc){0}, "the array length %s is negative (%lld)", b.data ? b.data : "?", (long long)*count);
+    else
+        st_fail(err, (st_loc){0}, "an array of %s = %lld %s is too large for a buffer", b.data ? b.data : "?",
+                (long long)*count, st_scalar_name(k));
+    st_buf_free(&b);
+    return false;
 }
 
 /* A device buffer of `bytes` (at least 1: OpenCL has no empty buffers),

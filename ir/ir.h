@@ -431,6 +431,15 @@ const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *ki
  * those), or NULL when it is not one. */
 const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err);
 
+/* Is e a view: built only from variables, literals, tuples and projections,
+ * scalar operators (a scalar `if` among them), split, join, zip, unzip,
+ * transpose, iota, replicate and get? Codegen reads a view as index
+ * arithmetic over what it views; it needs no memory of its own. With
+ * placed_is_memory, toGlobal/toLocal/toPrivate(x) counts as memory already
+ * there (as lowering sees it); without, as a request for memory (as codegen
+ * does), so not a view. */
+bool st_is_view(const st_node *e, bool placed_is_memory);
+
 /* Is kid i of n a variable n binds (a let's pattern, a lambda's parameter)?
  * Traversals pass over those: they are names, not expressions. */
 static inline bool st_is_binder(const st_node *n, uint32_t i) {

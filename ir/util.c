@@ -147,3 +147,25 @@ int st_closest_names(const char *name, const char *const *candidates, int ncandi
     }
     return count;
 }
+
+bool st_is_view(const st_node *e, bool placed_is_memory) {
+    switch (e->kind) {
+    case ST_NODE_VAR: case ST_NODE_LIT: return true;
+    case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV: break;
+    case ST_NODE_IF:
+        if (e->type->kind != ST_TYPE_SCALAR) return false; /* choosing between arrays is a copy */
+        break;
+    case ST_NODE_PRIM:
+        switch (e->u.prim) {
+        case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE: return placed_is_memory;
+        case ST_PRIM_SPLIT: case ST_PRIM_JOIN: case ST_PRIM_ZIP: case ST_PRIM_UNZIP: case ST_PRIM_TRANSPOSE:
+        case ST_PRIM_IOTA: case ST_PRIM_REPLICATE: case ST_PRIM_GET: break;
+        default: return false;
+        }
+        break;
+    default: return false; /* let, lambda, operator */
+    }
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (!st_is_view(e->kids[i], placed_is_memory)) return false;
+    return true;
+}

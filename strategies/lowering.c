@@ -55,33 +55,6 @@ static bool holds_arrays(const st_type *t) {
     return true;
 }
 
-/* A view: built only from variables, literals, tuples and projections,
- * split, join, zip, unzip, transpose, iota, replicate, get, scalar operators
- * (a scalar `if` among them), and values placed already (toGlobal(e) is
- * memory like a variable is). Codegen reads a view as index arithmetic over
- * what it views, so it needs no memory of its own. */
-static bool is_view(const st_node *e) {
-    switch (e->kind) {
-    case ST_NODE_VAR: case ST_NODE_LIT: return true;
-    case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV: break;
-    case ST_NODE_IF:
-        if (e->type->kind != ST_TYPE_SCALAR) return false; /* choosing between arrays is a copy */
-        break;
-    case ST_NODE_PRIM:
-        if (is_placed(e)) return true;
-        switch (e->u.prim) {
-        case ST_PRIM_SPLIT: case ST_PRIM_JOIN: case ST_PRIM_ZIP: case ST_PRIM_UNZIP: case ST_PRIM_TRANSPOSE:
-        case ST_PRIM_IOTA: case ST_PRIM_REPLICATE: case ST_PRIM_GET: break;
-        default: return false;
-        }
-        break;
-    default: return false; /* let, lambda, operator */
-    }
-    for (uint32_t i = 0; i < e->nkids; i++)
-        if (!is_view(e->kids[i])) return false;
-    return true;
-}
-
 /* n with new kids, through the constructors (which check the types again) */
 static const st_node *rebuild(bld *b, const st_node *n, const st_node *const *kids) {
     if (!b_all(kids, n->nkids)) return NULL;
@@ -247,7 +220,7 @@ static const st_node *in_space(bld *b, const st_node *v, level lv) {
         kids[v->nkids - 1] = in_space(b, st_let_body(v), lv);
         return rebuild(b, v, kids);
     }
-    if (!holds_arrays(v->type) || is_view(v)) return v;
+    if (!holds_arrays(v->type) || st_is_view(v, true)) return v;
     return PRIM(b, space_of(lv), v);
 }
 

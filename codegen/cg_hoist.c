@@ -1,0 +1,64 @@
+/* codegen/cg_hoist.c — parallel work taken out of sequential work.
+ *
+ * A parallel map nested in a step that runs sequentially
+ * (`reduceSeq(+, 0, mapGlb(…))` at the top, `reduceSeq(+, 0, mapLcl(…))` in
+ * a work-group) cannot run where it stands: one work-item would have to run
+ * it. It runs first instead, in parallel, into memory of its own, and the
+ * step reads that memory through a variable. */
+#include "cg.h"
+
+static bool contains(const st_node *e, const cg_stage *st) {
+    if (st->parallel(e)) return true;
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (contains(e->kids[i], st)) return true;
+    return false;
+}
+
+static bool is_function(const st_node *e) { return e->kind == ST_NODE_LAMBDA || e->kind == ST_NODE_OPFN; }
+
+/* e computed now, into a place of its own: a variable that reads it. */
+static const st_node *precompute(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st) {
+    const cg_place *p = st->place(g, e->type);
+    if (!p) return e;
+    cg_level level = g->level;
+    st->into(g, e, *env, p);
+    g->level = level;
+    const st_node *var = st_var(g->cx, st_fresh_name(g->cx, "arg"), e->type, NULL);
+    if (!var) return cg_fail(g, e, "out of memory"), e;
+    *env = cg_bind_memory(g, *env, var->u.name, e->type, p);
+    return var;
+}
+
+static const st_node *rebuilt(cg *g, const st_node *e, const st_node **kids, bool changed) {
+    if (!changed) return e;
+    st_err err = {0};
+    const st_node *r = st_rebuild(g->cx, e, kids, &err);
+    if (!r) cg_fail(g, e, "%s", err.message);
+    return r ? r : e;
+}
+
+const st_node *cg_hoist(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st) {
+    if (g->failed || is_function(e) || !contains(e, st)) return e;
+    if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e)) return precompute(g, e, env, st);
+    const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
+    if (!kids) return e;
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        kids[i] = st_is_binder(e, i) ? e->kids[i] : cg_hoist(g, e->kids[i], env, st);
+        changed |= kids[i] != e->kids[i];
+    }
+    return rebuilt(g, e, kids, changed);
+}
+
+const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st) {
+    const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
+    if (!kids) return e;
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        const st_node *k = e->kids[i];
+        bool compute = i >= first && !is_function(k) && k->type->kind != ST_TYPE_SCALAR && !cg_is_view(k);
+        kids[i] = compute ? precompute(g, k, env, st) : k;
+        changed |= kids[i] != k;
+    }
+    return rebuilt(g, e, kids, changed);
+}

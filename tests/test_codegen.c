@@ -1,0 +1,924 @@
+/* tests/test_codegen.c — the whole pipeline of `strata run`, checked against
+ * the reference interpreter: parse, apply a strategy, lower (lower-opencl),
+ * generate OpenCL and host glue (st_codegen), build on the default device
+ * (PoCL on CI: kernels by the driver, glue by libtcc), run, read back, and
+ * compare with st_eval of the ORIGINAL def on the same seeded inputs
+ * (integers and bools exactly, floats within 1e-3 relative, as `run --check`).
+ *
+ *   examples     every scan example under no strategy, scan-then-propagate,
+ *                parallel-scan with several (BS, BF, TD|SE) and the fusions
+ *                that apply, at lengths 0, 1, 7, 1000, 65536 (and 1000003 for
+ *                a few); dot, block_sums and histogram sequentially
+ *   sequential   a program with nothing parallel is one kernel of one
+ *                work-item, and still right
+ *   compose      programs written with the low-level primitives directly, in
+ *                combinations no rule produces (local-memory transposes,
+ *                tuple scans per block, unzip out of a group, iterate,
+ *                scatter and reduce_by_index in a work-item, every scalar
+ *                type, the integer corner cases), at several lengths
+ *   errors       what codegen and the runtime cannot do comes back as an
+ *                st_err that names the node or the kernel, never a crash
+ *   glue         the emitted host glue compiles on its own with the system C
+ *                compiler against <CL/cl.h>, warnings as errors
+ */
+#include "codegen/codegen.h"
+#include "harness.h"
+#include "rewrite/rewrite.h"
+#include "strategies/strategies.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/wait.h>
+
+/* ------------------------------------------------------------------------ */
+/* Fixture                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static st_ctx *cx;
+static st_arena *ar;
+static st_registry *reg;
+static st_cl *device_cl; /* opened on first use, once per test process */
+static char scratch[256];
+
+static void setup(void) {
+    cx = st_ctx_new();
+    ar = st_arena_new();
+    reg = st_registry_new();
+    ck_assert(cx != NULL && ar != NULL && reg != NULL);
+    st_err err = {0};
+    ck_assert_msg(st_register_builtin_rules(reg, &err), "%s", err.message);
+}
+
+static void teardown(void) {
+    st_cl_close(device_cl);
+    device_cl = NULL;
+    st_registry_free(reg);
+    st_arena_free(ar);
+    st_ctx_free(cx);
+}
+
+static st_cl *device(void) {
+    if (!device_cl) {
+        st_err err = {0};
+        device_cl = st_cl_open(NULL, &err);
+        ck_assert_msg(device_cl != NULL, "st_cl_open: %s", err.message);
+    }
+    return device_cl;
+}
+
+__attribute__((format(printf, 1, 2))) static const char *text_of(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = st_arena_alloc(ar, (size_t)n + 1);
+    ck_assert(s != NULL);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The pipeline, step by step                                               */
+/* ------------------------------------------------------------------------ */
+
+static const st_def *def_of(const char *src) {
+    st_err err = {0};
+    const st_def *d = st_program_entry(parse_ok(cx, src), NULL, &err);
+    ck_assert_msg(d != NULL, "%s", err.message);
+    return d;
+}
+
+static const st_def *example_def(const char *name) {
+    const char *src = example_text(ar, name);
+    st_err err = {0};
+    const st_program *p = st_parse_program(cx, text_of("%s.strata", name), src, strlen(src), &err);
+    ck_assert_msg(p != NULL, "%s.strata: %d:%d: %s", name, err.loc.line, err.loc.col, err.message);
+    const st_def *d = st_program_entry(p, NULL, &err);
+    ck_assert_msg(d != NULL, "%s", err.message);
+    return d;
+}
+
+static const char *printed_def(const st_def *d) {
+    st_buf b = {0};
+    st_print_def(d, &b);
+    const char *s = text_of("%s", b.data ? b.data : "");
+    st_buf_free(&b);
+    return s;
+}
+
+/* d rewritten by the strategy text (NULL: d itself) */
+static const st_def *apply(const st_def *d, const char *strategy, const char *label) {
+    if (!strategy) return d;
+    st_err err = {0};
+    const st_strategy *s = st_strategy_parse(cx, reg, "strategy", strategy, &err);
+    ck_assert_msg(s != NULL, "%s: `%s` does not parse: %s", label, strategy, err.message);
+    st_rw *rw = st_rw_new(cx, reg);
+    ck_assert(rw != NULL);
+    const st_def *now = st_rewrite_def(rw, s, d, &err);
+    st_rw_free(rw);
+    ck_assert_msg(now != NULL, "%s: `%s` does not apply: %s", label, strategy, err.message);
+    return now;
+}
+
+/* d after the default lowering, as `run` does it */
+static const st_def *lowered(const st_def *d, const char *label) {
+    const st_strategy *s = st_default_lowering(cx, reg);
+    ck_assert(s != NULL);
+    st_rw *rw = st_rw_new(cx, reg);
+    st_err err = {0};
+    const st_def *now = st_rewrite_def(rw, s, d, &err);
+    st_rw_free(rw);
+    ck_assert_msg(now != NULL, "%s: lower-opencl fails: %s", label, err.message);
+    return now;
+}
+
+static st_code generated(const st_def *d, const char *label) {
+    st_code code;
+    st_err err = {0};
+    ck_assert_msg(st_codegen(cx, d, ar, &code, &err), "%s: st_codegen fails: %s\n--- for ---\n%s", label, err.message,
+                  printed_def(d));
+    /* what the glue contract promises */
+    ck_assert_ptr_eq(code.def, d);
+    ck_assert(code.opencl != NULL && code.host != NULL);
+    ck_assert_uint_ge(code.nkernels, 1);
+    ck_assert_uint_eq(code.nlaunches, code.nkernels);
+    for (uint32_t i = 0; i < code.nkernels; i++) {
+        ck_assert_has(code.opencl, text_of("__kernel void %s(", code.kernel_names[i]));
+        ck_assert_has(code.host, code.kernel_names[i]);
+    }
+    return code;
+}
+
+static st_exe *built(const st_code *code, const char *label) {
+    st_err err = {0};
+    st_exe *exe = st_exe_build(device(), code, &err);
+    ck_assert_msg(exe != NULL, "%s: st_exe_build fails: %s\n--- kernels ---\n%s", label, err.message, code->opencl);
+    return exe;
+}
+
+/* Seeded inputs for `orig` with the sizes and scalars in `sets` ("N=1000
+ * H=37"), run on the device and in the interpreter; the results agree. */
+static void agrees(st_exe *exe, const st_def *orig, const char *sets, uint64_t seed, const char *label) {
+    st_arena *a = st_arena_new();
+    ck_assert(a != NULL);
+    st_inputs *in = st_inputs_new(cx, orig, a);
+    ck_assert(in != NULL);
+    st_err err = {0};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", sets);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+        ck_assert_msg(st_inputs_set(in, tok, &err), "%s: %s: %s", label, tok, err.message);
+    ck_assert_msg(st_inputs_generate(in, seed, &err), "%s, %s: %s", label, sets, err.message);
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s, %s: %s", label, sets, err.message);
+    st_value want, got;
+    ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s, %s: the interpreter fails: %s", label, sets,
+                  err.message);
+    st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+    ck_assert_msg(l != NULL, "%s, %s: st_launch_new: %s", label, sets, err.message);
+    ck_assert_msg(st_launch_run(l, NULL, &err), "%s, %s: st_launch_run: %s", label, sets, err.message);
+    ck_assert_msg(st_launch_read(l, a, &got, &err), "%s, %s: st_launch_read: %s", label, sets, err.message);
+    ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err), "%s, %s: the device disagrees with the interpreter: %s",
+                  label, sets, err.message);
+    st_launch_free(l);
+    st_arena_free(a);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 1. The examples under the scan strategies                                */
+/* ------------------------------------------------------------------------ */
+
+enum { SEQ = 0, GROUPS = 1, TREE = 2 }; /* what the kernels must show */
+
+typedef struct example_case {
+    const char *program;
+    const char *strategy; /* NULL: none, everything sequential */
+    int shape;            /* SEQ: no work-group kernel; GROUPS: one at least; TREE: with barriers */
+    bool big;             /* also at 1000003 */
+} example_case;
+
+#define STP(bs) "pad-scan(BS=" #bs ") ; first(scan, scan-then-propagate(BS=" #bs "))"
+#define STP_IN(bs) "first(scan, pad-scan(BS=" #bs ")) ; first(scan, scan-then-propagate(BS=" #bs "))"
+#define PS(args) "parallel-scan(" args ")"
+#define PS_IN(args) "first(scan, parallel-scan(" args "))"
+#define FUSE "first(let, fuse-map-scan)"
+
+static const example_case example_cases[] = {
+    {"prefix_sum", NULL, SEQ, true},
+    {"prefix_sum", STP(64), GROUPS, false},
+    {"prefix_sum", STP(7), GROUPS, false},
+    {"prefix_sum", PS("BS=8, BF=2, SE=2"), TREE, false},
+    {"prefix_sum", PS("BS=16, BF=2, TD=4"), TREE, false},
+    {"prefix_sum", PS("BS=64, BF=4, TD=2"), TREE, false},
+    {"prefix_sum", PS("BS=256, BF=2, SE=4"), TREE, true},
+    {"prefix_sum", PS("BS=512, BF=2, SE=16"), TREE, false},
+
+    {"advanced", NULL, SEQ, false},
+    {"advanced", STP_IN(64), GROUPS, false},
+    {"advanced", PS_IN("BS=8, BF=2, SE=2"), TREE, false},
+    {"advanced", PS_IN("BS=16, BF=2, TD=4"), TREE, false},
+    {"advanced", PS_IN("BS=64, BF=4, TD=2"), TREE, false},
+    {"advanced", PS_IN("BS=256, BF=2, SE=4"), TREE, true},
+    {"advanced", PS_IN("BS=512, BF=2, SE=16"), TREE, false},
+
+    {"linear_recurrence", NULL, SEQ, false},
+    {"linear_recurrence", STP_IN(64), GROUPS, false},
+    {"linear_recurrence", PS_IN("BS=8, BF=2, SE=2"), TREE, false},
+    {"linear_recurrence", PS_IN("BS=16, BF=2, TD=4"), TREE, false},
+    {"linear_recurrence", PS_IN("BS=64, BF=4, TD=2"), TREE, false},
+    {"linear_recurrence", PS_IN("BS=256, BF=2, SE=4"), TREE, false},
+    {"linear_recurrence", PS_IN("BS=512, BF=2, SE=16"), TREE, false},
+
+    {"filter", NULL, SEQ, true},
+    {"filter", STP_IN(64), GROUPS, false},
+    {"filter", PS_IN("BS=8, BF=2, SE=2"), TREE, false},
+    {"filter", PS_IN("BS=16, BF=2, TD=4"), TREE, false},
+    {"filter", PS_IN("BS=64, BF=4, TD=2"), TREE, false},
+    {"filter", PS_IN("BS=256, BF=2, SE=4"), TREE, true},
+    {"filter", PS_IN("BS=512, BF=2, SE=16"), TREE, false},
+    {"filter", FUSE, SEQ, false},
+    {"filter", FUSE " ; " PS_IN("BS=64, BF=2, TD=3"), TREE, false},
+    {"filter", FUSE " ; " PS_IN("BS=256, BF=2, SE=4"), TREE, true},
+    {"filter", FUSE " ; first(let, fuse-scan-map) ; first(let, fuse-scan-scatter)", SEQ, false},
+    {"filter", FUSE " ; first(let, fuse-scan-map) ; " PS_IN("BS=32, BF=2, SE=2"), TREE, false},
+};
+enum { NEXAMPLE_CASES = sizeof example_cases / sizeof *example_cases };
+
+static const int64_t example_lengths[] = {0, 1, 7, 1000, 65536};
+
+START_TEST(example_scans_agree) {
+    const example_case *c = &example_cases[_i];
+    const char *label = text_of("%s under `%s`", c->program, c->strategy ? c->strategy : "(no strategy)");
+    const st_def *orig = example_def(c->program);
+    const st_def *low = lowered(apply(orig, c->strategy, label), label);
+    st_code code = generated(low, label);
+    /* the strategy shows in the kernels: a sequential program has no group
+     * kernel; a blocked scan has one; a tree has barriers between steps */
+    bool groups = strstr(code.opencl, "get_group_id(0)") != NULL;
+    bool barriers = strstr(code.opencl, "barrier(") != NULL;
+    if (c->shape == SEQ) ck_assert_msg(!groups && !barriers, "%s: a work-group kernel without a strategy:\n%s", label, code.opencl);
+    if (c->shape >= GROUPS) ck_assert_msg(groups && code.nkernels >= 2, "%s: no work-group kernel:\n%s", label, code.opencl);
+    if (c->shape == TREE) ck_assert_msg(barriers, "%s: a tree without barriers:\n%s", label, code.opencl);
+    st_exe *exe = built(&code, label);
+    for (size_t l = 0; l < sizeof example_lengths / sizeof *example_lengths; l++)
+        agrees(exe, orig, text_of("N=%lld", (long long)example_lengths[l]), 11 + l, label);
+    if (c->big) agrees(exe, orig, "N=1000003", 5, label);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* Scans of other element types and operators, and a program whose where
+ * clause lets the primitive rules compose without padding. */
+typedef struct typed_case {
+    const char *src;
+    const char *strategy;
+} typed_case;
+
+#define I64_MAX_SCAN "def main(xs: [N]i64): [N]i64 = xs |> scan(max, -1000i64)\n"
+#define U32_XOR_SCAN "def main(xs: [N]u32): [N]u32 = xs |> scan(^, 0u32)\n"
+#define BOOL_OR_SCAN "def main(xs: [N]bool): [N]bool = xs |> scan(||, false)\n"
+#define PAIR_SCAN "def main(xs: [N]i32, ys: [N]f64) = zip(xs, ys) |> scan((a, b) => (a.0 + b.0, a.1 + b.1), (0, 0.0f64)) |> unzip\n"
+#define BLOCKED_SUM "def main(xs: [N]f32): [N]f32 where N % 512 == 0 = xs |> scan(+, 0.0)\n"
+#define SUM "def main(xs: [N]f32): [N]f32 = xs |> scan(+, 0.0)\n"
+#define TYPED(src) {src, NULL}, {src, PS_IN("BS=64, BF=2, SE=2")}, {src, PS_IN("BS=27, BF=3, TD=3")}, {src, STP_IN(7)}
+
+static const typed_case typed_cases[] = {
+    TYPED(I64_MAX_SCAN),
+    TYPED(U32_XOR_SCAN),
+    TYPED(BOOL_OR_SCAN),
+    TYPED(PAIR_SCAN),
+    {BLOCKED_SUM, "scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))"},
+    {BLOCKED_SUM, "scan-then-propagate(BS=512) ; each(scan, try(brent-kung(BF=2, TD=2)))"},
+    {BLOCKED_SUM, "brent-kung(BF=2, TD=9)"},
+    {SUM, PS("BS=4096, BF=2, SE=1")},
+    {SUM, PS("BS=1024, BF=32, TD=2")},
+};
+enum { NTYPED_CASES = sizeof typed_cases / sizeof *typed_cases };
+
+START_TEST(typed_scans_agree) {
+    const typed_case *c = &typed_cases[_i];
+    const char *src = c->src;
+    const char *label = text_of("`%s` under `%s`", src, c->strategy ? c->strategy : "(no strategy)");
+    const st_def *orig = def_of(src);
+    st_code code = generated(lowered(apply(orig, c->strategy, label), label), label);
+    if (c->strategy) ck_assert_msg(code.nkernels >= 2, "%s: %u kernel, nothing parallel:\n%s", label, code.nkernels, code.opencl);
+    st_exe *exe = built(&code, label);
+    bool blocks = strstr(src, "% 512") != NULL;
+    static const int64_t any[] = {0, 1, 7, 1000, 4099}, whole[] = {0, 512, 1024, 65536, 512 * 131};
+    for (size_t l = 0; l < 5; l++) agrees(exe, orig, text_of("N=%lld", (long long)(blocks ? whole : any)[l]), 41 + l, label);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* The other examples, with no strategy: each at its own sizes. */
+typedef struct plain_case {
+    const char *program;
+    const char *sets[7];
+} plain_case;
+
+static const plain_case plain_cases[] = {
+    {"dot", {"N=0", "N=1", "N=7", "N=1000", "N=65536", "N=1000003"}},
+    {"block_sums", {"N=0", "N=256", "N=1024", "N=65536", "N=1000192"}},
+    {"histogram", {"N=0 H=0", "N=7 H=0", "N=1 H=1", "N=7 H=3", "N=1000 H=37", "N=65536 H=1000", "N=1000003 H=50"}},
+};
+enum { NPLAIN_CASES = sizeof plain_cases / sizeof *plain_cases };
+
+START_TEST(other_examples_agree) {
+    const plain_case *c = &plain_cases[_i];
+    const st_def *orig = example_def(c->program);
+    st_code code = generated(lowered(orig, c->program), c->program);
+    st_exe *exe = built(&code, c->program);
+    for (size_t k = 0; k < 7 && c->sets[k]; k++) agrees(exe, orig, c->sets[k], 3 + k, c->program);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 2. Nothing parallel: one kernel of one work-item                         */
+/* ------------------------------------------------------------------------ */
+
+static void single_work_item(const st_def *orig, const char *label, const char *const *sets) {
+    const st_def *low = lowered(orig, label);
+    st_code code = generated(low, label);
+    ck_assert_msg(code.nkernels == 1, "%s: %u kernels, want 1:\n%s", label, code.nkernels, code.opencl);
+    ck_assert_msg(strstr(code.opencl, "if (get_global_id(0) != 0) return;") != NULL,
+                  "%s: the kernel is not guarded to one work-item:\n%s", label, code.opencl);
+    ck_assert_msg(strstr(code.opencl, "get_group_id") == NULL && strstr(code.opencl, "barrier(") == NULL,
+                  "%s: a work-group kernel:\n%s", label, code.opencl);
+    /* launched as one work-item in one group */
+    ck_assert_has(code.host, "one work-item");
+    ck_assert_has(code.host, "global = 1;");
+    st_exe *exe = built(&code, label);
+    for (size_t k = 0; sets[k]; k++) agrees(exe, orig, sets[k], 21 + k, label);
+    st_exe_free(exe);
+}
+
+START_TEST(sequential_examples_are_one_work_item) {
+    static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1000", "N=65536", NULL};
+    static const char *const hsizes[] = {"N=1 H=1", "N=7 H=3", "N=1000 H=37", "N=65536 H=100", NULL};
+    const st_def *d = example_def("prefix_sum");
+    single_work_item(d, "prefix_sum", sizes);
+    /* the program's interface: one input, one output, the size N */
+    st_code code = generated(lowered(d, "prefix_sum"), "prefix_sum");
+    ck_assert_uint_eq(code.ninputs, 1);
+    ck_assert_uint_eq(code.noutputs, 1);
+    ck_assert_uint_eq(code.nscalars, 1);
+    ck_assert_str_eq(code.scalars[0].name, "N");
+    ck_assert_int_eq(code.scalars[0].kind, ST_I64);
+    ck_assert_int_eq(code.inputs[0].kind, ST_F32);
+    ck_assert_int_eq(code.outputs[0].kind, ST_F32);
+    single_work_item(example_def("histogram"), "histogram", hsizes);
+}
+END_TEST
+
+START_TEST(sequential_tuples_and_folds_are_one_work_item) {
+    static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1009", NULL};
+    /* a scan of pairs, a fold of a view, an iterate: all at the top, all in one work-item */
+    const st_def *d = def_of("def main(xs: [N]i32, ys: [N]f32): [N](i32, f32) =\n"
+                             "  zip(xs, ys) |> scanSeq((a, b) => (max(a.0, b.0), a.1 * 0.5 + b.1), (-1000, 0.0))\n");
+    single_work_item(d, "a scanSeq of pairs", sizes);
+    d = def_of("def main(xs: [N]i64): (i64, i64) =\n"
+               "  zip(iota(N), xs) |> reduceSeq((a, p) => (a.0 * 3i64 + p.1, a.1 + p.0 * p.1), (1i64, 0i64))\n");
+    single_work_item(d, "a fold of pairs", sizes);
+    d = def_of("def main(xs: [N]u32): [N]u32 = xs |> scanSeq((a, x) => (a ^ x) * 16777619u32, 2166136261u32)\n");
+    single_work_item(d, "an FNV scan", sizes);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 3. Compositions of the low-level primitives                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct compose_case {
+    const char *name;
+    const char *src;
+    const char *sets[6];
+} compose_case;
+
+static const compose_case compose_cases[] = {
+    {"tiled transpose through local memory",
+     "def main(xss: [N][M]i32): [M][N]i32 where N % 4 == 0 =\n"
+     "  xss |> split(4)\n"
+     "      |> mapWrg(rows => let t = rows |> mapLcl(r => r |> mapSeq(x => x * 2)) |> toLocal\n"
+     "                        in t |> transpose |> mapLcl(c => c |> mapSeq(x => x + 1)))\n"
+     "      |> transpose\n"
+     "      |> mapGlb(r => r |> join)\n",
+     {"N=4 M=1", "N=8 M=7", "N=1000 M=13", "N=0 M=3", "N=4 M=0"}},
+    {"per-block scan of pairs, joined and unzipped",
+     "def main(xs: [N]i32, ys: [N]i32) where N % 8 == 0 =\n"
+     "  zip(xs, ys) |> split(8)\n"
+     "    |> mapWrg(blk => let t = blk |> mapLcl((x, y) => (x * 2, y - x)) |> toLocal\n"
+     "                     in t |> scanSeq((p, q) => (p.0 + q.0, max(p.1, q.1)), (0, -1000)))\n"
+     "    |> join |> unzip\n",
+     {"N=8", "N=16", "N=1000", "N=65536"}},
+    {"mapLcl writing a tuple of arrays through unzip",
+     "def main(xss: [N][M]f32) =\n"
+     "  xss |> mapWrg(row => row |> mapLcl(x => (x * 2.0, x > 0.5)) |> unzip) |> unzip\n",
+     {"N=1 M=1", "N=7 M=13", "N=101 M=31"}},
+    {"nested mapSeq on a 2-D array",
+     "def main(xss: [N][M]i32) = xss |> mapSeq(xs => xs |> mapSeq(x => x * x - 3))\n",
+     {"N=1 M=1", "N=7 M=13", "N=31 M=5"}},
+    {"rows of a 3-D array folded in each work-item",
+     "def main(xsss: [N][M][3]i32) = xsss |> mapGlb(xss => xss |> mapSeq(xs => xs |> reduceSeq(max, -1000)))\n",
+     {"N=1 M=1", "N=7 M=13", "N=1009 M=2"}},
+    {"iterate on a scalar inside mapGlb",
+     "def main(xs: [N]i32, K: i64) = xs |> mapGlb(x => x |> iterate(K, y => (y * 3 + 1) % 1001))\n",
+     {"N=1 K=0", "N=7 K=5", "N=1009 K=17"}},
+    {"iterate on a pair inside mapGlb",
+     "def main(xs: [N]i64) = xs |> mapGlb(x => (x, 1i64) |> iterate(6, p => (p.1, (p.0 + p.1) % 1000003i64)))\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"reduce_by_index inside one work-item",
+     "def main(iss: [N][12]i32) =\n"
+     "  iss |> mapGlb(row => reduce_by_index(replicate(8, 0), +, 0, row |> mapSeq(i => i % 8), replicate(12, 1)))\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"scatter inside one work-item",
+     "def main(xss: [N][16]i32) = xss |> mapGlb(row => scatter(replicate(16, -7), row |> mapSeq(x => x % 16), row))\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"u32, i64, f64 and bool elements",
+     "def main(xs: [N]u32, ys: [N]i64, zs: [N]f64, bs: [N]bool) =\n"
+     "  zip(xs, ys, zs, bs)\n"
+     "    |> mapGlb((x, y, z, b) => (if b then x * 3u32 else x / 7u32, y << 3i64, z * 2.5f64 - 1.0f64, !b && (x > 50u32)))\n"
+     "    |> unzip\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"f64 and u64 scans, bool folds",
+     "def main(xs: [N]f64, ys: [N]u64, bs: [N]bool) =\n"
+     "  (xs |> scanSeq(+, 0.0f64), ys |> mapGlb(y => y * 3u64 / 2u64 % 7u64 - 3u64), bs |> scanSeq(^, false),\n"
+     "   bs |> mapGlb(b => b != true))\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"integer division and modulo with negatives, min, max",
+     "def main(xs: [N]i32, ys: [N]i32) =\n"
+     "  zip(xs, ys) |> mapGlb((x, y) => let d = if y == 0 then 7 else y\n"
+     "    in (x / d, x % d, min(x, y), max(x, y), x / -3, x % -3, i64(x) / i64(d) % 5i64, u32(x + 50) % u32(d + 51)))\n"
+     "    |> unzip\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"shifts by counts of any sign, wrapping products",
+     "def main(xs: [N]i32, ys: [N]i32) =\n"
+     "  zip(xs, ys) |> mapGlb((x, y) => (x << y, x >> y, u32(x) >> u32(y), i64(x) << i64(y), x * 65537 * 65537, -x))\n"
+     "    |> unzip\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"the most negative integer divided by -1",
+     "def main(xs: [N]i32) =\n"
+     "  xs |> mapGlb(x => let m = (-2147483647 - 1) + x - x\n"
+     "    in (m / -1, m % -1, m / (x - x + 1), (i64(x) - i64(x) - 9223372036854775807i64 - 1i64) / -1i64, m * -1, -m))\n"
+     "    |> unzip\n",
+     {"N=1", "N=7"}},
+    {"float to integer conversions that saturate",
+     "def main(zs: [N]f32) =\n"
+     "  zs |> mapGlb(z => (i32((z - 0.5) * 1.0e10), u32((z - 0.5) * 1.0e10), i64(f64(z) * 1.0e20f64),\n"
+     "                     i32(i64(z * 1.0e9) * 100i64), i32(z * 100.0), u64(-z * 1.0e30)))\n"
+     "    |> unzip\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"NaN through min, max and conversions",
+     "def main(zs: [N]f32) =\n"
+     "  zs |> mapGlb(z => let n = (z - z) / (z - z)\n"
+     "    in (min(z, n), max(n, z), i32(n), u32(-z * 1.0e12), i64(z / 0.0), z % 0.25, n == n))\n"
+     "    |> unzip\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"neighbours read through local memory after a barrier",
+     "def main(xs: [N]i32) where N % 8 == 0 =\n"
+     "  xs |> split(8) |> mapWrg(blk =>\n"
+     "    let t = blk |> mapLcl(x => x * 2) |> toLocal\n"
+     "    let s = t |> reduceSeq(max, -1000)\n"
+     "    let u = iota(8) |> mapLcl(i => get((i + 1) % 8, t) + get(i, t) + s) |> toLocal\n"
+     "    in iota(4) |> mapLcl(k => get(2 * k, u) - get(2 * k + 1, u))) |> join\n",
+     {"N=8", "N=16", "N=808"}},
+    {"steps of different widths in one group",
+     "def main(xs: [N]i32) where N % 12 == 0 =\n"
+     "  xs |> split(12) |> mapWrg(blk =>\n"
+     "    let a = blk |> split(3) |> mapLcl(r => r |> reduceSeq(+, 0)) |> toLocal\n"
+     "    let b = blk |> mapLcl(x => x * 3) |> toLocal\n"
+     "    let c = b |> split(3) |> mapLcl(r => r |> reduceSeq(max, -1000)) |> toLocal\n"
+     "    in zip(a, c) |> mapLcl((p, q) => p - q)) |> join\n",
+     {"N=12", "N=24", "N=1200"}},
+    {"an array-valued if in a group",
+     "def main(xs: [N]i32) where N % 16 == 0 =\n"
+     "  xs |> split(16) |> mapWrg(blk =>\n"
+     "    if get(0, blk) > 0 then blk |> mapLcl(x => x + 1) else blk |> mapLcl(x => x - 1)) |> join\n",
+     {"N=16", "N=160", "N=1008"}},
+    {"mapWrg over pairs of blocks",
+     "def main(xs: [N]i32, ys: [N]i32) where N % 4 == 0 =\n"
+     "  zip(xs |> split(4), ys |> split(4)) |> mapWrg((a, b) => zip(a, b) |> mapLcl((x, y) => x * y - 1)) |> join\n",
+     {"N=4", "N=12", "N=1000"}},
+    {"private arrays inside mapLcl",
+     "def main(xs: [N]f32) where N % 8 == 0 =\n"
+     "  xs |> split(8) |> mapWrg(r =>\n"
+     "    let q = r |> mapLcl(y => y * 2.0) |> toLocal\n"
+     "    let t = q |> scanSeq(+, 0.0) |> toLocal\n"
+     "    in t |> mapLcl(z => let p = replicate(2, z) |> mapSeq(u => u * u) |> toPrivate in p |> reduceSeq(+, 0.0)))\n"
+     "  |> join\n",
+     {"N=8", "N=64", "N=1000"}},
+    {"a private scan of pairs per block, joined",
+     "def main(xs: [N]f32) where N % 4 == 0 =\n"
+     "  xs |> split(4)\n"
+     "     |> mapGlb(r => let p = r |> mapSeq(x => (x, x * x)) |> toPrivate\n"
+     "                    in p |> scanSeq((a, b) => (a.0 + b.0, max(a.1, b.1)), (0.0, 0.0)))\n"
+     "     |> join |> unzip\n",
+     {"N=4", "N=1000"}},
+    {"iota, replicate and an intermediate returned twice",
+     "def main(xs: [N]i32) =\n"
+     "  let a = xs |> mapGlb(x => x + 1) |> toGlobal\n"
+     "  in (a, a, xs, zip(iota(N), replicate(N, 3i64)) |> mapGlb((i, r) => i * r))\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"a gather through get",
+     "def main(xs: [N]i32) = iota(N) |> mapGlb(i => get(N - 1 - i, xs) * i32(i))\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"a transposed view read by two kernels",
+     "def main(xss: [N][M]i32) =\n"
+     "  let v = xss |> transpose\n"
+     "  in (v |> mapGlb(c => c |> reduceSeq(+, 0)), v |> mapGlb(c => c |> reduceSeq(min, 1000)), xss)\n",
+     {"N=1 M=1", "N=7 M=13", "N=13 M=7"}},
+    {"scalar parameters of every kind, and results that are inputs",
+     "def main(xs: [N]u32, bs: [N]bool, H: i64, b: bool, z: f64, k: i32, u: u64) =\n"
+     "  (xs |> mapGlb(x => x % 3u32), bs |> mapGlb(c => c != b), replicate(H, z), xs, b, k * 2, u >> 3u64,\n"
+     "   bs |> reduceSeq((a, c) => a || c, false))\n",
+     {"N=1 H=1 b=true z=2.5 k=-3 u=18446744073709551615", "N=7 H=0 b=false z=-0.125 k=7 u=9",
+      "N=1009 H=13 b=true z=1e300 k=-2147483648 u=0"}},
+    {"bools and a pair of arrays in local memory",
+     "def main(xs: [N]i32) where N % 8 == 0 =\n"
+     "  xs |> split(8) |> mapWrg(blk =>\n"
+     "    let (f, v) = blk |> mapLcl(x => (x > 0, x * 2)) |> unzip |> toLocal\n"
+     "    in iota(8) |> mapLcl(i => if get((i + 3) % 8, f) then get(i, v) else 0 - get(7 - i, v))) |> join\n",
+     {"N=8", "N=800"}},
+    {"scalars and private arrays at group level",
+     "def main(xs: [N]i32) where N % 8 == 0 =\n"
+     "  xs |> split(8) |> mapWrg(blk =>\n"
+     "    let t = blk |> mapLcl(x => x + 1) |> toLocal\n"
+     "    let (lo, hi) = t |> reduceSeq((a, x) => (min(a.0, x), max(a.1, x)), (1000, -1000))\n"
+     "    let p = replicate(3, lo) |> mapSeq(v => v * 2) |> toPrivate\n"
+     "    let r = let q = t |> mapLcl(x => x - lo) |> toLocal in q |> mapLcl(x => x * hi) |> toLocal\n"
+     "    in zip(r, t) |> mapLcl((a, b) => a + b + get(1, p)))\n"
+     "  |> join\n",
+     {"N=8", "N=800"}},
+    {"a sum per group from local memory",
+     "def main(xs: [N]f32) where N % 32 == 0 =\n"
+     "  xs |> split(32) |> mapWrg(blk => let t = blk |> mapLcl(x => x * x) |> toLocal in t |> reduceSeq(+, 0.0))\n",
+     {"N=32", "N=3200"}},
+    {"output views: a transpose of blocks, a join of a transpose",
+     "def main(xs: [N]i32, xss: [K][M]i32) where N % 4 == 0 =\n"
+     "  (xs |> mapGlb(x => x + 1) |> split(4) |> transpose,\n"
+     "   xs |> split(4) |> mapGlb(r => r |> scanSeq(+, 0)) |> transpose |> join,\n"
+     "   xss |> transpose |> mapGlb(c => c |> mapSeq(x => x * 2)) |> transpose |> join,\n"
+     "   xss |> mapGlb(r => r |> mapSeq(x => x - 1)) |> transpose)\n",
+     {"N=4 K=1 M=1", "N=8 K=7 M=5", "N=100 K=3 M=13"}},
+    {"a permutation by a parallel scatter",
+     "def main(xs: [N]i32) = scatter(replicate(N, 0), iota(N) |> map(i => N - 1 - i), xs)\n", {"N=1", "N=1001"}},
+    {"sizes computed from sizes",
+     "def main(xs: [N]i32) where N % 2 == 0 = iota(N / 2) |> map(i => get(2 * i, xs) + get(2 * i + 1, xs) + i32(i))\n",
+     {"N=2", "N=1000"}},
+    {"an element read once and used by every work-item",
+     "def main(xs: [N]i32) = let h = get(0, xs) in xs |> map(x => x - h)\n", {"N=1", "N=1001"}},
+    /* high-level programs, lowered by lower-opencl */
+    {"lower-opencl's kernels of groups and of work-items",
+     "def main(xss: [N][M]i32) =\n"
+     "  let a = xss |> map(xs => xs |> map(x => x + 1))\n"
+     "  let b = xss |> map(xs => xs |> reduce(+, 0))\n"
+     "  let c = xss |> map(xs => let t = xs |> map(x => x * 2) in t |> scan(+, 0))\n"
+     "  in (a, b, c)\n",
+     {"N=1 M=1", "N=7 M=13", "N=13 M=7"}},
+    {"a scalar computed by one kernel and read by another",
+     "def main(xs: [N]i32) = let s = xs |> reduce(max, -1000) in xs |> map(x => x - s)\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"a scalar read by another kernel and returned",
+     "def main(xs: [N]i32) = let s = xs |> reduceSeq(max, -1000) in (s, xs |> mapGlb(x => x - s))\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"rows wider than the device's largest work-group",
+     "def main(xss: [N][M]i32) = xss |> map(xs => xs |> map(x => x + 1))\n", {"N=2 M=5000", "N=3 M=7"}},
+    {"a group's map feeding a reduction (lower-opencl's own output)",
+     "def main(xss: [N][M]i32) = xss |> map(xs => xs |> map(x => x * x) |> reduce(+, 0))\n",
+     {"N=1 M=1", "N=7 M=13", "N=13 M=7"}},
+};
+enum { NCOMPOSE_CASES = sizeof compose_cases / sizeof *compose_cases };
+
+START_TEST(compositions_agree) {
+    const compose_case *c = &compose_cases[_i];
+    const st_def *orig = def_of(c->src);
+    st_code code = generated(lowered(orig, c->name), c->name);
+    st_exe *exe = built(&code, c->name);
+    for (size_t k = 0; k < 6 && c->sets[k]; k++) agrees(exe, orig, c->sets[k], 31 + k, c->name);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 4. Errors                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* st_codegen of d fails as the user's error, with every part in the message */
+static void codegen_fails(const st_def *d, const char *const *parts) {
+    st_code code;
+    st_err err = {0};
+    ck_assert_msg(!st_codegen(cx, d, ar, &code, &err), "expected st_codegen to fail for:\n%s\n--- it gave ---\n%s",
+                  printed_def(d), code.opencl);
+    ck_assert_msg(err.kind == ST_ERR_USER, "an internal error: %s", err.message);
+    ck_assert_has(err.message, "cannot generate OpenCL for `main`");
+    for (size_t i = 0; parts[i]; i++) ck_assert_has(err.message, parts[i]);
+}
+
+START_TEST(unlowered_map_at_the_top) {
+    const st_def *d = def_of("def main(xs: [N]i32) = xs |> map(x => x + 1)");
+    codegen_fails(d, (const char *const[]){"a map that was not lowered", "lower-opencl", "(at `xs |> map(x => x + 1)`)", NULL});
+    /* lowered, the same program runs */
+    st_code code = generated(lowered(d, "map"), "map");
+    st_exe *exe = built(&code, "map");
+    agrees(exe, d, "N=1001", 1, "map");
+    st_exe_free(exe);
+}
+END_TEST
+
+START_TEST(map_lcl_at_the_top) {
+    const st_def *d = def_of("def main(xs: [N]i32) = xs |> mapLcl(x => x + 1)");
+    const char *const parts[] = {"mapLcl outside a work-group", "(at `xs |> mapLcl(x => x + 1)`)", NULL};
+    codegen_fails(d, parts);
+    codegen_fails(lowered(d, "mapLcl"), parts); /* lowering leaves it to codegen */
+}
+END_TEST
+
+START_TEST(parallel_maps_inside_groups_and_work_items) {
+    codegen_fails(def_of("def main(xss: [N][M]i32) = xss |> mapWrg(xs => xs |> split(1) |> mapWrg(r => r |> mapLcl(x => x)))"),
+                  (const char *const[]){"mapWrg inside a work-group", "inside mapWrg the parallel map is mapLcl",
+                                        "(at `xs |> split(1) |> mapWrg(", NULL});
+    codegen_fails(def_of("def main(xss: [N][M]i32) = xss |> mapWrg(xs => xs |> mapGlb(x => x + 1))"),
+                  (const char *const[]){"mapGlb inside a work-group", "(at `xs |> mapGlb(x => x + 1)`)", NULL});
+    codegen_fails(def_of("def main(xss: [N][M]i32) = xss |> mapGlb(xs => xs |> mapLcl(x => x + 1))"),
+                  (const char *const[]){"mapLcl inside one work-item's sequential code", "(at `xs |> mapLcl(x => x + 1)`)", NULL});
+    codegen_fails(def_of("def main(xss: [N][M][2]i32) = xss |> mapWrg(xs => xs |> mapLcl(x => x |> mapGlb(y => y)))"),
+                  (const char *const[]){"mapGlb inside one work-item's sequential code", "(at `x |> mapGlb(y => y)`)", NULL});
+}
+END_TEST
+
+START_TEST(private_array_of_unknown_length) {
+    codegen_fails(def_of("def main(xss: [N][M]i32) =\n"
+                         "  xss |> mapGlb(xs => let p = xs |> mapSeq(x => x + 1) |> toPrivate in p |> reduceSeq(+, 0))"),
+                  (const char *const[]){"an array of type [M]i32 inside one work-item needs a constant length",
+                                        "(at `xs |> mapSeq(x => x + 1)", NULL});
+    /* toGlobal inside a group: each group would need a buffer of its own */
+    codegen_fails(def_of("def main(xss: [N][M]i32) =\n"
+                         "  xss |> mapWrg(xs => let t = xs |> mapLcl(x => x + 1) |> toGlobal in t |> mapLcl(x => x * 2))"),
+                  (const char *const[]){"toGlobal inside a work-group", NULL});
+}
+END_TEST
+
+/* What codegen cannot do yet fails cleanly: iterate over an array (which
+ * lower-opencl leaves at the top). */
+START_TEST(iterate_over_an_array) {
+    const st_def *d = def_of("def main(xs: [N]i32) = iterate(3, ys => ys |> map(y => y + 1), xs)");
+    st_code code;
+    st_err err = {0};
+    bool ok = st_codegen(cx, lowered(d, "iterate"), ar, &code, &err);
+    if (!ok) {
+        ck_assert_int_eq(err.kind, ST_ERR_USER);
+        ck_assert_has(err.message, "iterate");
+        return;
+    }
+    st_exe *exe = built(&code, "iterate");
+    agrees(exe, d, "N=7", 1, "iterate");
+    st_exe_free(exe);
+}
+END_TEST
+
+/* A mapLcl read through a zip inside a group: codegen either computes it or
+ * says why not, but never crashes. */
+START_TEST(map_lcl_inside_a_zip_in_a_group) {
+    const st_def *d = def_of("def main(xs: [N]i32) where N % 4 == 0 =\n"
+                             "  xs |> split(4) |> mapWrg(blk => zip(blk, blk |> mapLcl(x => x + 1)) |> mapLcl((p, q) => p - q)) |> join");
+    st_code code;
+    st_err err = {0};
+    bool ok = st_codegen(cx, lowered(d, "zip"), ar, &code, &err);
+    if (!ok) {
+        ck_assert_int_eq(err.kind, ST_ERR_USER);
+        ck_assert_has(err.message, "mapLcl");
+        return;
+    }
+    st_exe *exe = built(&code, "zip");
+    agrees(exe, d, "N=4", 1, "zip");
+    agrees(exe, d, "N=1000", 2, "zip");
+    st_exe_free(exe);
+}
+END_TEST
+
+/* parallel-scan with BS=16384, BF=2 asks for a work-group of 8192 work-items
+ * in its first layer; more than PoCL's 4096. The run refuses, naming the
+ * kernel and the sizes. */
+START_TEST(work_group_too_large) {
+    const st_def *orig = example_def("prefix_sum");
+    const char *label = "parallel-scan(BS=16384)";
+    st_code code = generated(lowered(apply(orig, "parallel-scan(BS=16384, BF=2, SE=2)", label), label), label);
+    st_exe *exe = built(&code, label);
+    size_t most = st_cl_device(device())->max_work_group;
+    if (most >= 16384) { /* a device this large runs it */
+        agrees(exe, orig, "N=20000", 1, label);
+        st_exe_free(exe);
+        return;
+    }
+    st_arena *a = st_arena_new();
+    st_inputs *in = st_inputs_new(cx, orig, a);
+    st_err err = {0};
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    ck_assert(st_inputs_set(in, "N=20000", &err) && st_inputs_generate(in, 1, &err) &&
+              st_inputs_finish(in, &args, &env, &nenv, &err));
+    st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+    ck_assert_msg(l != NULL, "%s", err.message);
+    ck_assert(!st_launch_run(l, NULL, &err));
+    ck_assert_int_eq(err.kind, ST_ERR_USER);
+    ck_assert_has(err.message, "work-groups of 8192 work-items");
+    ck_assert_has(err.message, text_of("at most %zu", most));
+    ck_assert_has(err.message, "CL_INVALID_WORK_GROUP_SIZE");
+    bool named = false;
+    for (uint32_t i = 0; i < code.nkernels; i++) named |= strstr(err.message, code.kernel_names[i]) != NULL;
+    ck_assert_msg(named, "the message names no kernel: %s", err.message);
+    /* and reading back is refused, not garbage */
+    st_value r;
+    ck_assert(!st_launch_read(l, a, &r, &err));
+    st_launch_free(l);
+    st_arena_free(a);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* One group's local array of `elems` i32 in rows of 1024, one work-item per
+ * row: the lanes fit any device, the local memory is what is tested. */
+static const st_def *local_block(int64_t elems) {
+    return def_of(text_of("def main(xs: [N]i32) where N %% %lld == 0 =\n"
+                          "  xs |> split(%lld) |> mapWrg(b =>\n"
+                          "    let t = b |> split(1024) |> mapLcl(r => r |> mapSeq(x => x + 1)) |> toLocal\n"
+                          "    in t |> mapLcl(r => r |> reduceSeq(+, 0))) |> join\n",
+                          (long long)elems, (long long)elems));
+}
+
+START_TEST(local_memory_too_large) {
+    const st_device_info *info = st_cl_device(device());
+    /* twice the device's local memory, in i32 and whole rows */
+    int64_t elems = (int64_t)(info->local_mem_bytes / 2 + 1023) / 1024 * 1024;
+    if (elems / 1024 > (int64_t)info->max_work_group) return; /* lanes would not fit either */
+    const st_def *d = local_block(elems);
+    st_code code = generated(lowered(d, "local"), "local");
+    st_exe *exe = built(&code, "local");
+    st_arena *a = st_arena_new();
+    st_inputs *in = st_inputs_new(cx, d, a);
+    st_err err = {0};
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    ck_assert(st_inputs_set(in, text_of("N=%lld", (long long)elems), &err) && st_inputs_generate(in, 1, &err) &&
+              st_inputs_finish(in, &args, &env, &nenv, &err));
+    st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+    ck_assert_msg(l != NULL, "%s", err.message);
+    ck_assert(!st_launch_run(l, NULL, &err));
+    ck_assert_int_eq(err.kind, ST_ERR_USER);
+    ck_assert_has(err.message, "bytes of local memory per work-group");
+    ck_assert_has(err.message, text_of("the device has %llu", (unsigned long long)info->local_mem_bytes));
+    ck_assert_has(err.message, code.kernel_names[0]);
+    st_launch_free(l);
+    st_arena_free(a);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* Three quarters of the device's local memory in one array fits, and runs. */
+START_TEST(local_memory_that_fits) {
+    const st_device_info *info = st_cl_device(device());
+    int64_t elems = (int64_t)(info->local_mem_bytes / 4 * 3 / 4) / 1024 * 1024;
+    if (elems < 1024 || elems / 1024 > (int64_t)info->max_work_group) return;
+    const st_def *d = local_block(elems);
+    const char *label = text_of("one local array of %lld bytes, the device has %llu", (long long)elems * 4,
+                                (unsigned long long)info->local_mem_bytes);
+    st_code code = generated(lowered(d, label), label);
+    st_exe *exe = built(&code, label);
+    agrees(exe, d, text_of("N=%lld", (long long)elems), 1, label);
+    agrees(exe, d, text_of("N=%lld", (long long)elems * 2), 2, label);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* 5. The glue compiles on its own                                          */
+/* ------------------------------------------------------------------------ */
+
+static const char *find_cc(void) {
+    const char *path = getenv("PATH");
+    if (!path) return NULL;
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *save = NULL;
+    for (char *dir = strtok_r(buf, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        const char *cc = text_of("%s/cc", dir);
+        if (access(cc, X_OK) == 0) return cc;
+    }
+    return NULL;
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    ck_assert(fputs(text, f) >= 0);
+    ck_assert(fclose(f) == 0);
+}
+
+static const char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return "";
+    char *buf = st_arena_alloc(ar, 16384);
+    size_t n = fread(buf, 1, 16383, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+typedef struct glue_case {
+    const char *program; /* an example's name, or program text */
+    const char *strategy;
+} glue_case;
+
+static const glue_case glue_cases[] = {
+    {"prefix_sum", NULL},
+    {"prefix_sum", PS("BS=64, BF=4, TD=2")},
+    {"filter", FUSE " ; first(let, fuse-scan-map) ; first(let, fuse-scan-scatter)"},
+    {"advanced", PS_IN("BS=8, BF=2, SE=2")},
+    {"histogram", NULL},
+    {"dot", NULL},
+    {"block_sums", NULL},
+    {"def main(xs: [N]u32, bs: [N]bool, H: i64, b: bool, z: f64) =\n"
+     "  (xs |> mapGlb(x => x % 3u32), bs |> mapGlb(c => c != b), replicate(H, z))\n", NULL},
+};
+enum { NGLUE_CASES = sizeof glue_cases / sizeof *glue_cases };
+
+START_TEST(glue_compiles_standalone) {
+    const char *cc = find_cc();
+    if (!cc) return; /* no system compiler: nothing to check */
+    const glue_case *c = &glue_cases[_i];
+    bool text = strstr(c->program, "def ") != NULL;
+    const char *label = text_of("%s under `%s`", text ? "a program of scalars" : c->program, c->strategy ? c->strategy : "");
+    const st_def *d = text ? def_of(c->program) : example_def(c->program);
+    st_code code = generated(lowered(apply(d, c->strategy, label), label), label);
+    const char *src = text_of("%s/glue%d.c", scratch, _i);
+    const char *obj = text_of("%s/glue%d.o", scratch, _i);
+    const char *log = text_of("%s/glue%d.log", scratch, _i);
+    write_text(src, code.host);
+    int status = system(text_of("'%s' -std=c17 -Wall -Wextra -Werror -c '%s' -o '%s' > '%s' 2>&1", cc, src, obj, log));
+    ck_assert_msg(status != -1 && WIFEXITED(status), "cannot run %s", cc);
+    ck_assert_msg(WEXITSTATUS(status) == 0, "%s: the glue does not compile with `cc -std=c17 -Wall -Wextra -Werror`:\n%s",
+                  label, read_text(log));
+    /* and the kernels build (st_exe_build compiles the glue again, with libtcc) */
+    st_exe_free(built(&code, label));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+
+int main(void) {
+    check_set_max_msg_size(64 * 1024); /* kernels and build logs in failures */
+    scratch_make(scratch, sizeof scratch, "codegen");
+    Suite *s = suite_create("codegen");
+
+    TCase *ex = tcase_create("examples");
+    tcase_add_checked_fixture(ex, setup, teardown);
+    tcase_set_timeout(ex, 600);
+    tcase_add_loop_test(ex, example_scans_agree, 0, NEXAMPLE_CASES);
+    tcase_add_loop_test(ex, other_examples_agree, 0, NPLAIN_CASES);
+    tcase_add_loop_test(ex, typed_scans_agree, 0, NTYPED_CASES);
+    suite_add_tcase(s, ex);
+
+    TCase *seq = tcase_create("sequential");
+    tcase_add_checked_fixture(seq, setup, teardown);
+    tcase_set_timeout(seq, 300);
+    tcase_add_test(seq, sequential_examples_are_one_work_item);
+    tcase_add_test(seq, sequential_tuples_and_folds_are_one_work_item);
+    suite_add_tcase(s, seq);
+
+    TCase *comp = tcase_create("compose");
+    tcase_add_checked_fixture(comp, setup, teardown);
+    tcase_set_timeout(comp, 300);
+    tcase_add_loop_test(comp, compositions_agree, 0, NCOMPOSE_CASES);
+    suite_add_tcase(s, comp);
+
+    TCase *err = tcase_create("errors");
+    tcase_add_checked_fixture(err, setup, teardown);
+    tcase_set_timeout(err, 300);
+    tcase_add_test(err, unlowered_map_at_the_top);
+    tcase_add_test(err, map_lcl_at_the_top);
+    tcase_add_test(err, parallel_maps_inside_groups_and_work_items);
+    tcase_add_test(err, private_array_of_unknown_length);
+    tcase_add_test(err, iterate_over_an_array);
+    tcase_add_test(err, map_lcl_inside_a_zip_in_a_group);
+    tcase_add_test(err, work_group_too_large);
+    tcase_add_test(err, local_memory_too_large);
+    tcase_add_test(err, local_memory_that_fits);
+    suite_add_tcase(s, err);
+
+    TCase *glue = tcase_create("glue");
+    tcase_add_checked_fixture(glue, setup, teardown);
+    tcase_set_timeout(glue, 300);
+    tcase_add_loop_test(glue, glue_compiles_standalone, 0, NGLUE_CASES);
+    suite_add_tcase(s, glue);
+
+    int rc = run_suite(s);
+    scratch_remove(scratch);
+    return rc;
+}
