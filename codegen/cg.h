@@ -91,6 +91,10 @@ struct cg_view {
     cg_value elem;              /* REPLICATE */
 };
 
+static inline cg_value cg_scalar(const st_type *t, const char *c) {
+    return (cg_value){.kind = CG_SCALAR, .type = t, .c = c};
+}
+
 /* ---- the generator ---- */
 
 typedef enum cg_level { CG_HOST, CG_GROUP, CG_THREAD } cg_level;
@@ -227,6 +231,7 @@ cg_value cg_variables(cg *g, const cg_value *v);
 /* ---- cg_thread.c: one work-item ---- */
 cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env);
 void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+/* ---- cg_apply.c: functions ---- */
 cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env);
 void cg_apply_into(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env,
                    const cg_place *p);

@@ -5,10 +5,6 @@
 
 #include <string.h>
 
-static cg_value scalar(const st_type *t, const char *c) {
-    return (cg_value){.kind = CG_SCALAR, .type = t, .c = c};
-}
-
 /* ---- scope ---- */
 
 const cg_binding *cg_bind(cg *g, const cg_binding *env, const char *name, cg_value v) {
@@ -61,7 +57,7 @@ cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env) {
         return v;
     }
     cg_fail(g, var, "the variable `%s` is not in scope", var->u.name);
-    return scalar(var->type, "0");
+    return cg_scalar(var->type, "0");
 }
 
 /* ---- what needs memory ---- */
@@ -146,162 +142,6 @@ static cg_space space_of(cg *g, const st_node **value) {
     return g->level == CG_GROUP ? CG_LOCAL : g->level == CG_HOST ? CG_GLOBAL : CG_PRIVATE;
 }
 
-/* ---- functions ---- */
-
-static bool closed_scalar(const st_node *e, const st_node *const *bound, uint32_t nbound) {
-    switch (e->kind) {
-    case ST_NODE_LIT: return true;
-    case ST_NODE_VAR:
-        for (uint32_t i = 0; i < nbound; i++)
-            if (bound[i]->u.name == e->u.name) return true;
-        return false;
-    case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV:
-    case ST_NODE_IF:
-        for (uint32_t i = 0; i < e->nkids; i++)
-            if (!closed_scalar(e->kids[i], bound, nbound)) return false;
-        return e->type->kind == ST_TYPE_SCALAR || e->type->kind == ST_TYPE_TUPLE;
-    case ST_NODE_LET: {
-        if (nbound + e->nkids > 64 || !closed_scalar(st_let_value(e), bound, nbound)) return false;
-        const st_node *more[64];
-        memcpy(more, bound, nbound * sizeof *more);
-        for (uint32_t i = 0; i < st_let_nvars(e); i++) more[nbound + i] = e->kids[i];
-        return closed_scalar(st_let_body(e), more, nbound + st_let_nvars(e));
-    }
-    default: return false;
-    }
-}
-
-static bool plain_type(const st_type *t) {
-    if (t->kind == ST_TYPE_SCALAR) return true;
-    if (t->kind != ST_TYPE_TUPLE) return false;
-    for (uint32_t i = 0; i < t->n; i++)
-        if (!plain_type(t->items[i])) return false;
-    return true;
-}
-
-/* An operator lambda of scalars and tuples that reads nothing but its
- * parameters becomes a C function, once per program: the kernels then read
- * as `acc = op1(acc, x)`. */
-static bool wants_function(const st_node *f) {
-    if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) > 16 || !plain_type(f->type->elem)) return false;
-    for (uint32_t i = 0; i < st_lambda_nparams(f); i++)
-        if (!plain_type(f->kids[i]->type)) return false;
-    return closed_scalar(st_lambda_body(f), f->kids, st_lambda_nparams(f));
-}
-
-static const char *tuple_literal(cg *g, const cg_value *v) {
-    if (v->kind == CG_SCALAR) return v->c;
-    const char *ctype = cg_ctype(g, v->type);
-    st_buf b = {0};
-    st_buf_printf(&b, "make_%s(", ctype);
-    for (uint32_t k = 0; k < v->n; k++) st_buf_printf(&b, "%s%s", k ? ", " : "", tuple_literal(g, &v->items[k]));
-    st_buf_puts(&b, ")");
-    const char *r = cg_str(g, "%s", b.data ? b.data : "");
-    st_buf_free(&b);
-    return r;
-}
-
-static cg_value fields_of(cg *g, const st_type *t, const char *c) {
-    if (t->kind == ST_TYPE_SCALAR) return scalar(t, c);
-    cg_value *items = cg_alloc(g, t->n * sizeof *items);
-    if (!items) return scalar(t, c);
-    for (uint32_t k = 0; k < t->n; k++) items[k] = fields_of(g, t->items[k], cg_str(g, "%s.f%u", c, k));
-    return (cg_value){.kind = CG_TUPLE, .type = t, .n = t->n, .items = items};
-}
-
-static const char *function_for(cg *g, const st_node *f) {
-    for (uint32_t i = 0; i < g->nfuncs; i++)
-        if (g->funcs_of[i] == f) return cg_str(g, "op%u", i);
-    if (g->nfuncs == g->capfuncs) {
-        uint32_t cap = g->capfuncs ? 2 * g->capfuncs : 8;
-        const st_node **grown = cg_alloc(g, cap * sizeof *grown);
-        if (!grown) return "op";
-        if (g->nfuncs) memcpy(grown, g->funcs_of, g->nfuncs * sizeof *grown);
-        g->funcs_of = grown;
-        g->capfuncs = cap;
-    }
-    uint32_t id = g->nfuncs++;
-    g->funcs_of[id] = f;
-    /* the body goes to its own text, at its own indent, in its own scope */
-    cg_kernel *saved = g->k, fn = {.shape = CG_SHAPE_SINGLE};
-    int indent = g->indent;
-    cg_level level = g->level;
-    g->k = &fn;
-    g->indent = 1;
-    g->level = CG_THREAD;
-    const cg_binding *env = NULL;
-    st_buf head = {0};
-    st_buf_printf(&head, "static %s op%u(", cg_ctype(g, f->type->elem), id);
-    for (uint32_t i = 0; i < st_lambda_nparams(f); i++) {
-        const st_node *p = f->kids[i];
-        const char *name = cg_str(g, "v_%s", p->u.name);
-        st_buf_printf(&head, "%s%s %s", i ? ", " : "", cg_ctype(g, p->type), name);
-        env = cg_bind(g, env, p->u.name, p->type->kind == ST_TYPE_TUPLE ? fields_of(g, p->type, name) : scalar(p->type, name));
-    }
-    cg_value r = cg_thread_value(g, st_lambda_body(f), env);
-    cg_line(g, "return %s;", tuple_literal(g, &r));
-    st_buf_printf(&g->funcs, "%s) {\n%s}\n\n", head.data, fn.body.data ? fn.body.data : "");
-    st_buf_free(&head);
-    st_buf_free(&fn.body);
-    g->k = saved;
-    g->indent = indent;
-    g->level = level;
-    return cg_str(g, "op%u", id);
-}
-
-/* Bind a lambda's parameters to args (a k-parameter lambda given one
- * k-tuple takes its components); the scope its body is generated in. */
-static const cg_binding *bind_params(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
-                                     const cg_binding *env) {
-    uint32_t k = st_lambda_nparams(f);
-    if (k != nargs) {
-        if (nargs == 1 && args[0].kind == CG_TUPLE && args[0].n == k) return bind_params(g, f, k, args[0].items, env);
-        cg_fail(g, f, "a function of %u parameters applied to %u arguments", k, nargs);
-        return env;
-    }
-    for (uint32_t i = 0; i < k; i++) env = cg_bind(g, env, f->kids[i]->u.name, cg_materialize(g, &args[i]));
-    return env;
-}
-
-cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env) {
-    if (f->kind == ST_NODE_OPFN) {
-        if (nargs != 2 || args[0].kind != CG_SCALAR || args[1].kind != CG_SCALAR) {
-            cg_fail(g, f, "an operator applied to other than two scalars");
-            return scalar(f->type->elem, "0");
-        }
-        return scalar(f->type->elem, cg_binop(g, f->u.binop, args[0].type->scalar, args[0].c, args[1].c));
-    }
-    if (f->kind != ST_NODE_LAMBDA) {
-        cg_fail(g, f, "a function argument that is not a lambda or an operator");
-        return scalar(f->type, "0");
-    }
-    if (wants_function(f) && st_lambda_nparams(f) == nargs) {
-        const char *name = function_for(g, f);
-        st_buf b = {0};
-        st_buf_printf(&b, "%s(", name);
-        for (uint32_t i = 0; i < nargs; i++) st_buf_printf(&b, "%s%s", i ? ", " : "", tuple_literal(g, &args[i]));
-        st_buf_puts(&b, ")");
-        const char *call = cg_str(g, "%s", b.data ? b.data : "");
-        st_buf_free(&b);
-        const st_type *rt = f->type->elem;
-        if (rt->kind == ST_TYPE_SCALAR) return scalar(rt, call);
-        const char *r = cg_name(g, "r");
-        cg_line(g, "%s %s = %s;", cg_ctype(g, rt), r, call);
-        return fields_of(g, rt, r);
-    }
-    return cg_thread_value(g, st_lambda_body(f), bind_params(g, f, nargs, args, env));
-}
-
-void cg_apply_into(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env,
-                       const cg_place *p) {
-    if (f->kind == ST_NODE_LAMBDA && f->type->elem->kind == ST_TYPE_ARRAY) {
-        cg_thread_into(g, st_lambda_body(f), bind_params(g, f, nargs, args, env), p);
-        return;
-    }
-    cg_value v = cg_apply(g, f, nargs, args, env);
-    cg_store(g, p, &v);
-}
-
 /* ---- statements with their own text: branches ---- */
 
 /* Generate into a separate text, so that a branch with no statements can
@@ -326,16 +166,16 @@ static cg_value declare(cg *g, const st_type *t) {
     if (t->kind == ST_TYPE_SCALAR) {
         const char *x = cg_name(g, "x");
         cg_line(g, "%s %s;", cg_ctype(g, t), x);
-        return scalar(t, x);
+        return cg_scalar(t, x);
     }
     cg_value *items = cg_alloc(g, t->n * sizeof *items);
-    if (!items) return scalar(t, "0");
+    if (!items) return cg_scalar(t, "0");
     for (uint32_t k = 0; k < t->n; k++) items[k] = declare(g, t->items[k]);
     return (cg_value){.kind = CG_TUPLE, .type = t, .n = t->n, .items = items};
 }
 
 static cg_value ternary(cg *g, const char *c, const cg_value *a, const cg_value *b) {
-    if (a->kind == CG_SCALAR) return scalar(a->type, cg_str(g, "(%s ? %s : %s)", c, a->c, b->c));
+    if (a->kind == CG_SCALAR) return cg_scalar(a->type, cg_str(g, "(%s ? %s : %s)", c, a->c, b->c));
     cg_value *items = cg_alloc(g, a->n * sizeof *items);
     if (!items) return *a;
     for (uint32_t k = 0; k < a->n; k++) items[k] = ternary(g, c, &a->items[k], &b->items[k]);
@@ -485,7 +325,7 @@ static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const c
 static cg_value iterate(cg *g, const st_node *e, const cg_binding *env) {
     if (e->type->kind == ST_TYPE_ARRAY) {
         cg_fail(g, e, "iterate over an array is not supported by codegen yet");
-        return scalar(e->type, "0");
+        return cg_scalar(e->type, "0");
     }
     cg_value k = cg_thread_value(g, e->kids[0], env);
     cg_value x = cg_thread_value(g, e->kids[2], env);
@@ -524,7 +364,7 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
     }
     case ST_PRIM_ZIP: {
         cg_value *items = cg_alloc(g, e->nkids * sizeof *items);
-        if (!items) return scalar(t, "0");
+        if (!items) return cg_scalar(t, "0");
         for (uint32_t i = 0; i < e->nkids; i++) items[i] = cg_thread_value(g, e->kids[i], env);
         return cg_zip(g, t, e->nkids, items);
     }
@@ -549,7 +389,7 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
         cg_space space = space_of(g, &inner);
         if (cg_is_view(inner) || inner->type->kind != ST_TYPE_ARRAY) return cg_thread_value(g, inner, env);
         const cg_place *p = cg_temp(g, t, e, space, "tmp");
-        if (!p) return scalar(t, "0");
+        if (!p) return cg_scalar(t, "0");
         cg_thread_into(g, inner, env, p);
         return cg_value_of_place(g, t, p);
     }
@@ -557,11 +397,11 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
         if (parallel_map(e)) {
             cg_fail(g, e, "%s inside one work-item's sequential code; a parallel map must be directly "
                           "inside mapWrg (mapLcl) or at the top (mapGlb, mapWrg)", st_prim_get(e->u.prim)->name);
-            return scalar(t, "0");
+            return cg_scalar(t, "0");
         }
         /* an array computed in place: a private array, as lowering's toPrivate */
         const cg_place *p = cg_temp(g, t, e, CG_PRIVATE, "tmp");
-        if (!p) return scalar(t, "0");
+        if (!p) return cg_scalar(t, "0");
         cg_thread_into(g, e, env, p);
         return cg_value_of_place(g, t, p);
     }
@@ -577,7 +417,7 @@ static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool i
     } else {
         cg_space space = space_of(g, &value);
         const cg_place *tp = cg_temp(g, value->type, value, space, e->kids[0]->u.name);
-        if (!tp) return scalar(e->type, "0");
+        if (!tp) return cg_scalar(e->type, "0");
         cg_thread_into(g, value, env, tp);
         v = cg_value_of_place(g, value->type, tp);
     }
@@ -590,13 +430,13 @@ static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool i
 }
 
 cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
-    if (g->failed) return scalar(e->type, "0");
+    if (g->failed) return cg_scalar(e->type, "0");
     switch (e->kind) {
-    case ST_NODE_LIT: return scalar(e->type, cg_literal(g, e->type->scalar, e->u.lit));
+    case ST_NODE_LIT: return cg_scalar(e->type, cg_literal(g, e->type->scalar, e->u.lit));
     case ST_NODE_VAR: return cg_lookup(g, e, env);
     case ST_NODE_TUPLE: {
         cg_value *items = cg_alloc(g, e->nkids * sizeof *items);
-        if (!items) return scalar(e->type, "0");
+        if (!items) return cg_scalar(e->type, "0");
         for (uint32_t i = 0; i < e->nkids; i++) items[i] = cg_thread_value(g, e->kids[i], env);
         return (cg_value){.kind = CG_TUPLE, .type = e->type, .n = e->nkids, .items = items};
     }
@@ -604,20 +444,20 @@ cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
         cg_value t = cg_thread_value(g, e->kids[0], env);
         if (t.kind == CG_TUPLE && e->u.index < t.n) return t.items[e->u.index];
         cg_fail(g, e, "a projection of a value that is not a tuple");
-        return scalar(e->type, "0");
+        return cg_scalar(e->type, "0");
     }
     case ST_NODE_UNOP: {
         cg_value a = cg_thread_value(g, e->kids[0], env);
-        return scalar(e->type, cg_unop(g, e->u.unop, a.type->scalar, a.c));
+        return cg_scalar(e->type, cg_unop(g, e->u.unop, a.type->scalar, a.c));
     }
     case ST_NODE_BINOP: {
         cg_value a = cg_thread_value(g, e->kids[0], env);
         cg_value b = cg_thread_value(g, e->kids[1], env);
-        return scalar(e->type, cg_binop(g, e->u.binop, a.type->scalar, a.c, b.c));
+        return cg_scalar(e->type, cg_binop(g, e->u.binop, a.type->scalar, a.c, b.c));
     }
     case ST_NODE_CONV: {
         cg_value a = cg_thread_value(g, e->kids[0], env);
-        return scalar(e->type, cg_conv(g, e->u.conv, a.type->scalar, a.c));
+        return cg_scalar(e->type, cg_conv(g, e->u.conv, a.type->scalar, a.c));
     }
     case ST_NODE_IF:
         if (e->type->kind != ST_TYPE_ARRAY) return if_value(g, e, env);
@@ -626,11 +466,11 @@ cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
     case ST_NODE_PRIM: return prim_value(g, e, env);
     default:
         cg_fail(g, e, "a function where a value is needed");
-        return scalar(e->type, "0");
+        return cg_scalar(e->type, "0");
     }
     /* an array-valued if: computed into a private array */
     const cg_place *p = cg_temp(g, e->type, e, CG_PRIVATE, "tmp");
-    if (!p) return scalar(e->type, "0");
+    if (!p) return cg_scalar(e->type, "0");
     cg_thread_into(g, e, env, p);
     return cg_value_of_place(g, e->type, p);
 }

@@ -65,10 +65,6 @@ cg_value cg_array(const st_type *t, const cg_view *v) {
     return (cg_value){.kind = CG_ARRAY, .type = t, .view = v};
 }
 
-static cg_value scalar(const st_type *t, const char *c) {
-    return (cg_value){.kind = CG_SCALAR, .type = t, .c = c};
-}
-
 const st_size *cg_length(const cg_value *arr) { return arr->type->size; }
 
 /* ---- memory ---- */
@@ -95,7 +91,7 @@ static cg_mem mem_index(cg *g, const cg_mem *m, const char *i) {
 }
 
 static cg_value mem_value(cg *g, const st_type *t, const cg_mem *m) {
-    if (m->rank == 0) return scalar(t, mem_read(g, m));
+    if (m->rank == 0) return cg_scalar(t, mem_read(g, m));
     return cg_array(t, cg_view_mem(g, t, m));
 }
 
@@ -104,7 +100,7 @@ static cg_value mem_value(cg *g, const st_type *t, const cg_mem *m) {
 cg_value cg_value_of_place(cg *g, const st_type *t, const cg_place *p) {
     if (!p->tuple) return mem_value(g, t, &p->mem);
     cg_value *items = cg_alloc(g, p->n * sizeof *items);
-    if (!items) return scalar(t, "0");
+    if (!items) return cg_scalar(t, "0");
     for (uint32_t i = 0; i < p->n; i++) items[i] = cg_value_of_place(g, component_type(g, t, i), &p->items[i]);
     if (t->kind == ST_TYPE_TUPLE) return (cg_value){.kind = CG_TUPLE, .type = t, .n = p->n, .items = items};
     return cg_zip(g, t, p->n, items);
@@ -269,7 +265,7 @@ static cg_value view_index(cg *g, const cg_view *v, const char *i) {
     }
     case CG_V_ZIP: {
         cg_value *items = cg_alloc(g, v->n * sizeof *items);
-        if (!items) return scalar(elem, "0");
+        if (!items) return cg_scalar(elem, "0");
         for (uint32_t k = 0; k < v->n; k++) items[k] = view_index(g, v->items[k], i);
         if (elem->kind == ST_TYPE_TUPLE) return (cg_value){.kind = CG_TUPLE, .type = elem, .n = v->n, .items = items};
         return cg_zip(g, elem, v->n, items);
@@ -296,10 +292,10 @@ static cg_value view_index(cg *g, const cg_view *v, const char *i) {
         cg_value row = view_index(g, v->inner, i);
         return cg_index(g, &row, v->start);
     }
-    case CG_V_IOTA: return scalar(elem, cg_str(g, "((long)(%s))", i));
+    case CG_V_IOTA: return cg_scalar(elem, cg_str(g, "((long)(%s))", i));
     case CG_V_REPLICATE: return v->elem;
     }
-    return scalar(elem, "0");
+    return cg_scalar(elem, "0");
 }
 
 /* Each view constructor distributes over a zip, so a zip stays outermost. */
@@ -486,7 +482,7 @@ cg_value cg_materialize(cg *g, const cg_value *v) {
         if (simple(v->c)) return *v;
         const char *x = cg_name(g, "x");
         cg_line(g, "%s %s = %s;", cg_ctype(g, v->type), x, v->c);
-        return scalar(v->type, x);
+        return cg_scalar(v->type, x);
     }
     if (v->kind == CG_TUPLE) {
         cg_value *items = cg_alloc(g, v->n * sizeof *items);
@@ -503,7 +499,7 @@ static cg_value snapshot(cg *g, const cg_value *v) {
     if (v->kind == CG_SCALAR) {
         const char *x = cg_name(g, "x");
         cg_line(g, "%s %s = %s;", cg_ctype(g, v->type), x, v->c);
-        return scalar(v->type, x);
+        return cg_scalar(v->type, x);
     }
     cg_value *items = cg_alloc(g, v->n * sizeof *items);
     if (!items) return *v;
