@@ -122,6 +122,7 @@ typedef struct cg_arg {
     st_scalar_kind elem;        /* LOCAL: element type */
     const st_size *count;       /* LOCAL: elements */
     const char *name;           /* LOCAL: the parameter */
+    bool written;               /* BUFFER: the kernel stores to it */
 } cg_arg;
 
 typedef enum cg_shape {
@@ -269,6 +270,8 @@ typedef struct cg_stage {
 /* e with every such map it holds (outside functions) computed first, into
  * a place of the stage's, and read through a variable bound in *env. */
 const st_node *cg_hoist(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st);
+/* The same inside e, leaving e itself to run where it is. */
+const st_node *cg_hoist_inside(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st);
 /* The arguments of e from `first` on that are arrays and not views,
  * computed first: what a parallel loop reads must be there before it starts. */
 const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st);
@@ -279,7 +282,7 @@ void cg_group_sync(cg *g);
 
 /* ---- cg_host.c: kernels ---- */
 bool cg_host(cg *g);
-void cg_use_buffer(cg *g, int buffer); /* the current kernel reads or writes it */
+void cg_use_buffer(cg *g, int buffer, bool write); /* the current kernel reads or writes it */
 const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint); /* global buffers */
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count);
 

@@ -95,12 +95,18 @@ const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const 
     case ST_OP_BXOR:
         if (k == ST_BOOL) return cg_str(g, "(%s != %s)", a, b);
         return cg_str(g, "(%s ^ %s)", a, b);
+    case ST_OP_ADD: case ST_OP_SUB: case ST_OP_MUL:
+        /* signed overflow wraps, as in the interpreter, not undefined as in C */
+        if (k == ST_I32 || k == ST_I64)
+            return cg_str(g, "st_%s_%s(%s, %s)", op == ST_OP_ADD ? "add" : op == ST_OP_SUB ? "sub" : "mul",
+                          scalar_ctype[k], a, b);
+        return cg_str(g, "(%s %s %s)", a, c_op[op], b);
     default: return cg_str(g, "(%s %s %s)", a, c_op[op], b);
     }
 }
 
 const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a) {
-    (void)k;
+    if (op == ST_OP_NEG && (k == ST_I32 || k == ST_I64)) return cg_str(g, "st_neg_%s(%s)", scalar_ctype[k], a);
     return cg_str(g, op == ST_OP_NOT ? "(!%s)" : "(-%s)", a);
 }
 
@@ -120,6 +126,14 @@ const char *cg_prelude(void) {
            "#define ST_DIVMOD(T, MIN)                                                       \\\n"
            "    static inline T st_div_##T(T a, T b) { return b == 0 ? 0 : (b == -1 && a == MIN) ? a : a / b; } \\\n"
            "    static inline T st_mod_##T(T a, T b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
+           "/* signed + - * wrap around, as strata's interpreter says; in C they are undefined */\n"
+           "#define ST_WRAP(T, U)                                                            \\\n"
+           "    static inline T st_add_##T(T a, T b) { return (T)((U)a + (U)b); }          \\\n"
+           "    static inline T st_sub_##T(T a, T b) { return (T)((U)a - (U)b); }          \\\n"
+           "    static inline T st_mul_##T(T a, T b) { return (T)((U)a * (U)b); }          \\\n"
+           "    static inline T st_neg_##T(T a) { return (T)(0 - (U)a); }\n"
+           "ST_WRAP(int, uint)\n"
+           "ST_WRAP(long, ulong)\n"
            "ST_DIVMOD(int, INT_MIN)\n"
            "ST_DIVMOD(long, LONG_MIN)\n"
            "static inline uint st_div_uint(uint a, uint b) { return b == 0 ? 0 : a / b; }\n"

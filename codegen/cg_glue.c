@@ -29,11 +29,14 @@ static void kernel_text(cg *g, const cg_kernel *k, st_buf *out) {
             break;
         }
         case CG_ARG_BUFFER: {
+            /* restrict only where nothing is written: memory that work-items
+             * share across a barrier must not be cached past it */
             const cg_buffer *b = &g->buffers[a->index];
-            st_buf_printf(out, "%s__global %s *restrict %s", sep, cg_mem_ctype(b->kind), b->name);
+            st_buf_printf(out, a->written ? "%s__global %s *%s" : "%s__global const %s *restrict %s", sep,
+                          cg_mem_ctype(b->kind), b->name);
             break;
         }
-        case CG_ARG_LOCAL: st_buf_printf(out, "%s__local %s *restrict %s", sep, cg_mem_ctype(a->elem), a->name); break;
+        case CG_ARG_LOCAL: st_buf_printf(out, "%s__local %s *%s", sep, cg_mem_ctype(a->elem), a->name); break;
         }
     }
     st_buf_printf(out, ") {\n%s}\n\n", k->body.data ? k->body.data : "");

@@ -72,7 +72,7 @@ static void copy_lcl(cg *g, const st_node *e, const cg_binding *env, const cg_pl
 
 /* Sequential work with a result in memory: work-item 0 does it. */
 static void by_one(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
-    e = cg_hoist(g, e, &env, &group);
+    e = cg_hoist_inside(g, e, &env, &group);
     cg_group_sync(g);
     cg_line(g, "if (get_local_id(0) == 0) {");
     g->indent++;
@@ -130,8 +130,9 @@ void cg_group_into(cg *g, const st_node *e, const cg_binding *env, const cg_plac
     if (e->kind == ST_NODE_IF && e->type->kind == ST_TYPE_ARRAY) {
         /* the condition is the same for the whole group, so barriers inside
          * the branches are reached by every work-item */
+        const st_node *cond = cg_hoist(g, e->kids[0], &env, &group);
         cg_group_sync(g);
-        cg_value c = cg_thread_value(g, e->kids[0], env);
+        cg_value c = cg_thread_value(g, cond, env);
         cg_line(g, "if (%s) {", c.c);
         g->indent++;
         cg_group_into(g, e->kids[1], env, p);

@@ -37,9 +37,20 @@ static const st_node *rebuilt(cg *g, const st_node *e, const st_node **kids, boo
     return r ? r : e;
 }
 
+static const st_node *hoist_inside(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st);
+
 const st_node *cg_hoist(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st) {
     if (g->failed || is_function(e) || !contains(e, st)) return e;
     if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e)) return precompute(g, e, env, st);
+    return hoist_inside(g, e, env, st);
+}
+
+const st_node *cg_hoist_inside(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st) {
+    if (g->failed || is_function(e) || !contains(e, st)) return e;
+    return hoist_inside(g, e, env, st);
+}
+
+static const st_node *hoist_inside(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st) {
     const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
     if (!kids) return e;
     bool changed = false;

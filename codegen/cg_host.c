@@ -63,7 +63,10 @@ static void add_arg(cg *g, cg_arg arg) {
     cg_kernel *k = g->k;
     if (!k || !k->name) return; /* an operator function takes no arguments */
     for (uint32_t i = 0; i < k->nargs; i++)
-        if (k->args[i].kind == arg.kind && k->args[i].index == arg.index && arg.kind != CG_ARG_LOCAL) return;
+        if (k->args[i].kind == arg.kind && k->args[i].index == arg.index && arg.kind != CG_ARG_LOCAL) {
+            k->args[i].written |= arg.written;
+            return;
+        }
     cg_arg *grown = cg_alloc(g, (k->nargs + 1) * sizeof *grown);
     if (!grown) return;
     if (k->nargs) memcpy(grown, k->args, k->nargs * sizeof *grown);
@@ -71,7 +74,9 @@ static void add_arg(cg *g, cg_arg arg) {
     k->args = grown;
 }
 
-void cg_use_buffer(cg *g, int buffer) { add_arg(g, (cg_arg){.kind = CG_ARG_BUFFER, .index = buffer}); }
+void cg_use_buffer(cg *g, int buffer, bool write) {
+    add_arg(g, (cg_arg){.kind = CG_ARG_BUFFER, .index = buffer, .written = write});
+}
 
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count) {
     /* locals are named by their index among the kernel's arguments */
@@ -187,7 +192,7 @@ static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_
 
 /* Anything else: one work-item does it. */
 static void kernel_single(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
-    e = cg_hoist(g, e, &env, &top);
+    e = cg_hoist_inside(g, e, &env, &top);
     kernel_begin(g, CG_SHAPE_SINGLE, NULL, hint, e);
     g->level = CG_THREAD;
     cg_line(g, "if (get_global_id(0) != 0) return;");

@@ -229,18 +229,54 @@ static void loop_end(cg *g) {
     cg_line(g, "}");
 }
 
+/* An accumulator: private variables for scalars and tuples of scalars;
+ * for anything holding arrays, private memory, which each step computes
+ * into a fresh array and then copies over (the step may read the old). */
+typedef struct accumulator {
+    cg_value value;
+    const cg_place *place; /* NULL: variables */
+} accumulator;
+
+static bool plain(const st_type *t) {
+    if (t->kind == ST_TYPE_ARRAY) return false;
+    for (uint32_t i = 0; t->kind == ST_TYPE_TUPLE && i < t->n; i++)
+        if (!plain(t->items[i])) return false;
+    return true;
+}
+
+static accumulator acc_new(cg *g, const cg_value *z, const st_node *at) {
+    if (plain(z->type)) return (accumulator){cg_variables(g, z), NULL};
+    const cg_place *p = cg_temp(g, z->type, at, CG_PRIVATE, "acc");
+    if (!p) return (accumulator){*z, NULL};
+    cg_store(g, p, z);
+    return (accumulator){cg_value_of_place(g, z->type, p), p};
+}
+
+static void acc_step(cg *g, accumulator *acc, const st_node *f, uint32_t nargs, const cg_value *args,
+                     const cg_binding *env, const st_node *at) {
+    if (!acc->place) {
+        cg_value r = cg_apply(g, f, nargs, args, env);
+        cg_assign(g, &acc->value, &r);
+        return;
+    }
+    const cg_place *next = cg_temp(g, acc->value.type, at, CG_PRIVATE, "next");
+    if (!next) return;
+    cg_apply_into(g, f, nargs, args, env, next);
+    cg_value v = cg_value_of_place(g, acc->value.type, next);
+    cg_store(g, acc->place, &v);
+}
+
 /* reduce(op, z, xs), reduce(op, fold, z, xs), reduceSeq(f, z, xs): a fold. */
 static cg_value fold(cg *g, const st_node *e, const cg_binding *env) {
     const st_node *f = e->kids[e->nkids == 4 ? 1 : 0];
     cg_value z = cg_thread_value(g, e->kids[e->nkids - 2], env);
     cg_value xs = cg_thread_value(g, e->kids[e->nkids - 1], env);
-    cg_value acc = cg_variables(g, &z);
+    accumulator acc = acc_new(g, &z, e);
     const char *j = loop_begin(g, cg_length(&xs));
-    cg_value args[2] = {acc, cg_index(g, &xs, j)};
-    cg_value r = cg_apply(g, f, 2, args, env);
-    cg_assign(g, &acc, &r);
+    cg_value args[2] = {acc.value, cg_index(g, &xs, j)};
+    acc_step(g, &acc, f, 2, args, env, e);
     loop_end(g);
-    return acc;
+    return acc.value;
 }
 
 /* scan(op, z, xs), scan(op, fold, z, xs), scanSeq(f, z, xs) and
@@ -250,19 +286,19 @@ static void scan_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
     const st_node *f = e->kids[n >= 4 ? 1 : 0], *post = n == 5 ? e->kids[2] : NULL;
     cg_value z = cg_thread_value(g, e->kids[n - 2], env);
     cg_value xs = cg_thread_value(g, e->kids[n - 1], env);
-    cg_value acc = cg_variables(g, &z);
+    accumulator acc = acc_new(g, &z, e);
     const char *j = loop_begin(g, cg_length(&xs));
     cg_value x0 = cg_index(g, &xs, j);
     cg_value x = cg_materialize(g, &x0);
-    cg_value args[2] = {acc, x};
-    cg_value r = cg_apply(g, f, 2, args, env);
-    cg_assign(g, &acc, &r);
-    cg_value out = acc;
+    cg_value args[2] = {acc.value, x};
+    acc_step(g, &acc, f, 2, args, env, e);
+    const cg_place *slot = cg_place_index(g, p, j);
     if (post) {
-        cg_value pargs[2] = {acc, x};
-        out = cg_apply(g, post, 2, pargs, env);
+        cg_value pargs[2] = {acc.value, x};
+        cg_apply_into(g, post, 2, pargs, env, slot);
+    } else {
+        cg_store(g, slot, &acc.value);
     }
-    cg_store(g, cg_place_index(g, p, j), &out);
     loop_end(g);
 }
 
@@ -321,23 +357,18 @@ static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const c
     loop_end(g);
 }
 
-/* iterate(k, f, x) on a scalar or tuple. */
+/* iterate(k, f, x): f applied k times. */
 static cg_value iterate(cg *g, const st_node *e, const cg_binding *env) {
-    if (e->type->kind == ST_TYPE_ARRAY) {
-        cg_fail(g, e, "iterate over an array is not supported by codegen yet");
-        return cg_scalar(e->type, "0");
-    }
     cg_value k = cg_thread_value(g, e->kids[0], env);
     cg_value x = cg_thread_value(g, e->kids[2], env);
-    cg_value acc = cg_variables(g, &x);
+    accumulator acc = acc_new(g, &x, e);
     const char *t = cg_name(g, "t");
     cg_line(g, "for (long %s = 0; %s < (long)%s; %s++) {", t, t, k.c, t);
     g->indent++;
-    cg_value r = cg_apply(g, e->kids[1], 1, &acc, env);
-    cg_assign(g, &acc, &r);
+    acc_step(g, &acc, e->kids[1], 1, &acc.value, env, e);
     g->indent--;
     cg_line(g, "}");
-    return acc;
+    return acc.value;
 }
 
 static bool parallel_map(const st_node *e) {

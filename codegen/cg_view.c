@@ -76,7 +76,7 @@ const cg_view *cg_view_mem(cg *g, const st_type *t, const cg_mem *m) {
 }
 
 static const char *mem_read(cg *g, const cg_mem *m) {
-    if (m->buffer >= 0) cg_use_buffer(g, m->buffer);
+    if (m->buffer >= 0) cg_use_buffer(g, m->buffer, false);
     const char *at = cg_str(g, "%s[%s]", m->base, m->offset);
     return m->kind == ST_BOOL ? cg_str(g, "(%s != 0)", at) : at;
 }
@@ -446,7 +446,7 @@ void cg_store(cg *g, const cg_place *p, const cg_value *v) {
             cg_fail(g, NULL, "a scalar stored to an array");
             return;
         }
-        if (p->mem.buffer >= 0) cg_use_buffer(g, p->mem.buffer);
+        if (p->mem.buffer >= 0) cg_use_buffer(g, p->mem.buffer, true);
         cg_line(g, p->mem.kind == ST_BOOL ? "%s[%s] = (uchar)%s;" : "%s[%s] = %s;", p->mem.base, p->mem.offset, v->c);
         return;
     case CG_TUPLE:

@@ -30,6 +30,15 @@
 #include <stdint.h>
 #include <sys/wait.h>
 
+/* Under LeakSanitizer (the ASan build): do not scan dynamic TLS. PoCL
+ * dlopens every kernel program it builds; after enough of them LSan's
+ * tracer misreads a DTLS block (GCC 12's libsanitizer on glibc 2.36: "DTLS 6
+ * at 0x780-…", then "Tracer caught signal 11" and exit 1 after a passing
+ * test; google/sanitizers#1322 and #1342). No pointer of strata's lives in
+ * dynamic TLS. Options from LSAN_OPTIONS (the suppressions) still apply. */
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void) { return "use_tls=0"; }
+
 /* ------------------------------------------------------------------------ */
 /* Fixture                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -221,17 +230,12 @@ static const example_case example_cases[] = {
     {"advanced", NULL, SEQ, false},
     {"advanced", STP_IN(64), GROUPS, false},
     {"advanced", PS_IN("BS=8, BF=2, SE=2"), TREE, false},
-    {"advanced", PS_IN("BS=16, BF=2, TD=4"), TREE, false},
     {"advanced", PS_IN("BS=64, BF=4, TD=2"), TREE, false},
     {"advanced", PS_IN("BS=256, BF=2, SE=4"), TREE, true},
-    {"advanced", PS_IN("BS=512, BF=2, SE=16"), TREE, false},
 
     {"linear_recurrence", NULL, SEQ, false},
     {"linear_recurrence", STP_IN(64), GROUPS, false},
-    {"linear_recurrence", PS_IN("BS=8, BF=2, SE=2"), TREE, false},
     {"linear_recurrence", PS_IN("BS=16, BF=2, TD=4"), TREE, false},
-    {"linear_recurrence", PS_IN("BS=64, BF=4, TD=2"), TREE, false},
-    {"linear_recurrence", PS_IN("BS=256, BF=2, SE=4"), TREE, false},
     {"linear_recurrence", PS_IN("BS=512, BF=2, SE=16"), TREE, false},
 
     {"filter", NULL, SEQ, true},
@@ -285,10 +289,11 @@ typedef struct typed_case {
 #define PAIR_SCAN "def main(xs: [N]i32, ys: [N]f64) = zip(xs, ys) |> scan((a, b) => (a.0 + b.0, a.1 + b.1), (0, 0.0f64)) |> unzip\n"
 #define BLOCKED_SUM "def main(xs: [N]f32): [N]f32 where N % 512 == 0 = xs |> scan(+, 0.0)\n"
 #define SUM "def main(xs: [N]f32): [N]f32 = xs |> scan(+, 0.0)\n"
-#define TYPED(src) {src, NULL}, {src, PS_IN("BS=64, BF=2, SE=2")}, {src, PS_IN("BS=27, BF=3, TD=3")}, {src, STP_IN(7)}
+#define TYPED(src) {src, PS_IN("BS=64, BF=2, SE=2")}, {src, STP_IN(7)}
 
 static const typed_case typed_cases[] = {
     TYPED(I64_MAX_SCAN),
+    {I64_MAX_SCAN, PS_IN("BS=27, BF=3, TD=3")},
     TYPED(U32_XOR_SCAN),
     TYPED(BOOL_OR_SCAN),
     TYPED(PAIR_SCAN),
@@ -586,6 +591,45 @@ static const compose_case compose_cases[] = {
     {"a scalar read by another kernel and returned",
      "def main(xs: [N]i32) = let s = xs |> reduceSeq(max, -1000) in (s, xs |> mapGlb(x => x - s))\n",
      {"N=1", "N=7", "N=1009"}},
+    {"a group's map feeding a sequential scan",
+     "def main(xs: [N]i32) where N % 8 == 0 =\n"
+     "  xs |> split(8) |> mapWrg(blk => blk |> mapLcl(x => x * x) |> scanSeq(+, 0)) |> join\n",
+     {"N=8", "N=800"}},
+    {"a group's map read by get",
+     "def main(xs: [N]i32) where N % 8 == 0 =\n"
+     "  xs |> split(8) |> mapWrg(blk => let s = get(3, blk |> mapLcl(x => x * x)) in blk |> mapLcl(x => x - s)) |> join\n",
+     {"N=8", "N=800"}},
+    {"a group's map in the condition of an array-valued if",
+     "def main(xs: [N]i32) where N % 8 == 0 =\n"
+     "  xs |> split(8) |> mapWrg(blk =>\n"
+     "    if (blk |> mapLcl(x => x * 3) |> reduceSeq(+, 0)) > 0 then blk |> mapLcl(x => x + 1) else blk |> mapLcl(x => x - 1))\n"
+     "  |> join\n",
+     {"N=8", "N=800"}},
+    {"a group's map zipped into another, then folded",
+     "def main(xs: [N]i32) where N % 8 == 0 =\n"
+     "  xs |> split(8) |> mapWrg(blk => zip(blk |> mapLcl(x => x + 1), blk) |> mapLcl((a, b) => a * b) |> reduceSeq(max, -100000))\n",
+     {"N=8", "N=800"}},
+    {"a map feeding a sequential scan at the top",
+     "def main(xs: [N]i32) = xs |> map(x => x * x) |> scan(+, 0)\n", {"N=1", "N=7", "N=1009"}},
+    {"a kernel's result folded in a condition",
+     "def main(xs: [N]i32) =\n"
+     "  let s = if (xs |> mapGlb(x => x * 2) |> reduceSeq(+, 0)) > 0 then 1 else 2\n"
+     "  in xs |> mapGlb(x => x * s)\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"scalars from folds feeding folds",
+     "def main(xs: [N]i32) =\n"
+     "  let m = xs |> reduce(max, -1000)\n"
+     "  let c = xs |> map(x => if x == m then 1 else 0) |> reduce(+, 0)\n"
+     "  in (m, c, xs |> map(x => x * c - m))\n",
+     {"N=1", "N=7", "N=1009"}},
+    {"a histogram of mapped indices and values, sequential",
+     "def main(is: [N]i32, H: i64): [H]i32 =\n"
+     "  reduce_by_index(replicate(H, 0), +, 0, is |> map(i => i % 20), is |> map(i => i * i))\n",
+     {"N=1 H=1", "N=7 H=20", "N=1009 H=13"}},
+    {"a sequential scan of rows after a map of rows",
+     "def main(xss: [N][4]i32) =\n"
+     "  xss |> map(r => r |> map(x => x + 1)) |> scan((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(4, 0))\n",
+     {"N=1", "N=7", "N=1009"}},
     {"rows wider than the device's largest work-group",
      "def main(xss: [N][M]i32) = xss |> map(xs => xs |> map(x => x + 1))\n", {"N=2 M=5000", "N=3 M=7"}},
     {"a group's map feeding a reduction (lower-opencl's own output)",
@@ -701,41 +745,46 @@ START_TEST(map_lcl_inside_a_zip_in_a_group) {
 }
 END_TEST
 
-/* parallel-scan with BS=16384, BF=2 asks for a work-group of 8192 work-items
- * in its first layer; more than PoCL's 4096. The run refuses, naming the
- * kernel and the sizes. */
+/* parallel-scan with BS=16384, BF=2 asks for work-groups of 8192 work-items
+ * in its first layer; PoCL allows 4096. The glue either runs it in smaller
+ * groups (a mapLcl is a loop strided by the group's size) and gets it right,
+ * or refuses with a message that names the kernel and the sizes. */
 START_TEST(work_group_too_large) {
     const st_def *orig = example_def("prefix_sum");
-    const char *label = "parallel-scan(BS=16384)";
-    st_code code = generated(lowered(apply(orig, "parallel-scan(BS=16384, BF=2, SE=2)", label), label), label);
+    const char *label = "parallel-scan(BS=16384, BF=2, SE=2)";
+    st_code code = generated(lowered(apply(orig, label, label), label), label);
+    ck_assert_has(code.host, "8192"); /* the widest mapLcl, asked for */
     st_exe *exe = built(&code, label);
     size_t most = st_cl_device(device())->max_work_group;
-    if (most >= 16384) { /* a device this large runs it */
-        agrees(exe, orig, "N=20000", 1, label);
-        st_exe_free(exe);
-        return;
-    }
     st_arena *a = st_arena_new();
     st_inputs *in = st_inputs_new(cx, orig, a);
     st_err err = {0};
     const st_value *args;
     const st_binding *env;
     size_t nenv;
-    ck_assert(st_inputs_set(in, "N=20000", &err) && st_inputs_generate(in, 1, &err) &&
+    ck_assert(st_inputs_set(in, "N=40000", &err) && st_inputs_generate(in, 1, &err) &&
               st_inputs_finish(in, &args, &env, &nenv, &err));
     st_launch *l = st_launch_new(exe, args, env, nenv, &err);
     ck_assert_msg(l != NULL, "%s", err.message);
-    ck_assert(!st_launch_run(l, NULL, &err));
-    ck_assert_int_eq(err.kind, ST_ERR_USER);
-    ck_assert_has(err.message, "work-groups of 8192 work-items");
-    ck_assert_has(err.message, text_of("at most %zu", most));
-    ck_assert_has(err.message, "CL_INVALID_WORK_GROUP_SIZE");
-    bool named = false;
-    for (uint32_t i = 0; i < code.nkernels; i++) named |= strstr(err.message, code.kernel_names[i]) != NULL;
-    ck_assert_msg(named, "the message names no kernel: %s", err.message);
-    /* and reading back is refused, not garbage */
-    st_value r;
-    ck_assert(!st_launch_read(l, a, &r, &err));
+    if (st_launch_run(l, NULL, &err)) {
+        st_value got, want;
+        ck_assert_msg(st_launch_read(l, a, &got, &err), "%s", err.message);
+        ck_assert(st_eval(cx, orig, args, env, nenv, a, &want, &err));
+        ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err), "%s in groups of at most %zu: %s", label, most,
+                      err.message);
+        agrees(exe, orig, "N=16385", 2, label);
+        agrees(exe, orig, "N=7", 3, label);
+    } else {
+        ck_assert_msg(most < 8192, "a device of work-groups up to %zu refuses: %s", most, err.message);
+        ck_assert_int_eq(err.kind, ST_ERR_USER);
+        ck_assert_has(err.message, "work-groups of 8192 work-items");
+        ck_assert_has(err.message, text_of("at most %zu", most));
+        bool named = false;
+        for (uint32_t i = 0; i < code.nkernels; i++) named |= strstr(err.message, code.kernel_names[i]) != NULL;
+        ck_assert_msg(named, "the message names no kernel: %s", err.message);
+        st_value r;
+        ck_assert(!st_launch_read(l, a, &r, &err)); /* refused, not garbage */
+    }
     st_launch_free(l);
     st_arena_free(a);
     st_exe_free(exe);
