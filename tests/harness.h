@@ -6,6 +6,7 @@
 #include "ir/ir.h"
 
 #include <check.h>
+#include <stdarg.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,74 @@ static inline st_value eval_ok(st_ctx *cx, st_arena *a, const char *src, const s
     st_value out;
     ck_assert_msg(st_eval(cx, d, args, env, nenv, a, &out, &err), "eval failed: %s", err.message);
     return out;
+}
+
+/* printf into the arena a. */
+__attribute__((format(printf, 2, 3))) static inline const char *arena_text(st_arena *a, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = st_arena_alloc(a, (size_t)n + 1);
+    ck_assert(s != NULL);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* The entry def (main, or the only one). */
+static inline const st_def *entry_ok(const st_program *p) {
+    st_err err = {0};
+    const st_def *d = st_program_entry(p, NULL, &err);
+    ck_assert_msg(d != NULL, "%s", err.message);
+    return d;
+}
+
+/* Failures collected across many cases, so that one broken case does not
+ * hide the others; the first few are kept, one per line. */
+typedef struct faults {
+    int n;
+    st_buf text;
+} faults;
+
+__attribute__((format(printf, 2, 3))) static inline void fault(faults *f, const char *fmt, ...) {
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (f->n++ < 12) {
+        st_buf_puts(&f->text, line);
+        st_buf_puts(&f->text, "\n");
+    }
+}
+
+static inline void no_faults(faults *f) {
+    ck_assert_msg(f->n == 0, "%d failure(s); the first:\n%s", f->n, f->text.data ? f->text.data : "");
+    st_buf_free(&f->text);
+}
+
+/* The whole file, NUL-terminated, in the arena (len may be NULL). */
+static inline char *slurp_file(st_arena *a, const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = st_arena_alloc(a, (size_t)n + 1);
+    ck_assert(fread(s, 1, (size_t)n, f) == (size_t)n);
+    s[n] = 0;
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return s;
+}
+
+static inline st_value npy_read_ok(st_arena *a, const char *path) {
+    st_value v;
+    st_err err = {0};
+    ck_assert_msg(st_npy_read(a, path, &v, &err), "%s: %s", path, err.message);
+    return v;
 }
 
 /* Run a suite; the exit status tells meson. */

@@ -3,6 +3,7 @@
  * captured. Exit 0 is success, 1 a user error with a message on stderr, 2 an
  * internal error (nothing here may produce it), and a signal is never right. */
 #include "harness.h"
+#include "run_strata.h"
 #include "rewrite/rewrite.h"
 #include "strategies/strategies.h"
 
@@ -61,20 +62,7 @@ static const char *write_text(const char *name, const char *text) {
     return write_bytes(name, text, strlen(text));
 }
 
-/* The whole file, NUL-terminated, in the arena (len may be NULL). */
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = st_arena_alloc(ar, (size_t)n + 1);
-    ck_assert(fread(s, 1, (size_t)n, f) == (size_t)n);
-    s[n] = 0;
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return s;
-}
+static char *slurp(const char *path, size_t *len) { return slurp_file(ar, path, len); }
 
 static const char *write_npy(const char *name, st_scalar_kind k, int64_t n, const void *data) {
     const char *p = path_of(name);
@@ -84,12 +72,7 @@ static const char *write_npy(const char *name, st_scalar_kind k, int64_t n, cons
     return p;
 }
 
-static st_value read_npy(const char *path) {
-    st_value v;
-    st_err err = {0};
-    ck_assert_msg(st_npy_read(ar, path, &v, &err), "%s: %s", path, err.message);
-    return v;
-}
+static st_value read_npy(const char *path) { return npy_read_ok(ar, path); }
 
 static bool exists(const char *path) {
     struct stat st;
@@ -115,57 +98,10 @@ static const char *pair(const char *name, const char *value) {
 
 /* ---- running strata ---- */
 
-/* The command line, for failure messages. */
-static const char *describe(const char *const *args) {
-    st_buf b = {0};
-    st_buf_puts(&b, "strata");
-    for (const char *const *a = args; *a; a++) st_buf_printf(&b, " %s", *a);
-    char *s = st_arena_alloc(ar, b.len + 1);
-    memcpy(s, b.data, b.len + 1);
-    st_buf_free(&b);
-    return s;
-}
+static const char *describe(const char *const *args) { return strata_command_line(ar, args); }
 
-/* Run $STRATA with args (NULL-terminated, without argv[0]); stdout and stderr
- * go to files (no pipes, so no deadlock on large output) and come back in
- * *out and *err. Returns the exit status; dying on a signal fails the test. */
-static int run(const char *const *args, char **out, char **err) {
-    const char *bin = getenv("STRATA");
-    ck_assert_msg(bin != NULL, "STRATA is not set (run through meson test)");
-    const char *argv[64] = {bin};
-    int argc = 1;
-    for (const char *const *a = args; *a; a++) {
-        ck_assert_int_lt(argc, 63);
-        argv[argc++] = *a;
-    }
-    const char *out_path = path_of(".stdout"), *err_path = path_of(".stderr");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    ck_assert_msg(rc == 0, "cannot start %s: %s", bin, strerror(rc));
-    int status;
-    ck_assert(waitpid(pid, &status, 0) == pid);
-    *out = slurp(out_path, NULL);
-    *err = slurp(err_path, NULL);
-    unlink(out_path);
-    unlink(err_path);
-    /* (messages cut short: Check gives up on one that is too long) */
-    ck_assert_msg(!WIFSIGNALED(status), "`%.500s` was killed by signal %d\nstderr:\n%.3000s", describe(args),
-                  WIFSIGNALED(status) ? WTERMSIG(status) : 0, *err);
-    /* in a sanitizer build a memory error or undefined behaviour exits 1, which
-     * would pass for a user error: its report on stderr gives it away */
-    ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "`%.500s` tripped a sanitizer:\n%.3000s",
-                  describe(args), *err);
-    return WEXITSTATUS(status);
-}
+static int run(const char *const *args, char **out, char **err) { return strata_spawn(ar, dir, environ, args, out, err); }
 
-/* A NULL-terminated argument list: run(ARGS("check", path), &out, &err). */
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* Succeeds with nothing on stderr; returns stdout. */
 static char *expect_ok(const char *const *args) {

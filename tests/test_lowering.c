@@ -29,6 +29,9 @@
 
 static st_ctx *cx;
 static st_arena *ar;
+
+#define text_of(...) arena_text(ar, __VA_ARGS__)
+#define entry_of(p) entry_ok(p)
 static st_registry *reg;
 
 static void setup(void) {
@@ -50,51 +53,13 @@ static void teardown(void) {
 /* Failures, collected: one broken example does not hide the others        */
 /* ------------------------------------------------------------------------ */
 
-typedef struct faults {
-    int n;
-    st_buf text;
-} faults;
 
-__attribute__((format(printf, 2, 3))) static void fault(faults *f, const char *fmt, ...) {
-    char line[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (f->n++ < 12) {
-        st_buf_puts(&f->text, line);
-        st_buf_puts(&f->text, "\n");
-    }
-}
-
-static void no_faults(faults *f) {
-    ck_assert_msg(f->n == 0, "%d failure(s); the first:\n%s", f->n, f->text.data ? f->text.data : "");
-    st_buf_free(&f->text);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Programs, strategies, rewrites                                           */
 /* ------------------------------------------------------------------------ */
 
-__attribute__((format(printf, 1, 2))) static const char *text_of(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = st_arena_alloc(ar, (size_t)n + 1);
-    ck_assert(s != NULL);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
-static const st_def *entry_of(const st_program *p) {
-    st_err err = {0};
-    const st_def *d = st_program_entry(p, NULL, &err);
-    ck_assert_msg(d != NULL, "%s", err.message);
-    return d;
-}
 
 static const st_def *def_of(const char *src) { return entry_of(parse_ok(cx, src)); }
 

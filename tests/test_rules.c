@@ -47,6 +47,9 @@
 
 static st_ctx *cx;
 static st_arena *ar;
+
+#define text_of(...) arena_text(ar, __VA_ARGS__)
+#define entry_of(p) entry_ok(p)
 static st_registry *reg;
 
 static void setup(void) {
@@ -68,52 +71,13 @@ static void teardown(void) {
 /* Failures, collected                                                      */
 /* ------------------------------------------------------------------------ */
 
-typedef struct faults {
-    int n;
-    st_buf text; /* the first few, one per line */
-} faults;
 
-__attribute__((format(printf, 2, 3))) static void fault(faults *f, const char *fmt, ...) {
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (f->n++ < 12) {
-        st_buf_puts(&f->text, line);
-        st_buf_puts(&f->text, "\n");
-    }
-}
-
-static void no_faults(faults *f) {
-    ck_assert_msg(f->n == 0, "%d failure(s); the first:\n%s", f->n, f->text.data ? f->text.data : "");
-    st_buf_free(&f->text);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Programs, strategies, rewrites                                           */
 /* ------------------------------------------------------------------------ */
 
-/* printf into the arena */
-__attribute__((format(printf, 1, 2))) static const char *text_of(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = st_arena_alloc(ar, (size_t)n + 1);
-    ck_assert(s != NULL);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
-static const st_def *entry_of(const st_program *p) {
-    st_err err = {0};
-    const st_def *d = st_program_entry(p, NULL, &err);
-    ck_assert_msg(d != NULL, "%s", err.message);
-    return d;
-}
 
 static const st_program *parse_noted(faults *f, const char *label, const char *src) {
     st_err err = {0};

@@ -1,0 +1,68 @@
+/* tests/run_strata.h — running the `strata` executable from a test, as a user
+ * would: the CLI suites share it. */
+#ifndef STRATA_TESTS_RUN_STRATA_H
+#define STRATA_TESTS_RUN_STRATA_H
+
+#include "harness.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char **environ;
+
+/* The command line, for failure messages. */
+static inline const char *strata_command_line(st_arena *a, const char *const *args) {
+    st_buf b = {0};
+    st_buf_puts(&b, "strata");
+    for (const char *const *arg = args; *arg; arg++) st_buf_printf(&b, " %s", *arg);
+    char *s = st_arena_alloc(a, b.len + 1);
+    memcpy(s, b.data, b.len + 1);
+    st_buf_free(&b);
+    return s;
+}
+
+/* Run $STRATA with args (NULL-terminated, without argv[0]) in the
+ * environment env; stdout and stderr go to files in dir (no pipes, so no
+ * deadlock on large output) and come back in *out and *err. Returns the exit
+ * status; dying on a signal, or a sanitizer's report, fails the test (in a
+ * sanitizer build a memory error exits 1, which would pass for a user
+ * error). */
+static inline int strata_spawn(st_arena *a, const char *dir, char *const *env, const char *const *args, char **out,
+                               char **err) {
+    const char *bin = getenv("STRATA");
+    ck_assert_msg(bin != NULL, "STRATA is not set (run through meson test)");
+    const char *argv[64] = {bin};
+    int argc = 1;
+    for (const char *const *arg = args; *arg; arg++) {
+        ck_assert_int_lt(argc, 63);
+        argv[argc++] = *arg;
+    }
+    const char *out_path = arena_text(a, "%s/.stdout", dir), *err_path = arena_text(a, "%s/.stderr", dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    ck_assert_msg(rc == 0, "cannot start %s: %s", bin, strerror(rc));
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    *out = slurp_file(a, out_path, NULL);
+    *err = slurp_file(a, err_path, NULL);
+    unlink(out_path);
+    unlink(err_path);
+    /* (messages cut short: Check gives up on one that is too long) */
+    ck_assert_msg(!WIFSIGNALED(status), "`%.500s` was killed by signal %d\nstderr:\n%.3000s",
+                  strata_command_line(a, args), WIFSIGNALED(status) ? WTERMSIG(status) : 0, *err);
+    ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "`%.500s` tripped a sanitizer:\n%.3000s",
+                  strata_command_line(a, args), *err);
+    return WEXITSTATUS(status);
+}
+
+/* A NULL-terminated argument list: run(ARGS("check", path), &out, &err). */
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+#endif
