@@ -115,7 +115,8 @@ const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space spa
         st_buf b = {0};
         st_type_print(t, &b);
         cg_fail(g, at, "an array of type %s inside one work-item needs a constant length; "
-                       "split it into blocks of constant size first", b.data ? b.data : "?");
+                       "split it into blocks of constant size, fuse it into its consumer (fuse-map-reduce, "
+                       "fuse-map-scan), or let lower-opencl map it onto a work-group", b.data ? b.data : "?");
         st_buf_free(&b);
         return p;
     }
