@@ -176,6 +176,7 @@ typedef struct cg {
 
     /* the kernel being generated */
     cg_kernel *k;
+    cg_kernel nowhere;          /* where text goes when a kernel could not be made */
     cg_level level;
     int indent;
     bool barrier_pending;       /* group level: a barrier before the next step */

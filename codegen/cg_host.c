@@ -8,6 +8,7 @@
  * end. */
 #include "cg.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---- buffers and kernel arguments ---- */
@@ -78,29 +79,33 @@ void cg_use_buffer(cg *g, int buffer, bool write) {
     add_arg(g, (cg_arg){.kind = CG_ARG_BUFFER, .index = buffer, .written = write});
 }
 
+/* Local memory is an argument: its size comes from the host, so it may
+ * follow the program's sizes. */
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count) {
-    /* locals are named by their index among the kernel's arguments */
-    (void)name;
+    if (!g->k) return;
     add_arg(g, (cg_arg){.kind = CG_ARG_LOCAL, .index = (int)g->k->nargs, .elem = kind, .count = count, .name = name});
 }
 
 /* ---- kernels ---- */
 
+/* The node's first line, for the glue's comments and messages (so no
+ * quote, backslash or end of comment in it). */
 static const char *what_of(cg *g, const st_node *e) {
     st_buf b = {0};
     st_print_node(e, &b);
+    char line[128];
     const char *text = b.data ? b.data : "";
     size_t len = strcspn(text, "\n");
-    const char *r = cg_str(g, "%.*s%s", (int)(len > 70 ? 70 : len), text, len > 70 || text[len] ? " …" : "");
+    snprintf(line, sizeof line, "%.*s%s", (int)(len > 70 ? 70 : len), text, len > 70 || text[len] ? " …" : "");
     st_buf_free(&b);
-    /* the text goes into C comments and strings */
-    for (char *c = (char *)r; *c; c++)
+    for (char *c = line; *c; c++)
         if (*c == '"' || *c == '\\' || (*c == '*' && c[1] == '/')) *c = '\'';
-    return r;
+    return cg_str(g, "%s", line);
 }
 
 static void kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hint, const st_node *e) {
     cg_kernel *k = cg_alloc(g, sizeof *k);
+    g->k = &g->nowhere; /* out of memory: the text goes nowhere, g->failed says so */
     if (!k) return;
     if (g->nkernels == g->capkernels) {
         uint32_t cap = g->capkernels ? 2 * g->capkernels : 8;

@@ -17,6 +17,7 @@ static st_code_array *arrays_of(cg *g, cg_buffer_role role, uint32_t *n) {
 
 static void release(cg *g) {
     for (uint32_t i = 0; i < g->nkernels; i++) st_buf_free(&g->kernels[i]->body);
+    st_buf_free(&g->nowhere.body);
     st_buf_free(&g->types);
     st_buf_free(&g->funcs);
 }
