@@ -217,6 +217,7 @@ cg_value cg_iota(cg *g, const st_type *t);
 cg_value cg_replicate(cg *g, const st_type *t, const cg_value *elem);
 /* A place of type t in fresh memory (private arrays, local arguments, host buffers). */
 const cg_place *cg_place_new(cg *g, const st_type *t, cg_space space, const char *base);
+const st_size *cg_mem_elements(cg *g, const cg_mem *m); /* the product of its dims */
 const cg_place *cg_place_index(cg *g, const cg_place *p, const char *i);
 const cg_place *cg_place_split(cg *g, const cg_place *p, const st_size *inner); /* [a*b] as [a][b] */
 const cg_place *cg_place_join(cg *g, const cg_place *p);  /* [a][b] as [a*b], NULL if not contiguous */
@@ -234,6 +235,10 @@ cg_value cg_variables(cg *g, const cg_value *v);
 cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env);
 void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 /* ---- cg_apply.c: functions ---- */
+/* The scope a lambda's body is generated in: its parameters bound to args
+ * (a k-parameter lambda given one k-tuple takes its components). */
+const cg_binding *cg_bind_params(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
+                                 const cg_binding *env);
 cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env);
 void cg_apply_into(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env,
                    const cg_place *p);
@@ -258,8 +263,9 @@ const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space spa
 
 typedef void (*cg_into_fn)(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 /* Output views: a join, split, transpose, zip, unzip, tuple or address-space
- * annotation generates its argument into the same memory seen another way.
- * False when e is none of them or the place cannot be seen that way. */
+ * annotation around a computation generates its argument into the same
+ * memory seen another way; a tuple goes part by part. False when e is none
+ * of them, is a view as a whole, or the place cannot be seen that way. */
 bool cg_into_view(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into);
 
 /* ---- cg_hoist.c: parallel work out of sequential work ---- */
@@ -283,6 +289,7 @@ void cg_group_sync(cg *g);
 
 /* ---- cg_host.c: kernels ---- */
 bool cg_host(cg *g);
+uint32_t cg_buffers_of(const cg *g, cg_buffer_role role); /* how many have this role */
 void cg_use_buffer(cg *g, int buffer, bool write); /* the current kernel reads or writes it */
 const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint); /* global buffers */
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count);

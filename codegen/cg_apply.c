@@ -110,11 +110,11 @@ static const char *function_for(cg *g, const st_node *f) {
 
 /* Bind a lambda's parameters to args (a k-parameter lambda given one
  * k-tuple takes its components); the scope its body is generated in. */
-static const cg_binding *bind_params(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
-                                     const cg_binding *env) {
+const cg_binding *cg_bind_params(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
+                                 const cg_binding *env) {
     uint32_t k = st_lambda_nparams(f);
     if (k != nargs) {
-        if (nargs == 1 && args[0].kind == CG_TUPLE && args[0].n == k) return bind_params(g, f, k, args[0].items, env);
+        if (nargs == 1 && args[0].kind == CG_TUPLE && args[0].n == k) return cg_bind_params(g, f, k, args[0].items, env);
         cg_fail(g, f, "a function of %u parameters applied to %u arguments", k, nargs);
         return env;
     }
@@ -148,13 +148,13 @@ cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
         cg_line(g, "%s %s = %s;", cg_ctype(g, rt), r, call);
         return fields_of(g, rt, r);
     }
-    return cg_thread_value(g, st_lambda_body(f), bind_params(g, f, nargs, args, env));
+    return cg_thread_value(g, st_lambda_body(f), cg_bind_params(g, f, nargs, args, env));
 }
 
 void cg_apply_into(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env,
                        const cg_place *p) {
     if (f->kind == ST_NODE_LAMBDA && f->type->elem->kind == ST_TYPE_ARRAY) {
-        cg_thread_into(g, st_lambda_body(f), bind_params(g, f, nargs, args, env), p);
+        cg_thread_into(g, st_lambda_body(f), cg_bind_params(g, f, nargs, args, env), p);
         return;
     }
     cg_value v = cg_apply(g, f, nargs, args, env);

@@ -140,12 +140,6 @@ static const char *glue_prelude =
     "    return CL_SUCCESS;\n"
     "}\n\n";
 
-static uint32_t count_role(const cg *g, cg_buffer_role role) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < g->nbuffers; i++) n += g->buffers[i].role == role;
-    return n;
-}
-
 static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) {
     st_buf_printf(out, "    /* %s — %s: %s */\n", k->name, shape_name(k->shape), k->what);
     const char *count = k->shape == CG_SHAPE_SINGLE ? "1" : cg_size(g, k->count);
@@ -206,8 +200,8 @@ const char *cg_glue(cg *g) {
     st_buf_printf(&out, ".\n *\n * int strata_run(context, queue, kernels, inputs, outputs, scalars, events, msg, msgcap)\n"
                         " *   kernels: %u, created from the .cl file in this order:", g->nkernels);
     for (uint32_t i = 0; i < g->nkernels; i++) st_buf_printf(&out, " %s", g->kernels[i]->name);
-    st_buf_printf(&out, "\n *   inputs:  %u buffers; outputs: %u buffers; scalars:", count_role(g, CG_BUF_INPUT),
-                  count_role(g, CG_BUF_OUTPUT));
+    st_buf_printf(&out, "\n *   inputs:  %u buffers; outputs: %u buffers; scalars:", cg_buffers_of(g, CG_BUF_INPUT),
+                  cg_buffers_of(g, CG_BUF_OUTPUT));
     for (uint32_t i = 0; i < g->nscalars; i++)
         st_buf_printf(&out, " %s (%s)", g->scalars[i].name, st_scalar_name(g->scalars[i].kind));
     st_buf_printf(&out, "\n *   events:  %u, one per launch (NULL when a launch had nothing to do)\n"

@@ -156,11 +156,7 @@ void cg_group_into(cg *g, const st_node *e, const cg_binding *env, const cg_plac
         default: break;
         }
     }
-    if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e) && cg_into_view(g, e, env, p, cg_group_into)) return;
-    if (e->kind == ST_NODE_TUPLE && p->tuple) {
-        cg_into_view(g, e, env, p, cg_group_into);
-        return;
-    }
+    if (cg_into_view(g, e, env, p, cg_group_into)) return;
     if (e->type->kind == ST_TYPE_ARRAY && cg_is_view(e)) {
         copy_lcl(g, e, env, p);
         return;

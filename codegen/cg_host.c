@@ -22,20 +22,14 @@ static int new_buffer(cg *g, cg_buffer_role role, const char *name, st_scalar_ki
         g->buffers = grown;
         g->capbuffers = cap;
     }
-    int index = 0;
-    for (uint32_t i = 0; i < g->nbuffers; i++) index += g->buffers[i].role == role;
-    g->buffers[g->nbuffers] = (cg_buffer){name, role, index, kind, count};
+    g->buffers[g->nbuffers] = (cg_buffer){name, role, (int)cg_buffers_of(g, role), kind, count};
     return (int)g->nbuffers++;
 }
 
-static const st_size *elements(cg *g, const cg_mem *m) {
-    const st_size *count = st_size_const(g->cx, 1);
-    for (uint32_t i = 0; i < m->rank && count; i++) {
-        st_err e = {0};
-        count = st_size_mul(g->cx, count, m->dims[i], &e);
-        if (!count) cg_fail(g, NULL, "%s", e.message);
-    }
-    return count ? count : st_size_const(g->cx, 1);
+uint32_t cg_buffers_of(const cg *g, cg_buffer_role role) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->nbuffers; i++) n += g->buffers[i].role == role;
+    return n;
 }
 
 /* Give every leaf of p a host buffer of its own: in_xs, out0, t3_partials. */
@@ -45,12 +39,10 @@ static void bind_buffers(cg *g, const cg_place *p, cg_buffer_role role) {
         return;
     }
     cg_mem *m = (cg_mem *)&p->mem;
-    int outputs = 0;
-    for (uint32_t i = 0; i < g->nbuffers; i++) outputs += g->buffers[i].role == CG_BUF_OUTPUT;
     const char *base = role == CG_BUF_INPUT    ? cg_str(g, "in_%s", m->base)
-                       : role == CG_BUF_OUTPUT ? cg_str(g, "out%d", outputs)
+                       : role == CG_BUF_OUTPUT ? cg_str(g, "out%u", cg_buffers_of(g, CG_BUF_OUTPUT))
                                                : cg_str(g, "t%u_%s", g->nbuffers, m->base);
-    m->buffer = new_buffer(g, role, base, m->kind, elements(g, m));
+    m->buffer = new_buffer(g, role, base, m->kind, cg_mem_elements(g, m));
     m->base = base;
 }
 
@@ -144,6 +136,19 @@ static const cg_place *top_place(cg *g, const st_type *t) { return cg_host_temp(
 
 static const cg_stage top = {top_parallel, top_place, host_into};
 
+/* for (i = global id; i < n; i += global size): any launch size is right */
+static const char *glb_loop_begin(cg *g, const st_size *n) {
+    const char *i = cg_name(g, "i");
+    cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i, cg_size(g, n), i);
+    g->indent++;
+    return i;
+}
+
+static void glb_loop_end(cg *g) {
+    g->indent--;
+    cg_line(g, "}");
+}
+
 /* mapGlb(f, xs): one work-item per element, in a loop strided by the
  * global size so that any launch size is right. */
 static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
@@ -151,14 +156,10 @@ static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_
     kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD;
     cg_value xs = cg_thread_value(g, e->kids[1], env);
-    const char *i = cg_name(g, "i");
-    cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i,
-            cg_size(g, cg_length(&xs)), i);
-    g->indent++;
+    const char *i = glb_loop_begin(g, cg_length(&xs));
     cg_value x = cg_index(g, &xs, i);
     cg_apply_into(g, e->kids[0], 1, &x, env, cg_place_index(g, p, i));
-    g->indent--;
-    cg_line(g, "}");
+    glb_loop_end(g);
     kernel_end(g);
 }
 
@@ -173,25 +174,10 @@ static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_
     cg_line(g, "long %s = get_group_id(0);", w);
     cg_value x = cg_index(g, &xs, w);
     const st_node *f = e->kids[0];
-    const cg_place *slot = cg_place_index(g, p, w);
-    if (f->kind != ST_NODE_LAMBDA) {
+    if (f->kind != ST_NODE_LAMBDA)
         cg_fail(g, f, "mapWrg needs a lambda");
-    } else {
-        const cg_binding *inner = env;
-        uint32_t k = st_lambda_nparams(f);
-        if (k == 1) {
-            cg_value xm = cg_materialize(g, &x);
-            inner = cg_bind(g, env, f->kids[0]->u.name, xm);
-        } else if (x.kind == CG_TUPLE && x.n == k) {
-            for (uint32_t j = 0; j < k; j++) {
-                cg_value xj = cg_materialize(g, &x.items[j]);
-                inner = cg_bind(g, inner, f->kids[j]->u.name, xj);
-            }
-        } else {
-            cg_fail(g, f, "a function of %u parameters applied to one element", k);
-        }
-        cg_group_into(g, st_lambda_body(f), inner, slot);
-    }
+    else
+        cg_group_into(g, st_lambda_body(f), cg_bind_params(g, f, 1, &x, env), cg_place_index(g, p, w));
     kernel_end(g);
 }
 
@@ -221,14 +207,10 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
     kernel_begin(g, CG_SHAPE_GLB, e->type->size, hint, e);
     g->level = CG_THREAD;
     cg_value v = cg_thread_value(g, e, env);
-    const char *i = cg_name(g, "i");
-    cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i,
-            cg_size(g, e->type->size), i);
-    g->indent++;
+    const char *i = glb_loop_begin(g, e->type->size);
     cg_value x = cg_index(g, &v, i);
     cg_store(g, cg_place_index(g, p, i), &x);
-    g->indent--;
-    cg_line(g, "}");
+    glb_loop_end(g);
     kernel_end(g);
 }
 
@@ -241,13 +223,9 @@ static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const
     g->level = CG_THREAD;
     cg_value is, vs;
     cg_scatter_sources(g, e, env, &is, &vs);
-    const char *i = cg_name(g, "i");
-    cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i,
-            cg_size(g, cg_length(&is)), i);
-    g->indent++;
+    const char *i = glb_loop_begin(g, cg_length(&is));
     cg_scatter_step(g, e, env, p, &is, &vs, i);
-    g->indent--;
-    cg_line(g, "}");
+    glb_loop_end(g);
     kernel_end(g);
 }
 
@@ -327,11 +305,7 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
         host_let(g, e, env, p, p);
         return;
     }
-    if (e->kind == ST_NODE_TUPLE && p->tuple && p->n == e->nkids) {
-        for (uint32_t i = 0; i < e->nkids; i++) host_into(g, e->kids[i], env, &p->items[i]);
-        return;
-    }
-    if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e) && cg_into_view(g, e, env, p, host_into)) return;
+    if (cg_into_view(g, e, env, p, host_into)) return;
     if (e->kind == ST_NODE_PRIM) {
         switch (e->u.prim) {
         case ST_PRIM_MAP_GLB: kernel_glb(g, e, env, p, "map"); return;

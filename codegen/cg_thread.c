@@ -68,15 +68,7 @@ static void declare_leaves(cg *g, const cg_place *p, bool private_) {
         return;
     }
     const cg_mem *m = &p->mem;
-    const st_size *count = st_size_const(g->cx, 1);
-    for (uint32_t i = 0; i < m->rank; i++) {
-        st_err e = {0};
-        count = st_size_mul(g->cx, count, m->dims[i], &e);
-        if (!count) {
-            cg_fail(g, NULL, "%s", e.message);
-            return;
-        }
-    }
+    const st_size *count = cg_mem_elements(g, m);
     if (private_) {
         int64_t n;
         st_size_is_const(count, &n);
@@ -510,6 +502,8 @@ cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
 /* ---- into a place ---- */
 
 bool cg_into_view(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into) {
+    /* a view as a whole is read where it is copied; its parts need nothing */
+    if (e->kind != ST_NODE_TUPLE && (e->type->kind == ST_TYPE_SCALAR || cg_is_view(e))) return false;
     if (e->kind == ST_NODE_TUPLE && p->tuple && p->n == e->nkids) {
         for (uint32_t i = 0; i < e->nkids; i++) into(g, e->kids[i], env, &p->items[i]);
         return true;
@@ -559,7 +553,7 @@ void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_pla
         cg_line(g, "}");
         return;
     }
-    if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e) && cg_into_view(g, e, env, p, cg_thread_into)) return;
+    if (cg_into_view(g, e, env, p, cg_thread_into)) return;
     if (e->kind == ST_NODE_PRIM) {
         switch (e->u.prim) {
         case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: map_into(g, e, env, p); return;

@@ -146,6 +146,12 @@ static bool place_build(cg *g, const st_type *t, cg_space space, const char *bas
     return true;
 }
 
+const st_size *cg_mem_elements(cg *g, const cg_mem *m) {
+    const st_size *count = st_size_const(g->cx, 1);
+    for (uint32_t i = 0; i < m->rank; i++) count = size_mul(g, count, m->dims[i]);
+    return count;
+}
+
 const cg_place *cg_place_new(cg *g, const st_type *t, cg_space space, const char *base) {
     cg_place *p = cg_alloc(g, sizeof *p);
     uint32_t leaf = 0;

@@ -4,8 +4,7 @@
 #include <string.h>
 
 static st_code_array *arrays_of(cg *g, cg_buffer_role role, uint32_t *n) {
-    *n = 0;
-    for (uint32_t i = 0; i < g->nbuffers; i++) *n += g->buffers[i].role == role;
+    *n = cg_buffers_of(g, role);
     st_code_array *out = cg_alloc(g, (*n + 1) * sizeof *out);
     if (!out) return NULL;
     for (uint32_t i = 0; i < g->nbuffers; i++) {

@@ -47,10 +47,11 @@
 
 static st_ctx *cx;
 static st_arena *ar;
+static st_registry *reg;
 
+/* harness.h's helpers over this suite's arena */
 #define text_of(...) arena_text(ar, __VA_ARGS__)
 #define entry_of(p) entry_ok(p)
-static st_registry *reg;
 
 static void setup(void) {
     cx = st_ctx_new();
