@@ -5,6 +5,7 @@
 #define STRATA_CLI_H
 
 #include "codegen/codegen.h"
+#include "explore/explore.h"
 #include "ir/ir.h"
 #include "rewrite/rewrite.h"
 #include "strategies/strategies.h"
@@ -33,13 +34,14 @@ typedef struct command {
     int npositional; /* required positional arguments */
     const option *options;
     int (*run)(const struct command *cmd, int argc, char **argv);
+    int max_positional; /* more positionals allowed (merge's DIRs); 0: npositional */
 } command;
 
 enum { MAX_VALUES = 256 };
 
 /* What the command line said: positionals and option values, in order. */
 typedef struct args {
-    const char *positional[4];
+    const char *positional[16];
     int npositional;
     const char *opt_name[MAX_VALUES];
     const char *opt_value[MAX_VALUES];
@@ -71,7 +73,6 @@ void unload_program(loaded *l);
 /* The start of every command that reads PROG: its flags, then the program.
  * Returns -1 to go on, else the exit status. */
 int begin(const command *cmd, int argc, char **argv, bool need_def, args *a, loaded *l);
-bool make_dirs(const char *path, st_err *err);
 /* Why strategy s did not apply to l's def, as a user should read it. */
 st_err not_applied(const st_err *err, const loaded *l, const st_strategy *s);
 /* The def's arguments from --input, --size and --seed (arrays not given are
@@ -92,5 +93,14 @@ void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args,
 /* cli/run.c */
 extern const option run_options[];
 int run_run(const command *cmd, int argc, char **argv);
+
+/* cli/explore.c */
+extern const option explore_options[];
+int run_explore(const command *cmd, int argc, char **argv);
+extern const option merge_options[], export_options[];
+int run_merge(const command *cmd, int argc, char **argv);
+int run_export(const command *cmd, int argc, char **argv);
+/* What results/ files a program under: "prefix_sum", "prog-ENTRY". */
+void program_name(const char *path, const char *entry, char *out, size_t cap);
 
 #endif

@@ -62,7 +62,7 @@ int parse_args(const command *cmd, int argc, char **argv, args *out) {
             out->opt_value[out->nopts++] = value ? value : "";
             continue;
         }
-        if (out->npositional == cmd->npositional)
+        if (out->npositional == (cmd->max_positional ? cmd->max_positional : cmd->npositional))
             return usage_error(cmd, "unexpected argument `%s`", a);
         out->positional[out->npositional++] = a;
     }
@@ -166,24 +166,6 @@ static const option eval_options[] = {
     {"--entry", NULL, "NAME", false, "the def to run (default: main, or the only def)"},
     {0}};
 
-bool make_dirs(const char *path, st_err *err) {
-    char buf[4096];
-    size_t len = strlen(path);
-    if (len == 0 || len >= sizeof buf) return st_fail(err, (st_loc){0}, "bad output directory `%s`", path);
-    memcpy(buf, path, len + 1);
-    for (size_t i = 1; i <= len; i++) {
-        if (buf[i] != '/' && buf[i] != 0) continue;
-        char c = buf[i];
-        buf[i] = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return st_fail(err, (st_loc){path, 0, 0}, "cannot create the directory: %s", strerror(errno));
-        buf[i] = c;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return st_fail(err, (st_loc){path, 0, 0}, "is not a directory");
-    return true;
-}
 
 st_err not_applied(const st_err *err, const loaded *l, const st_strategy *s) {
     st_err shown = *err;
@@ -224,7 +206,7 @@ bool write_results(const char *dir, st_arena *arena, const st_value *result, st_
     st_value *leaves = st_arena_alloc(arena, (nleaves + 1) * sizeof *leaves);
     if (!leaves) return st_fail_internal(err, "out of memory");
     st_value_leaves(result, leaves, nleaves);
-    if (dir && !make_dirs(dir, err)) return false;
+    if (dir && !st_make_dirs(dir, err)) return false;
     for (size_t i = 0; i < nleaves; i++) {
         if (!dir) {
             show(i, &leaves[i]);
@@ -464,17 +446,17 @@ static int run_devices(const command *cmd, int argc, char **argv) {
 static const command commands[] = {
     {"check", "check PROG [--entry NAME]", "Type-check PROG and print the signature of each def.",
      "Errors are printed as FILE:LINE:COL: error: MESSAGE with the line and a caret; the exit status is then 1.",
-     1, program_options, run_check},
+     1, program_options, run_check, 0},
     {"print", "print PROG [--entry NAME]", "Print PROG in the surface syntax, as strata reads it.",
      "The output parses back to the same program: every step of a rewrite can be shown and fed back in.",
-     1, program_options, run_print},
+     1, program_options, run_print, 0},
     {"eval", "eval PROG [--input NAME=VALUE]… [--size N=VALUE]… [--output DIR]",
      "Run PROG on the reference interpreter.",
      "Array parameters are .npy files (--input xs=a.npy), scalars are numbers (--input H=4096).\n"
      "With --size N=1000 (or --seed), arrays not given are generated at random.\n"
      "Results go to DIR/0.npy, DIR/1.npy, … (one per array of the result; a tuple is several),\n"
      "or are summarised on standard output without --output.",
-     1, eval_options, run_eval},
+     1, eval_options, run_eval, 0},
     {"rewrite", "rewrite PROG -s STRATEGY [--trace] [--entry NAME]",
      "Apply a rewrite strategy and print the rewritten program.",
      "The strategy composes rules (`strata strategies` lists them) with ; <+ try repeat iterate\n"
@@ -482,7 +464,7 @@ static const command commands[] = {
      "  strata rewrite prog.strata -s 'parallel-scan(BS=256, BF=2, SE=4)'\n"
      "  strata rewrite prog.strata -s 'scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))'\n"
      "The output parses again. A strategy that does not apply is an error (exit 1) that says why.",
-     1, rewrite_options, run_rewrite},
+     1, rewrite_options, run_rewrite, 0},
     {"run", "run PROG [-s STRATEGY] [--input NAME=VALUE]… [--size N=VALUE]… [--seed S] [--output DIR]\n"
             "                  [--device D] [--check] [--time [--runs K]] [--emit DIR] [--entry NAME]",
      "Rewrite, lower and generate OpenCL for PROG, and run it on a device.",
@@ -491,10 +473,36 @@ static const command commands[] = {
      "Inputs are given as for `strata eval`. --check compares with the interpreter, --time measures the\n"
      "kernels by profiling events, --emit DIR writes the lowered program, kernels.cl and host.c.\n"
      "The default device is the first GPU, else the first device (`strata devices` lists them).",
-     1, run_options, run_run},
+     1, run_options, run_run, 0},
+    {"explore", "explore PROG --space SPACE --out DIR [--size N=VALUE]… [--input NAME=VALUE]… [--seed S]\n"
+                "                  [--device D] [--runs K] [--timeout S] [--jobs J] [--shard I/N] [--cache DIR]",
+     "Build, check and time every point of a space of strategies for PROG on a device.",
+     "A space is a strategy whose arguments may be ranges, with constraints after `where`:\n"
+     "  parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2]) where BS % BF == 0\n"
+     "Ranges: [1, 2, 4] lists, [a..b] and [a..b step k], [a..b powK] (the powers of K between a and b).\n"
+     "Kernels are built in parallel (with a build cache); then each variant runs in a process of its own,\n"
+     "its result is compared with the interpreter's (integers exactly, floats within 1e-3 relative, with a\n"
+     "guard region after every output), and it is timed by profiling events: 2 warm-up runs, then --runs.\n"
+     "Every point gets a status: ok, constraint, build_error, launch_error, wrong_answer, timeout, crash.\n"
+     "DIR gets explore.json, program.strata, results.jsonl (one line per point, appended as each ends:\n"
+     "run the same command again to resume), results.csv and results.svg (GB/s over the space).",
+     1, explore_options, run_explore, 0},
+    {"merge", "merge DIR… --out DIR",
+     "Merge explorations of one space (its shards, say) into one directory.",
+     "Each DIR is an exploration of the same program, entry, space, inputs, seed and device, typically\n"
+     "one shard of a cluster job each (strata explore … --shard I/N --out DIR_I). The merged directory\n"
+     "has every point once, results.csv and results.svg, and can be exported.",
+     1, merge_options, run_merge, 16},
+    {"export", "export DIR [--into results] [--top K]",
+     "Measure the best variants of an exploration again and export the fastest.",
+     "Writes results/<device>/<program>/ (kernels.cl, host.c, program.strata: the lowered program,\n"
+     "record.json: device, driver, inputs, strategy, parameters, figures, SHA-256 of the kernels) and\n"
+     "adds it to results/index.json, where `strata run` without -s finds it: for this device, else a\n"
+     "device of the same vendor, else the default. Run it on the machine that explored.",
+     1, export_options, run_export, 0},
     {"strategies", "strategies", "List the rewrite rules, their parameters and conditions.", NULL, 0, no_options,
-     run_strategies},
-    {"devices", "devices", "List the OpenCL platforms and devices.", NULL, 0, no_options, run_devices},
+     run_strategies, 0},
+    {"devices", "devices", "List the OpenCL platforms and devices.", NULL, 0, no_options, run_devices, 0},
 };
 
 static void print_overview(FILE *f) {

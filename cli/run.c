@@ -7,7 +7,8 @@
 #include <string.h>
 
 const option run_options[] = {
-    {"--strategy", "-s", "STRATEGY", false, "the strategy to apply before lowering (default: every scan as a two-level parallel-scan)"},
+    {"--strategy", "-s", "STRATEGY", false, "the strategy to apply before lowering (default: the best exported for the device, else every scan as a two-level parallel-scan)"},
+    {"--results", NULL, "DIR", false, "where `strata export` wrote the best variants (default: results)"},
     {"--input", NULL, "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
     {"--size", NULL, "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
     {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
@@ -36,18 +37,13 @@ static bool write_file(const char *dir, const char *name, const char *text, st_e
     return true;
 }
 
-/* The user's strategy, then the default lowering (which leaves what the
- * user lowered alone). */
-static const st_def *lowered(const args *a, const loaded *l, const st_registry *reg, st_err *err) {
+/* The strategy, then the default lowering (which leaves what the user
+ * lowered alone). */
+static const st_def *lowered(const char *text, const loaded *l, const st_registry *reg, st_err *err) {
     st_rw *rw = st_rw_new(l->cx, reg);
     if (!rw) return st_fail_internal(err, "out of memory"), NULL;
     const st_def *def = l->def;
-    const char *text = opt(a, "--strategy");
-    if (!text) {
-        text = ST_DEFAULT_STRATEGY;
-        fprintf(stderr, "strategy: %s (the default; -s picks another)\n", text);
-    }
-    if (text) {
+    {
         const st_strategy *s = st_strategy_parse(l->cx, reg, "strategy", text, err);
         if (!s) {
             st_rw_free(rw);
@@ -92,6 +88,33 @@ static bool time_runs(st_launch *launch, int64_t runs, st_err *err) {
     return true;
 }
 
+/* Without -s: the variant `strata export` found best for this device (or
+ * its vendor, or anywhere), else the default. An exported strategy that no
+ * longer applies (the program changed) gives way to the default. */
+static const st_def *lowered_best(const args *a, const loaded *l, const st_registry *reg, const st_device_info *dev,
+                                  st_err *err) {
+    if (opt(a, "--strategy")) return lowered(opt(a, "--strategy"), l, reg, err);
+    char name[256];
+    program_name(a->positional[0], opt(a, "--entry"), name, sizeof name);
+    st_buf strategy = {0}, from = {0};
+    bool found = false;
+    const st_def *def = NULL;
+    if (!st_results_lookup(opt(a, "--results") ? opt(a, "--results") : "results", dev, name, &found, &strategy,
+                           &from, err))
+        return NULL;
+    if (found) {
+        fprintf(stderr, "strategy: %s (%s; -s picks another)\n", strategy.data, from.data);
+        st_err why = {0};
+        if (!(def = lowered(strategy.data, l, reg, &why)))
+            fprintf(stderr, "warning: the exported strategy does not apply (%s); using the default\n", why.message);
+    }
+    st_buf_free(&strategy);
+    st_buf_free(&from);
+    if (def) return def;
+    fprintf(stderr, "strategy: %s (the default; -s picks another)\n", ST_DEFAULT_STRATEGY);
+    return lowered(ST_DEFAULT_STRATEGY, l, reg, err);
+}
+
 int run_run(const command *cmd, int argc, char **argv) {
     args a;
     loaded l;
@@ -116,7 +139,7 @@ int run_run(const command *cmd, int argc, char **argv) {
         goto fail;
     }
     /* an unusable output directory is found before the work, not after */
-    if (opt(&a, "--output") && !make_dirs(opt(&a, "--output"), &err)) goto fail;
+    if (opt(&a, "--output") && !st_make_dirs(opt(&a, "--output"), &err)) goto fail;
     const st_value *values;
     const st_binding *env;
     size_t nenv;
@@ -124,7 +147,9 @@ int run_run(const command *cmd, int argc, char **argv) {
         shown = l.source;
         goto fail;
     }
-    const st_def *def = lowered(&a, &l, reg, &err);
+    if (!(cl = st_cl_open(opt(&a, "--device"), &err))) goto fail;
+    const st_device_info *dev = st_cl_device(cl);
+    const st_def *def = lowered_best(&a, &l, reg, dev, &err);
     if (!def) {
         shown = err.loc.file && !strcmp(err.loc.file, "strategy") ? opt(&a, "--strategy") : NULL;
         goto fail;
@@ -135,13 +160,11 @@ int run_run(const command *cmd, int argc, char **argv) {
     if (emit) {
         st_buf prog = {0};
         st_print_def(def, &prog);
-        bool ok = make_dirs(emit, &err) && write_file(emit, "program.strata", prog.data ? prog.data : "", &err) &&
+        bool ok = st_make_dirs(emit, &err) && write_file(emit, "program.strata", prog.data ? prog.data : "", &err) &&
                   write_file(emit, "kernels.cl", code.opencl, &err) && write_file(emit, "host.c", code.host, &err);
         st_buf_free(&prog);
         if (!ok) goto fail;
     }
-    if (!(cl = st_cl_open(opt(&a, "--device"), &err))) goto fail;
-    const st_device_info *dev = st_cl_device(cl);
     fprintf(stderr, "device %u: %s (%s); %u kernels\n", dev->index, dev->name, dev->platform, code.nkernels);
     if (!(exe = st_exe_build(cl, &code, &err))) goto fail;
     if (!(launch = st_launch_new(exe, values, env, nenv, &err))) goto fail;

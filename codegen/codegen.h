@@ -103,6 +103,15 @@ typedef struct st_cl st_cl;
 st_cl *st_cl_open(const char *spec, st_err *err);
 void st_cl_close(st_cl *cl);
 const st_device_info *st_cl_device(const st_cl *cl);
+/* Keep built kernels in dir (NULL: no cache): a program is stored under the
+ * SHA-256 of the device, its driver, the build options and the kernel
+ * source, and later builds of the same source load the binary instead of
+ * compiling. The directory is made when missing; a cache that cannot be
+ * read or written only costs the time of a build. */
+void st_cl_set_cache(st_cl *cl, const char *dir);
+/* The cache a user gets: $STRATA_CACHE, else $XDG_CACHE_HOME/strata, else
+ * $HOME/.cache/strata (into buf; false when none of them is set). */
+bool st_default_cache_dir(char *buf, size_t cap);
 
 /* A generated program built for one device: its kernels compiled (the build
  * log excerpt in the error when they do not) and its glue compiled by
@@ -110,6 +119,8 @@ const st_device_info *st_cl_device(const st_cl *cl);
 typedef struct st_exe st_exe;
 
 st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err);
+/* Whether the last st_exe_build of exe came from the cache. */
+bool st_exe_cached(const st_exe *exe);
 void st_exe_free(st_exe *exe);
 
 /* One set of inputs on the device: uploaded once, run any number of times. */
@@ -122,10 +133,20 @@ st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *en
  * device time from the start of its first kernel to the end of its last, by
  * profiling events. */
 bool st_launch_run(st_launch *l, double *ms, st_err *err);
-/* The outputs of the last run, shaped like the def's result type. */
+/* The outputs of the last run, shaped like the def's result type. Every
+ * output buffer has a guard region after its end, filled with a pattern
+ * when it is allocated; a kernel that wrote into it is an error here that names
+ * the output and the first byte past its end that changed. */
 bool st_launch_read(st_launch *l, st_arena *a, st_value *result, st_err *err);
 /* Bytes of the program's inputs read plus outputs written: what GB/s counts. */
 uint64_t st_launch_bytes(const st_launch *l);
 void st_launch_free(st_launch *l);
+
+/* ------------------------------------------------------------------------ */
+/* Checksums                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* SHA-256 of len bytes as 64 lowercase hex digits and a NUL. */
+void st_sha256_hex(const void *data, size_t len, char out[65]);
 
 #endif

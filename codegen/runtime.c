@@ -11,8 +11,7 @@
  * Lifetimes: an st_exe uses its st_cl and its st_code (and so the arena and
  * context they live in); an st_launch uses its st_exe. Each must outlive what
  * was made from it. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include "codegen.h"
+#include "build_cache.h"
 #include "jit.h"
 
 #include <CL/cl.h>
@@ -70,6 +69,7 @@ struct st_cl {
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
+    char *cache;          /* the build cache's directory, or NULL */
 };
 
 static bool contains_nocase(const char *text, const char *part) {
@@ -170,12 +170,27 @@ st_cl *st_cl_open(const char *spec, st_err *err) {
 
 void st_cl_close(st_cl *cl) {
     if (!cl) return;
+    free(cl->cache);
     if (cl->queue) clReleaseCommandQueue(cl->queue);
     if (cl->context) clReleaseContext(cl->context);
     free(cl);
 }
 
 const st_device_info *st_cl_device(const st_cl *cl) { return &cl->info; }
+
+void st_cl_set_cache(st_cl *cl, const char *dir) {
+    free(cl->cache);
+    cl->cache = dir && dir[0] ? strdup(dir) : NULL;
+}
+
+bool st_default_cache_dir(char *buf, size_t cap) {
+    const char *own = getenv("STRATA_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = own && own[0] ? snprintf(buf, cap, "%s", own)
+            : xdg && xdg[0] ? snprintf(buf, cap, "%s/strata", xdg)
+            : home && home[0] ? snprintf(buf, cap, "%s/.cache/strata", home)
+            : -1;
+    return n > 0 && (size_t)n < cap;
+}
 
 /* ------------------------------------------------------------------------ */
 /* A program built for the device                                           */
@@ -188,6 +203,7 @@ struct st_exe {
     cl_kernel *kernels;
     st_jit *jit;
     strata_run_fn run;
+    bool cached;          /* the program came from the build cache */
 };
 
 /* What the glue may call: the OpenCL it needs and snprintf for its message. */
@@ -276,15 +292,20 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
     }
     exe->cl = cl;
     exe->code = code;
-    const char *name = cl->info.name;
-    cl_int rc;
+    const char *name = cl->info.name, *options = "-cl-std=CL1.2";
+    cl_int rc = CL_SUCCESS;
     const char *source = code->opencl;
-    exe->program = clCreateProgramWithSource(cl->context, 1, &source, NULL, &rc);
+    char key[65];
+    build_cache_key(&cl->info, options, source, key);
+    if (cl->cache) exe->program = build_cache_load(cl->cache, key, cl->context, cl->device, options);
+    exe->cached = exe->program != NULL;
+    if (!exe->program) exe->program = clCreateProgramWithSource(cl->context, 1, &source, NULL, &rc);
     if (!exe->program) {
         st_fail(err, (st_loc){0}, "cannot load the generated kernels on %s (%s)", name, cl_error_name(rc));
         goto fail;
     }
-    rc = clBuildProgram(exe->program, 1, &cl->device, "-cl-std=CL1.2", NULL, NULL);
+    if (!exe->cached) rc = clBuildProgram(exe->program, 1, &cl->device, options, NULL, NULL);
+    if (rc == CL_SUCCESS && !exe->cached && cl->cache) build_cache_store(cl->cache, key, exe->program);
     if (rc != CL_SUCCESS) {
         char prefix[400];
         if (rc == CL_BUILD_PROGRAM_FAILURE)
@@ -312,6 +333,8 @@ fail:
     st_exe_free(exe);
     return NULL;
 }
+
+bool st_exe_cached(const st_exe *exe) { return exe->cached; }
 
 void st_exe_free(st_exe *exe) {
     if (!exe) return;
@@ -366,6 +389,41 @@ static cl_mem new_buffer(st_launch *l, size_t bytes, const void *host, st_err *e
     if (!m)
         st_fail(err, (st_loc){0}, "cannot allocate %zu bytes on %s (%s)", bytes, l->exe->cl->info.name, cl_error_name(rc));
     return m;
+}
+
+/* Every output buffer ends in a guard region of this many bytes of this
+ * pattern, so that a kernel writing past an output's end is caught when the
+ * results are read (a variant an exploration must never export). */
+enum { GUARD_BYTES = 4096, GUARD_PATTERN = 0xA5 };
+
+static cl_mem new_output(st_launch *l, size_t bytes, st_err *err) {
+    cl_mem m = new_buffer(l, bytes + GUARD_BYTES, NULL, err);
+    unsigned char guard[GUARD_BYTES];
+    memset(guard, GUARD_PATTERN, sizeof guard);
+    cl_int rc = m ? clEnqueueWriteBuffer(l->exe->cl->queue, m, CL_TRUE, bytes, sizeof guard, guard, 0, NULL, NULL)
+                  : CL_SUCCESS;
+    if (rc != CL_SUCCESS) {
+        clReleaseMemObject(m);
+        st_fail(err, (st_loc){0}, "cannot fill an output's guard region on %s (%s)", l->exe->cl->info.name,
+                cl_error_name(rc));
+        return NULL;
+    }
+    return m;
+}
+
+/* Did a kernel write into output i's guard region? */
+static bool guard_intact(st_launch *l, uint32_t i, size_t bytes, st_err *err) {
+    unsigned char guard[GUARD_BYTES];
+    cl_int rc = clEnqueueReadBuffer(l->exe->cl->queue, l->outputs[i], CL_TRUE, bytes, sizeof guard, guard, 0, NULL, NULL);
+    if (rc != CL_SUCCESS)
+        return st_fail(err, (st_loc){0}, "reading output %u's guard region from %s (%s)", i, l->exe->cl->info.name,
+                       cl_error_name(rc));
+    for (size_t k = 0; k < sizeof guard; k++)
+        if (guard[k] != GUARD_PATTERN)
+            return st_fail(err, (st_loc){0},
+                           "the kernels wrote past the end of output %u (%zu bytes): byte %zu after its end changed",
+                           i, bytes, k);
+    return true;
 }
 
 /* Upload the array leaves of every parameter, in order. */
@@ -460,7 +518,7 @@ st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *en
     for (uint32_t i = 0; i < code->noutputs; i++) {
         size_t bytes = 0;
         if (!count_of(code->outputs[i].length, code->outputs[i].kind, env, nenv, &l->out_counts[i], &bytes, err) ||
-            !(l->outputs[i] = new_buffer(l, bytes, NULL, err)))
+            !(l->outputs[i] = new_output(l, bytes, err)))
             goto fail;
         l->bytes += bytes;
     }
@@ -533,6 +591,7 @@ static bool read_leaves(st_launch *l, st_value *v, uint32_t *next, st_err *err) 
                       : CL_SUCCESS;
     if (rc != CL_SUCCESS)
         return st_fail(err, (st_loc){0}, "reading the results from %s (%s)", l->exe->cl->info.name, cl_error_name(rc));
+    if (!guard_intact(l, i, bytes, err)) return false;
     if (v->scalar == ST_BOOL) { /* a kernel may write any nonzero byte for true; C's bool is 0 or 1 */
         unsigned char *b = dst;
         for (size_t k = 0; k < bytes; k++) b[k] = b[k] != 0;

@@ -78,6 +78,13 @@ void st_err_format(const st_err *err, const char *source, size_t source_len, st_
 int st_closest_names(const char *name, const char *const *candidates, int ncandidates,
                      const char **out, int max);
 
+/* Files: the whole file NUL-terminated (malloc'ed; *len its bytes) or NULL
+ * with a message naming it; a file written whole; a directory made with its
+ * parents (an existing one is fine). */
+char *st_read_file(const char *path, size_t *len, st_err *err);
+bool st_write_file(const char *path, const char *text, size_t len, st_err *err);
+bool st_make_dirs(const char *path, st_err *err);
+
 /* ------------------------------------------------------------------------ */
 /* Arena                                                                    */
 /* ------------------------------------------------------------------------ */

@@ -20,13 +20,11 @@ const st_program *st_parse_program(st_ctx *cx, const char *file, const char *src
     return p;
 }
 
-/* The whole file, NUL-terminated, or NULL with a message naming it. */
-static char *read_file(const char *path, size_t *len, st_err *err) {
+char *st_read_file(const char *path, size_t *len, st_err *err) {
     struct stat st;
     if (stat(path, &st) != 0)
         return st_fail(err, (st_loc){path, 0, 0}, "cannot read the file: %s", strerror(errno)), NULL;
-    if (S_ISDIR(st.st_mode))
-        return st_fail(err, (st_loc){path, 0, 0}, "is a directory, not a program file"), NULL;
+    if (S_ISDIR(st.st_mode)) return st_fail(err, (st_loc){path, 0, 0}, "is a directory, not a file"), NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return st_fail(err, (st_loc){path, 0, 0}, "cannot read the file: %s", strerror(errno)), NULL;
     size_t cap = 4096, n = 0;
@@ -51,9 +49,35 @@ static char *read_file(const char *path, size_t *len, st_err *err) {
     return buf;
 }
 
+bool st_write_file(const char *path, const char *text, size_t len, st_err *err) {
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(text, 1, len, f) == len;
+    ok = (f && fclose(f) == 0) && ok;
+    return ok || st_fail(err, (st_loc){path, 0, 0}, "cannot write the file: %s", strerror(errno));
+}
+
+bool st_make_dirs(const char *path, st_err *err) {
+    char buf[4096];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof buf) return st_fail(err, (st_loc){0}, "bad directory name `%s`", path);
+    memcpy(buf, path, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != 0) continue;
+        char c = buf[i];
+        buf[i] = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return st_fail(err, (st_loc){path, 0, 0}, "cannot create the directory: %s", strerror(errno));
+        buf[i] = c;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return st_fail(err, (st_loc){path, 0, 0}, "is not a directory");
+    return true;
+}
+
 const st_program *st_load_program(st_ctx *cx, const char *path, char **text, st_err *err) {
     size_t len;
-    char *src = read_file(path, &len, err);
+    char *src = st_read_file(path, &len, err);
     if (!src) return NULL;
     const st_program *p = st_parse_program(cx, path, src, len, err);
     if (text) *text = src;

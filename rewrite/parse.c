@@ -216,7 +216,9 @@ static const st_strategy *rule(sparser *p) {
             char msg[300];
             snprintf(msg, sizeof msg, "%s = %lld is out of range: %s (%s) is from %lld to %lld", prm->name,
                      (long long)args[i], prm->name, prm->doc ? prm->doc : "", (long long)prm->min, (long long)prm->max);
-            return fail(p, cols[i], "%s", msg);
+            fail(p, cols[i], "%s", msg);
+            p->err->arg = (int)i; /* the value is wrong, not the text: see st_strategy_parse */
+            return NULL;
         }
     }
     for (uint32_t i = 0; i < r->nparams; i++)
@@ -224,7 +226,11 @@ static const st_strategy *rule(sparser *p) {
             return fail(p, name.col, "%s needs its parameter %s (%s), as in %s(%s=…)", text, r->params[i].name,
                         r->params[i].doc ? r->params[i].doc : "", text, r->params[i].name);
     st_err why = {0};
-    if (r->check && !r->check(args, &why)) return fail(p, name.col, "%s: %s", text, why.message);
+    if (r->check && !r->check(args, &why)) {
+        fail(p, name.col, "%s: %s", text, why.message);
+        p->err->arg = (int)r->nparams; /* the values together are wrong */
+        return NULL;
+    }
     return st_s_rule(p->cx, r, args);
 }
 

@@ -117,7 +117,9 @@ struct st_strategy {
  *     scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))
  * Errors are located by column (err->loc.line 1, err->loc.file `what`); an
  * unknown rule names the closest known ones; arguments are checked against
- * the parameters' ranges and the rule's own conditions. */
+ * the parameters' ranges and the rule's own conditions. When that check is
+ * what fails (the text is well-formed, the values are not allowed) err->arg
+ * is ≥ 0 (an exploration counts such a point as a constraint), else -1. */
 const st_strategy *st_strategy_parse(st_ctx *cx, const st_registry *reg, const char *what,
                                      const char *text, st_err *err);
 /* The strategy as text that st_strategy_parse reads back. */

@@ -1,0 +1,280 @@
+/* cli/explore.c — `strata explore`: a space explored on a device, with a
+ * progress display, and what was found. */
+#include "cli.h"
+
+#include "explore/explore.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const option explore_options[] = {
+    {"--space", NULL, "SPACE", false, "the strategy with parameter ranges, e.g. 'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])'"},
+    {"--out", NULL, "DIR", false, "where the records go (an interrupted exploration resumes there)"},
+    {"--size", NULL, "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
+    {"--input", NULL, "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
+    {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
+    {"--device", NULL, "D", false, "the OpenCL device: its index in `strata devices`, or part of its name"},
+    {"--runs", NULL, "K", false, "timed runs per variant, after 2 warm-up runs (default 10, at least 7)"},
+    {"--timeout", NULL, "SECONDS", false, "a variant's time limit to build, check and time it (default 60)"},
+    {"--jobs", NULL, "J", false, "kernels built in parallel (default: the number of processors)"},
+    {"--shard", NULL, "I/N", false, "explore only the points whose index % N == I (0 <= I < N); see `strata merge`"},
+    {"--cache", NULL, "DIR", false, "the build cache (default $STRATA_CACHE, else ~/.cache/strata); `none` for none"},
+    {"--entry", NULL, "NAME", false, "the def to explore (default: main, or the only def)"},
+    {0}};
+
+/* A whole number from an option, within [lo, hi]. */
+static bool number_option(const args *a, const char *name, int64_t lo, int64_t hi, int64_t *out, st_err *err) {
+    const char *text = opt(a, name);
+    if (!text) return true;
+    st_scalar s;
+    if (!st_scalar_parse(ST_I64, text, name, &s, err)) return false;
+    if (s.i64 < lo || s.i64 > hi)
+        return st_fail(err, (st_loc){0}, "%s must be from %lld to %lld, not %lld", name, (long long)lo, (long long)hi,
+                       (long long)s.i64);
+    *out = s.i64;
+    return true;
+}
+
+static bool shard_option(const args *a, uint32_t *shard, uint32_t *nshards, st_err *err) {
+    *shard = 0;
+    *nshards = 1;
+    const char *text = opt(a, "--shard");
+    if (!text) return true;
+    unsigned long i, n;
+    int used = -1;
+    if (sscanf(text, "%lu/%lu%n", &i, &n, &used) != 2 || used != (int)strlen(text) || n < 1 || n > 1000000 || i >= n)
+        return st_fail(err, (st_loc){0}, "--shard takes I/N with 0 <= I < N, as in --shard 0/4, not `%s`", text);
+    *shard = (uint32_t)i;
+    *nshards = (uint32_t)n;
+    return true;
+}
+
+/* "prefix_sum" from "examples/prefix_sum.strata"; "-ENTRY" added for an
+ * entry other than main. */
+void program_name(const char *path, const char *entry, char *out, size_t cap) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strcspn(base, ".");
+    snprintf(out, cap, "%.*s%s%s", (int)n, base, entry && strcmp(entry, "main") ? "-" : "",
+             entry && strcmp(entry, "main") ? entry : "");
+}
+
+/* ---- progress ---- */
+
+typedef struct display {
+    bool tty;
+    bool bar_shown;
+} display;
+
+static void clock_text(double s, char *out, size_t cap) {
+    if (s < 0) snprintf(out, cap, "?");
+    else snprintf(out, cap, "%d:%02d", (int)(s / 60), (int)s % 60);
+}
+
+static void show_progress(void *data, const st_explore_progress *p) {
+    display *d = data;
+    char eta[32], elapsed[32];
+    clock_text(p->eta_s, eta, sizeof eta);
+    clock_text(p->elapsed_s, elapsed, sizeof elapsed);
+    bool building = !strcmp(p->phase, "check");
+    if (d->tty) {
+        int width = 24, filled = p->total ? (int)(width * p->done / p->total) : width;
+        fprintf(stderr, "\r\033[K%s [%.*s%*s] %llu/%llu  %s, eta %s", building ? "check" : "time ", filled,
+                "########################", width - filled, "", (unsigned long long)p->done,
+                (unsigned long long)p->total, elapsed, eta);
+        if (p->best) fprintf(stderr, "  best %.4g ms %.60s", p->best->median_ms, p->best->strategy);
+        d->bar_shown = true;
+        if (p->done == p->total) {
+            fputc('\n', stderr);
+            d->bar_shown = false;
+        }
+        fflush(stderr);
+        return;
+    }
+    if (building) {
+        if (p->done == 0) fprintf(stderr, "building and checking %llu variants\n", (unsigned long long)p->total);
+        else if (p->done == p->total) fprintf(stderr, "built and checked in %s\n", elapsed);
+        return;
+    }
+    if (!p->last) return;
+    const st_record *r = p->last;
+    fprintf(stderr, "[%llu/%llu] %-12s ", (unsigned long long)p->done, (unsigned long long)p->total,
+            st_status_name(r->status));
+    if (r->status == ST_STATUS_OK) fprintf(stderr, "%9.4f ms %8.3f GB/s  ", r->median_ms, r->gb_per_s);
+    fprintf(stderr, "%s", r->strategy);
+    if (r->status != ST_STATUS_OK && r->message && r->message[0]) {
+        size_t n = strcspn(r->message, "\n");
+        fprintf(stderr, "\n    %.*s", (int)(n > 200 ? 200 : n), r->message);
+    }
+    fputc('\n', stderr);
+}
+
+static void print_summary(const st_explore_summary *sum, const char *dir);
+static void cache_dir(const args *a, char *out, size_t cap);
+
+/* ---- the command ---- */
+
+int run_explore(const command *cmd, int argc, char **argv) {
+    args a;
+    loaded l;
+    int rc = begin(cmd, argc, argv, true, &a, &l);
+    if (rc >= 0) return rc;
+    st_err err = {0};
+    st_registry *reg = registry(&rc);
+    st_space *space = NULL;
+    const char *inputs[MAX_VALUES];
+    uint32_t ninputs = 0;
+    const char *shown = NULL;
+    if (!reg) goto done;
+    if (!opt(&a, "--space") || !opt(&a, "--out")) {
+        rc = usage_error(cmd, "%s", !opt(&a, "--space") ? "--space SPACE is needed (what to explore)"
+                                                         : "--out DIR is needed (where the records go)");
+        goto done;
+    }
+    int64_t runs = 10, timeout = 60, jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    uint64_t seed = 1;
+    uint32_t shard, nshards;
+    if (!number_option(&a, "--runs", 7, 100000, &runs, &err) ||
+        !number_option(&a, "--timeout", 1, 7 * 24 * 3600, &timeout, &err) ||
+        !number_option(&a, "--jobs", 1, 64, &jobs, &err) || !shard_option(&a, &shard, &nshards, &err))
+        goto fail;
+    if (opt(&a, "--seed")) {
+        st_scalar s;
+        if (!st_scalar_parse(ST_U64, opt(&a, "--seed"), "--seed", &s, &err)) goto fail;
+        seed = s.u64;
+    }
+    if (opt(&a, "--device") && !opt(&a, "--device")[0]) {
+        st_fail(&err, (st_loc){0}, "--device needs an index or part of a device's name (`strata devices` lists them)");
+        goto fail;
+    }
+    for (int i = 0; i < a.nopts; i++)
+        if (!strcmp(a.opt_name[i], "--size") || !strcmp(a.opt_name[i], "--input")) inputs[ninputs++] = a.opt_value[i];
+    if (!(space = st_space_parse("space", opt(&a, "--space"), &err))) {
+        shown = opt(&a, "--space");
+        goto fail;
+    }
+    char cache[4096], name[256];
+    cache_dir(&a, cache, sizeof cache);
+    program_name(a.positional[0], opt(&a, "--entry"), name, sizeof name);
+    st_explore_setup setup = {
+        .cx = l.cx, .program = l.program, .def = l.def, .reg = reg, .program_path = a.positional[0],
+        .program_source = l.source, .program_name = name, .inputs = inputs, .ninputs = ninputs, .seed = seed,
+        .device = opt(&a, "--device"), .cache_dir = cache[0] ? cache : NULL, .runs = (uint32_t)runs, .warmups = 2,
+        .rtol = 1e-3, .timeout_s = (double)timeout, .build_timeout_s = (double)timeout, .jobs = (uint32_t)jobs};
+    display d = {.tty = isatty(STDERR_FILENO)};
+    st_explore_summary sum;
+    const char *dir = opt(&a, "--out");
+    fprintf(stderr, "exploring %s (%s) over %llu points%s\n", name, l.def->name,
+            (unsigned long long)st_space_npoints(space), nshards > 1 ? ", this shard's share" : "");
+    bool ok = st_explore(&setup, space, dir, shard, nshards, show_progress, &d, &sum, &err);
+    if (d.bar_shown) fputc('\n', stderr);
+    if (!ok) {
+        if (err.loc.file && !strcmp(err.loc.file, "space")) shown = opt(&a, "--space");
+        if (err.loc.file && !strcmp(err.loc.file, l.program->file)) shown = l.source;
+        st_explore_summary_free(&sum);
+        goto fail;
+    }
+    printf("device: %s (%s)\n", sum.device.name, sum.device.platform);
+    printf("points: %llu in this shard, %llu already recorded\n", (unsigned long long)sum.points,
+           (unsigned long long)sum.skipped);
+    print_summary(&sum, dir);
+    st_explore_summary_free(&sum);
+    rc = 0;
+    goto done;
+fail:
+    rc = report(&err, shown);
+done:
+    st_space_free(space);
+    st_registry_free(reg);
+    unload_program(&l);
+    return rc;
+}
+
+/* ---- merge ---- */
+
+const option merge_options[] = {
+    {"--out", NULL, "DIR", false, "where the merged records go"},
+    {0}};
+
+static void print_summary(const st_explore_summary *sum, const char *dir) {
+    printf("status:");
+    for (int s = 0; s <= ST_STATUS_CRASH; s++)
+        if (sum->counts[s]) printf(" %s %llu", st_status_name((st_status)s), (unsigned long long)sum->counts[s]);
+    printf("\n");
+    if (sum->best.strategy)
+        printf("best: %s\n      median %.4f ms (min %.4f, max %.4f over %u runs), %.3f GB/s\n", sum->best.strategy,
+               sum->best.median_ms, sum->best.min_ms, sum->best.max_ms, sum->best.nsamples, sum->best.gb_per_s);
+    else
+        printf("best: none (no variant ran correctly)\n");
+    printf("records: %s/results.jsonl, %s/results.csv%s%s%s\n", dir, dir, sum->chart ? ", " : "",
+           sum->chart ? dir : "", sum->chart ? "/results.svg" : "");
+    if (sum->best.strategy) printf("export: strata export %s --into results\n", dir);
+}
+
+int run_merge(const command *cmd, int argc, char **argv) {
+    args a;
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc >= 0) return rc;
+    if (!opt(&a, "--out")) return usage_error(cmd, "%s", "--out DIR is needed (where the merged records go)");
+    st_err err = {0};
+    st_explore_summary sum;
+    if (!st_merge(a.positional, (uint32_t)a.npositional, opt(&a, "--out"), &sum, &err)) {
+        st_explore_summary_free(&sum);
+        return report(&err, NULL);
+    }
+    printf("merged %d explorations: %llu points\n", a.npositional, (unsigned long long)sum.points);
+    print_summary(&sum, opt(&a, "--out"));
+    st_explore_summary_free(&sum);
+    return 0;
+}
+
+/* ---- export ---- */
+
+const option export_options[] = {
+    {"--into", NULL, "DIR", false, "the results folder (default: results)"},
+    {"--top", NULL, "K", false, "how many of the best variants to measure again (default 3)"},
+    {"--timeout", NULL, "SECONDS", false, "a variant's time limit (default 60)"},
+    {"--cache", NULL, "DIR", false, "the build cache (default $STRATA_CACHE, else ~/.cache/strata); `none` for none"},
+    {0}};
+
+static void cache_dir(const args *a, char *out, size_t cap) {
+    const char *given = opt(a, "--cache");
+    out[0] = 0;
+    if (given && strcmp(given, "none")) snprintf(out, cap, "%s", given);
+    else if (!given) st_default_cache_dir(out, cap);
+}
+
+int run_export(const command *cmd, int argc, char **argv) {
+    args a;
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc >= 0) return rc;
+    st_err err = {0};
+    int64_t top = 3, timeout = 60;
+    if (!number_option(&a, "--top", 1, 1000, &top, &err) || !number_option(&a, "--timeout", 1, 7 * 24 * 3600, &timeout, &err))
+        return report(&err, NULL);
+    st_registry *reg = registry(&rc);
+    if (!reg) return rc;
+    char cache[4096];
+    cache_dir(&a, cache, sizeof cache);
+    st_export_setup setup = {.dir = a.positional[0], .into = opt(&a, "--into") ? opt(&a, "--into") : "results",
+                             .top = (uint32_t)top, .cache_dir = cache[0] ? cache : NULL, .timeout_s = (double)timeout,
+                             .jobs = 1};
+    st_export_result res;
+    fprintf(stderr, "measuring the best %lld variants of %s again\n", (long long)top, setup.dir);
+    if (!st_export(&setup, reg, &res, &err)) {
+        rc = report(&err, NULL);
+    } else {
+        printf("device: %s\n", res.device.name);
+        printf("best of %u: %s\n      median %.4f ms (min %.4f, max %.4f over %u runs), %.3f GB/s\n", res.measured,
+               res.best.strategy, res.best.median_ms, res.best.min_ms, res.best.max_ms, res.best.nsamples,
+               res.best.gb_per_s);
+        printf("kernels: %s/kernels.cl, %s/host.c\nrecord: %s/record.json\nindex: %s/index.json\n", res.path, res.path,
+               res.path, setup.into);
+        rc = 0;
+    }
+    st_export_result_free(&res);
+    st_registry_free(reg);
+    return rc;
+}

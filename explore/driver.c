@@ -1,0 +1,430 @@
+/* explore/driver.c — `strata explore`: every point of a space built in
+ * parallel, then checked and timed one at a time, each in its own process,
+ * its record appended to results.jsonl as soon as it is known. Building
+ * and checking run `jobs` at a time; timing runs alone. */
+#include "variant.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the directory ---- */
+
+static void path_in(const char *dir, const char *name, char *out, size_t cap) {
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+static void put_field(st_buf *b, const char *key, const char *value) {
+    st_buf_puts(b, ",\n  ");
+    st_json_put_string(b, key);
+    st_buf_puts(b, ": ");
+    st_json_put_string(b, value ? value : "");
+}
+
+/* explore.json: what was explored, where, how; the first lines are what a
+ * resumed or merged exploration must agree on. */
+static void describe(const st_explore_setup *s, const st_space *space, const st_device_info *dev, uint32_t shard,
+                     uint32_t nshards, st_buf *b) {
+    char sha[65];
+    st_sha256_hex(s->program_source, strlen(s->program_source), sha);
+    st_buf_puts(b, "{\n  \"strata_explore\": 1");
+    put_field(b, "program_sha256", sha);
+    put_field(b, "entry", s->def->name);
+    put_field(b, "space", st_space_text(space));
+    st_buf_puts(b, ",\n  \"inputs\": [");
+    for (uint32_t i = 0; i < s->ninputs; i++) {
+        st_buf_puts(b, i ? ", " : "");
+        st_json_put_string(b, s->inputs[i]);
+    }
+    st_buf_printf(b, "],\n  \"seed\": %llu", (unsigned long long)s->seed);
+    put_field(b, "device", dev->name);
+    put_field(b, "vendor", dev->vendor);
+    put_field(b, "driver", dev->driver);
+    put_field(b, "platform", dev->platform);
+    put_field(b, "device_version", dev->version);
+    put_field(b, "device_type", dev->type);
+    put_field(b, "program", s->program_path);
+    put_field(b, "program_name", s->program_name);
+    st_buf_puts(b, ",\n  \"dims\": [");
+    for (uint32_t d = 0; d < st_space_ndims(space); d++) {
+        st_buf_puts(b, d ? ", " : "");
+        st_json_put_string(b, st_space_dim_at(space, d)->name);
+    }
+    st_buf_printf(b, "],\n  \"runs\": %u,\n  \"warmups\": %u,\n  \"tolerance\": ", s->runs, s->warmups);
+    st_json_put_number(b, s->rtol);
+    st_buf_printf(b, ",\n  \"shard\": \"%u/%u\"\n}\n", shard, nshards);
+}
+
+/* The fields two explorations of one thing share, joined as text. */
+static void identity(const st_json *j, st_buf *out) {
+    static const char *const keys[] = {"program_sha256", "entry", "space", "device"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = st_json_get_string(j, keys[i]);
+        st_buf_printf(out, "%s=%s\n", keys[i], v ? v : "?");
+    }
+    const st_json *inputs = st_json_get(j, "inputs");
+    for (size_t i = 0; inputs && inputs->kind == ST_JSON_ARRAY && i < inputs->len; i++)
+        st_buf_printf(out, "input=%s\n", inputs->items[i].kind == ST_JSON_STRING ? inputs->items[i].string : "?");
+    double seed = -1;
+    st_json_get_number(j, "seed", &seed);
+    st_buf_printf(out, "seed=%.0f\n", seed);
+}
+
+/* The first line where two identities differ, for the message. */
+static void first_difference(const char *a, const char *b, char *out, size_t cap) {
+    while (*a && *a == *b) {
+        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+        if (!ea || !eb || ea - a != eb - b || memcmp(a, b, (size_t)(ea - a))) break;
+        a = ea + 1;
+        b = eb + 1;
+    }
+    size_t n = strcspn(a, "\n"), m = strcspn(b, "\n");
+    snprintf(out, cap, "it has %.*s, this one %.*s", (int)(n > 200 ? 200 : n), a, (int)(m > 200 ? 200 : m), b);
+}
+
+/* Write explore.json and program.strata, or check that dir holds this very
+ * exploration already. */
+static bool claim_dir(const char *dir, const char *meta, const st_explore_setup *s, st_err *err) {
+    char path[4200];
+    path_in(dir, "explore.json", path, sizeof path);
+    size_t len;
+    st_err ignored;
+    char *old = st_read_file(path, &len, &ignored);
+    if (old) {
+        st_arena *a = st_arena_new();
+        st_err why = {0};
+        const st_json *was = a ? st_json_parse(a, path, old, len, &why) : NULL;
+        const st_json *now = a ? st_json_parse(a, path, meta, strlen(meta), &why) : NULL;
+        st_buf x = {0}, y = {0};
+        bool same = false;
+        if (was && now) {
+            identity(was, &x);
+            identity(now, &y);
+            same = x.data && y.data && !strcmp(x.data, y.data);
+            if (!same) {
+                char diff[600];
+                first_difference(x.data ? x.data : "", y.data ? y.data : "", diff, sizeof diff);
+                st_fail(err, (st_loc){path, 0, 0},
+                        "the directory holds another exploration (%s); give another --out, or remove it", diff);
+            }
+        } else {
+            st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description: %s", why.message);
+        }
+        st_buf_free(&x);
+        st_buf_free(&y);
+        st_arena_free(a);
+        free(old);
+        return same;
+    }
+    if (!st_write_file(path, meta, strlen(meta), err)) return false;
+    path_in(dir, "program.strata", path, sizeof path);
+    return st_write_file(path, s->program_source, strlen(s->program_source), err);
+}
+
+/* Cut a last line left unfinished by an interruption, so that appending
+ * starts on a line of its own. */
+static bool drop_partial_line(const char *path, st_err *err) {
+    size_t len;
+    st_err ignored;
+    char *text = st_read_file(path, &len, &ignored);
+    if (!text) return true; /* no records yet */
+    size_t keep = len;
+    while (keep && text[keep - 1] != '\n') keep--;
+    free(text);
+    if (keep != len && truncate(path, (off_t)keep) != 0)
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot cut its unfinished last line: %s", strerror(errno));
+    return true;
+}
+
+/* ---- records ---- */
+
+typedef struct journal {
+    FILE *f;
+    const char *path;
+} journal;
+
+static bool journal_append(journal *j, const st_record *r, st_err *err) {
+    st_buf b = {0};
+    st_record_to_json(r, &b);
+    st_buf_puts(&b, "\n");
+    bool ok = !b.failed && fwrite(b.data, 1, b.len, j->f) == b.len && fflush(j->f) == 0;
+    st_buf_free(&b);
+    if (ok) fsync(fileno(j->f)); /* a record written is a variant not redone */
+    return ok || st_fail(err, (st_loc){j->path, 0, 0}, "cannot append a record: %s", strerror(errno));
+}
+
+/* The record of v, its dimension values taken from which[]. */
+static bool record_of(const st_space *space, const variant *v, const uint32_t *which, st_record *r) {
+    memset(r, 0, sizeof *r);
+    r->point = v->point;
+    r->strategy = strdup(v->strategy);
+    r->message = strdup(v->message);
+    r->status = v->status;
+    r->build_ms = v->build_ms;
+    snprintf(r->kernels_sha256, sizeof r->kernels_sha256, "%s", v->sha);
+    uint32_t nd = st_space_ndims(space);
+    r->values = calloc(nd + 1, sizeof *r->values);
+    bool ok = r->strategy && r->message && r->values;
+    for (uint32_t d = 0; ok && d < nd; d++) {
+        ok = (r->values[d] = strdup(st_space_dim_at(space, d)->values[which[d]])) != NULL;
+        r->nvalues += ok;
+    }
+    return ok;
+}
+
+/* ---- the exploration ---- */
+
+typedef struct pending {
+    variant v;
+    uint32_t *which;
+} pending;
+
+typedef struct run {
+    const st_explore_setup *s;
+    const st_space *space;
+    bench bench;
+    pending *items;
+    size_t count;
+    journal journal;
+    st_explore_progress_fn progress;
+    void *progress_data;
+    st_record best;      /* the best ok record so far */
+    double started;
+} run;
+
+static void report(run *r, const char *phase, uint64_t done, uint64_t total, const st_record *last) {
+    if (!r->progress) return;
+    double elapsed = child_now() - r->started;
+    st_explore_progress p = {.phase = phase, .done = done, .total = total, .elapsed_s = elapsed,
+                             .eta_s = done ? elapsed / (double)done * (double)(total - done) : -1, .last = last,
+                             .best = r->best.strategy ? &r->best : NULL};
+    r->progress(r->progress_data, &p);
+}
+
+static void consider_best(run *r, const st_record *rec) {
+    if (rec->status == ST_STATUS_OK && (!r->best.strategy || rec->median_ms < r->best.median_ms))
+        st_record_copy(&r->best, rec);
+}
+
+/* Build and check each distinct kernel source once, `jobs` at a time. */
+static bool build_all(run *r, st_err *err) {
+    size_t n = 0, next = 0, done = 0, total = 0;
+    for (size_t i = 0; i < r->count; i++) total += r->items[i].v.have_code;
+    child *slots = calloc(r->s->jobs, sizeof *slots);
+    variant_job *jobs = calloc(r->s->jobs, sizeof *jobs);
+    if (!slots || !jobs) {
+        free(slots);
+        free(jobs);
+        return st_fail_internal(err, "out of memory");
+    }
+    for (uint32_t k = 0; k < r->s->jobs; k++) slots[k].end = CHILD_EXITED; /* free */
+    bool ok = true;
+    report(r, "check", 0, total, NULL);
+    while (ok && (next < r->count || n)) {
+        /* fill free slots with sources not built yet (nor being built) */
+        for (uint32_t k = 0; k < r->s->jobs && next < r->count; k++) {
+            if (slots[k].end == CHILD_RUNNING) continue;
+            variant *v = NULL;
+            while (next < r->count && !v) {
+                variant *c = &r->items[next++].v;
+                bool first = c->have_code;
+                for (size_t i = 0; first && &r->items[i].v != c; i++)
+                    first = !(r->items[i].v.have_code && !strcmp(r->items[i].v.sha, c->sha));
+                if (first) v = c;
+            }
+            if (!v) break;
+            jobs[k] = (variant_job){&r->bench, v};
+            if (!(ok = child_start(&slots[k], variant_check_child, &jobs[k], r->s->build_timeout_s, err))) break;
+            n++;
+        }
+        int k = n ? child_wait(slots, r->s->jobs, 0.5) : -1;
+        if (k < 0) continue;
+        n--;
+        variant *v = jobs[k].variant;
+        st_status status;
+        char message[480]; /* room for what goes before it */
+        variant_outcome(&slots[k], &status, message, sizeof message, NULL);
+        double ms = (child_now() - (slots[k].deadline - slots[k].timeout_s)) * 1e3;
+        st_buf_free(&slots[k].out);
+        /* every variant of this source shares what its build became */
+        for (size_t i = 0; i < r->count; i++) {
+            variant *w = &r->items[i].v;
+            if (!w->have_code || strcmp(w->sha, v->sha)) continue;
+            w->build_ms = ms;
+            if (status != ST_STATUS_OK) {
+                w->status = status;
+                snprintf(w->message, sizeof w->message, "%s%s",
+                         status == ST_STATUS_TIMEOUT ? "building and checking: " : "", message);
+            }
+            done++;
+        }
+        report(r, "check", done, total, NULL);
+    }
+    for (uint32_t k = 0; k < r->s->jobs; k++) /* after a failure: nothing may outlive the driver */
+        if (slots[k].end == CHILD_RUNNING) {
+            slots[k].deadline = 0;
+            child_wait(&slots[k], 1, 0);
+        }
+    for (uint32_t k = 0; k < r->s->jobs; k++) st_buf_free(&slots[k].out);
+    free(slots);
+    free(jobs);
+    return ok;
+}
+
+/* Time each checked variant alone on the device; record every point. */
+static bool run_all(run *r, st_err *err) {
+    report(r, "time", 0, r->count, NULL);
+    for (size_t i = 0; i < r->count; i++) {
+        variant *v = &r->items[i].v;
+        st_record rec;
+        if (v->status == ST_STATUS_OK) {
+            st_record figures = {0};
+            if (!variant_in_child(&r->bench, v, variant_time_child, r->s->timeout_s, &figures, err)) return false;
+            if (!record_of(r->space, v, r->items[i].which, &rec)) {
+                st_record_clear(&figures);
+                st_record_clear(&rec);
+                return st_fail_internal(err, "out of memory");
+            }
+            rec.samples_ms = figures.samples_ms, rec.nsamples = figures.nsamples;
+            rec.median_ms = figures.median_ms, rec.min_ms = figures.min_ms, rec.max_ms = figures.max_ms;
+            rec.bytes = figures.bytes, rec.gb_per_s = figures.gb_per_s;
+        } else if (!record_of(r->space, v, r->items[i].which, &rec)) {
+            st_record_clear(&rec);
+            return st_fail_internal(err, "out of memory");
+        }
+        bool ok = journal_append(&r->journal, &rec, err);
+        consider_best(r, &rec);
+        report(r, "time", i + 1, r->count, &rec);
+        st_record_clear(&rec);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static bool probe_device(bench *b, st_device_info *dev, st_err *err) {
+    child c;
+    if (!child_start(&c, device_probe_child, b, 120, err)) return false;
+    while (child_wait(&c, 1, 1.0) < 0) {
+    }
+    bool ok = c.end == CHILD_EXITED && c.out.len == sizeof *dev;
+    if (ok) {
+        memcpy(dev, c.out.data, sizeof *dev);
+    } else {
+        st_status status;
+        char message[512];
+        variant_outcome(&c, &status, message, sizeof message, NULL);
+        st_fail(err, (st_loc){0}, "%s", message);
+    }
+    st_buf_free(&c.out);
+    return ok;
+}
+
+/* The points of this shard not recorded yet, made into code. */
+static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint32_t nshards, st_arena *a,
+                           st_explore_summary *sum, st_err *err) {
+    uint64_t npoints = st_space_npoints(r->space);
+    uint32_t nd = st_space_ndims(r->space);
+    size_t cap = 0;
+    for (uint64_t p = shard; p < npoints; p += nshards) {
+        sum->points++;
+        bool seen = false;
+        for (size_t i = 0; i < done->count && !seen; i++) seen = done->items[i].point == p;
+        if (seen) {
+            sum->skipped++;
+            continue;
+        }
+        if (r->count == cap) {
+            cap = cap ? 2 * cap : 64;
+            pending *items = realloc(r->items, cap * sizeof *items);
+            if (!items) return st_fail_internal(err, "out of memory");
+            r->items = items;
+        }
+        pending *pe = &r->items[r->count];
+        memset(pe, 0, sizeof *pe);
+        pe->which = st_arena_alloc(a, (nd + 1) * sizeof *pe->which);
+        if (!pe->which) return st_fail_internal(err, "out of memory");
+        st_buf text = {0};
+        bool admitted;
+        st_err why = {0};
+        if (!st_space_point(r->space, p, pe->which, &text, &admitted, &why) || text.failed) {
+            st_buf_free(&text);
+            return *err = why, false;
+        }
+        r->count++;
+        pe->v.point = p;
+        pe->v.strategy = text.data ? text.data : strdup("");
+        if (!pe->v.strategy) return st_fail_internal(err, "out of memory");
+        if (!admitted) {
+            pe->v.status = ST_STATUS_CONSTRAINT;
+            snprintf(pe->v.message, sizeof pe->v.message, "%s", why.message);
+            continue;
+        }
+        if (!variant_prepare(&r->bench, a, &pe->v, &why)) {
+            *err = why;
+            if (why.loc.line) err->loc.col = st_space_column(r->space, p, why.loc.col);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void tally(const st_records *rs, st_explore_summary *sum) {
+    memset(sum->counts, 0, sizeof sum->counts);
+    for (size_t i = 0; i < rs->count; i++) sum->counts[rs->items[i].status]++;
+}
+
+bool st_explore(const st_explore_setup *s, const st_space *space, const char *dir, uint32_t shard, uint32_t nshards,
+                st_explore_progress_fn progress, void *progress_data, st_explore_summary *sum, st_err *err) {
+    memset(sum, 0, sizeof *sum);
+    if (!nshards || shard >= nshards) return st_fail(err, (st_loc){0}, "shard %u of %u does not exist", shard, nshards);
+    if (!s->runs || !s->jobs || !(s->timeout_s > 0) || !(s->build_timeout_s > 0))
+        return st_fail_internal(err, "an exploration needs runs, jobs and time limits above 0");
+    run r = {.s = s, .space = space, .progress = progress, .progress_data = progress_data, .started = child_now()};
+    st_arena *a = st_arena_new();
+    st_records done = {0};
+    st_buf meta = {0};
+    char path[4200];
+    path_in(dir, "results.jsonl", path, sizeof path);
+    r.journal.path = path;
+    bool ok = a || st_fail_internal(err, "out of memory");
+    ok = ok && st_make_dirs(dir, err) && bench_open(&r.bench, s, a, err) && probe_device(&r.bench, &sum->device, err);
+    if (ok) {
+        describe(s, space, &sum->device, shard, nshards, &meta);
+        ok = claim_dir(dir, meta.data ? meta.data : "", s, err);
+    }
+    size_t truncated = 0;
+    ok = ok && drop_partial_line(path, err) && st_records_read(path, &done, &truncated, err);
+    for (size_t i = 0; ok && i < done.count; i++) consider_best(&r, &done.items[i]);
+    ok = ok && prepare_points(&r, &done, shard, nshards, a, sum, err);
+    if (ok && !(r.journal.f = fopen(path, "a")))
+        ok = st_fail(err, (st_loc){path, 0, 0}, "cannot append to the records: %s", strerror(errno));
+    ok = ok && build_all(&r, err) && run_all(&r, err);
+    if (r.journal.f) fclose(r.journal.f);
+    st_records_free(&done);
+    /* the reports cover every record in dir, resumed ones included */
+    if (ok) ok = st_records_read(path, &done, &truncated, err);
+    if (ok) {
+        tally(&done, sum);
+        const st_record *best = st_records_best(&done);
+        if (best) st_record_copy(&sum->best, best);
+        char csv[4200], svg[4200], title[600];
+        path_in(dir, "results.csv", csv, sizeof csv);
+        path_in(dir, "results.svg", svg, sizeof svg);
+        snprintf(title, sizeof title, "%s on %s: GB/s", s->program_name, sum->device.name);
+        ok = st_records_write_csv(&done, space, csv, err) &&
+             st_records_write_svg(&done, space, title, svg, &sum->chart, err);
+    }
+    st_records_free(&done);
+    for (size_t i = 0; i < r.count; i++) free(r.items[i].v.strategy);
+    free(r.items);
+    st_record_clear(&r.best);
+    st_buf_free(&meta);
+    st_arena_free(a);
+    return ok;
+}
+
+void st_explore_summary_free(st_explore_summary *s) { st_record_clear(&s->best); }

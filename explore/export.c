@@ -1,0 +1,227 @@
+/* explore/export.c — `strata export`: the best variants of an exploration
+ * measured again, and the fastest written where `strata run` and users find
+ * it: results/<device>/<program>/ and results/index.json. */
+#include "index.h"
+#include "strategies/strategies.h"
+#include "variant.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int by_median(const void *a, const void *b) {
+    const st_record *x = *(const st_record *const *)a, *y = *(const st_record *const *)b;
+    return (x->median_ms > y->median_ms) - (x->median_ms < y->median_ms);
+}
+
+static bool write_in(const char *dir, const char *name, const char *text, st_err *err) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return st_write_file(path, text, strlen(text), err);
+}
+
+static void put_field(st_buf *b, const char *key, const char *value) {
+    st_buf_puts(b, ",\n  ");
+    st_json_put_string(b, key);
+    st_buf_puts(b, ": ");
+    st_json_put_string(b, value ? value : "");
+}
+
+static void put_number(st_buf *b, const char *key, double value) {
+    st_buf_puts(b, ",\n  ");
+    st_json_put_string(b, key);
+    st_buf_puts(b, ": ");
+    st_json_put_number(b, value);
+}
+
+/* record.json: everything needed to trust and reproduce the export. */
+static void describe_export(const st_exploration *e, const st_device_info *dev, const st_space *space,
+                            const st_record *best, const variant *v, st_buf *b) {
+    char sha[65], host_sha[65], program_sha[65], when[32];
+    st_sha256_hex(v->code.opencl, strlen(v->code.opencl), sha);
+    st_sha256_hex(v->code.host, strlen(v->code.host), host_sha);
+    st_sha256_hex(e->program_source, strlen(e->program_source), program_sha);
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    st_buf_puts(b, "{\n  \"strata_export\": 1");
+    put_field(b, "program", e->program_name);
+    put_field(b, "entry", e->entry);
+    put_field(b, "program_sha256", program_sha);
+    put_field(b, "device", dev->name);
+    put_field(b, "vendor", dev->vendor);
+    put_field(b, "device_type", dev->type);
+    put_field(b, "device_version", dev->version);
+    put_field(b, "driver", dev->driver);
+    put_field(b, "platform", dev->platform);
+    put_field(b, "platform_version", dev->platform_version);
+    st_buf_puts(b, ",\n  \"inputs\": [");
+    for (uint32_t i = 0; i < e->ninputs; i++) {
+        st_buf_puts(b, i ? ", " : "");
+        st_json_put_string(b, e->inputs[i]);
+    }
+    st_buf_printf(b, "],\n  \"seed\": %llu", (unsigned long long)e->seed);
+    put_field(b, "space", e->space);
+    put_field(b, "strategy", best->strategy);
+    st_buf_puts(b, ",\n  \"parameters\": {");
+    for (uint32_t d = 0; d < st_space_ndims(space) && d < best->nvalues; d++) {
+        st_buf_puts(b, d ? ", " : "");
+        st_json_put_string(b, st_space_dim_at(space, d)->name);
+        st_buf_puts(b, ": ");
+        char *end;
+        strtoll(best->values[d], &end, 10);
+        if (*best->values[d] && !*end) st_buf_puts(b, best->values[d]); /* a number stays one */
+        else st_json_put_string(b, best->values[d]);
+    }
+    st_buf_puts(b, "}");
+    put_number(b, "median_ms", best->median_ms);
+    put_number(b, "min_ms", best->min_ms);
+    put_number(b, "max_ms", best->max_ms);
+    put_number(b, "gb_per_s", best->gb_per_s);
+    put_number(b, "bytes", (double)best->bytes);
+    st_buf_puts(b, ",\n  \"samples_ms\": [");
+    for (uint32_t i = 0; i < best->nsamples; i++) {
+        st_buf_puts(b, i ? ", " : "");
+        st_json_put_number(b, best->samples_ms[i]);
+    }
+    st_buf_puts(b, "]");
+    put_number(b, "tolerance", e->rtol);
+    put_field(b, "kernels", "kernels.cl");
+    put_field(b, "kernels_sha256", sha);
+    put_field(b, "host", "host.c");
+    put_field(b, "host_sha256", host_sha);
+    put_field(b, "exported_at", when);
+    st_buf_puts(b, "\n}\n");
+}
+
+/* The ok records of rs, fastest first (pointers into rs; free the array). */
+static const st_record **ranked(const st_records *rs, size_t *n) {
+    const st_record **order = calloc(rs->count + 1, sizeof *order);
+    *n = 0;
+    for (size_t i = 0; order && i < rs->count; i++)
+        if (rs->items[i].status == ST_STATUS_OK) order[(*n)++] = &rs->items[i];
+    if (order) qsort(order, *n, sizeof *order, by_median);
+    return order;
+}
+
+typedef struct exporting {
+    st_exploration e;
+    st_records records;
+    st_space *space;
+    st_ctx *cx;
+    st_arena *arena;
+    const st_record **order;
+    variant *vs;
+    size_t nvs;
+} exporting;
+
+static void finish(exporting *x) {
+    for (size_t i = 0; i < x->nvs; i++) free(x->vs[i].strategy);
+    free(x->vs);
+    free(x->order);
+    st_space_free(x->space);
+    st_records_free(&x->records);
+    st_arena_free(x->arena);
+    st_ctx_free(x->cx);
+    st_exploration_free(&x->e);
+}
+
+bool st_export(const st_export_setup *s, const st_registry *reg, st_export_result *out, st_err *err) {
+    memset(out, 0, sizeof *out);
+    exporting x = {0};
+    char path[4200];
+    size_t truncated, nok = 0;
+    bool ok = st_exploration_read(s->dir, &x.e, err);
+    snprintf(path, sizeof path, "%s/results.jsonl", s->dir);
+    ok = ok && st_records_read(path, &x.records, &truncated, err) &&
+         (x.space = st_space_parse("space", x.e.space, err)) != NULL;
+    if (ok && !(x.cx = st_ctx_new())) ok = st_fail_internal(err, "out of memory");
+    if (ok && !(x.arena = st_arena_new())) ok = st_fail_internal(err, "out of memory");
+    if (ok && !(x.order = ranked(&x.records, &nok))) ok = st_fail_internal(err, "out of memory");
+    if (ok && !nok) ok = st_fail(err, (st_loc){path, 0, 0}, "no variant of this exploration ran correctly: nothing to export");
+    const st_program *program = NULL;
+    const st_def *def = NULL;
+    char program_file[4200];
+    snprintf(program_file, sizeof program_file, "%s/program.strata", s->dir);
+    if (ok) program = st_parse_program(x.cx, program_file, x.e.program_source, strlen(x.e.program_source), err);
+    if (ok && program) def = st_program_entry(program, x.e.entry, err);
+    ok = ok && def;
+    /* the exploration's own conditions, on its device (named: an index
+     * may differ from machine to machine) */
+    st_explore_setup setup = {.cx = x.cx, .program = program, .def = def, .reg = reg, .program_path = program_file,
+                              .program_source = x.e.program_source, .program_name = x.e.program_name,
+                              .inputs = x.e.inputs, .ninputs = x.e.ninputs, .seed = x.e.seed, .device = x.e.device,
+                              .cache_dir = s->cache_dir, .runs = x.e.runs, .warmups = x.e.warmups, .rtol = x.e.rtol,
+                              .timeout_s = s->timeout_s, .build_timeout_s = s->timeout_s, .jobs = s->jobs};
+    bench b;
+    ok = ok && bench_open(&b, &setup, x.arena, err);
+    size_t top = nok < s->top ? nok : s->top;
+    if (ok && !(x.vs = calloc(top + 1, sizeof *x.vs))) ok = st_fail_internal(err, "out of memory");
+    const st_record *winner = NULL;
+    variant *winner_v = NULL;
+    for (size_t i = 0; ok && i < top; i++) {
+        variant *v = &x.vs[x.nvs++];
+        v->point = x.order[i]->point;
+        if (!(v->strategy = strdup(x.order[i]->strategy))) {
+            ok = st_fail_internal(err, "out of memory");
+            break;
+        }
+        st_record figures = {0};
+        if (!(ok = variant_prepare(&b, x.arena, v, err))) break;
+        if (v->status == ST_STATUS_OK && !(ok = variant_in_child(&b, v, variant_check_child, s->timeout_s, NULL, err)))
+            break;
+        if (v->status == ST_STATUS_OK &&
+            !(ok = variant_in_child(&b, v, variant_time_child, s->timeout_s, &figures, err)))
+            break;
+        out->measured++;
+        if (v->status == ST_STATUS_OK && (!winner_v || figures.median_ms < out->best.median_ms)) {
+            /* the explored record with the figures of now */
+            st_record_copy(&out->best, x.order[i]);
+            free(out->best.samples_ms);
+            out->best.samples_ms = figures.samples_ms;
+            figures.samples_ms = NULL;
+            out->best.nsamples = figures.nsamples;
+            out->best.median_ms = figures.median_ms, out->best.min_ms = figures.min_ms;
+            out->best.max_ms = figures.max_ms, out->best.gb_per_s = figures.gb_per_s, out->best.bytes = figures.bytes;
+            winner = x.order[i];
+            winner_v = v;
+        }
+        st_record_clear(&figures);
+    }
+    if (ok && !winner)
+        ok = st_fail(err, (st_loc){0}, "none of the %zu best variants ran correctly again (the first: %s)", top,
+                     x.vs[0].message);
+    if (ok) { /* the device as the children see it: OpenCL is never opened in this process */
+        child c;
+        if ((ok = child_start(&c, device_probe_child, &b, 120, err))) {
+            while (child_wait(&c, 1, 1.0) < 0) {
+            }
+            if (c.end == CHILD_EXITED && c.out.len == sizeof out->device) memcpy(&out->device, c.out.data, sizeof out->device);
+            else ok = st_fail(err, (st_loc){0}, "the device %s went away", x.e.device);
+            st_buf_free(&c.out);
+        }
+    }
+    if (ok) {
+        char slug[128], rel[400];
+        st_device_slug(out->device.name, slug, sizeof slug);
+        snprintf(out->program_name, sizeof out->program_name, "%s", x.e.program_name);
+        snprintf(rel, sizeof rel, "%s/%s", slug, x.e.program_name);
+        snprintf(out->path, sizeof out->path, "%s/%s", s->into, rel);
+        st_buf prog = {0}, record = {0};
+        st_print_def(winner_v->lowered, &prog);
+        describe_export(&x.e, &out->device, x.space, &out->best, winner_v, &record);
+        ok = st_make_dirs(out->path, err) && write_in(out->path, "kernels.cl", winner_v->code.opencl, err) &&
+             write_in(out->path, "host.c", winner_v->code.host, err) &&
+             write_in(out->path, "program.strata", prog.data ? prog.data : "", err) &&
+             write_in(out->path, "record.json", record.data ? record.data : "", err) &&
+             index_add(s->into, &out->device, x.e.program_name, out->best.strategy, rel, out->best.median_ms,
+                       out->best.gb_per_s, err);
+        st_buf_free(&prog);
+        st_buf_free(&record);
+    }
+    finish(&x);
+    return ok;
+}
+
+void st_export_result_free(st_export_result *r) { st_record_clear(&r->best); }

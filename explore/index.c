@@ -1,0 +1,227 @@
+/* explore/index.c — results/index.json: which exported variant a device
+ * runs for a program. The "devices" section is the record of exports; the
+ * "vendors" and "default" sections are derived from it on every write, so
+ * that a device never explored still gets a variant tuned somewhere close. */
+#include "index.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void st_device_slug(const char *name, char *out, size_t cap) {
+    size_t n = 0;
+    bool dash = false;
+    for (const char *p = name; *p && n + 2 < cap && n < 64; p++) {
+        char c = *p;
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+            if (dash && n) out[n++] = '-';
+            out[n++] = c;
+            dash = false;
+        } else {
+            dash = true;
+        }
+    }
+    if (!n && cap > 7) n = (size_t)snprintf(out, cap, "device");
+    out[n < cap ? n : cap - 1] = 0;
+}
+
+/* One exported variant, as the index lists it. */
+typedef struct entry {
+    const char *device_key, *device, *vendor, *type, *program, *strategy, *path;
+    double gb_per_s, median_ms;
+} entry;
+
+typedef struct entries {
+    entry *items;
+    size_t count;
+} entries;
+
+static const char *str(const st_json *j, const char *key) {
+    const char *s = st_json_get_string(j, key);
+    return s ? s : "";
+}
+
+/* The entries of an index (none when there is no file). */
+static bool read_index(const char *path, st_arena *a, entries *out, st_err *err) {
+    memset(out, 0, sizeof *out);
+    size_t len;
+    st_err missing;
+    char *text = st_read_file(path, &len, &missing);
+    if (!text) { /* no index yet: room for the one entry to add */
+        out->items = st_arena_zalloc(a, sizeof *out->items);
+        return out->items || st_fail_internal(err, "out of memory");
+    }
+    const st_json *j = st_json_parse(a, path, text, len, err);
+    free(text);
+    if (!j) return false;
+    const st_json *devices = st_json_get(j, "devices");
+    if (!devices || devices->kind != ST_JSON_OBJECT)
+        return st_fail(err, (st_loc){path, 0, 0}, "not an index of strata's results (it has no \"devices\")");
+    size_t total = 0;
+    for (size_t d = 0; d < devices->len; d++) {
+        const st_json *programs = st_json_get(&devices->items[d], "programs");
+        total += programs && programs->kind == ST_JSON_OBJECT ? programs->len : 0;
+    }
+    out->items = st_arena_zalloc(a, (total + 2) * sizeof *out->items); /* + room for one more */
+    if (!out->items) return st_fail_internal(err, "out of memory");
+    for (size_t d = 0; d < devices->len; d++) {
+        const st_json *dev = &devices->items[d], *programs = st_json_get(dev, "programs");
+        for (size_t p = 0; programs && programs->kind == ST_JSON_OBJECT && p < programs->len; p++) {
+            const st_json *e = &programs->items[p];
+            entry *x = &out->items[out->count++];
+            *x = (entry){.device_key = devices->keys[d], .device = str(dev, "name"), .vendor = str(dev, "vendor"),
+                         .type = str(dev, "type"), .program = programs->keys[p], .strategy = str(e, "strategy"),
+                         .path = str(e, "path")};
+            st_json_get_number(e, "gb_per_s", &x->gb_per_s);
+            st_json_get_number(e, "median_ms", &x->median_ms);
+        }
+    }
+    return true;
+}
+
+static void put_key(st_buf *b, const char *indent, const char *key) {
+    st_buf_puts(b, indent);
+    st_json_put_string(b, key);
+    st_buf_puts(b, ": ");
+}
+
+/* The default for a program: its fastest export on a GPU, else anywhere
+ * (and for a vendor, the fastest on that vendor's devices). */
+static const entry *fastest(const entries *es, const char *program, const char *vendor) {
+    const entry *best = NULL;
+    for (size_t i = 0; i < es->count; i++) {
+        const entry *e = &es->items[i];
+        if (strcmp(e->program, program) || (vendor && strcmp(e->vendor, vendor))) continue;
+        bool gpu = !strcmp(e->type, "GPU"), best_gpu = best && !strcmp(best->type, "GPU");
+        if (!best || (gpu && !best_gpu) || (gpu == best_gpu && e->gb_per_s > best->gb_per_s)) best = e;
+    }
+    return best;
+}
+
+static bool first_of(const entries *es, size_t i, bool (*same)(const entry *, const entry *)) {
+    for (size_t k = 0; k < i; k++)
+        if (same(&es->items[k], &es->items[i])) return false;
+    return true;
+}
+static bool same_device(const entry *a, const entry *b) { return !strcmp(a->device_key, b->device_key); }
+static bool same_vendor(const entry *a, const entry *b) { return !strcmp(a->vendor, b->vendor); }
+static bool same_program(const entry *a, const entry *b) { return !strcmp(a->program, b->program); }
+static bool same_vendor_program(const entry *a, const entry *b) { return same_vendor(a, b) && same_program(a, b); }
+
+static void write_index(const entries *es, st_buf *b) {
+    st_buf_puts(b, "{\n  \"strata_results\": 1,\n  \"devices\": {");
+    bool first_dev = true;
+    for (size_t i = 0; i < es->count; i++) {
+        const entry *d = &es->items[i];
+        if (!first_of(es, i, same_device)) continue;
+        st_buf_puts(b, first_dev ? "\n" : ",\n");
+        first_dev = false;
+        put_key(b, "    ", d->device_key);
+        st_buf_puts(b, "{\"name\": ");
+        st_json_put_string(b, d->device);
+        st_buf_puts(b, ", \"vendor\": ");
+        st_json_put_string(b, d->vendor);
+        st_buf_puts(b, ", \"type\": ");
+        st_json_put_string(b, d->type);
+        st_buf_puts(b, ", \"programs\": {");
+        bool first_prog = true;
+        for (size_t k = i; k < es->count; k++) {
+            const entry *e = &es->items[k];
+            if (!same_device(e, d)) continue;
+            st_buf_puts(b, first_prog ? "\n" : ",\n");
+            first_prog = false;
+            put_key(b, "      ", e->program);
+            st_buf_puts(b, "{\"strategy\": ");
+            st_json_put_string(b, e->strategy);
+            st_buf_puts(b, ", \"path\": ");
+            st_json_put_string(b, e->path);
+            st_buf_puts(b, ", \"median_ms\": ");
+            st_json_put_number(b, e->median_ms);
+            st_buf_puts(b, ", \"gb_per_s\": ");
+            st_json_put_number(b, e->gb_per_s);
+            st_buf_puts(b, "}");
+        }
+        st_buf_puts(b, "\n    }}");
+    }
+    st_buf_puts(b, "\n  },\n  \"vendors\": {");
+    bool first_vendor = true;
+    for (size_t i = 0; i < es->count; i++) {
+        const entry *v = &es->items[i];
+        if (!first_of(es, i, same_vendor)) continue;
+        st_buf_puts(b, first_vendor ? "\n" : ",\n");
+        first_vendor = false;
+        put_key(b, "    ", v->vendor);
+        st_buf_puts(b, "{");
+        bool first_prog = true;
+        for (size_t k = i; k < es->count; k++) {
+            const entry *e = &es->items[k];
+            if (!same_vendor(e, v) || !first_of(es, k, same_vendor_program)) continue;
+            st_buf_puts(b, first_prog ? "" : ", ");
+            first_prog = false;
+            put_key(b, "", e->program);
+            st_json_put_string(b, fastest(es, e->program, v->vendor)->path);
+        }
+        st_buf_puts(b, "}");
+    }
+    st_buf_puts(b, "\n  },\n  \"default\": {");
+    bool first_prog = true;
+    for (size_t i = 0; i < es->count; i++) {
+        if (!first_of(es, i, same_program)) continue;
+        st_buf_puts(b, first_prog ? "\n" : ",\n");
+        first_prog = false;
+        put_key(b, "    ", es->items[i].program);
+        st_json_put_string(b, fastest(es, es->items[i].program, NULL)->path);
+    }
+    st_buf_puts(b, "\n  }\n}\n");
+}
+
+bool index_add(const char *into, const st_device_info *dev, const char *program, const char *strategy,
+               const char *path, double median_ms, double gb_per_s, st_err *err) {
+    char file[4200], key[128];
+    snprintf(file, sizeof file, "%s/index.json", into);
+    st_device_slug(dev->name, key, sizeof key);
+    st_arena *a = st_arena_new();
+    entries es;
+    bool ok = a ? read_index(file, a, &es, err) : st_fail_internal(err, "out of memory");
+    if (ok) {
+        entry now = {.device_key = key, .device = dev->name, .vendor = dev->vendor, .type = dev->type,
+                     .program = program, .strategy = strategy, .path = path, .gb_per_s = gb_per_s,
+                     .median_ms = median_ms};
+        size_t i = 0;
+        while (i < es.count && !(same_device(&es.items[i], &now) && same_program(&es.items[i], &now))) i++;
+        if (i == es.count) es.count++;
+        es.items[i] = now;
+        st_buf b = {0};
+        write_index(&es, &b);
+        ok = !b.failed ? st_write_file(file, b.data, b.len, err) : st_fail_internal(err, "out of memory");
+        st_buf_free(&b);
+    }
+    st_arena_free(a);
+    return ok;
+}
+
+bool st_results_lookup(const char *into, const st_device_info *dev, const char *program, bool *found,
+                       st_buf *strategy, st_buf *from, st_err *err) {
+    *found = false;
+    char file[4200], key[128];
+    snprintf(file, sizeof file, "%s/index.json", into);
+    st_device_slug(dev->name, key, sizeof key);
+    st_arena *a = st_arena_new();
+    entries es;
+    if (!a) return st_fail_internal(err, "out of memory");
+    bool ok = read_index(file, a, &es, err);
+    const entry *hit = NULL;
+    const char *how = "";
+    for (size_t i = 0; ok && i < es.count && !hit; i++)
+        if (!strcmp(es.items[i].device_key, key) && !strcmp(es.items[i].program, program)) hit = &es.items[i];
+    if (ok && !hit && (hit = fastest(&es, program, dev->vendor))) how = ", the best of its vendor's devices";
+    if (ok && !hit && (hit = fastest(&es, program, NULL))) how = ", the default: no export for this device or vendor";
+    if (hit) {
+        *found = true;
+        st_buf_puts(strategy, hit->strategy);
+        st_buf_printf(from, "%s/%s, exported for %s%s", into, hit->path, hit->device, how);
+    }
+    st_arena_free(a);
+    return ok;
+}

@@ -1,0 +1,164 @@
+/* explore/merge.c — explorations of one space (shards on many machines)
+ * merged into one directory, and an exploration's description read back. */
+#include "explore.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *arena_copy(st_arena *a, const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = st_arena_alloc(a, n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+bool st_exploration_read(const char *dir, st_exploration *e, st_err *err) {
+    memset(e, 0, sizeof *e);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/explore.json", dir);
+    size_t len;
+    st_err why;
+    char *text = st_read_file(path, &len, &why);
+    if (!text)
+        return st_fail(err, (st_loc){path, 0, 0}, "%s: is %s a directory that strata explore wrote?", why.message,
+                       dir);
+    if (!(e->arena = st_arena_new())) {
+        free(text);
+        return st_fail_internal(err, "out of memory");
+    }
+    e->json = st_json_parse(e->arena, path, text, len, err);
+    free(text);
+    if (!e->json) return false;
+    const st_json *j = e->json, *inputs = st_json_get(j, "inputs");
+    double seed = 0, runs = 0, warmups = 0, rtol = 0;
+    e->program_name = st_json_get_string(j, "program_name");
+    e->entry = st_json_get_string(j, "entry");
+    e->space = st_json_get_string(j, "space");
+    e->device = st_json_get_string(j, "device");
+    if (!e->program_name || !e->entry || !e->space || !e->device || !inputs || inputs->kind != ST_JSON_ARRAY ||
+        !st_json_get_number(j, "seed", &seed) || !st_json_get_number(j, "runs", &runs) ||
+        !st_json_get_number(j, "warmups", &warmups) || !st_json_get_number(j, "tolerance", &rtol))
+        return st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description (a field is missing)");
+    const char **in = st_arena_zalloc(e->arena, (inputs->len + 1) * sizeof *in);
+    if (!in) return st_fail_internal(err, "out of memory");
+    for (size_t i = 0; i < inputs->len; i++)
+        if (!(in[i] = inputs->items[i].kind == ST_JSON_STRING ? inputs->items[i].string : NULL))
+            return st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description (inputs are not text)");
+    e->inputs = in;
+    e->ninputs = (uint32_t)inputs->len;
+    e->seed = (uint64_t)seed;
+    e->runs = (uint32_t)runs;
+    e->warmups = (uint32_t)warmups;
+    e->rtol = rtol;
+    snprintf(path, sizeof path, "%s/program.strata", dir);
+    char *src = st_read_file(path, &len, err);
+    if (!src) return false;
+    e->program_source = arena_copy(e->arena, src);
+    free(src);
+    return e->program_source || st_fail_internal(err, "out of memory");
+}
+
+void st_exploration_free(st_exploration *e) {
+    st_arena_free(e->arena);
+    memset(e, 0, sizeof *e);
+}
+
+/* What two explorations must share to be merged. */
+static bool same_exploration(const st_exploration *a, const st_exploration *b, char *what, size_t cap) {
+    static const char *const keys[] = {"program_sha256", "entry", "space", "device"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *x = st_json_get_string(a->json, keys[i]), *y = st_json_get_string(b->json, keys[i]);
+        if (!x || !y || strcmp(x, y)) return snprintf(what, cap, "%s", keys[i]), false;
+    }
+    bool same = a->ninputs == b->ninputs && a->seed == b->seed;
+    for (uint32_t i = 0; same && i < a->ninputs; i++) same = !strcmp(a->inputs[i], b->inputs[i]);
+    if (!same) snprintf(what, cap, "inputs");
+    return same;
+}
+
+static bool copy_file(const char *from_dir, const char *to_dir, const char *name, st_err *err) {
+    char from[4200], to[4200];
+    snprintf(from, sizeof from, "%s/%s", from_dir, name);
+    snprintf(to, sizeof to, "%s/%s", to_dir, name);
+    size_t len;
+    char *text = st_read_file(from, &len, err);
+    bool ok = text && st_write_file(to, text, len, err);
+    free(text);
+    return ok;
+}
+
+bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explore_summary *sum, st_err *err) {
+    memset(sum, 0, sizeof *sum);
+    if (!ndirs) return st_fail(err, (st_loc){0}, "nothing to merge");
+    st_exploration first, other;
+    if (!st_exploration_read(dirs[0], &first, err)) return st_exploration_free(&first), false;
+    st_records all = {0};
+    st_space *space = NULL;
+    bool ok = true;
+    for (uint32_t d = 0; ok && d < ndirs; d++) {
+        if (d && !(ok = st_exploration_read(dirs[d], &other, err))) break;
+        char what[64];
+        if (d && !same_exploration(&first, &other, what, sizeof what))
+            ok = st_fail(err, (st_loc){dirs[d], 0, 0}, "explored something else than %s: its %s differs", dirs[0], what);
+        if (d) st_exploration_free(&other);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/results.jsonl", dirs[d]);
+        st_records rs;
+        size_t truncated;
+        if (!ok || !(ok = st_records_read(path, &rs, &truncated, err))) break;
+        for (size_t i = 0; ok && i < rs.count; i++) {
+            bool seen = false;
+            for (size_t k = 0; k < all.count && !seen; k++) seen = all.items[k].point == rs.items[i].point;
+            if (seen) continue;
+            if (all.count == all.cap) {
+                size_t cap = all.cap ? 2 * all.cap : 64;
+                st_record *items = realloc(all.items, cap * sizeof *items);
+                if (!items) {
+                    ok = st_fail_internal(err, "out of memory");
+                    break;
+                }
+                all.items = items;
+                all.cap = cap;
+            }
+            all.items[all.count++] = rs.items[i];
+            memset(&rs.items[i], 0, sizeof rs.items[i]); /* moved */
+        }
+        st_records_free(&rs);
+    }
+    ok = ok && (space = st_space_parse("space", first.space, err));
+    ok = ok && st_make_dirs(out, err);
+    ok = ok && copy_file(dirs[0], out, "explore.json", err) && copy_file(dirs[0], out, "program.strata", err);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/results.jsonl", out);
+    FILE *f = ok ? fopen(path, "w") : NULL;
+    if (ok && !f) ok = st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
+    for (size_t i = 0; ok && i < all.count; i++) {
+        st_buf b = {0};
+        st_record_to_json(&all.items[i], &b);
+        st_buf_puts(&b, "\n");
+        ok = !b.failed && fwrite(b.data, 1, b.len, f) == b.len;
+        st_buf_free(&b);
+        sum->counts[all.items[i].status]++;
+    }
+    if (f && fclose(f) != 0) ok = false;
+    if (f && !ok && !err->message[0]) st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
+    if (ok) {
+        sum->points = all.count;
+        snprintf(sum->device.name, sizeof sum->device.name, "%s", first.device);
+        char csv[4200], svg[4200], title[600];
+        snprintf(csv, sizeof csv, "%s/results.csv", out);
+        snprintf(svg, sizeof svg, "%s/results.svg", out);
+        snprintf(title, sizeof title, "%s on %s: GB/s", first.program_name, first.device);
+        const st_record *best = st_records_best(&all);
+        if (best && !st_record_copy(&sum->best, best)) ok = st_fail_internal(err, "out of memory");
+        ok = st_records_write_csv(&all, space, csv, err) &&
+             st_records_write_svg(&all, space, title, svg, &sum->chart, err);
+    }
+    st_space_free(space);
+    st_records_free(&all);
+    st_exploration_free(&first);
+    return ok;
+}

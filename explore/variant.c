@@ -1,0 +1,233 @@
+/* explore/variant.c — a point of a space as code, and the child processes
+ * that build, check and time it. */
+#include "variant.h"
+
+#include "strategies/strategies.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool bench_open(bench *b, const st_explore_setup *s, st_arena *a, st_err *err) {
+    memset(b, 0, sizeof *b);
+    b->setup = s;
+    st_inputs *in = st_inputs_new(s->cx, s->def, a);
+    if (!in) return st_fail_internal(err, "out of memory");
+    for (uint32_t i = 0; i < s->ninputs; i++)
+        if (!st_inputs_set(in, s->inputs[i], err)) return false;
+    return st_inputs_generate(in, s->seed, err) && st_inputs_finish(in, &b->args, &b->env, &b->nenv, err) &&
+           st_eval(s->cx, s->def, b->args, b->env, b->nenv, a, &b->want, err);
+}
+
+static void set_message(variant *v, st_status status, const char *fmt, const char *detail) {
+    v->status = status;
+    snprintf(v->message, sizeof v->message, fmt, detail);
+}
+
+bool variant_prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
+    const st_explore_setup *s = b->setup;
+    st_err why = {0};
+    const st_strategy *strategy = st_strategy_parse(s->cx, s->reg, "space", v->strategy, &why);
+    if (!strategy) {
+        if (why.arg < 0) return *err = why, false; /* the text, not its values: every point would fail */
+        set_message(v, ST_STATUS_CONSTRAINT, "%.500s", why.message);
+        return true;
+    }
+    st_rw *rw = st_rw_new(s->cx, s->reg);
+    if (!rw) return st_fail_internal(err, "out of memory");
+    const st_def *def = st_rewrite_def(rw, strategy, s->def, &why);
+    if (def) def = st_rewrite_def(rw, st_default_lowering(s->cx, s->reg), def, &why);
+    st_rw_free(rw);
+    if (!def) {
+        if (why.kind == ST_ERR_INTERNAL) return *err = why, false;
+        set_message(v, ST_STATUS_CONSTRAINT, "does not apply: %.480s", why.message);
+        return true;
+    }
+    if (!st_codegen(s->cx, def, a, &v->code, &why)) {
+        if (why.kind == ST_ERR_INTERNAL) return *err = why, false;
+        set_message(v, ST_STATUS_BUILD_ERROR, "codegen: %.490s", why.message);
+        return true;
+    }
+    v->have_code = true;
+    v->lowered = def;
+    st_sha256_hex(v->code.opencl, strlen(v->code.opencl), v->sha);
+    return true;
+}
+
+/* ---- in the children ---- */
+
+static void put_reply(int fd, st_buf *b) {
+    st_buf_puts(b, "\n");
+    child_write(fd, b->data, b->len);
+    st_buf_free(b);
+}
+
+static void reply_status(int fd, st_status status, const char *message) {
+    st_buf b = {0};
+    st_buf_puts(&b, "{\"status\": ");
+    st_json_put_string(&b, st_status_name(status));
+    st_buf_puts(&b, ", \"message\": ");
+    st_json_put_string(&b, message);
+    st_buf_puts(&b, "}");
+    put_reply(fd, &b);
+}
+
+
+static int compare_ms(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The variant built on the device, its inputs uploaded and run once; on
+ * failure *status says which step failed. */
+typedef struct loaded_variant {
+    st_cl *cl;
+    st_exe *exe;
+    st_launch *launch;
+} loaded_variant;
+
+static bool load_and_run(const variant_job *job, loaded_variant *lv, st_status *status, st_err *err) {
+    const bench *b = job->bench;
+    memset(lv, 0, sizeof *lv);
+    *status = ST_STATUS_LAUNCH_ERROR;
+    if (!(lv->cl = st_cl_open(b->setup->device, err))) return false;
+    st_cl_set_cache(lv->cl, b->setup->cache_dir);
+    *status = ST_STATUS_BUILD_ERROR;
+    if (!(lv->exe = st_exe_build(lv->cl, &job->variant->code, err))) return false;
+    *status = ST_STATUS_LAUNCH_ERROR;
+    return (lv->launch = st_launch_new(lv->exe, b->args, b->env, b->nenv, err)) && st_launch_run(lv->launch, NULL, err);
+}
+
+static void unload(loaded_variant *lv) {
+    st_launch_free(lv->launch);
+    st_exe_free(lv->exe);
+    st_cl_close(lv->cl);
+}
+
+/* Build and check, many at a time: this is where the compiler's time goes
+ * (PoCL compiles a kernel for its work-group size at its first launch), and
+ * where a wrong answer is found; the driver caches what was built. */
+void variant_check_child(void *data, int fd) {
+    const variant_job *job = data;
+    st_err err = {0};
+    st_status status;
+    loaded_variant lv;
+    st_arena *a = st_arena_new();
+    st_value got;
+    if (!a) {
+        reply_status(fd, ST_STATUS_CRASH, "out of memory");
+    } else if (!load_and_run(job, &lv, &status, &err)) {
+        reply_status(fd, status, err.message);
+    } else if (!st_launch_read(lv.launch, a, &got, &err) ||
+               !st_value_agree(&got, &job->bench->want, job->bench->setup->rtol, &err)) {
+        reply_status(fd, ST_STATUS_WRONG_ANSWER, err.message); /* a guard region overwritten is one too */
+    } else {
+        reply_status(fd, ST_STATUS_OK, "");
+    }
+    unload(&lv);
+    st_arena_free(a);
+}
+
+/* Time a checked variant, alone on the device. */
+void variant_time_child(void *data, int fd) {
+    const variant_job *job = data;
+    const st_explore_setup *s = job->bench->setup;
+    st_err err = {0};
+    st_status status;
+    loaded_variant lv;
+    double *ms = calloc(s->runs + 1, sizeof *ms);
+    if (!ms) {
+        reply_status(fd, ST_STATUS_CRASH, "out of memory");
+        return;
+    }
+    bool ok = load_and_run(job, &lv, &status, &err);
+    status = ST_STATUS_LAUNCH_ERROR;
+    for (uint32_t i = 0; ok && i < s->warmups; i++) ok = st_launch_run(lv.launch, NULL, &err);
+    for (uint32_t i = 0; ok && i < s->runs; i++) ok = st_launch_run(lv.launch, &ms[i], &err);
+    if (ok) {
+        st_buf reply = {0};
+        st_buf_printf(&reply, "{\"status\": \"ok\", \"bytes\": %llu, \"samples_ms\": [",
+                      (unsigned long long)st_launch_bytes(lv.launch));
+        for (uint32_t i = 0; i < s->runs; i++) {
+            st_buf_puts(&reply, i ? ", " : "");
+            st_json_put_number(&reply, ms[i]);
+        }
+        st_buf_puts(&reply, "]}");
+        put_reply(fd, &reply);
+    } else {
+        reply_status(fd, status, err.message);
+    }
+    free(ms);
+    unload(&lv);
+}
+
+void device_probe_child(void *data, int fd) {
+    const bench *b = data;
+    st_err err = {0};
+    st_cl *cl = st_cl_open(b->setup->device, &err);
+    if (!cl) {
+        reply_status(fd, ST_STATUS_LAUNCH_ERROR, err.message);
+        return;
+    }
+    /* the struct as bytes: the parent is the same program */
+    child_write(fd, (const char *)st_cl_device(cl), sizeof(st_device_info));
+    st_cl_close(cl);
+}
+
+void variant_outcome(const child *c, st_status *status, char *message, size_t cap, st_record *r) {
+    char how[160];
+    child_describe(c, how, sizeof how);
+    st_arena *a = st_arena_new();
+    st_err err = {0};
+    const st_json *j = a && c->out.len ? st_json_parse(a, "child", c->out.data, c->out.len, &err) : NULL;
+    const char *said = j ? st_json_get_string(j, "status") : NULL;
+    if (c->end == CHILD_TIMED_OUT) {
+        *status = ST_STATUS_TIMEOUT;
+        snprintf(message, cap, "killed at its time limit of %g s", c->timeout_s);
+    } else if (!said || !st_status_parse(said, status) || c->end != CHILD_EXITED || c->exit_code != 0) {
+        *status = ST_STATUS_CRASH;
+        snprintf(message, cap, "the process running it %s%s%s", how, said ? "; it said: " : "",
+                 said ? st_json_get_string(j, "message") ? st_json_get_string(j, "message") : "" : "");
+    } else {
+        const char *m = st_json_get_string(j, "message");
+        snprintf(message, cap, "%s", m ? m : "");
+    }
+    if (r && *status == ST_STATUS_OK) {
+        const st_json *samples = st_json_get(j, "samples_ms");
+        double bytes = 0;
+        st_json_get_number(j, "bytes", &bytes);
+        r->bytes = (uint64_t)bytes;
+        size_t n = samples && samples->kind == ST_JSON_ARRAY ? samples->len : 0;
+        r->samples_ms = calloc(n + 1, sizeof *r->samples_ms);
+        double *sorted = calloc(n + 1, sizeof *sorted);
+        for (size_t i = 0; r->samples_ms && sorted && i < n; i++)
+            sorted[i] = r->samples_ms[i] = samples->items[i].number;
+        if (!r->samples_ms || !sorted || !n) {
+            *status = ST_STATUS_CRASH;
+            snprintf(message, cap, "%s", n ? "out of memory" : "the process running it reported no timings");
+        } else {
+            r->nsamples = (uint32_t)n;
+            qsort(sorted, n, sizeof *sorted, compare_ms);
+            r->median_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            r->min_ms = sorted[0];
+            r->max_ms = sorted[n - 1];
+            r->gb_per_s = r->median_ms > 0 ? (double)r->bytes / (r->median_ms * 1e6) : 0;
+        }
+        free(sorted);
+    }
+    st_arena_free(a);
+}
+
+bool variant_in_child(const bench *b, variant *v, void (*fn)(void *data, int fd), double timeout_s,
+                      st_record *figures, st_err *err) {
+    child c;
+    variant_job job = {b, v};
+    if (!child_start(&c, fn, &job, timeout_s, err)) return false;
+    while (child_wait(&c, 1, 1.0) < 0) {
+    }
+    variant_outcome(&c, &v->status, v->message, sizeof v->message, figures);
+    st_buf_free(&c.out);
+    return true;
+}

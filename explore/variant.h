@@ -1,0 +1,65 @@
+/* explore/variant.h — one point of a space made into code in the parent,
+ * then built, checked and timed in child processes (internal to explore/;
+ * the driver and export share it). */
+#ifndef STRATA_EXPLORE_VARIANT_H
+#define STRATA_EXPLORE_VARIANT_H
+
+#include "child.h"
+#include "explore.h"
+
+/* What every child needs, read-only: inherited through fork. */
+typedef struct bench {
+    const st_explore_setup *setup;
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    st_value want; /* the interpreter's result */
+} bench;
+
+typedef struct variant {
+    uint64_t point;
+    char *strategy;       /* malloc'ed */
+    st_status status;     /* ST_STATUS_OK until something says otherwise */
+    char message[512];
+    const st_def *lowered;/* the def rewritten and lowered, when have_code */
+    st_code code;         /* when have_code */
+    bool have_code;
+    char sha[65];         /* of code.opencl */
+    double build_ms;
+} variant;
+
+/* The inputs and the interpreter's result on them. */
+bool bench_open(bench *b, const st_explore_setup *setup, st_arena *a, st_err *err);
+
+/* Rewrite the def with v->strategy, lower it and generate its code (into
+ * arena a). A strategy that a range or a rule's condition rejects, or that
+ * does not apply, makes v a constraint; code that cannot be generated a
+ * build error. false only for a strategy that is not well-formed text
+ * (err located in it) or an internal error. */
+bool variant_prepare(const bench *b, st_arena *a, variant *v, st_err *err);
+
+/* The children's work: data is a `variant_job`. Each writes one JSON object
+ * to fd: {"status": …, "message": …}, and the timing's figures
+ * ("bytes", "samples_ms"). The check child builds, runs once and compares
+ * with the interpreter (many run at once); the time child runs alone. */
+typedef struct variant_job {
+    const bench *bench;
+    variant *variant;
+} variant_job;
+
+void variant_check_child(void *data, int fd);
+void variant_time_child(void *data, int fd);
+/* data: the bench; writes the device's st_device_info fields, or why not. */
+void device_probe_child(void *data, int fd);
+
+/* fn (a check or time child) run for v and waited for: its outcome into
+ * v->status and v->message, the timing's figures into *figures when not
+ * NULL. false only when no child process could start. */
+bool variant_in_child(const bench *b, variant *v, void (*fn)(void *data, int fd), double timeout_s,
+                      st_record *figures, st_err *err);
+
+/* What a child said (or that it said nothing) into a status and message;
+ * for a run, the record's figures too (r may be NULL for a build). */
+void variant_outcome(const child *c, st_status *status, char *message, size_t cap, st_record *r);
+
+#endif
