@@ -2,7 +2,7 @@
 # dev.sh — set up, build and run strata on a Debian machine.
 #
 #   ./dev.sh demo    install what is missing, build, run every example on OpenCL,
-#                    then time the paper's BS x SE scan space and print the best
+#                    then explore the paper's BS x SE scan space and export the best
 #   ./dev.sh test    install what is missing, build, run every test suite
 #                    plainly and again under AddressSanitizer + UBSan
 #   ./dev.sh build   install what is missing and build (build/strata)
@@ -64,20 +64,11 @@ demo() {
         $strata run "$prog" "${sizes[@]}" --check 2>&1 >/dev/null | grep -E '^check|error' || true
     done
     say "the paper's space: BS x SE for a 2^22 f32 prefix sum on the default device"
-    local best="" best_ms=""
-    for bs in 32 64 128 256 512; do
-        for se in 1 2 4 8 16; do
-            local s="parallel-scan(BS=$bs, BF=2, SE=$se)"
-            local line ms
-            line=$($strata run examples/prefix_sum.strata -s "$s" --size N=4194304 --check --time --runs 7 2>/dev/null |
-                   grep '^time:') || { printf '  %-36s failed\n' "$s"; continue; }
-            ms=$(echo "$line" | sed -E 's/^time: median ([0-9.]+) ms.*/\1/')
-            printf '  %-36s %s\n' "$s" "${line#time: }"
-            if [ -z "$best_ms" ] || awk "BEGIN { exit !($ms < $best_ms) }"; then best="$s"; best_ms=$ms; fi
-        done
-    done
-    echo "best: $best, median $best_ms ms"
-    echo "  its kernels: $strata run examples/prefix_sum.strata -s '$best' --size N=4194304 --emit DIR"
+    # resumable: run again and finished points are not redone (rm -rf out/ for a fresh one)
+    $strata explore examples/prefix_sum.strata --size N=4194304 --out out/prefix_sum-paper \
+        --space 'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])'
+    say "the best variant, measured again and exported (strata run without -s uses it)"
+    $strata export out/prefix_sum-paper --into results
 }
 
 run_tests() {
