@@ -1,0 +1,255 @@
+/* tests/test_export.c — `strata export`, results/index.json and `strata
+ * run` without -s: an exploration's best written where users and run find
+ * it, with checksums that match, and the device → vendor → default
+ * fallbacks of the index. */
+#include "explore/explore.h"
+#include "harness.h"
+#include "run_strata.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+typedef struct fixture {
+    st_arena *a;
+    char dir[256];
+    const char *explored, *results, *cache, *program;
+} fixture;
+
+static int strata(fixture *f, const char *const *args, char **out, char **err) {
+    return strata_spawn(f->a, f->dir, environ, args, out, err);
+}
+
+static void setup(fixture *f) {
+    f->a = st_arena_new();
+    scratch_make(f->dir, sizeof f->dir, "export");
+    f->explored = arena_text(f->a, "%s/explored", f->dir);
+    f->results = arena_text(f->a, "%s/results", f->dir);
+    f->cache = arena_text(f->a, "%s/cache", f->dir);
+    f->program = arena_text(f->a, "%s/prefix_sum.strata", getenv("STRATA_EXAMPLES"));
+}
+
+static void teardown(fixture *f) {
+    scratch_remove(f->dir);
+    st_arena_free(f->a);
+}
+
+/* A two-point exploration of the prefix sum, done. */
+static void explore_small(fixture *f) {
+    char *out, *err;
+    int rc = strata(f, ARGS("explore", f->program, "--space", "parallel-scan(BS=[32, 64], BF=2, SE=2)", "--size",
+                            "N=3001", "--runs", "7", "--out", f->explored, "--cache", f->cache),
+                    &out, &err);
+    ck_assert_msg(rc == 0, "explore failed:\n%s", err);
+    ck_assert_has(out, "status: ok 2");
+}
+
+static const char *file_in(fixture *f, const char *dir, const char *name) {
+    size_t len;
+    const char *text = slurp_file(f->a, arena_text(f->a, "%s/%s", dir, name), &len);
+    ck_assert_msg(text != NULL, "%s/%s was not written", dir, name);
+    return text;
+}
+
+START_TEST(export_writes_kernels_record_and_index) {
+    fixture f;
+    setup(&f);
+    explore_small(&f);
+    char *out, *err;
+    int rc = strata(&f, ARGS("export", f.explored, "--into", f.results, "--top", "2", "--cache", f.cache), &out, &err);
+    ck_assert_msg(rc == 0, "export failed:\n%s", err);
+    ck_assert_has(out, "best of 2: parallel-scan(BS=");
+    ck_assert_has(out, "kernels: ");
+    /* the folder named by the device and the program */
+    st_device_info *list;
+    size_t n;
+    st_err e = {0};
+    ck_assert(st_devices_list(&list, &n, &e));
+    char slug[128];
+    st_device_slug(list[0].name, slug, sizeof slug);
+    free(list);
+    const char *folder = arena_text(f.a, "%s/%s/prefix_sum", f.results, slug);
+    ck_assert_has(out, folder);
+    const char *kernels = file_in(&f, folder, "kernels.cl"), *record = file_in(&f, folder, "record.json");
+    ck_assert_has(file_in(&f, folder, "host.c"), "strata_run");
+    ck_assert_has(file_in(&f, folder, "program.strata"), "def main");
+    /* the record's checksum is the kernels' */
+    char sha[65];
+    st_sha256_hex(kernels, strlen(kernels), sha);
+    const st_json *j = st_json_parse(f.a, "record.json", record, strlen(record), &e);
+    ck_assert_msg(j != NULL, "record.json: %s", e.message);
+    ck_assert_str_eq(st_json_get_string(j, "kernels_sha256"), sha);
+    ck_assert_str_eq(st_json_get_string(j, "program"), "prefix_sum");
+    ck_assert_ptr_nonnull(st_json_get_string(j, "driver"));
+    ck_assert_ptr_nonnull(st_json_get(j, "parameters"));
+    double gbs;
+    ck_assert(st_json_get_number(j, "gb_per_s", &gbs) && gbs > 0);
+    const st_json *samples = st_json_get(j, "samples_ms");
+    ck_assert(samples && samples->kind == ST_JSON_ARRAY && samples->len == 7);
+    /* the index names it */
+    const char *index = file_in(&f, f.results, "index.json");
+    ck_assert_has(index, slug);
+    ck_assert_has(index, "\"vendors\"");
+    ck_assert_has(index, "\"default\"");
+    ck_assert_has(index, st_json_get_string(j, "strategy"));
+    /* and run without -s uses it */
+    rc = strata(&f, ARGS("run", f.program, "--size", "N=1000", "--check", "--results", f.results), &out, &err);
+    ck_assert_msg(rc == 0, "run failed:\n%s", err);
+    ck_assert_has(err, arena_text(f.a, "strategy: %s (", st_json_get_string(j, "strategy")));
+    ck_assert_has(err, "exported for");
+    ck_assert_has(err, "check: the results equal");
+    /* with no export there, the built-in default */
+    rc = strata(&f, ARGS("run", f.program, "--size", "N=1000", "--check", "--results", f.dir), &out, &err);
+    ck_assert_msg(rc == 0, "run failed:\n%s", err);
+    ck_assert_has(err, "(the default; -s picks another)");
+    /* -s wins over the index */
+    rc = strata(&f, ARGS("run", f.program, "--size", "N=1000", "-s", "id", "--results", f.results), &out, &err);
+    ck_assert_int_eq(rc, 0);
+    ck_assert(!strstr(err, "exported for"));
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(export_refuses_what_is_not_an_exploration) {
+    fixture f;
+    setup(&f);
+    char *out, *err;
+    int rc = strata(&f, ARGS("export", f.dir, "--into", f.results), &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, "explore.json");
+    ck_assert_has(err, "strata explore wrote");
+    rc = strata(&f, ARGS("export", f.dir, "--top", "0"), &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, "--top must be from 1");
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(export_needs_a_correct_variant) {
+    fixture f;
+    setup(&f);
+    char *out, *err;
+    /* every point a constraint: SE must divide BS */
+    int rc = strata(&f, ARGS("explore", f.program, "--space", "parallel-scan(BS=64, BF=2, SE=[3, 5])", "--size",
+                             "N=100", "--runs", "7", "--out", f.explored, "--cache", f.cache),
+                    &out, &err);
+    ck_assert_msg(rc == 0, "explore failed:\n%s", err);
+    ck_assert_has(out, "status: constraint 2");
+    ck_assert_has(out, "best: none");
+    rc = strata(&f, ARGS("export", f.explored, "--into", f.results), &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, "nothing to export");
+    teardown(&f);
+}
+END_TEST
+
+/* ---- the index, in the library ---- */
+
+static st_device_info device(const char *name, const char *vendor, const char *type) {
+    st_device_info d = {0};
+    snprintf(d.name, sizeof d.name, "%s", name);
+    snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
+    d.type = type;
+    return d;
+}
+
+/* An index with two exports, written by hand as export writes it. */
+static void write_text(const char *dir, const char *name, const char *text) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    st_err err = {0};
+    ck_assert_msg(st_write_file(path, text, strlen(text), &err), "%s", err.message);
+}
+
+static void write_index(const char *dir) {
+    const char *text =
+        "{\"strata_results\": 1, \"devices\": {\n"
+        " \"gpu-a\": {\"name\": \"GPU A\", \"vendor\": \"V1\", \"type\": \"GPU\", \"programs\": {\n"
+        "   \"p\": {\"strategy\": \"parallel-scan(BS=64, BF=2, SE=2)\", \"path\": \"gpu-a/p\", \"median_ms\": 1, \"gb_per_s\": 10}}},\n"
+        " \"cpu-b\": {\"name\": \"CPU B\", \"vendor\": \"V2\", \"type\": \"CPU\", \"programs\": {\n"
+        "   \"p\": {\"strategy\": \"parallel-scan(BS=32, BF=2, SE=1)\", \"path\": \"cpu-b/p\", \"median_ms\": 1, \"gb_per_s\": 90}}}\n"
+        "}}\n";
+    write_text(dir, "index.json", text);
+}
+
+static void lookup(const char *dir, st_device_info dev, const char *program, bool want_found, const char *strategy,
+                   const char *from_part) {
+    st_buf s = {0}, from = {0};
+    bool found;
+    st_err err = {0};
+    ck_assert_msg(st_results_lookup(dir, &dev, program, &found, &s, &from, &err), "%s", err.message);
+    ck_assert_int_eq(found, want_found);
+    if (found) {
+        ck_assert_str_eq(s.data, strategy);
+        ck_assert_has(from.data, from_part);
+    }
+    st_buf_free(&s);
+    st_buf_free(&from);
+}
+
+START_TEST(index_falls_back_from_device_to_vendor_to_default) {
+    char dir[256];
+    scratch_make(dir, sizeof dir, "index");
+    write_index(dir);
+    /* this very device */
+    lookup(dir, device("CPU B", "V2", "CPU"), "p", true, "parallel-scan(BS=32, BF=2, SE=1)", "exported for CPU B");
+    /* another device of vendor V1 */
+    lookup(dir, device("GPU A2", "V1", "GPU"), "p", true, "parallel-scan(BS=64, BF=2, SE=2)", "vendor");
+    /* an unknown vendor: the default is the GPU's, although the CPU's GB/s is higher */
+    lookup(dir, device("Other", "V3", "GPU"), "p", true, "parallel-scan(BS=64, BF=2, SE=2)", "the default");
+    /* a program never exported, and a folder without an index */
+    lookup(dir, device("CPU B", "V2", "CPU"), "q", false, NULL, NULL);
+    lookup("/nonexistent-strata-results", device("CPU B", "V2", "CPU"), "p", false, NULL, NULL);
+    /* a broken index is an error, not a silent default */
+    st_err err = {0};
+    write_text(dir, "index.json", "{\"devices\": [");
+    st_device_info d = device("CPU B", "V2", "CPU");
+    st_buf s = {0}, from = {0};
+    bool found;
+    ck_assert(!st_results_lookup(dir, &d, "p", &found, &s, &from, &err));
+    ck_assert_has(err.message, "expected");
+    st_buf_free(&s);
+    st_buf_free(&from);
+    scratch_remove(dir);
+}
+END_TEST
+
+START_TEST(device_slugs_are_folder_names) {
+    char slug[128];
+    st_device_slug("pthread-skylake-avx512-Intel(R) Xeon(R) Processor", slug, sizeof slug);
+    ck_assert_str_eq(slug, "pthread-skylake-avx512-intel-r-xeon-r-processor");
+    st_device_slug("NVIDIA H100 80GB HBM3", slug, sizeof slug);
+    ck_assert_str_eq(slug, "nvidia-h100-80gb-hbm3");
+    st_device_slug("  ../..//  ", slug, sizeof slug);
+    ck_assert_str_eq(slug, "device");
+}
+END_TEST
+
+START_TEST(sha256_matches_the_standard) {
+    char hex[65];
+    st_sha256_hex("abc", 3, hex);
+    ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    st_sha256_hex("", 0, hex);
+    ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; /* 56 bytes: two blocks of padding */
+    st_sha256_hex(two, strlen(two), hex);
+    ck_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("export");
+    TCase *cli = tcase_create("cli");
+    tcase_set_timeout(cli, 600);
+    tcase_add_test(cli, export_writes_kernels_record_and_index);
+    tcase_add_test(cli, export_refuses_what_is_not_an_exploration);
+    tcase_add_test(cli, export_needs_a_correct_variant);
+    suite_add_tcase(s, cli);
+    TCase *lib = tcase_create("library");
+    tcase_add_test(lib, index_falls_back_from_device_to_vendor_to_default);
+    tcase_add_test(lib, device_slugs_are_folder_names);
+    tcase_add_test(lib, sha256_matches_the_standard);
+    suite_add_tcase(s, lib);
+    return run_suite(s);
+}
