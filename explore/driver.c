@@ -19,9 +19,7 @@ static void path_in(const char *dir, const char *name, char *out, size_t cap) {
 }
 
 static void put_field(st_buf *b, const char *key, const char *value) {
-    st_buf_puts(b, ",\n  ");
-    st_json_put_string(b, key);
-    st_buf_puts(b, ": ");
+    st_json_put_key(b, ",\n  ", key);
     st_json_put_string(b, value ? value : "");
 }
 

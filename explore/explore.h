@@ -109,6 +109,9 @@ bool st_json_get_number(const st_json *obj, const char *key, double *out);
  * (integers without a point; NaN and infinities as null). */
 void st_json_put_string(st_buf *b, const char *s);
 void st_json_put_number(st_buf *b, double v);
+/* `SEP"key": ` — the start of an object's member, after the separator
+ * (", " on one line, ",\n  " in a file people read). */
+void st_json_put_key(st_buf *b, const char *sep, const char *key);
 
 /* ------------------------------------------------------------------------ */
 /* Charts                                                                   */

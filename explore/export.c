@@ -22,16 +22,12 @@ static bool write_in(const char *dir, const char *name, const char *text, st_err
 }
 
 static void put_field(st_buf *b, const char *key, const char *value) {
-    st_buf_puts(b, ",\n  ");
-    st_json_put_string(b, key);
-    st_buf_puts(b, ": ");
+    st_json_put_key(b, ",\n  ", key);
     st_json_put_string(b, value ? value : "");
 }
 
 static void put_number(st_buf *b, const char *key, double value) {
-    st_buf_puts(b, ",\n  ");
-    st_json_put_string(b, key);
-    st_buf_puts(b, ": ");
+    st_json_put_key(b, ",\n  ", key);
     st_json_put_number(b, value);
 }
 

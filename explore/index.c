@@ -80,11 +80,6 @@ static bool read_index(const char *path, st_arena *a, entries *out, st_err *err)
     return true;
 }
 
-static void put_key(st_buf *b, const char *indent, const char *key) {
-    st_buf_puts(b, indent);
-    st_json_put_string(b, key);
-    st_buf_puts(b, ": ");
-}
 
 /* The default for a program: its fastest export on a GPU, else anywhere
  * (and for a vendor, the fastest on that vendor's devices). */
@@ -117,7 +112,7 @@ static void write_index(const entries *es, st_buf *b) {
         if (!first_of(es, i, same_device)) continue;
         st_buf_puts(b, first_dev ? "\n" : ",\n");
         first_dev = false;
-        put_key(b, "    ", d->device_key);
+        st_json_put_key(b, "    ", d->device_key);
         st_buf_puts(b, "{\"name\": ");
         st_json_put_string(b, d->device);
         st_buf_puts(b, ", \"vendor\": ");
@@ -131,7 +126,7 @@ static void write_index(const entries *es, st_buf *b) {
             if (!same_device(e, d)) continue;
             st_buf_puts(b, first_prog ? "\n" : ",\n");
             first_prog = false;
-            put_key(b, "      ", e->program);
+            st_json_put_key(b, "      ", e->program);
             st_buf_puts(b, "{\"strategy\": ");
             st_json_put_string(b, e->strategy);
             st_buf_puts(b, ", \"path\": ");
@@ -151,7 +146,7 @@ static void write_index(const entries *es, st_buf *b) {
         if (!first_of(es, i, same_vendor)) continue;
         st_buf_puts(b, first_vendor ? "\n" : ",\n");
         first_vendor = false;
-        put_key(b, "    ", v->vendor);
+        st_json_put_key(b, "    ", v->vendor);
         st_buf_puts(b, "{");
         bool first_prog = true;
         for (size_t k = i; k < es->count; k++) {
@@ -159,7 +154,7 @@ static void write_index(const entries *es, st_buf *b) {
             if (!same_vendor(e, v) || !first_of(es, k, same_vendor_program)) continue;
             st_buf_puts(b, first_prog ? "" : ", ");
             first_prog = false;
-            put_key(b, "", e->program);
+            st_json_put_key(b, "", e->program);
             st_json_put_string(b, fastest(es, e->program, v->vendor)->path);
         }
         st_buf_puts(b, "}");
@@ -170,7 +165,7 @@ static void write_index(const entries *es, st_buf *b) {
         if (!first_of(es, i, same_program)) continue;
         st_buf_puts(b, first_prog ? "\n" : ",\n");
         first_prog = false;
-        put_key(b, "    ", es->items[i].program);
+        st_json_put_key(b, "    ", es->items[i].program);
         st_json_put_string(b, fastest(es, es->items[i].program, NULL)->path);
     }
     st_buf_puts(b, "\n  }\n}\n");

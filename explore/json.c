@@ -535,3 +535,9 @@ void st_json_put_number(st_buf *b, double v) {
     }
     st_buf_puts(b, text);
 }
+
+void st_json_put_key(st_buf *b, const char *sep, const char *key) {
+    st_buf_puts(b, sep);
+    st_json_put_string(b, key);
+    st_buf_puts(b, ": ");
+}

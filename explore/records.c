@@ -45,9 +45,7 @@ static bool is_integer(const char *s) {
 }
 
 static void put_key(st_buf *b, const char *key) {
-    st_buf_puts(b, b->len && b->data[b->len - 1] != '{' ? ", " : "");
-    st_json_put_string(b, key);
-    st_buf_puts(b, ": ");
+    st_json_put_key(b, b->len && b->data[b->len - 1] != '{' ? ", " : "", key);
 }
 
 static void put_number(st_buf *b, const char *key, double v) {
