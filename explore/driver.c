@@ -370,6 +370,25 @@ static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint3
     return true;
 }
 
+/* A space whose strategy text is not well-formed fails every point alike:
+ * find out from its first point, before the directory is claimed, so that
+ * the corrected command can use the same --out. */
+static bool well_formed(const run *r, st_err *err) {
+    st_buf text = {0};
+    bool admitted;
+    st_err why = {0};
+    if (!st_space_point(r->space, 0, NULL, &text, &admitted, &why) || text.failed) {
+        st_buf_free(&text);
+        return *err = why, false;
+    }
+    const st_strategy *s = st_strategy_parse(r->s->cx, r->s->reg, "space", text.data ? text.data : "", &why);
+    st_buf_free(&text);
+    if (s || why.arg >= 0) return true;
+    *err = why;
+    if (why.loc.line) err->loc.col = st_space_column(r->space, 0, why.loc.col);
+    return false;
+}
+
 static void tally(const st_records *rs, st_explore_summary *sum) {
     memset(sum->counts, 0, sizeof sum->counts);
     for (size_t i = 0; i < rs->count; i++) sum->counts[rs->items[i].status]++;
@@ -389,7 +408,8 @@ bool st_explore(const st_explore_setup *s, const st_space *space, const char *di
     path_in(dir, "results.jsonl", path, sizeof path);
     r.journal.path = path;
     bool ok = a || st_fail_internal(err, "out of memory");
-    ok = ok && st_make_dirs(dir, err) && bench_open(&r.bench, s, a, err) && probe_device(&r.bench, &sum->device, err);
+    ok = ok && well_formed(&r, err) && bench_open(&r.bench, s, a, err) && probe_device(&r.bench, &sum->device, err) &&
+         st_make_dirs(dir, err);
     if (ok) {
         describe(s, space, &sum->device, shard, nshards, &meta);
         ok = claim_dir(dir, meta.data ? meta.data : "", s, err);
