@@ -15,7 +15,15 @@ static const char *arena_copy(st_arena *a, const char *s) {
     return d;
 }
 
+static bool read_exploration(const char *dir, st_exploration *e, st_err *err);
+
 bool st_exploration_read(const char *dir, st_exploration *e, st_err *err) {
+    if (read_exploration(dir, e, err)) return true;
+    st_exploration_free(e); /* a failure leaves nothing to free */
+    return false;
+}
+
+static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
     memset(e, 0, sizeof *e);
     char path[4200];
     snprintf(path, sizeof path, "%s/explore.json", dir);
@@ -73,7 +81,8 @@ static bool same_exploration(const st_exploration *a, const st_exploration *b, c
         const char *x = st_json_get_string(a->json, keys[i]), *y = st_json_get_string(b->json, keys[i]);
         if (!x || !y || strcmp(x, y)) return snprintf(what, cap, "%s", keys[i]), false;
     }
-    bool same = a->ninputs == b->ninputs && a->seed == b->seed;
+    if (a->seed != b->seed) return snprintf(what, cap, "seed"), false;
+    bool same = a->ninputs == b->ninputs;
     for (uint32_t i = 0; same && i < a->ninputs; i++) same = !strcmp(a->inputs[i], b->inputs[i]);
     if (!same) snprintf(what, cap, "inputs");
     return same;
@@ -94,7 +103,7 @@ bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explo
     memset(sum, 0, sizeof *sum);
     if (!ndirs) return st_fail(err, (st_loc){0}, "nothing to merge");
     st_exploration first, other;
-    if (!st_exploration_read(dirs[0], &first, err)) return st_exploration_free(&first), false;
+    if (!st_exploration_read(dirs[0], &first, err)) return false;
     st_records all = {0};
     st_space *space = NULL;
     bool ok = true;
@@ -102,7 +111,7 @@ bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explo
         if (d && !(ok = st_exploration_read(dirs[d], &other, err))) break;
         char what[64];
         if (d && !same_exploration(&first, &other, what, sizeof what))
-            ok = st_fail(err, (st_loc){dirs[d], 0, 0}, "explored something else than %s: its %s differs", dirs[0], what);
+            ok = st_fail(err, (st_loc){dirs[d], 0, 0}, "explored something else than %s: its %s differ", dirs[0], what);
         if (d) st_exploration_free(&other);
         char path[4200];
         snprintf(path, sizeof path, "%s/results.jsonl", dirs[d]);
