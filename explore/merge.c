@@ -111,7 +111,7 @@ bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explo
         if (d && !(ok = st_exploration_read(dirs[d], &other, err))) break;
         char what[64];
         if (d && !same_exploration(&first, &other, what, sizeof what))
-            ok = st_fail(err, (st_loc){dirs[d], 0, 0}, "explored something else than %s: its %s differ", dirs[0], what);
+            ok = st_fail(err, (st_loc){dirs[d], 0, 0}, "explored something else than %s (not the same %s)", dirs[0], what);
         if (d) st_exploration_free(&other);
         char path[4200];
         snprintf(path, sizeof path, "%s/results.jsonl", dirs[d]);
