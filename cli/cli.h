@@ -66,6 +66,9 @@ void print_help(const command *cmd);
  * (0 after --help). */
 int parse_args(const command *cmd, int argc, char **argv, args *out);
 const char *opt(const args *a, const char *name);
+/* The whole number an option gives, within [lo, hi]; *out unchanged when
+ * the option is not there. */
+bool number_option(const args *a, const char *name, int64_t lo, int64_t hi, int64_t *out, st_err *err);
 /* Print an error (with the source line when given); returns the exit status. */
 int report(const st_err *err, const char *source);
 int load_program(const args *a, bool need_def, loaded *out, st_err *err);

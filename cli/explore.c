@@ -24,19 +24,6 @@ const option explore_options[] = {
     {"--entry", NULL, "NAME", false, "the def to explore (default: main, or the only def)"},
     {0}};
 
-/* A whole number from an option, within [lo, hi]. */
-static bool number_option(const args *a, const char *name, int64_t lo, int64_t hi, int64_t *out, st_err *err) {
-    const char *text = opt(a, name);
-    if (!text) return true;
-    st_scalar s;
-    if (!st_scalar_parse(ST_I64, text, name, &s, err)) return false;
-    if (s.i64 < lo || s.i64 > hi)
-        return st_fail(err, (st_loc){0}, "%s must be from %lld to %lld, not %lld", name, (long long)lo, (long long)hi,
-                       (long long)s.i64);
-    *out = s.i64;
-    return true;
-}
-
 static bool shard_option(const args *a, uint32_t *shard, uint32_t *nshards, st_err *err) {
     *shard = 0;
     *nshards = 1;
@@ -66,6 +53,7 @@ void program_name(const char *path, const char *entry, char *out, size_t cap) {
 typedef struct display {
     bool tty;
     bool bar_shown;
+    char header[512]; /* said once the exploration is under way, not before an error */
 } display;
 
 static void clock_text(double s, char *out, size_t cap) {
@@ -79,6 +67,10 @@ static void show_progress(void *data, const st_explore_progress *p) {
     clock_text(p->eta_s, eta, sizeof eta);
     clock_text(p->elapsed_s, elapsed, sizeof elapsed);
     bool building = !strcmp(p->phase, "check");
+    if (d->header[0]) {
+        fprintf(stderr, "%s\n", d->header);
+        d->header[0] = 0;
+    }
     if (d->tty) {
         int width = 24, filled = p->total ? (int)(width * p->done / p->total) : width;
         fprintf(stderr, "\r\033[K%s [%.*s%*s] %llu/%llu  %s, eta %s", building ? "check" : "time ", filled,
@@ -138,7 +130,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
     uint32_t shard, nshards;
     if (!number_option(&a, "--runs", 7, 100000, &runs, &err) ||
         !number_option(&a, "--timeout", 1, 7 * 24 * 3600, &timeout, &err) ||
-        !number_option(&a, "--jobs", 1, 64, &jobs, &err) || !shard_option(&a, &shard, &nshards, &err))
+        !number_option(&a, "--jobs", 1, ST_EXPLORE_MAX_JOBS, &jobs, &err) || !shard_option(&a, &shard, &nshards, &err))
         goto fail;
     if (opt(&a, "--seed")) {
         st_scalar s;
@@ -166,8 +158,8 @@ int run_explore(const command *cmd, int argc, char **argv) {
     display d = {.tty = isatty(STDERR_FILENO)};
     st_explore_summary sum;
     const char *dir = opt(&a, "--out");
-    fprintf(stderr, "exploring %s (%s) over %llu points%s\n", name, l.def->name,
-            (unsigned long long)st_space_npoints(space), nshards > 1 ? ", this shard's share" : "");
+    snprintf(d.header, sizeof d.header, "exploring %s (%s) over %llu points%s", name, l.def->name,
+             (unsigned long long)st_space_npoints(space), nshards > 1 ? ", this shard's share" : "");
     bool ok = st_explore(&setup, space, dir, shard, nshards, show_progress, &d, &sum, &err);
     if (d.bar_shown) fputc('\n', stderr);
     if (!ok) {

@@ -71,6 +71,19 @@ int parse_args(const command *cmd, int argc, char **argv, args *out) {
     return -1;
 }
 
+/* A whole number from an option, within [lo, hi]. */
+bool number_option(const args *a, const char *name, int64_t lo, int64_t hi, int64_t *out, st_err *err) {
+    const char *text = opt(a, name);
+    if (!text) return true;
+    st_scalar s;
+    if (!st_scalar_parse(ST_I64, text, name, &s, err)) return false;
+    if (s.i64 < lo || s.i64 > hi)
+        return st_fail(err, (st_loc){0}, "%s must be from %lld to %lld, not %lld", name, (long long)lo, (long long)hi,
+                       (long long)s.i64);
+    *out = s.i64;
+    return true;
+}
+
 const char *opt(const args *a, const char *name) {
     for (int i = 0; i < a->nopts; i++)
         if (!strcmp(a->opt_name[i], name)) return a->opt_value[i];

@@ -57,33 +57,23 @@ static const st_def *lowered(const char *text, const loaded *l, const st_registr
     return def;
 }
 
-static int compare(const double *a, const double *b) { return (*a > *b) - (*a < *b); }
-static int compare_v(const void *a, const void *b) { return compare(a, b); }
-
 /* --runs, checked before anything runs. */
 static bool timed_runs(const args *a, int64_t *runs, st_err *err) {
     *runs = 10;
     if (!opt(a, "--runs")) return true;
     if (!opt(a, "--time")) return st_fail(err, (st_loc){0}, "--runs says how often --time runs the program; give --time too");
-    st_scalar s;
-    if (!st_scalar_parse(ST_I64, opt(a, "--runs"), "--runs", &s, err)) return false;
-    if (s.i64 < 1 || s.i64 > 100000) return st_fail(err, (st_loc){0}, "--runs must be between 1 and 100000");
-    *runs = s.i64;
-    return true;
+    return number_option(a, "--runs", 1, 100000, runs, err);
 }
 
 static bool time_runs(st_launch *launch, int64_t runs, st_err *err) {
-    for (int i = 0; i < 2; i++) /* warm-up: first-touch of buffers, caches */
-        if (!st_launch_run(launch, NULL, err)) return false;
     double *ms = malloc((size_t)runs * sizeof *ms);
     if (!ms) return st_fail_internal(err, "out of memory");
-    for (int64_t i = 0; i < runs; i++)
-        if (!st_launch_run(launch, &ms[i], err)) return free(ms), false;
-    qsort(ms, (size_t)runs, sizeof *ms, compare_v);
-    double median = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
+    if (!st_launch_time(launch, 2, (uint32_t)runs, ms, err)) return free(ms), false;
+    st_timing t = st_timing_of(ms, (size_t)runs);
     double bytes = (double)st_launch_bytes(launch);
     printf("time: median %.4f ms, min %.4f ms, max %.4f ms over %lld runs; %.3f GB/s (%.0f bytes read and written)\n",
-           median, ms[0], ms[runs - 1], (long long)runs, median > 0 ? bytes / (median * 1e6) : 0.0, bytes);
+           t.median_ms, t.min_ms, t.max_ms, (long long)runs, t.median_ms > 0 ? bytes / (t.median_ms * 1e6) : 0.0,
+           bytes);
     free(ms);
     return true;
 }

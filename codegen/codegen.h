@@ -138,6 +138,17 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err);
  * when it is allocated; a kernel that wrote into it is an error here that names
  * the output and the first byte past its end that changed. */
 bool st_launch_read(st_launch *l, st_arena *a, st_value *result, st_err *err);
+/* Time the program: `warmups` untimed runs, then `runs` runs whose device
+ * times go into samples_ms (runs entries). */
+bool st_launch_time(st_launch *l, uint32_t warmups, uint32_t runs, double *samples_ms, st_err *err);
+
+/* The median, min and max of n > 0 samples (the median of an even count is
+ * the mean of the middle two). */
+typedef struct st_timing {
+    double median_ms, min_ms, max_ms;
+} st_timing;
+st_timing st_timing_of(const double *samples_ms, size_t n);
+
 /* Bytes of the program's inputs read plus outputs written: what GB/s counts. */
 uint64_t st_launch_bytes(const st_launch *l);
 void st_launch_free(st_launch *l);

@@ -570,6 +570,32 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
     return true;
 }
 
+bool st_launch_time(st_launch *l, uint32_t warmups, uint32_t runs, double *samples_ms, st_err *err) {
+    for (uint32_t i = 0; i < warmups; i++) /* first touch of buffers, caches, lazy compilation */
+        if (!st_launch_run(l, NULL, err)) return false;
+    for (uint32_t i = 0; i < runs; i++)
+        if (!st_launch_run(l, &samples_ms[i], err)) return false;
+    return true;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+st_timing st_timing_of(const double *samples_ms, size_t n) {
+    st_timing t = {0};
+    double *sorted = n ? malloc(n * sizeof *sorted) : NULL;
+    if (!sorted) return t;
+    memcpy(sorted, samples_ms, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, by_value);
+    t.median_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    t.min_ms = sorted[0];
+    t.max_ms = sorted[n - 1];
+    free(sorted);
+    return t;
+}
+
 /* Fill the leaves of v (shaped by st_value_alloc) from the output buffers,
  * counting them in *next. */
 static bool read_leaves(st_launch *l, st_value *v, uint32_t *next, st_err *err) {

@@ -49,7 +49,8 @@ bool child_start(child *c, void (*fn)(void *data, int fd), void *data, double ti
     close(p[1]);
     c->pid = pid;
     c->fd = p[0];
-    c->deadline = child_now() + timeout_s;
+    c->started = child_now();
+    c->deadline = c->started + timeout_s;
     c->timeout_s = timeout_s;
     c->end = CHILD_RUNNING;
     c->data = data;
@@ -73,10 +74,10 @@ static void reap(child *c, bool block) {
 }
 
 int child_wait(child *cs, size_t n, double wait_s) {
-    struct pollfd fds[64];
-    size_t idx[64], m = 0;
+    struct pollfd fds[CHILD_MAX];
+    size_t idx[CHILD_MAX], m = 0;
     double now = child_now();
-    for (size_t i = 0; i < n && m < 64; i++) {
+    for (size_t i = 0; i < n && m < CHILD_MAX; i++) {
         if (cs[i].end != CHILD_RUNNING) continue;
         if (now >= cs[i].deadline) { /* past its time: the kill is the status */
             kill(cs[i].pid, SIGKILL);

@@ -5,7 +5,7 @@
 #ifndef STRATA_EXPLORE_CHILD_H
 #define STRATA_EXPLORE_CHILD_H
 
-#include "ir/ir.h"
+#include "explore.h"
 
 #include <sys/types.h>
 
@@ -19,7 +19,7 @@ typedef enum child_end {
 typedef struct child {
     pid_t pid;
     int fd;           /* the read end of its pipe, -1 once at its end */
-    double deadline;  /* seconds on the monotonic clock */
+    double started, deadline; /* seconds on the monotonic clock */
     double timeout_s;
     st_buf out;       /* what it wrote */
     child_end end;
@@ -32,7 +32,9 @@ double child_now(void);
 /* Start fn(data, fd) in a child process that exits when fn returns; what fn
  * writes to fd comes back in c->out. false (with err) when it cannot fork. */
 bool child_start(child *c, void (*fn)(void *data, int fd), void *data, double timeout_s, st_err *err);
-/* Wait at most wait_s for any of the n children to make progress: read what
+/* The most children child_wait watches at once. */
+enum { CHILD_MAX = ST_EXPLORE_MAX_JOBS };
+/* Wait at most wait_s for any of the n (at most CHILD_MAX) children to make progress: read what
  * they wrote, reap those that ended, kill those past their deadline.
  * Returns the index of a child that has just ended, or -1. */
 int child_wait(child *cs, size_t n, double wait_s);

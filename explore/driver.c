@@ -18,11 +18,6 @@ static void path_in(const char *dir, const char *name, char *out, size_t cap) {
     snprintf(out, cap, "%s/%s", dir, name);
 }
 
-static void put_field(st_buf *b, const char *key, const char *value) {
-    st_json_put_key(b, ",\n  ", key);
-    st_json_put_string(b, value ? value : "");
-}
-
 /* explore.json: what was explored, where, how; the first lines are what a
  * resumed or merged exploration must agree on. */
 static void describe(const st_explore_setup *s, const st_space *space, const st_device_info *dev, uint32_t shard,
@@ -30,23 +25,18 @@ static void describe(const st_explore_setup *s, const st_space *space, const st_
     char sha[65];
     st_sha256_hex(s->program_source, strlen(s->program_source), sha);
     st_buf_puts(b, "{\n  \"strata_explore\": 1");
-    put_field(b, "program_sha256", sha);
-    put_field(b, "entry", s->def->name);
-    put_field(b, "space", st_space_text(space));
+    describe_field(b, "program_sha256", sha);
+    describe_field(b, "entry", s->def->name);
+    describe_field(b, "space", st_space_text(space));
     st_buf_puts(b, ",\n  \"inputs\": [");
     for (uint32_t i = 0; i < s->ninputs; i++) {
         st_buf_puts(b, i ? ", " : "");
         st_json_put_string(b, s->inputs[i]);
     }
     st_buf_printf(b, "],\n  \"seed\": %llu", (unsigned long long)s->seed);
-    put_field(b, "device", dev->name);
-    put_field(b, "vendor", dev->vendor);
-    put_field(b, "driver", dev->driver);
-    put_field(b, "platform", dev->platform);
-    put_field(b, "device_version", dev->version);
-    put_field(b, "device_type", dev->type);
-    put_field(b, "program", s->program_path);
-    put_field(b, "program_name", s->program_name);
+    describe_device(b, dev);
+    describe_field(b, "program", s->program_path);
+    describe_field(b, "program_name", s->program_name);
     st_buf_puts(b, ",\n  \"dims\": [");
     for (uint32_t d = 0; d < st_space_ndims(space); d++) {
         st_buf_puts(b, d ? ", " : "");
@@ -208,73 +198,98 @@ static void consider_best(run *r, const st_record *rec) {
         st_record_copy(&r->best, rec);
 }
 
+/* Variants with the same kernel source share one build and check: the
+ * first of each group (its leader) runs, the others take its outcome.
+ * leader[i] is i for a leader and for a variant without code. */
+typedef struct by_source {
+    const char *sha;
+    size_t i;
+} by_source;
+
+static int compare_sources(const void *a, const void *b) {
+    const by_source *x = a, *y = b;
+    int c = strcmp(x->sha, y->sha);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static bool group_by_source(const run *r, size_t *leader, size_t *members) {
+    by_source *order = calloc(r->count + 1, sizeof *order);
+    if (!order) return false;
+    size_t n = 0;
+    for (size_t i = 0; i < r->count; i++) {
+        leader[i] = i;
+        members[i] = 0;
+        if (r->items[i].v.have_code) order[n++] = (by_source){r->items[i].v.sha, i};
+    }
+    qsort(order, n, sizeof *order, compare_sources);
+    for (size_t k = 0; k < n; k++) {
+        size_t first = k && !strcmp(order[k - 1].sha, order[k].sha) ? leader[order[k - 1].i] : order[k].i;
+        leader[order[k].i] = first;
+        members[first]++;
+    }
+    free(order);
+    return true;
+}
+
 /* Build and check each distinct kernel source once, `jobs` at a time. */
-static bool build_all(run *r, st_err *err) {
-    size_t n = 0, next = 0, done = 0, total = 0;
-    for (size_t i = 0; i < r->count; i++) total += r->items[i].v.have_code;
+static bool check_all(run *r, st_err *err) {
+    size_t running = 0, next = 0, done = 0, total = 0;
+    size_t *leader = calloc(r->count + 1, sizeof *leader), *members = calloc(r->count + 1, sizeof *members);
     child *slots = calloc(r->s->jobs, sizeof *slots);
     variant_job *jobs = calloc(r->s->jobs, sizeof *jobs);
-    if (!slots || !jobs) {
-        free(slots);
-        free(jobs);
-        return st_fail_internal(err, "out of memory");
-    }
-    for (uint32_t k = 0; k < r->s->jobs; k++) slots[k].end = CHILD_EXITED; /* free */
-    bool ok = true;
+    size_t *item_of = calloc(r->s->jobs, sizeof *item_of); /* which item each slot checks */
+    bool ok = leader && members && slots && jobs && item_of && group_by_source(r, leader, members);
+    if (!ok) st_fail_internal(err, "out of memory");
+    for (size_t i = 0; ok && i < r->count; i++) total += members[i];
+    for (uint32_t k = 0; ok && k < r->s->jobs; k++) slots[k].end = CHILD_EXITED; /* free */
     report(r, "check", 0, total, NULL);
-    while (ok && (next < r->count || n)) {
-        /* fill free slots with sources not built yet (nor being built) */
-        for (uint32_t k = 0; k < r->s->jobs && next < r->count; k++) {
+    while (ok && (next < r->count || running)) {
+        for (uint32_t k = 0; k < r->s->jobs && next < r->count; k++) { /* fill the free slots */
             if (slots[k].end == CHILD_RUNNING) continue;
-            variant *v = NULL;
-            while (next < r->count && !v) {
-                variant *c = &r->items[next++].v;
-                bool first = c->have_code;
-                for (size_t i = 0; first && &r->items[i].v != c; i++)
-                    first = !(r->items[i].v.have_code && !strcmp(r->items[i].v.sha, c->sha));
-                if (first) v = c;
-            }
-            if (!v) break;
-            jobs[k] = (variant_job){&r->bench, v};
+            while (next < r->count && !(r->items[next].v.have_code && leader[next] == next)) next++;
+            if (next == r->count) break;
+            item_of[k] = next;
+            jobs[k] = (variant_job){&r->bench, &r->items[next++].v};
             if (!(ok = child_start(&slots[k], variant_check_child, &jobs[k], r->s->build_timeout_s, err))) break;
-            n++;
+            running++;
         }
-        int k = n ? child_wait(slots, r->s->jobs, 0.5) : -1;
+        int k = running ? child_wait(slots, r->s->jobs, 0.5) : -1;
         if (k < 0) continue;
-        n--;
+        running--;
         variant *v = jobs[k].variant;
-        st_status status;
         char message[480]; /* room for what goes before it */
-        variant_outcome(&slots[k], &status, message, sizeof message, NULL);
-        double ms = (child_now() - (slots[k].deadline - slots[k].timeout_s)) * 1e3;
+        variant_outcome(&slots[k], &v->status, message, sizeof message, NULL);
+        snprintf(v->message, sizeof v->message, "%s%s", v->status == ST_STATUS_TIMEOUT ? "building and checking: " : "",
+                 message);
+        v->build_ms = (child_now() - slots[k].started) * 1e3;
         st_buf_free(&slots[k].out);
-        /* every variant of this source shares what its build became */
-        for (size_t i = 0; i < r->count; i++) {
-            variant *w = &r->items[i].v;
-            if (!w->have_code || strcmp(w->sha, v->sha)) continue;
-            w->build_ms = ms;
-            if (status != ST_STATUS_OK) {
-                w->status = status;
-                snprintf(w->message, sizeof w->message, "%s%s",
-                         status == ST_STATUS_TIMEOUT ? "building and checking: " : "", message);
-            }
-            done++;
-        }
+        done += members[item_of[k]];
         report(r, "check", done, total, NULL);
     }
-    for (uint32_t k = 0; k < r->s->jobs; k++) /* after a failure: nothing may outlive the driver */
+    for (uint32_t k = 0; slots && k < r->s->jobs; k++) { /* after a failure: nothing may outlive the driver */
         if (slots[k].end == CHILD_RUNNING) {
             slots[k].deadline = 0;
             child_wait(&slots[k], 1, 0);
         }
-    for (uint32_t k = 0; k < r->s->jobs; k++) st_buf_free(&slots[k].out);
+        st_buf_free(&slots[k].out);
+    }
+    for (size_t i = 0; ok && i < r->count; i++) { /* the others of each group take its outcome */
+        variant *w = &r->items[i].v, *l = &r->items[leader[i]].v;
+        if (l == w) continue;
+        w->status = l->status;
+        w->build_ms = l->build_ms;
+        memcpy(w->message, l->message, sizeof w->message);
+    }
+    free(leader);
+    free(members);
     free(slots);
     free(jobs);
+    free(item_of);
     return ok;
 }
 
 /* Time each checked variant alone on the device; record every point. */
-static bool run_all(run *r, st_err *err) {
+static bool time_all(run *r, st_err *err) {
     report(r, "time", 0, r->count, NULL);
     for (size_t i = 0; i < r->count; i++) {
         variant *v = &r->items[i].v;
@@ -303,23 +318,6 @@ static bool run_all(run *r, st_err *err) {
     return true;
 }
 
-static bool probe_device(bench *b, st_device_info *dev, st_err *err) {
-    child c;
-    if (!child_start(&c, device_probe_child, b, 120, err)) return false;
-    while (child_wait(&c, 1, 1.0) < 0) {
-    }
-    bool ok = c.end == CHILD_EXITED && c.out.len == sizeof *dev;
-    if (ok) {
-        memcpy(dev, c.out.data, sizeof *dev);
-    } else {
-        st_status status;
-        char message[512];
-        variant_outcome(&c, &status, message, sizeof message, NULL);
-        st_fail(err, (st_loc){0}, "%s", message);
-    }
-    st_buf_free(&c.out);
-    return ok;
-}
 
 /* The points of this shard not recorded yet, made into code. */
 static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint32_t nshards, st_arena *a,
@@ -329,9 +327,7 @@ static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint3
     size_t cap = 0;
     for (uint64_t p = shard; p < npoints; p += nshards) {
         sum->points++;
-        bool seen = false;
-        for (size_t i = 0; i < done->count && !seen; i++) seen = done->items[i].point == p;
-        if (seen) {
+        if (st_records_find(done, p)) {
             sum->skipped++;
             continue;
         }
@@ -398,8 +394,8 @@ bool st_explore(const st_explore_setup *s, const st_space *space, const char *di
                 st_explore_progress_fn progress, void *progress_data, st_explore_summary *sum, st_err *err) {
     memset(sum, 0, sizeof *sum);
     if (!nshards || shard >= nshards) return st_fail(err, (st_loc){0}, "shard %u of %u does not exist", shard, nshards);
-    if (!s->runs || !s->jobs || !(s->timeout_s > 0) || !(s->build_timeout_s > 0))
-        return st_fail_internal(err, "an exploration needs runs, jobs and time limits above 0");
+    if (!s->runs || !s->jobs || s->jobs > CHILD_MAX || !(s->timeout_s > 0) || !(s->build_timeout_s > 0))
+        return st_fail_internal(err, "an exploration needs runs, time limits above 0 and 1 to %d jobs", CHILD_MAX);
     run r = {.s = s, .space = space, .progress = progress, .progress_data = progress_data, .started = child_now()};
     st_arena *a = st_arena_new();
     st_records done = {0};
@@ -408,7 +404,7 @@ bool st_explore(const st_explore_setup *s, const st_space *space, const char *di
     path_in(dir, "results.jsonl", path, sizeof path);
     r.journal.path = path;
     bool ok = a || st_fail_internal(err, "out of memory");
-    ok = ok && well_formed(&r, err) && bench_open(&r.bench, s, a, err) && probe_device(&r.bench, &sum->device, err) &&
+    ok = ok && well_formed(&r, err) && bench_open(&r.bench, s, a, err) && bench_device(&r.bench, &sum->device, err) &&
          st_make_dirs(dir, err);
     if (ok) {
         describe(s, space, &sum->device, shard, nshards, &meta);
@@ -417,10 +413,11 @@ bool st_explore(const st_explore_setup *s, const st_space *space, const char *di
     size_t truncated = 0;
     ok = ok && drop_partial_line(path, err) && st_records_read(path, &done, &truncated, err);
     for (size_t i = 0; ok && i < done.count; i++) consider_best(&r, &done.items[i]);
+    if (ok && !st_records_sort(&done)) ok = st_fail_internal(err, "out of memory");
     ok = ok && prepare_points(&r, &done, shard, nshards, a, sum, err);
     if (ok && !(r.journal.f = fopen(path, "a")))
         ok = st_fail(err, (st_loc){path, 0, 0}, "cannot append to the records: %s", strerror(errno));
-    ok = ok && build_all(&r, err) && run_all(&r, err);
+    ok = ok && check_all(&r, err) && time_all(&r, err);
     if (r.journal.f) fclose(r.journal.f);
     st_records_free(&done);
     /* the reports cover every record in dir, resumed ones included */

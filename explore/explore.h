@@ -194,7 +194,13 @@ typedef struct st_records {
 } st_records;
 
 bool st_records_read(const char *path, st_records *out, size_t *truncated, st_err *err);
+/* Move *r to the end of rs (false, r untouched, when out of memory). */
+bool st_records_push(st_records *rs, st_record *r);
 void st_records_free(st_records *rs);
+/* Order the records by point, stably (records of one point keep their
+ * order); then st_records_find finds a point's first record, or NULL. */
+bool st_records_sort(st_records *rs);
+const st_record *st_records_find(const st_records *rs, uint64_t point);
 /* The ok record with the smallest median (NULL when none is ok). */
 const st_record *st_records_best(const st_records *rs);
 /* results.csv: a header, then one row per record ordered by point. The
@@ -212,6 +218,9 @@ bool st_records_write_svg(const st_records *rs, const st_space *space, const cha
 /* ------------------------------------------------------------------------ */
 
 /* What an exploration explores: one def of a program on seeded inputs. */
+/* The most builds and checks an exploration runs at once. */
+enum { ST_EXPLORE_MAX_JOBS = 64 };
+
 typedef struct st_explore_setup {
     st_ctx *cx;
     const st_program *program;

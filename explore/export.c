@@ -21,11 +21,6 @@ static bool write_in(const char *dir, const char *name, const char *text, st_err
     return st_write_file(path, text, strlen(text), err);
 }
 
-static void put_field(st_buf *b, const char *key, const char *value) {
-    st_json_put_key(b, ",\n  ", key);
-    st_json_put_string(b, value ? value : "");
-}
-
 static void put_number(st_buf *b, const char *key, double value) {
     st_json_put_key(b, ",\n  ", key);
     st_json_put_number(b, value);
@@ -42,24 +37,18 @@ static void describe_export(const st_exploration *e, const st_device_info *dev, 
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     st_buf_puts(b, "{\n  \"strata_export\": 1");
-    put_field(b, "program", e->program_name);
-    put_field(b, "entry", e->entry);
-    put_field(b, "program_sha256", program_sha);
-    put_field(b, "device", dev->name);
-    put_field(b, "vendor", dev->vendor);
-    put_field(b, "device_type", dev->type);
-    put_field(b, "device_version", dev->version);
-    put_field(b, "driver", dev->driver);
-    put_field(b, "platform", dev->platform);
-    put_field(b, "platform_version", dev->platform_version);
+    describe_field(b, "program", e->program_name);
+    describe_field(b, "entry", e->entry);
+    describe_field(b, "program_sha256", program_sha);
+    describe_device(b, dev);
     st_buf_puts(b, ",\n  \"inputs\": [");
     for (uint32_t i = 0; i < e->ninputs; i++) {
         st_buf_puts(b, i ? ", " : "");
         st_json_put_string(b, e->inputs[i]);
     }
     st_buf_printf(b, "],\n  \"seed\": %llu", (unsigned long long)e->seed);
-    put_field(b, "space", e->space);
-    put_field(b, "strategy", best->strategy);
+    describe_field(b, "space", e->space);
+    describe_field(b, "strategy", best->strategy);
     st_buf_puts(b, ",\n  \"parameters\": {");
     for (uint32_t d = 0; d < st_space_ndims(space) && d < best->nvalues; d++) {
         st_buf_puts(b, d ? ", " : "");
@@ -83,11 +72,11 @@ static void describe_export(const st_exploration *e, const st_device_info *dev, 
     }
     st_buf_puts(b, "]");
     put_number(b, "tolerance", e->rtol);
-    put_field(b, "kernels", "kernels.cl");
-    put_field(b, "kernels_sha256", sha);
-    put_field(b, "host", "host.c");
-    put_field(b, "host_sha256", host_sha);
-    put_field(b, "exported_at", when);
+    describe_field(b, "kernels", "kernels.cl");
+    describe_field(b, "kernels_sha256", sha);
+    describe_field(b, "host", "host.c");
+    describe_field(b, "host_sha256", host_sha);
+    describe_field(b, "exported_at", when);
     st_buf_puts(b, "\n}\n");
 }
 
@@ -188,16 +177,7 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
     if (ok && !winner)
         ok = st_fail(err, (st_loc){0}, "none of the %zu best variants ran correctly again (the first: %s)", top,
                      x.vs[0].message);
-    if (ok) { /* the device as the children see it: OpenCL is never opened in this process */
-        child c;
-        if ((ok = child_start(&c, device_probe_child, &b, 120, err))) {
-            while (child_wait(&c, 1, 1.0) < 0) {
-            }
-            if (c.end == CHILD_EXITED && c.out.len == sizeof out->device) memcpy(&out->device, c.out.data, sizeof out->device);
-            else ok = st_fail(err, (st_loc){0}, "the device %s went away", x.e.device);
-            st_buf_free(&c.out);
-        }
-    }
+    ok = ok && bench_device(&b, &out->device, err);
     if (ok) {
         char slug[128], rel[400];
         st_device_slug(out->device.name, slug, sizeof slug);

@@ -119,24 +119,22 @@ bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explo
         size_t truncated;
         if (!ok || !(ok = st_records_read(path, &rs, &truncated, err))) break;
         for (size_t i = 0; ok && i < rs.count; i++) {
-            bool seen = false;
-            for (size_t k = 0; k < all.count && !seen; k++) seen = all.items[k].point == rs.items[i].point;
-            if (seen) continue;
-            if (all.count == all.cap) {
-                size_t cap = all.cap ? 2 * all.cap : 64;
-                st_record *items = realloc(all.items, cap * sizeof *items);
-                if (!items) {
-                    ok = st_fail_internal(err, "out of memory");
-                    break;
-                }
-                all.items = items;
-                all.cap = cap;
-            }
-            all.items[all.count++] = rs.items[i];
-            memset(&rs.items[i], 0, sizeof rs.items[i]); /* moved */
+            if (!st_records_push(&all, &rs.items[i])) ok = st_fail_internal(err, "out of memory");
+            else memset(&rs.items[i], 0, sizeof rs.items[i]); /* moved */
         }
         st_records_free(&rs);
     }
+    /* every point once: the first directory's record of it wins */
+    if (ok && !st_records_sort(&all)) ok = st_fail_internal(err, "out of memory");
+    size_t kept = 0;
+    for (size_t i = 0; ok && i < all.count; i++) {
+        if (kept && all.items[kept - 1].point == all.items[i].point) {
+            st_record_clear(&all.items[i]);
+            continue;
+        }
+        all.items[kept++] = all.items[i];
+    }
+    if (ok) all.count = kept;
     ok = ok && (space = st_space_parse("space", first.space, err));
     ok = ok && st_make_dirs(out, err);
     ok = ok && copy_file(dirs[0], out, "explore.json", err) && copy_file(dirs[0], out, "program.strata", err);

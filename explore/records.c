@@ -155,7 +155,7 @@ bool st_record_copy(st_record *dst, const st_record *src) {
     return ok;
 }
 
-static bool push(st_records *rs, st_record *r) {
+bool st_records_push(st_records *rs, st_record *r) {
     if (rs->count == rs->cap) {
         size_t cap = rs->cap ? 2 * rs->cap : 64;
         st_record *items = realloc(rs->items, cap * sizeof *items);
@@ -191,7 +191,7 @@ bool st_records_read(const char *path, st_records *out, size_t *truncated, st_er
         const st_json *j = st_json_parse(a, path, line, len, &why);
         st_record r;
         if (j && st_record_from_json(j, &r, &why)) {
-            if (!push(out, &r)) {
+            if (!st_records_push(out, &r)) {
                 st_record_clear(&r);
                 ok = st_fail_internal(err, "out of memory");
             }
@@ -240,9 +240,11 @@ static void csv_field(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+/* By point, then by place in the array: stable. */
 static int by_point(const void *a, const void *b) {
     const st_record *x = *(const st_record *const *)a, *y = *(const st_record *const *)b;
-    return (x->point > y->point) - (x->point < y->point);
+    if (x->point != y->point) return (x->point > y->point) - (x->point < y->point);
+    return (x > y) - (x < y);
 }
 
 /* The records ordered by point (pointers into rs; free the array). */
@@ -252,6 +254,32 @@ static const st_record **ordered(const st_records *rs) {
     for (size_t i = 0; i < rs->count; i++) order[i] = &rs->items[i];
     qsort(order, rs->count, sizeof *order, by_point);
     return order;
+}
+
+bool st_records_sort(st_records *rs) {
+    const st_record **order = ordered(rs);
+    st_record *items = calloc(rs->count + 1, sizeof *items);
+    if (!order || !items) {
+        free(order);
+        free(items);
+        return false;
+    }
+    for (size_t i = 0; i < rs->count; i++) items[i] = *order[i];
+    free(order);
+    free(rs->items);
+    rs->items = items;
+    rs->cap = rs->count + 1;
+    return true;
+}
+
+const st_record *st_records_find(const st_records *rs, uint64_t point) {
+    size_t lo = 0, hi = rs->count; /* the first record whose point is not below */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs->items[mid].point < point) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < rs->count && rs->items[lo].point == point ? &rs->items[lo] : NULL;
 }
 
 bool st_records_write_csv(const st_records *rs, const st_space *space, const char *path, st_err *err) {

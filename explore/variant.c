@@ -4,7 +4,6 @@
 
 #include "strategies/strategies.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,10 +74,6 @@ static void reply_status(int fd, st_status status, const char *message) {
 }
 
 
-static int compare_ms(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The variant built on the device, its inputs uploaded and run once; on
  * failure *status says which step failed. */
@@ -143,9 +138,7 @@ void variant_time_child(void *data, int fd) {
         return;
     }
     bool ok = load_and_run(job, &lv, &status, &err);
-    status = ST_STATUS_LAUNCH_ERROR;
-    for (uint32_t i = 0; ok && i < s->warmups; i++) ok = st_launch_run(lv.launch, NULL, &err);
-    for (uint32_t i = 0; ok && i < s->runs; i++) ok = st_launch_run(lv.launch, &ms[i], &err);
+    if (ok && !(ok = st_launch_time(lv.launch, s->warmups, s->runs, ms, &err))) status = ST_STATUS_LAUNCH_ERROR;
     if (ok) {
         st_buf reply = {0};
         st_buf_printf(&reply, "{\"status\": \"ok\", \"bytes\": %llu, \"samples_ms\": [",
@@ -163,7 +156,7 @@ void variant_time_child(void *data, int fd) {
     unload(&lv);
 }
 
-void device_probe_child(void *data, int fd) {
+static void device_probe_child(void *data, int fd) {
     const bench *b = data;
     st_err err = {0};
     st_cl *cl = st_cl_open(b->setup->device, &err);
@@ -177,45 +170,36 @@ void device_probe_child(void *data, int fd) {
 }
 
 void variant_outcome(const child *c, st_status *status, char *message, size_t cap, st_record *r) {
-    char how[160];
-    child_describe(c, how, sizeof how);
     st_arena *a = st_arena_new();
     st_err err = {0};
     const st_json *j = a && c->out.len ? st_json_parse(a, "child", c->out.data, c->out.len, &err) : NULL;
-    const char *said = j ? st_json_get_string(j, "status") : NULL;
+    const char *said = j ? st_json_get_string(j, "status") : NULL, *m = j ? st_json_get_string(j, "message") : NULL;
+    bool reported = said && st_status_parse(said, status);
     if (c->end == CHILD_TIMED_OUT) {
         *status = ST_STATUS_TIMEOUT;
         snprintf(message, cap, "killed at its time limit of %g s", c->timeout_s);
-    } else if (!said || !st_status_parse(said, status) || c->end != CHILD_EXITED || c->exit_code != 0) {
+    } else if (!reported || c->end != CHILD_EXITED || c->exit_code != 0) {
+        char how[160];
+        child_describe(c, how, sizeof how);
         *status = ST_STATUS_CRASH;
-        snprintf(message, cap, "the process running it %s%s%s", how, said ? "; it said: " : "",
-                 said ? st_json_get_string(j, "message") ? st_json_get_string(j, "message") : "" : "");
+        snprintf(message, cap, "the process running it %s%s%s", how, m ? "; it said: " : "", m ? m : "");
     } else {
-        const char *m = st_json_get_string(j, "message");
         snprintf(message, cap, "%s", m ? m : "");
     }
-    if (r && *status == ST_STATUS_OK) {
-        const st_json *samples = st_json_get(j, "samples_ms");
+    const st_json *samples = j ? st_json_get(j, "samples_ms") : NULL;
+    size_t n = samples && samples->kind == ST_JSON_ARRAY ? samples->len : 0;
+    if (r && *status == ST_STATUS_OK && (!n || !(r->samples_ms = calloc(n, sizeof *r->samples_ms)))) {
+        *status = ST_STATUS_CRASH;
+        snprintf(message, cap, "%s", n ? "out of memory" : "the process running it reported no timings");
+    } else if (r && *status == ST_STATUS_OK) {
         double bytes = 0;
         st_json_get_number(j, "bytes", &bytes);
+        for (size_t i = 0; i < n; i++) r->samples_ms[i] = samples->items[i].number;
+        r->nsamples = (uint32_t)n;
+        st_timing t = st_timing_of(r->samples_ms, n);
+        r->median_ms = t.median_ms, r->min_ms = t.min_ms, r->max_ms = t.max_ms;
         r->bytes = (uint64_t)bytes;
-        size_t n = samples && samples->kind == ST_JSON_ARRAY ? samples->len : 0;
-        r->samples_ms = calloc(n + 1, sizeof *r->samples_ms);
-        double *sorted = calloc(n + 1, sizeof *sorted);
-        for (size_t i = 0; r->samples_ms && sorted && i < n; i++)
-            sorted[i] = r->samples_ms[i] = samples->items[i].number;
-        if (!r->samples_ms || !sorted || !n) {
-            *status = ST_STATUS_CRASH;
-            snprintf(message, cap, "%s", n ? "out of memory" : "the process running it reported no timings");
-        } else {
-            r->nsamples = (uint32_t)n;
-            qsort(sorted, n, sizeof *sorted, compare_ms);
-            r->median_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-            r->min_ms = sorted[0];
-            r->max_ms = sorted[n - 1];
-            r->gb_per_s = r->median_ms > 0 ? (double)r->bytes / (r->median_ms * 1e6) : 0;
-        }
-        free(sorted);
+        r->gb_per_s = r->median_ms > 0 ? (double)r->bytes / (r->median_ms * 1e6) : 0;
     }
     st_arena_free(a);
 }
@@ -230,4 +214,37 @@ bool variant_in_child(const bench *b, variant *v, void (*fn)(void *data, int fd)
     variant_outcome(&c, &v->status, v->message, sizeof v->message, figures);
     st_buf_free(&c.out);
     return true;
+}
+
+bool bench_device(const bench *b, st_device_info *dev, st_err *err) {
+    child c;
+    if (!child_start(&c, device_probe_child, (void *)b, 120, err)) return false;
+    while (child_wait(&c, 1, 1.0) < 0) {
+    }
+    bool ok = c.end == CHILD_EXITED && c.out.len == sizeof *dev;
+    if (ok) {
+        memcpy(dev, c.out.data, sizeof *dev);
+    } else { /* it said why, or died */
+        st_status status;
+        char message[512];
+        variant_outcome(&c, &status, message, sizeof message, NULL);
+        st_fail(err, (st_loc){0}, "%s", message);
+    }
+    st_buf_free(&c.out);
+    return ok;
+}
+
+void describe_field(st_buf *b, const char *key, const char *value) {
+    st_json_put_key(b, ",\n  ", key);
+    st_json_put_string(b, value ? value : "");
+}
+
+void describe_device(st_buf *b, const st_device_info *dev) {
+    describe_field(b, "device", dev->name);
+    describe_field(b, "vendor", dev->vendor);
+    describe_field(b, "device_type", dev->type);
+    describe_field(b, "device_version", dev->version);
+    describe_field(b, "driver", dev->driver);
+    describe_field(b, "platform", dev->platform);
+    describe_field(b, "platform_version", dev->platform_version);
 }

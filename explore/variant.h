@@ -49,8 +49,15 @@ typedef struct variant_job {
 
 void variant_check_child(void *data, int fd);
 void variant_time_child(void *data, int fd);
-/* data: the bench; writes the device's st_device_info fields, or why not. */
-void device_probe_child(void *data, int fd);
+/* The device the children open, as they see it (this process never opens
+ * OpenCL); an error when they cannot open it. */
+bool bench_device(const bench *b, st_device_info *dev, st_err *err);
+/* Its fields as members of a JSON object people read (explore.json,
+ * record.json): device, vendor, device_type, device_version, driver,
+ * platform, platform_version. */
+void describe_device(st_buf *b, const st_device_info *dev);
+/* One string member of such an object: `,\n  "key": "value"`. */
+void describe_field(st_buf *b, const char *key, const char *value);
 
 /* fn (a check or time child) run for v and waited for: its outcome into
  * v->status and v->message, the timing's figures into *figures when not
