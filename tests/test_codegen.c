@@ -22,7 +22,7 @@
  *                compiler against <CL/cl.h>, warnings as errors
  */
 #include "codegen/codegen.h"
-#include "harness.h"
+#include "rules_fixture.h"
 #include "rewrite/rewrite.h"
 #include "strategies/strategies.h"
 
@@ -33,27 +33,13 @@
 /* Fixture                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static st_ctx *cx;
-static st_arena *ar;
-static st_registry *reg;
 static st_cl *device_cl; /* opened on first use, once per test process */
 static char scratch[256];
-
-static void setup(void) {
-    cx = st_ctx_new();
-    ar = st_arena_new();
-    reg = st_registry_new();
-    ck_assert(cx != NULL && ar != NULL && reg != NULL);
-    st_err err = {0};
-    ck_assert_msg(st_register_builtin_rules(reg, &err), "%s", err.message);
-}
 
 static void teardown(void) {
     st_cl_close(device_cl);
     device_cl = NULL;
-    st_registry_free(reg);
-    st_arena_free(ar);
-    st_ctx_free(cx);
+    rules_teardown();
 }
 
 static st_cl *device(void) {
@@ -65,8 +51,6 @@ static st_cl *device(void) {
     return device_cl;
 }
 
-/* text in the test's arena */
-#define text_of(...) arena_text(ar, __VA_ARGS__)
 
 /* ------------------------------------------------------------------------ */
 /* The pipeline, step by step                                               */
@@ -880,7 +864,7 @@ int main(void) {
     Suite *s = suite_create("codegen");
 
     TCase *ex = tcase_create("examples");
-    tcase_add_checked_fixture(ex, setup, teardown);
+    tcase_add_checked_fixture(ex, rules_setup, teardown);
     tcase_set_timeout(ex, 600);
     tcase_add_loop_test(ex, example_scans_agree, 0, NEXAMPLE_CASES);
     tcase_add_loop_test(ex, other_examples_agree, 0, NPLAIN_CASES);
@@ -888,20 +872,20 @@ int main(void) {
     suite_add_tcase(s, ex);
 
     TCase *seq = tcase_create("sequential");
-    tcase_add_checked_fixture(seq, setup, teardown);
+    tcase_add_checked_fixture(seq, rules_setup, teardown);
     tcase_set_timeout(seq, 300);
     tcase_add_test(seq, sequential_examples_are_one_work_item);
     tcase_add_test(seq, sequential_tuples_and_folds_are_one_work_item);
     suite_add_tcase(s, seq);
 
     TCase *comp = tcase_create("compose");
-    tcase_add_checked_fixture(comp, setup, teardown);
+    tcase_add_checked_fixture(comp, rules_setup, teardown);
     tcase_set_timeout(comp, 300);
     tcase_add_loop_test(comp, compositions_agree, 0, NCOMPOSE_CASES);
     suite_add_tcase(s, comp);
 
     TCase *err = tcase_create("errors");
-    tcase_add_checked_fixture(err, setup, teardown);
+    tcase_add_checked_fixture(err, rules_setup, teardown);
     tcase_set_timeout(err, 300);
     tcase_add_test(err, unlowered_map_at_the_top);
     tcase_add_test(err, map_lcl_at_the_top);
@@ -913,7 +897,7 @@ int main(void) {
     suite_add_tcase(s, err);
 
     TCase *glue = tcase_create("glue");
-    tcase_add_checked_fixture(glue, setup, teardown);
+    tcase_add_checked_fixture(glue, rules_setup, teardown);
     tcase_set_timeout(glue, 300);
     tcase_add_loop_test(glue, glue_compiles_standalone, 0, NGLUE_CASES);
     suite_add_tcase(s, glue);

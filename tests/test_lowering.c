@@ -16,7 +16,7 @@
  * whose lowered text is written out here; a lowered program left alone; and
  * results checked against values worked out by hand, so that the suite does
  * not only compare the interpreter with itself. */
-#include "harness.h"
+#include "rules_fixture.h"
 #include "rewrite/rewrite.h"
 #include "strategies/strategies.h"
 
@@ -27,28 +27,7 @@
 /* Fixture                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static st_ctx *cx;
-static st_arena *ar;
-static st_registry *reg;
-
-/* harness.h's helpers over this suite's arena */
-#define text_of(...) arena_text(ar, __VA_ARGS__)
 #define entry_of(p) entry_ok(p)
-
-static void setup(void) {
-    cx = st_ctx_new();
-    ar = st_arena_new();
-    reg = st_registry_new();
-    ck_assert(cx != NULL && ar != NULL && reg != NULL);
-    st_err err = {0};
-    ck_assert_msg(st_register_builtin_rules(reg, &err), "%s", err.message);
-}
-
-static void teardown(void) {
-    st_registry_free(reg);
-    st_arena_free(ar);
-    st_ctx_free(cx);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Failures, collected: one broken example does not hide the others        */
@@ -746,13 +725,13 @@ int main(void) {
     check_set_max_msg_size(64 * 1024);
     Suite *s = suite_create("lowering");
     TCase *props = tcase_create("examples");
-    tcase_add_checked_fixture(props, setup, teardown);
+    tcase_add_checked_fixture(props, rules_setup, rules_teardown);
     tcase_set_timeout(props, 300); /* thousands of interpreter runs; sanitizers are slow */
     tcase_add_loop_test(props, examples_lower_and_keep_their_results, 0, NEXAMPLES);
     suite_add_tcase(s, props);
 
     TCase *rules = tcase_create("rules");
-    tcase_add_checked_fixture(rules, setup, teardown);
+    tcase_add_checked_fixture(rules, rules_setup, rules_teardown);
     tcase_set_timeout(rules, 120);
     const TTest *const tests[] = {map_rules, map_rules_in_strategies, reduce_seq_rule, scan_seq_rule, space_rules,
                             host_maps_become_kernels, maps_in_operators_are_not_parallel_structure,

@@ -22,7 +22,7 @@
  *
  * A property test collects its failures and reports them together at the end,
  * so one broken operator or form does not hide the others. */
-#include "harness.h"
+#include "rules_fixture.h"
 #include "rewrite/rewrite.h"
 #include "strategies/strategies.h"
 
@@ -45,28 +45,7 @@
 /* Fixture: a context, an arena and the built-in rules for every test       */
 /* ------------------------------------------------------------------------ */
 
-static st_ctx *cx;
-static st_arena *ar;
-static st_registry *reg;
-
-/* harness.h's helpers over this suite's arena */
-#define text_of(...) arena_text(ar, __VA_ARGS__)
 #define entry_of(p) entry_ok(p)
-
-static void setup(void) {
-    cx = st_ctx_new();
-    ar = st_arena_new();
-    reg = st_registry_new();
-    ck_assert(cx != NULL && ar != NULL && reg != NULL);
-    st_err err = {0};
-    ck_assert_msg(st_register_builtin_rules(reg, &err), "%s", err.message);
-}
-
-static void teardown(void) {
-    st_registry_free(reg);
-    st_arena_free(ar);
-    st_ctx_free(cx);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Failures, collected                                                      */
@@ -1310,7 +1289,7 @@ int main(void) {
     };
     for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
         TCase *tc = tcase_create(groups[g].name);
-        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_checked_fixture(tc, rules_setup, rules_teardown);
         tcase_set_timeout(tc, 240); /* the property runs evaluate thousands of programs; sanitizers are slow */
         if (groups[g].loop)
             tcase_add_loop_test(tc, groups[g].tests[0], 0, groups[g].loop);

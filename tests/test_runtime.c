@@ -208,12 +208,28 @@ static void ck_assert_same_value(const st_value *x, const st_value *y) {
 
 static const int64_t lengths[] = {0, 1, 7, 1000, 65536, 1000003};
 
+/* The run and failure tests: a context, an arena and the default device,
+ * fresh for each test. */
+static st_ctx *cx;
+static st_arena *a;
+static st_cl *cl;
+
+static void device_setup(void) {
+    cx = st_ctx_new();
+    a = st_arena_new();
+    ck_assert(cx != NULL && a != NULL);
+    cl = open_ok(NULL);
+}
+
+static void device_teardown(void) {
+    st_cl_close(cl);
+    st_arena_free(a);
+    st_ctx_free(cx);
+}
+
 START_TEST(map_matches_expectation_and_interpreter) {
     int64_t n = lengths[_i];
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, map_src, 64);
-    st_cl *cl = open_ok(NULL);
     st_exe *exe = build_ok(cl, &c);
     st_value args[2];
     st_binding env[1];
@@ -234,17 +250,11 @@ START_TEST(map_matches_expectation_and_interpreter) {
     ck_assert_uint_eq(st_launch_bytes(l), 2 * (uint64_t)n * sizeof(float));
     st_launch_free(l);
     st_exe_free(exe);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
 START_TEST(repeated_runs_and_timing) {
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, map_src, 128);
-    st_cl *cl = open_ok(NULL);
     st_exe *exe = build_ok(cl, &c);
     st_err err = {0};
     /* two launches of one exe, each run several times */
@@ -268,17 +278,11 @@ START_TEST(repeated_runs_and_timing) {
         st_launch_free(l);
     }
     st_exe_free(exe);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
 START_TEST(read_before_run_fails) {
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, map_src, 64);
-    st_cl *cl = open_ok(NULL);
     st_exe *exe = build_ok(cl, &c);
     st_value args[2];
     st_binding env[1];
@@ -291,9 +295,6 @@ START_TEST(read_before_run_fails) {
     ck_assert_int_eq(err.kind, ST_ERR_INTERNAL);
     st_launch_free(l);
     st_exe_free(exe);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
@@ -301,10 +302,7 @@ START_TEST(two_dimensional_result) {
     /* the same kernel and glue; the result [N/4][4]f32 keeps its dims */
     static const char *const src =
         "def main(xs: [N]f32, a: f32): [N/4][4]f32 where N % 4 == 0 = xs |> map(x => a * x + 1.0) |> split(4)\n";
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, src, 64);
-    st_cl *cl = open_ok(NULL);
     st_exe *exe = build_ok(cl, &c);
     st_value args[2];
     st_binding env[1];
@@ -323,9 +321,6 @@ START_TEST(two_dimensional_result) {
     ck_assert_same_value(&r, &want);
     st_launch_free(l);
     st_exe_free(exe);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
@@ -417,10 +412,7 @@ static st_code tuple_code(st_ctx *cx, st_arena *a) {
 
 START_TEST(tuple_result) {
     int64_t n = lengths[_i];
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = tuple_code(cx, a);
-    st_cl *cl = open_ok(NULL);
     st_exe *exe = build_ok(cl, &c);
     int32_t *xs = st_arena_alloc(a, (size_t)(n ? n : 1) * sizeof *xs);
     int32_t sum = 0;
@@ -452,9 +444,6 @@ START_TEST(tuple_result) {
     ck_assert_same_value(&r, &want);
     st_launch_free(l);
     st_exe_free(exe);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
@@ -476,8 +465,6 @@ START_TEST(size_parameter_and_no_launch) {
         "    if (rc != CL_SUCCESS) snprintf(msg, msgcap, \"filling\");\n"
         "    return rc;\n"
         "}\n";
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     const st_def *d = def_of(cx, src);
     st_code c = {0};
     c.def = d;
@@ -492,7 +479,6 @@ START_TEST(size_parameter_and_no_launch) {
     c.scalars = sc;
     c.noutputs = 1;
     c.outputs = &out;
-    st_cl *cl = open_ok(NULL);
     st_exe *exe = build_ok(cl, &c);
     float xs[5] = {0};
     st_value args[2] = {array_of(ST_F32, 5, xs, a), scalar_of(ST_I64, (st_scalar){.i64 = 300})};
@@ -511,64 +497,43 @@ START_TEST(size_parameter_and_no_launch) {
     ck_assert_same_value(&r, &want);
     st_launch_free(l);
     st_exe_free(exe);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
 /* ---- failures ------------------------------------------------------------ */
 
 START_TEST(kernel_that_does_not_build) {
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, map_src, 64);
     c.opencl = "kernel void k_map(global float *ys) {\n    ys[0] = undeclared_thing;\n}\n";
-    st_cl *cl = open_ok(NULL);
     st_err err = {0};
     ck_assert(st_exe_build(cl, &c, &err) == NULL);
     ck_assert_int_eq(err.kind, ST_ERR_USER);
     ck_assert_has(err.message, "the generated kernels do not build on ");
     ck_assert_has(err.message, st_cl_device(cl)->name);
     ck_assert_has(err.message, "undeclared_thing");
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
 START_TEST(kernel_name_missing) {
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, map_src, 64);
     static const char *const names[] = {"k_nope"};
     c.kernel_names = names;
-    st_cl *cl = open_ok(NULL);
     st_err err = {0};
     ck_assert(st_exe_build(cl, &c, &err) == NULL);
     ck_assert_int_eq(err.kind, ST_ERR_INTERNAL);
     ck_assert_has(err.message, "k_nope");
     ck_assert_has(err.message, "CL_INVALID_KERNEL_NAME");
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
 /* A glue is generated, so one that is broken is strata's bug: internal. */
 static void glue_fails(const char *host, const char *part) {
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, map_src, 64);
     c.host = host;
-    st_cl *cl = open_ok(NULL);
     st_err err = {0};
     ck_assert(st_exe_build(cl, &c, &err) == NULL);
     ck_assert_int_eq(err.kind, ST_ERR_INTERNAL);
     ck_assert_has(err.message, part);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 
 START_TEST(glue_that_does_not_compile) {
@@ -602,11 +567,8 @@ START_TEST(glue_uses_what_tcc_calls_behind_its_back) {
         "    events[0] = NULL;\n"
         "    return (int)(u - 3 + (cl_ulong)c.a[5]);\n"
         "}\n";
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, map_src, 64);
     c.host = glue;
-    st_cl *cl = open_ok(NULL);
     st_exe *exe = build_ok(cl, &c);
     st_value args[2];
     st_binding env[1];
@@ -617,18 +579,12 @@ START_TEST(glue_uses_what_tcc_calls_behind_its_back) {
     ck_assert_msg(st_launch_run(l, NULL, &err), "%s", err.message);
     st_launch_free(l);
     st_exe_free(exe);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
 START_TEST(work_group_too_large) {
     /* PoCL allows work-groups up to 4096 */
-    st_ctx *cx = st_ctx_new();
-    st_arena *a = st_arena_new();
     st_code c = map_code(cx, a, map_src, 8192);
-    st_cl *cl = open_ok(NULL);
     ck_assert_uint_lt(st_cl_device(cl)->max_work_group, 8192);
     st_exe *exe = build_ok(cl, &c);
     st_value args[2];
@@ -649,9 +605,6 @@ START_TEST(work_group_too_large) {
     ck_assert(!st_launch_run(l, NULL, &err));
     st_launch_free(l);
     st_exe_free(exe);
-    st_cl_close(cl);
-    st_arena_free(a);
-    st_ctx_free(cx);
 }
 END_TEST
 
@@ -731,6 +684,7 @@ int main(void) {
     suite_add_tcase(s, dev);
     TCase *run = tcase_create("run");
     tcase_set_timeout(run, 600);
+    tcase_add_checked_fixture(run, device_setup, device_teardown);
     tcase_add_loop_test(run, map_matches_expectation_and_interpreter, 0, sizeof lengths / sizeof *lengths);
     tcase_add_loop_test(run, tuple_result, 0, sizeof lengths / sizeof *lengths);
     tcase_add_test(run, repeated_runs_and_timing);
@@ -740,6 +694,7 @@ int main(void) {
     suite_add_tcase(s, run);
     TCase *fail = tcase_create("failures");
     tcase_set_timeout(fail, 300);
+    tcase_add_checked_fixture(fail, device_setup, device_teardown);
     tcase_add_test(fail, kernel_that_does_not_build);
     tcase_add_test(fail, kernel_name_missing);
     tcase_add_test(fail, glue_that_does_not_compile);
