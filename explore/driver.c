@@ -5,7 +5,6 @@
 #include "variant.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,33 +46,6 @@ static void describe(const st_explore_setup *s, const st_space *space, const st_
     st_buf_printf(b, ",\n  \"shard\": \"%u/%u\"\n}\n", shard, nshards);
 }
 
-/* The fields two explorations of one thing share, joined as text. */
-static void identity(const st_json *j, st_buf *out) {
-    static const char *const keys[] = {"program_sha256", "entry", "space", "device"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const char *v = st_json_get_string(j, keys[i]);
-        st_buf_printf(out, "%s=%s\n", keys[i], v ? v : "?");
-    }
-    const st_json *inputs = st_json_get(j, "inputs");
-    for (size_t i = 0; inputs && inputs->kind == ST_JSON_ARRAY && i < inputs->len; i++)
-        st_buf_printf(out, "input=%s\n", inputs->items[i].kind == ST_JSON_STRING ? inputs->items[i].string : "?");
-    double seed = -1;
-    st_json_get_number(j, "seed", &seed);
-    st_buf_printf(out, "seed=%.0f\n", seed);
-}
-
-/* The first line where two identities differ, for the message. */
-static void first_difference(const char *a, const char *b, char *out, size_t cap) {
-    while (*a && *a == *b) {
-        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
-        if (!ea || !eb || ea - a != eb - b || memcmp(a, b, (size_t)(ea - a))) break;
-        a = ea + 1;
-        b = eb + 1;
-    }
-    size_t n = strcspn(a, "\n"), m = strcspn(b, "\n");
-    snprintf(out, cap, "it has %.*s, this one %.*s", (int)(n > 200 ? 200 : n), a, (int)(m > 200 ? 200 : m), b);
-}
-
 /* Write explore.json and program.strata, or check that dir holds this very
  * exploration already. */
 static bool claim_dir(const char *dir, const char *meta, const st_explore_setup *s, st_err *err) {
@@ -87,23 +59,13 @@ static bool claim_dir(const char *dir, const char *meta, const st_explore_setup 
         st_err why = {0};
         const st_json *was = a ? st_json_parse(a, path, old, len, &why) : NULL;
         const st_json *now = a ? st_json_parse(a, path, meta, strlen(meta), &why) : NULL;
-        st_buf x = {0}, y = {0};
-        bool same = false;
-        if (was && now) {
-            identity(was, &x);
-            identity(now, &y);
-            same = x.data && y.data && !strcmp(x.data, y.data);
-            if (!same) {
-                char diff[600];
-                first_difference(x.data ? x.data : "", y.data ? y.data : "", diff, sizeof diff);
-                st_fail(err, (st_loc){path, 0, 0},
-                        "the directory holds another exploration (%s); give another --out, or remove it", diff);
-            }
-        } else {
+        char diff[600];
+        bool same = was && now && explorations_agree(was, now, diff, sizeof diff);
+        if (!was || !now)
             st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description: %s", why.message);
-        }
-        st_buf_free(&x);
-        st_buf_free(&y);
+        else if (!same)
+            st_fail(err, (st_loc){path, 0, 0},
+                    "the directory holds another exploration (%s); give another --out, or remove it", diff);
         st_arena_free(a);
         free(old);
         return same;
@@ -181,14 +143,16 @@ typedef struct run {
     st_explore_progress_fn progress;
     void *progress_data;
     st_record best;      /* the best ok record so far */
-    double started;
+    double started;      /* the exploration */
+    double phase_started;/* this phase: what the ETA extrapolates from */
 } run;
 
 static void report(run *r, const char *phase, uint64_t done, uint64_t total, const st_record *last) {
     if (!r->progress) return;
-    double elapsed = child_now() - r->started;
-    st_explore_progress p = {.phase = phase, .done = done, .total = total, .elapsed_s = elapsed,
-                             .eta_s = done ? elapsed / (double)done * (double)(total - done) : -1, .last = last,
+    double now = child_now(), in_phase = now - r->phase_started;
+    if (!done) r->phase_started = now, in_phase = 0;
+    st_explore_progress p = {.phase = phase, .done = done, .total = total, .elapsed_s = now - r->started,
+                             .eta_s = done ? in_phase / (double)done * (double)(total - done) : -1, .last = last,
                              .best = r->best.strategy ? &r->best : NULL};
     r->progress(r->progress_data, &p);
 }

@@ -246,7 +246,8 @@ typedef struct st_explore_setup {
 typedef struct st_explore_progress {
     const char *phase;       /* "check" (build and check, in parallel) or "time" */
     uint64_t done, total;    /* in this phase */
-    double elapsed_s, eta_s; /* eta_s < 0: unknown yet */
+    double elapsed_s;        /* since the exploration began */
+    double eta_s;            /* to the end of this phase; < 0: unknown yet */
     const st_record *last;   /* time phase: the record just written, else NULL */
     const st_record *best;   /* the best ok record so far, or NULL */
 } st_explore_progress;

@@ -1,6 +1,6 @@
 /* explore/merge.c — explorations of one space (shards on many machines)
  * merged into one directory, and an exploration's description read back. */
-#include "explore.h"
+#include "variant.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -74,17 +74,41 @@ void st_exploration_free(st_exploration *e) {
     memset(e, 0, sizeof *e);
 }
 
-/* What two explorations must share to be merged. */
-static bool same_exploration(const st_exploration *a, const st_exploration *b, char *what, size_t cap) {
+/* The fields two explorations of one thing share, joined as text. */
+static void identity(const st_json *j, st_buf *out) {
     static const char *const keys[] = {"program_sha256", "entry", "space", "device"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const char *x = st_json_get_string(a->json, keys[i]), *y = st_json_get_string(b->json, keys[i]);
-        if (!x || !y || strcmp(x, y)) return snprintf(what, cap, "%s", keys[i]), false;
+        const char *v = st_json_get_string(j, keys[i]);
+        st_buf_printf(out, "%s=%s\n", keys[i], v ? v : "?");
     }
-    if (a->seed != b->seed) return snprintf(what, cap, "seed"), false;
-    bool same = a->ninputs == b->ninputs;
-    for (uint32_t i = 0; same && i < a->ninputs; i++) same = !strcmp(a->inputs[i], b->inputs[i]);
-    if (!same) snprintf(what, cap, "inputs");
+    const st_json *inputs = st_json_get(j, "inputs");
+    for (size_t i = 0; inputs && inputs->kind == ST_JSON_ARRAY && i < inputs->len; i++)
+        st_buf_printf(out, "input=%s\n", inputs->items[i].kind == ST_JSON_STRING ? inputs->items[i].string : "?");
+    double seed = -1;
+    st_json_get_number(j, "seed", &seed);
+    st_buf_printf(out, "seed=%.0f\n", seed);
+}
+
+/* The first line where two identities differ, for the message. */
+static void first_difference(const char *a, const char *b, char *out, size_t cap) {
+    while (*a && *a == *b) {
+        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+        if (!ea || !eb || ea - a != eb - b || memcmp(a, b, (size_t)(ea - a))) break;
+        a = ea + 1;
+        b = eb + 1;
+    }
+    size_t n = strcspn(a, "\n"), m = strcspn(b, "\n");
+    snprintf(out, cap, "it has %.*s, this one %.*s", (int)(n > 200 ? 200 : n), a, (int)(m > 200 ? 200 : m), b);
+}
+
+bool explorations_agree(const st_json *was, const st_json *now, char *diff, size_t cap) {
+    st_buf x = {0}, y = {0};
+    identity(was, &x);
+    identity(now, &y);
+    bool same = x.data && y.data && !strcmp(x.data, y.data);
+    if (!same) first_difference(x.data ? x.data : "", y.data ? y.data : "", diff, cap);
+    st_buf_free(&x);
+    st_buf_free(&y);
     return same;
 }
 
@@ -109,9 +133,9 @@ bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explo
     bool ok = true;
     for (uint32_t d = 0; ok && d < ndirs; d++) {
         if (d && !(ok = st_exploration_read(dirs[d], &other, err))) break;
-        char what[64];
-        if (d && !same_exploration(&first, &other, what, sizeof what))
-            ok = st_fail(err, (st_loc){dirs[d], 0, 0}, "explored something else than %s (not the same %s)", dirs[0], what);
+        char diff[600];
+        if (d && !explorations_agree(first.json, other.json, diff, sizeof diff))
+            ok = st_fail(err, (st_loc){dirs[d], 0, 0}, "explored something else than %s (%s)", dirs[0], diff);
         if (d) st_exploration_free(&other);
         char path[4200];
         snprintf(path, sizeof path, "%s/results.jsonl", dirs[d]);

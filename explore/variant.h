@@ -1,6 +1,7 @@
 /* explore/variant.h — one point of a space made into code in the parent,
- * then built, checked and timed in child processes (internal to explore/;
- * the driver and export share it). */
+ * then built, checked and timed in child processes, and the descriptions
+ * of explorations (internal to explore/: the driver, merge and export share
+ * it). */
 #ifndef STRATA_EXPLORE_VARIANT_H
 #define STRATA_EXPLORE_VARIANT_H
 
@@ -56,6 +57,10 @@ bool bench_device(const bench *b, st_device_info *dev, st_err *err);
  * record.json): device, vendor, device_type, device_version, driver,
  * platform, platform_version. */
 void describe_device(st_buf *b, const st_device_info *dev);
+/* Do two explore.json describe one exploration (program, entry, space,
+ * device, inputs, seed)? When not, diff says where they differ first:
+ * "it has seed=1, this one seed=7". (explore/merge.c) */
+bool explorations_agree(const st_json *was, const st_json *now, char *diff, size_t cap);
 /* One string member of such an object: `,\n  "key": "value"`. */
 void describe_field(st_buf *b, const char *key, const char *value);
 
