@@ -251,8 +251,7 @@ int run_export(const command *cmd, int argc, char **argv) {
     char cache[4096];
     cache_dir(&a, cache, sizeof cache);
     st_export_setup setup = {.dir = a.positional[0], .into = opt(&a, "--into") ? opt(&a, "--into") : "results",
-                             .top = (uint32_t)top, .cache_dir = cache[0] ? cache : NULL, .timeout_s = (double)timeout,
-                             .jobs = 1};
+                             .top = (uint32_t)top, .cache_dir = cache[0] ? cache : NULL, .timeout_s = (double)timeout};
     st_export_result res;
     fprintf(stderr, "measuring the best %lld variants of %s again\n", (long long)top, setup.dir);
     if (!st_export(&setup, reg, &res, &err)) {

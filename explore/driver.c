@@ -266,9 +266,7 @@ static bool time_all(run *r, st_err *err) {
                 st_record_clear(&rec);
                 return st_fail_internal(err, "out of memory");
             }
-            rec.samples_ms = figures.samples_ms, rec.nsamples = figures.nsamples;
-            rec.median_ms = figures.median_ms, rec.min_ms = figures.min_ms, rec.max_ms = figures.max_ms;
-            rec.bytes = figures.bytes, rec.gb_per_s = figures.gb_per_s;
+            record_take_figures(&rec, &figures);
         } else if (!record_of(r->space, v, r->items[i].which, &rec)) {
             st_record_clear(&rec);
             return st_fail_internal(err, "out of memory");

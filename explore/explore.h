@@ -109,6 +109,9 @@ bool st_json_get_number(const st_json *obj, const char *key, double *out);
  * (integers without a point; NaN and infinities as null). */
 void st_json_put_string(st_buf *b, const char *s);
 void st_json_put_number(st_buf *b, double v);
+/* A space's value as written in a strategy: a number when it is an
+ * integer (`32`, `-1`), else a string (`"global"`). */
+void st_json_put_space_value(st_buf *b, const char *value);
 /* `SEP"key": ` — the start of an object's member, after the separator
  * (", " on one line, ",\n  " in a file people read). */
 void st_json_put_key(st_buf *b, const char *sep, const char *key);
@@ -316,7 +319,6 @@ typedef struct st_export_setup {
     uint32_t top;             /* variants re-measured */
     const char *cache_dir;    /* the build cache, or NULL */
     double timeout_s;         /* per variant, in its own process */
-    uint32_t jobs;            /* checks in parallel */
 } st_export_setup;
 
 typedef struct st_export_result {

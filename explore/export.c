@@ -54,10 +54,7 @@ static void describe_export(const st_exploration *e, const st_device_info *dev, 
         st_buf_puts(b, d ? ", " : "");
         st_json_put_string(b, st_space_dim_at(space, d)->name);
         st_buf_puts(b, ": ");
-        char *end;
-        strtoll(best->values[d], &end, 10);
-        if (*best->values[d] && !*end) st_buf_puts(b, best->values[d]); /* a number stays one */
-        else st_json_put_string(b, best->values[d]);
+        st_json_put_space_value(b, best->values[d]);
     }
     st_buf_puts(b, "}");
     put_number(b, "median_ms", best->median_ms);
@@ -138,13 +135,12 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
                               .program_source = x.e.program_source, .program_name = x.e.program_name,
                               .inputs = x.e.inputs, .ninputs = x.e.ninputs, .seed = x.e.seed, .device = x.e.device,
                               .cache_dir = s->cache_dir, .runs = x.e.runs, .warmups = x.e.warmups, .rtol = x.e.rtol,
-                              .timeout_s = s->timeout_s, .build_timeout_s = s->timeout_s, .jobs = s->jobs};
+                              .timeout_s = s->timeout_s, .build_timeout_s = s->timeout_s, .jobs = 1};
     bench b;
     ok = ok && bench_open(&b, &setup, x.arena, err);
     size_t top = nok < s->top ? nok : s->top;
     if (ok && !(x.vs = calloc(top + 1, sizeof *x.vs))) ok = st_fail_internal(err, "out of memory");
-    const st_record *winner = NULL;
-    variant *winner_v = NULL;
+    variant *winner = NULL;
     for (size_t i = 0; ok && i < top; i++) {
         variant *v = &x.vs[x.nvs++];
         v->point = x.order[i]->point;
@@ -160,17 +156,11 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
             !(ok = variant_in_child(&b, v, variant_time_child, s->timeout_s, &figures, err)))
             break;
         out->measured++;
-        if (v->status == ST_STATUS_OK && (!winner_v || figures.median_ms < out->best.median_ms)) {
+        if (v->status == ST_STATUS_OK && (!winner || figures.median_ms < out->best.median_ms)) {
             /* the explored record with the figures of now */
-            st_record_copy(&out->best, x.order[i]);
-            free(out->best.samples_ms);
-            out->best.samples_ms = figures.samples_ms;
-            figures.samples_ms = NULL;
-            out->best.nsamples = figures.nsamples;
-            out->best.median_ms = figures.median_ms, out->best.min_ms = figures.min_ms;
-            out->best.max_ms = figures.max_ms, out->best.gb_per_s = figures.gb_per_s, out->best.bytes = figures.bytes;
-            winner = x.order[i];
-            winner_v = v;
+            if (!st_record_copy(&out->best, x.order[i])) ok = st_fail_internal(err, "out of memory");
+            record_take_figures(&out->best, &figures);
+            winner = v;
         }
         st_record_clear(&figures);
     }
@@ -185,10 +175,10 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
         snprintf(rel, sizeof rel, "%s/%s", slug, x.e.program_name);
         snprintf(out->path, sizeof out->path, "%s/%s", s->into, rel);
         st_buf prog = {0}, record = {0};
-        st_print_def(winner_v->lowered, &prog);
-        describe_export(&x.e, &out->device, x.space, &out->best, winner_v, &record);
-        ok = st_make_dirs(out->path, err) && write_in(out->path, "kernels.cl", winner_v->code.opencl, err) &&
-             write_in(out->path, "host.c", winner_v->code.host, err) &&
+        st_print_def(winner->lowered, &prog);
+        describe_export(&x.e, &out->device, x.space, &out->best, winner, &record);
+        ok = st_make_dirs(out->path, err) && write_in(out->path, "kernels.cl", winner->code.opencl, err) &&
+             write_in(out->path, "host.c", winner->code.host, err) &&
              write_in(out->path, "program.strata", prog.data ? prog.data : "", err) &&
              write_in(out->path, "record.json", record.data ? record.data : "", err) &&
              index_add(s->into, &out->device, x.e.program_name, out->best.strategy, rel, out->best.median_ms,

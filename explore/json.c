@@ -541,3 +541,14 @@ void st_json_put_key(st_buf *b, const char *sep, const char *key) {
     st_json_put_string(b, key);
     st_buf_puts(b, ": ");
 }
+
+void st_json_put_space_value(st_buf *b, const char *value) {
+    /* JSON's grammar (no leading zeros), and few enough digits that the
+     * double it reads back as is exact */
+    const char *digits = value + (*value == '-');
+    size_t n = strlen(digits);
+    bool integer = n > 0 && n <= 15 && (digits[0] != '0' || n == 1);
+    for (const char *c = digits; *c && integer; c++) integer = *c >= '0' && *c <= '9';
+    if (integer) st_buf_puts(b, value);
+    else st_json_put_string(b, value);
+}

@@ -34,16 +34,6 @@ void st_record_clear(st_record *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* A value that is an integer goes into JSON as a number, anything else
- * (`global`) as a string. */
-static bool is_integer(const char *s) {
-    if (*s == '-') s++;
-    if (!*s) return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return false;
-    return true;
-}
-
 static void put_key(st_buf *b, const char *key) {
     st_json_put_key(b, b->len && b->data[b->len - 1] != '{' ? ", " : "", key);
 }
@@ -62,8 +52,7 @@ void st_record_to_json(const st_record *r, st_buf *b) {
     st_buf_puts(b, "[");
     for (uint32_t i = 0; i < r->nvalues; i++) {
         st_buf_puts(b, i ? ", " : "");
-        if (is_integer(r->values[i])) st_buf_puts(b, r->values[i]);
-        else st_json_put_string(b, r->values[i]);
+        st_json_put_space_value(b, r->values[i]);
     }
     st_buf_puts(b, "]");
     put_key(b, "status");

@@ -248,3 +248,13 @@ void describe_device(st_buf *b, const st_device_info *dev) {
     describe_field(b, "platform", dev->platform);
     describe_field(b, "platform_version", dev->platform_version);
 }
+
+void record_take_figures(st_record *to, st_record *from) {
+    free(to->samples_ms);
+    to->samples_ms = from->samples_ms;
+    to->nsamples = from->nsamples;
+    from->samples_ms = NULL;
+    from->nsamples = 0;
+    to->median_ms = from->median_ms, to->min_ms = from->min_ms, to->max_ms = from->max_ms;
+    to->bytes = from->bytes, to->gb_per_s = from->gb_per_s;
+}

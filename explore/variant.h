@@ -70,6 +70,10 @@ void describe_field(st_buf *b, const char *key, const char *value);
 bool variant_in_child(const bench *b, variant *v, void (*fn)(void *data, int fd), double timeout_s,
                       st_record *figures, st_err *err);
 
+/* Move the timing figures of *from (samples, median, min, max, bytes,
+ * GB/s: what variant_in_child gives) into *to, replacing its own. */
+void record_take_figures(st_record *to, st_record *from);
+
 /* What a child said (or that it said nothing) into a status and message;
  * for a run, the record's figures too (r may be NULL for a build). */
 void variant_outcome(const child *c, st_status *status, char *message, size_t cap, st_record *r);
