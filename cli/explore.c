@@ -18,7 +18,7 @@ const option explore_options[] = {
     {"--device", NULL, "D", false, "the OpenCL device: its index in `strata devices`, or part of its name"},
     {"--runs", NULL, "K", false, "timed runs per variant, after 2 warm-up runs (default 10, at least 7)"},
     {"--timeout", NULL, "SECONDS", false, "a variant's time limit to build, check and time it (default 60)"},
-    {"--jobs", NULL, "J", false, "kernels built in parallel (default: the number of processors)"},
+    {"--jobs", NULL, "J", false, "variants built and checked in parallel (default: the number of processors)"},
     {"--shard", NULL, "I/N", false, "explore only the points whose index % N == I (0 <= I < N); see `strata merge`"},
     {"--cache", NULL, "DIR", false, "the build cache (default $STRATA_CACHE, else ~/.cache/strata); `none` for none"},
     {"--entry", NULL, "NAME", false, "the def to explore (default: main, or the only def)"},

@@ -493,9 +493,10 @@ static const command commands[] = {
      "A space is a strategy whose arguments may be ranges, with constraints after `where`:\n"
      "  parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2]) where BS % BF == 0\n"
      "Ranges: [1, 2, 4] lists, [a..b] and [a..b step k], [a..b powK] (the powers of K between a and b).\n"
-     "Kernels are built in parallel (with a build cache); then each variant runs in a process of its own,\n"
-     "its result is compared with the interpreter's (integers exactly, floats within 1e-3 relative, with a\n"
-     "guard region after every output), and it is timed by profiling events: 2 warm-up runs, then --runs.\n"
+     "Variants are built (with a build cache) and run once in parallel, each in a process of its own, and\n"
+     "compared with the interpreter (integers exactly, floats within 1e-3 relative, with a guard region\n"
+     "after every output); then each correct one is timed alone by profiling events: 2 warm-up runs, then\n"
+     "--runs.\n"
      "Every point gets a status: ok, constraint, build_error, launch_error, wrong_answer, timeout, crash.\n"
      "DIR gets explore.json, program.strata, results.jsonl (one line per point, appended as each ends:\n"
      "run the same command again to resume), results.csv and results.svg (GB/s over the space).",
