@@ -512,7 +512,7 @@ static const command commands[] = {
      "Writes results/<device>/<program>/ (kernels.cl, host.c, program.strata: the lowered program,\n"
      "record.json: device, driver, inputs, strategy, parameters, figures, SHA-256 of the kernels) and\n"
      "adds it to results/index.json, where `strata run` without -s finds it: for this device, else a\n"
-     "device of the same vendor, else the default. Run it on the machine that explored.",
+     "device of the same vendor and type, else of any device of its type. Run it on the machine that explored.",
      1, export_options, run_export, 0},
     {"strategies", "strategies", "List the rewrite rules, their parameters and conditions.", NULL, 0, no_options,
      run_strategies, 0},

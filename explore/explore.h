@@ -333,9 +333,9 @@ bool st_export(const st_export_setup *setup, const st_registry *reg, st_export_r
 void st_export_result_free(st_export_result *r);
 
 /* results/index.json: device → program → the exported best. What `strata
- * run` uses without -s: the entry of this very device, else of a device of
- * the same vendor, else the default (the fastest export of the program on
- * a GPU, else anywhere). *found false, without error, when the index or
+ * run` uses without -s: the entry of this very device, else the fastest of
+ * the devices of its vendor and type, else the default (the fastest on any
+ * device of its type: a CPU's best never stands in for a GPU). *found false, without error, when the index or
  * the program is not there. strategy and from (where the entry came from,
  * e.g. "results/nvidia-h100/prefix_sum, exported for NVIDIA H100") are
  * written when found. */

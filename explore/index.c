@@ -1,7 +1,8 @@
 /* explore/index.c — results/index.json: which exported variant a device
  * runs for a program. The "devices" section is the record of exports; the
- * "vendors" and "default" sections are derived from it on every write, so
- * that a device never explored still gets a variant tuned somewhere close. */
+ * "vendors" and "default" sections (by device type: GPU, CPU, …) are
+ * derived from it on every write, so that a device never explored still
+ * gets a variant tuned on a device of its kind. */
 #include "index.h"
 
 #include <stdio.h>
@@ -81,15 +82,15 @@ static bool read_index(const char *path, st_arena *a, entries *out, st_err *err)
 }
 
 
-/* The default for a program: its fastest export on a GPU, else anywhere
- * (and for a vendor, the fastest on that vendor's devices). */
-static const entry *fastest(const entries *es, const char *program, const char *vendor) {
+/* The fastest export of a program on a device of this type (and vendor,
+ * when given): a GPU's variant never stands in for a CPU, nor the other
+ * way round, whose best strategies differ by an order of magnitude. */
+static const entry *fastest(const entries *es, const char *program, const char *type, const char *vendor) {
     const entry *best = NULL;
     for (size_t i = 0; i < es->count; i++) {
         const entry *e = &es->items[i];
-        if (strcmp(e->program, program) || (vendor && strcmp(e->vendor, vendor))) continue;
-        bool gpu = !strcmp(e->type, "GPU"), best_gpu = best && !strcmp(best->type, "GPU");
-        if (!best || (gpu && !best_gpu) || (gpu == best_gpu && e->gb_per_s > best->gb_per_s)) best = e;
+        if (strcmp(e->program, program) || strcmp(e->type, type) || (vendor && strcmp(e->vendor, vendor))) continue;
+        if (!best || e->gb_per_s > best->gb_per_s) best = e;
     }
     return best;
 }
@@ -102,7 +103,28 @@ static bool first_of(const entries *es, size_t i, bool (*same)(const entry *, co
 static bool same_device(const entry *a, const entry *b) { return !strcmp(a->device_key, b->device_key); }
 static bool same_vendor(const entry *a, const entry *b) { return !strcmp(a->vendor, b->vendor); }
 static bool same_program(const entry *a, const entry *b) { return !strcmp(a->program, b->program); }
-static bool same_vendor_program(const entry *a, const entry *b) { return same_vendor(a, b) && same_program(a, b); }
+static bool same_type(const entry *a, const entry *b) { return !strcmp(a->type, b->type); }
+static bool same_type_vendor(const entry *a, const entry *b) { return same_type(a, b) && same_vendor(a, b); }
+
+/* {program: path of its fastest export} over the devices of e's type (and
+ * vendor, when by_vendor). */
+static void write_choices(const entries *es, const entry *e, bool by_vendor, st_buf *b) {
+    st_buf_puts(b, "{");
+    bool first = true;
+    for (size_t k = 0; k < es->count; k++) {
+        const entry *p = &es->items[k];
+        bool mine = same_type(p, e) && (!by_vendor || same_vendor(p, e));
+        bool seen = false; /* this program listed already */
+        for (size_t j = 0; mine && j < k && !seen; j++)
+            seen = same_program(&es->items[j], p) && same_type(&es->items[j], e) &&
+                   (!by_vendor || same_vendor(&es->items[j], e));
+        if (!mine || seen) continue;
+        st_json_put_key(b, first ? "" : ", ", p->program);
+        first = false;
+        st_json_put_string(b, fastest(es, p->program, e->type, by_vendor ? e->vendor : NULL)->path);
+    }
+    st_buf_puts(b, "}");
+}
 
 static void write_index(const entries *es, st_buf *b) {
     st_buf_puts(b, "{\n  \"strata_results\": 1,\n  \"devices\": {");
@@ -139,35 +161,26 @@ static void write_index(const entries *es, st_buf *b) {
         }
         st_buf_puts(b, "\n    }}");
     }
+    /* derived: by device type, then vendor */
     st_buf_puts(b, "\n  },\n  \"vendors\": {");
-    bool first_vendor = true;
-    for (size_t i = 0; i < es->count; i++) {
-        const entry *v = &es->items[i];
-        if (!first_of(es, i, same_vendor)) continue;
-        st_buf_puts(b, first_vendor ? "\n" : ",\n");
-        first_vendor = false;
-        st_json_put_key(b, "    ", v->vendor);
+    for (size_t i = 0, types = 0; i < es->count; i++) {
+        const entry *t = &es->items[i];
+        if (!first_of(es, i, same_type)) continue;
+        st_json_put_key(b, types++ ? ",\n    " : "\n    ", t->type);
         st_buf_puts(b, "{");
-        bool first_prog = true;
-        for (size_t k = i; k < es->count; k++) {
-            const entry *e = &es->items[k];
-            if (!same_vendor(e, v) || !first_of(es, k, same_vendor_program)) continue;
-            st_buf_puts(b, first_prog ? "" : ", ");
-            first_prog = false;
-            st_json_put_key(b, "", e->program);
-            st_json_put_string(b, fastest(es, e->program, v->vendor)->path);
-        }
-        st_buf_puts(b, "}");
+        for (size_t k = i, vendors = 0; k < es->count; k++)
+            if (same_type(&es->items[k], t) && first_of(es, k, same_type_vendor)) {
+                st_json_put_key(b, vendors++ ? ",\n      " : "\n      ", es->items[k].vendor);
+                write_choices(es, &es->items[k], true, b);
+            }
+        st_buf_puts(b, "\n    }");
     }
     st_buf_puts(b, "\n  },\n  \"default\": {");
-    bool first_prog = true;
-    for (size_t i = 0; i < es->count; i++) {
-        if (!first_of(es, i, same_program)) continue;
-        st_buf_puts(b, first_prog ? "\n" : ",\n");
-        first_prog = false;
-        st_json_put_key(b, "    ", es->items[i].program);
-        st_json_put_string(b, fastest(es, es->items[i].program, NULL)->path);
-    }
+    for (size_t i = 0, types = 0; i < es->count; i++)
+        if (first_of(es, i, same_type)) {
+            st_json_put_key(b, types++ ? ",\n    " : "\n    ", es->items[i].type);
+            write_choices(es, &es->items[i], false, b);
+        }
     st_buf_puts(b, "\n  }\n}\n");
 }
 
@@ -210,8 +223,10 @@ bool st_results_lookup(const char *into, const st_device_info *dev, const char *
     const char *how = "";
     for (size_t i = 0; ok && i < es.count && !hit; i++)
         if (!strcmp(es.items[i].device_key, key) && !strcmp(es.items[i].program, program)) hit = &es.items[i];
-    if (ok && !hit && (hit = fastest(&es, program, dev->vendor))) how = ", the best of its vendor's devices";
-    if (ok && !hit && (hit = fastest(&es, program, NULL))) how = ", the default: no export for this device or vendor";
+    if (ok && !hit && (hit = fastest(&es, program, dev->type, dev->vendor)))
+        how = ", the best of its vendor's devices of its type";
+    if (ok && !hit && (hit = fastest(&es, program, dev->type, NULL)))
+        how = ", the default for its type: no export for this device or vendor";
     if (hit) {
         *found = true;
         st_buf_puts(strategy, hit->strategy);

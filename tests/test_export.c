@@ -198,6 +198,12 @@ START_TEST(index_falls_back_from_device_to_vendor_to_default) {
     lookup(dir, device("GPU A2", "V1", "GPU"), "p", true, "parallel-scan(BS=64, BF=2, SE=2)", "vendor");
     /* an unknown vendor: the default is the GPU's, although the CPU's GB/s is higher */
     lookup(dir, device("Other", "V3", "GPU"), "p", true, "parallel-scan(BS=64, BF=2, SE=2)", "the default");
+    /* a device type is never stood in for by another: a GPU of the CPU's
+     * vendor gets the GPU default, a CPU of an unknown vendor the CPU's, and
+     * a type nothing was exported for gets nothing */
+    lookup(dir, device("GPU C", "V2", "GPU"), "p", true, "parallel-scan(BS=64, BF=2, SE=2)", "the default");
+    lookup(dir, device("CPU D", "V9", "CPU"), "p", true, "parallel-scan(BS=32, BF=2, SE=1)", "the default");
+    lookup(dir, device("FPGA", "V1", "accelerator"), "p", false, NULL, NULL);
     /* a program never exported, and a folder without an index */
     lookup(dir, device("CPU B", "V2", "CPU"), "q", false, NULL, NULL);
     lookup("/nonexistent-strata-results", device("CPU B", "V2", "CPU"), "p", false, NULL, NULL);
