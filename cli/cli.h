@@ -87,8 +87,8 @@ bool gather_inputs(const args *a, const loaded *l, st_arena *arena, const st_val
 bool write_results(const char *dir, st_arena *arena, const st_value *result, st_err *err);
 /* One result, briefly: `0: [1000]f32 = [0.5, 1.25, …, 499.5]`. */
 void show(size_t index, const st_value *v);
-/* The built-in rules; NULL after reporting. */
-st_registry *registry(int *rc);
+/* The built-in rules and those of the --plugin modules; NULL after reporting. */
+st_registry *registry(const args *a, int *rc);
 void first_line(const st_node *n, char *out, size_t cap);
 void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args, const st_node *before,
                 const st_node *after);

@@ -114,7 +114,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
     int rc = begin(cmd, argc, argv, true, &a, &l);
     if (rc >= 0) return rc;
     st_err err = {0};
-    st_registry *reg = registry(&rc);
+    st_registry *reg = registry(&a, &rc);
     st_space *space = NULL;
     const char *inputs[MAX_VALUES];
     uint32_t ninputs = 0;
@@ -246,7 +246,7 @@ int run_export(const command *cmd, int argc, char **argv) {
     int64_t top = 3, timeout = 60;
     if (!number_option(&a, "--top", 1, 1000, &top, &err) || !number_option(&a, "--timeout", 1, 7 * 24 * 3600, &timeout, &err))
         return report(&err, NULL);
-    st_registry *reg = registry(&rc);
+    st_registry *reg = registry(&a, &rc);
     if (!reg) return rc;
     char cache[4096];
     cache_dir(&a, cache, sizeof cache);

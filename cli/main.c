@@ -17,6 +17,10 @@ int usage_error(const command *cmd, const char *fmt, const char *what) {
     return EXIT_USER;
 }
 
+/* Every command takes --plugin: rules from a shared module (rewrite/plugin.h). */
+static const option plugin_option = {"--plugin", NULL, "PATH.so", true,
+                                     "load rewrite rules from a plugin (repeatable; docs/writing-a-rule.md)"};
+
 void print_help(const command *cmd) {
     printf("usage: strata %s\n\n%s\n", cmd->usage, cmd->summary);
     if (cmd->details) printf("\n%s\n", cmd->details);
@@ -27,6 +31,8 @@ void print_help(const command *cmd) {
                  o->value ? " " : "", o->value ? o->value : "");
         printf("  %-24s %s\n", left, o->help);
     }
+    if (!cmd->options[0].name) printf("\noptions:\n");
+    printf("  %-24s %s\n", "--plugin PATH.so", plugin_option.help);
     printf("  %-24s %s\n", "--help", "show this help");
 }
 
@@ -45,6 +51,7 @@ int parse_args(const command *cmd, int argc, char **argv, args *out) {
             size_t len = eq ? (size_t)(eq - a) : strlen(a);
             const option *o = cmd->options;
             while (o->name && (strlen(o->name) != len || strncmp(o->name, a, len)) && !(o->alias && !strcmp(o->alias, a))) o++;
+            if (!o->name && strlen(plugin_option.name) == len && !strncmp(a, plugin_option.name, len)) o = &plugin_option;
             if (!o->name) return usage_error(cmd, "unknown option `%s`", a);
             const char *value = NULL;
             if (o->value) {
@@ -68,6 +75,13 @@ int parse_args(const command *cmd, int argc, char **argv, args *out) {
     }
     if (out->npositional < cmd->npositional)
         return usage_error(cmd, "missing the %s", cmd->npositional == 1 ? "program file (PROG)" : "arguments");
+    /* every command loads its plugins, so a bad one is reported whatever the command */
+    if (opt(out, "--plugin")) {
+        int rc = 0;
+        st_registry *reg = registry(out, &rc);
+        if (!reg) return rc;
+        st_registry_free(reg);
+    }
     return -1;
 }
 
@@ -301,8 +315,8 @@ static const option rewrite_options[] = {
     {"--entry", NULL, "NAME", false, "the def to rewrite (default: main, or the only def)"},
     {0}};
 
-/* The built-in rules; NULL after reporting. */
-st_registry *registry(int *rc) {
+/* The built-in rules and those of the --plugin modules; NULL after reporting. */
+st_registry *registry(const args *a, int *rc) {
     st_err err = {0};
     st_registry *reg = st_registry_new();
     if (!reg || !st_register_builtin_rules(reg, &err)) {
@@ -312,6 +326,12 @@ st_registry *registry(int *rc) {
         st_registry_free(reg);
         return NULL;
     }
+    for (int i = 0; i < a->nopts; i++)
+        if (!strcmp(a->opt_name[i], "--plugin") && !st_registry_load_plugin(reg, a->opt_value[i], &err)) {
+            *rc = report(&err, NULL);
+            st_registry_free(reg);
+            return NULL;
+        }
     return reg;
 }
 
@@ -356,7 +376,7 @@ static int run_rewrite(const command *cmd, int argc, char **argv) {
         unload_program(&l);
         return usage_error(cmd, "%s", "give the strategy with -s STRATEGY (`strata strategies` lists the rules)");
     }
-    st_registry *reg = registry(&rc);
+    st_registry *reg = registry(&a, &rc);
     if (!reg) return unload_program(&l), rc;
     st_err err = {0};
     st_rw *rw = NULL;
@@ -405,7 +425,7 @@ static int run_strategies(const command *cmd, int argc, char **argv) {
     args a;
     int rc = parse_args(cmd, argc, argv, &a);
     if (rc >= 0) return rc;
-    st_registry *reg = registry(&rc);
+    st_registry *reg = registry(&a, &rc);
     if (!reg) return rc;
     for (size_t i = 0; i < st_registry_count(reg); i++) {
         const st_rule *r = st_registry_at(reg, i);

@@ -96,7 +96,9 @@ static const st_def *lowered_best(const args *a, const loaded *l, const st_regis
         fprintf(stderr, "strategy: %s (%s; -s picks another)\n", strategy.data, from.data);
         st_err why = {0};
         if (!(def = lowered(strategy.data, l, reg, &why)))
-            fprintf(stderr, "warning: the exported strategy does not apply (%s); using the default\n", why.message);
+            fprintf(stderr, "warning: the exported strategy does not apply (%s%s); using the default\n", why.message,
+                    strstr(why.message, "unknown rule") ? "; was it exported with rules from a plugin? give it with --plugin"
+                                                        : "");
     }
     st_buf_free(&strategy);
     st_buf_free(&from);
@@ -112,7 +114,7 @@ int run_run(const command *cmd, int argc, char **argv) {
     if (rc >= 0) return rc;
     st_err err = {0};
     st_arena *arena = st_arena_new();
-    st_registry *reg = registry(&rc);
+    st_registry *reg = registry(&a, &rc);
     st_cl *cl = NULL;
     st_exe *exe = NULL;
     st_launch *launch = NULL;

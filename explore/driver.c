@@ -19,8 +19,8 @@ static void path_in(const char *dir, const char *name, char *out, size_t cap) {
 
 /* explore.json: what was explored, where, how; the first lines are what a
  * resumed or merged exploration must agree on. */
-static void describe(const st_explore_setup *s, const st_space *space, const st_device_info *dev, uint32_t shard,
-                     uint32_t nshards, st_buf *b) {
+static bool describe(const st_explore_setup *s, const st_space *space, const st_device_info *dev, uint32_t shard,
+                     uint32_t nshards, st_buf *b, st_err *err) {
     char sha[65];
     st_sha256_hex(s->program_source, strlen(s->program_source), sha);
     st_buf_puts(b, "{\n  \"strata_explore\": 1");
@@ -34,6 +34,7 @@ static void describe(const st_explore_setup *s, const st_space *space, const st_
     }
     st_buf_printf(b, "],\n  \"seed\": %llu", (unsigned long long)s->seed);
     describe_device(b, dev);
+    if (!describe_plugins(b, s->reg, err)) return false;
     describe_field(b, "program", s->program_path);
     describe_field(b, "program_name", s->program_name);
     st_buf_puts(b, ",\n  \"dims\": [");
@@ -44,6 +45,7 @@ static void describe(const st_explore_setup *s, const st_space *space, const st_
     st_buf_printf(b, "],\n  \"runs\": %u,\n  \"warmups\": %u,\n  \"tolerance\": ", s->runs, s->warmups);
     st_json_put_number(b, s->rtol);
     st_buf_printf(b, ",\n  \"shard\": \"%u/%u\"\n}\n", shard, nshards);
+    return true;
 }
 
 /* Write explore.json and program.strata, or check that dir holds this very
@@ -369,8 +371,8 @@ bool st_explore(const st_explore_setup *s, const st_space *space, const char *di
     ok = ok && well_formed(&r, err) && bench_open(&r.bench, s, a, err) && bench_device(&r.bench, &sum->device, err) &&
          st_make_dirs(dir, err);
     if (ok) {
-        describe(s, space, &sum->device, shard, nshards, &meta);
-        ok = claim_dir(dir, meta.data ? meta.data : "", s, err);
+        ok = describe(s, space, &sum->device, shard, nshards, &meta, err) &&
+             claim_dir(dir, meta.data ? meta.data : "", s, err);
     }
     size_t truncated = 0;
     ok = ok && drop_partial_line(path, err) && st_records_read(path, &done, &truncated, err);

@@ -49,6 +49,18 @@ static void describe_export(const st_exploration *e, const st_device_info *dev, 
     st_buf_printf(b, "],\n  \"seed\": %llu", (unsigned long long)e->seed);
     describe_field(b, "space", e->space);
     describe_field(b, "strategy", best->strategy);
+    /* the plugins whose rules the strategy may use, as the exploration recorded them */
+    const st_json *plugins = st_json_get(e->json, "plugins");
+    st_buf_puts(b, ",\n  \"plugins\": [");
+    for (size_t i = 0; plugins && plugins->kind == ST_JSON_ARRAY && i < plugins->len; i++) {
+        const char *path = st_json_get_string(&plugins->items[i], "path"), *sha = st_json_get_string(&plugins->items[i], "sha256");
+        st_buf_puts(b, i ? ", {\"path\": " : "{\"path\": ");
+        st_json_put_string(b, path ? path : "");
+        st_buf_puts(b, ", \"sha256\": ");
+        st_json_put_string(b, sha ? sha : "");
+        st_buf_puts(b, "}");
+    }
+    st_buf_puts(b, "]");
     st_buf_puts(b, ",\n  \"parameters\": {");
     for (uint32_t d = 0; d < st_space_ndims(space) && d < best->nvalues; d++) {
         st_buf_puts(b, d ? ", " : "");
@@ -114,7 +126,7 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
     exporting x = {0};
     char path[4200];
     size_t truncated, nok = 0;
-    bool ok = st_exploration_read(s->dir, &x.e, err);
+    bool ok = st_exploration_read(s->dir, &x.e, err) && plugins_loaded(x.e.json, reg, err);
     snprintf(path, sizeof path, "%s/results.jsonl", s->dir);
     ok = ok && st_records_read(path, &x.records, &truncated, err) &&
          (x.space = st_space_parse("space", x.e.space, err)) != NULL;

@@ -87,6 +87,13 @@ static void identity(const st_json *j, st_buf *out) {
     double seed = -1;
     st_json_get_number(j, "seed", &seed);
     st_buf_printf(out, "seed=%.0f\n", seed);
+    /* a plugin is its content: the same build, wherever it lies */
+    const st_json *plugins = st_json_get(j, "plugins");
+    for (size_t i = 0; plugins && plugins->kind == ST_JSON_ARRAY && i < plugins->len; i++) {
+        const char *path = st_json_get_string(&plugins->items[i], "path"), *sha = st_json_get_string(&plugins->items[i], "sha256");
+        const char *base = path && strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        st_buf_printf(out, "plugin=%s (SHA-256 %.12s…)\n", base ? base : "?", sha ? sha : "?");
+    }
 }
 
 /* The first line where two identities differ, for the message. */

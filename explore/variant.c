@@ -239,6 +239,45 @@ void describe_field(st_buf *b, const char *key, const char *value) {
     st_json_put_string(b, value ? value : "");
 }
 
+static bool file_sha256(const char *path, char sha[65], st_err *err) {
+    size_t len;
+    char *bytes = st_read_file(path, &len, err);
+    if (!bytes) return false;
+    st_sha256_hex(bytes, len, sha);
+    free(bytes);
+    return true;
+}
+
+bool describe_plugins(st_buf *b, const st_registry *reg, st_err *err) {
+    st_buf_puts(b, ",\n  \"plugins\": [");
+    for (size_t i = 0; i < st_registry_plugin_count(reg); i++) {
+        char sha[65];
+        if (!file_sha256(st_registry_plugin_path(reg, i), sha, err)) return false;
+        st_buf_puts(b, i ? ", {\"path\": " : "{\"path\": ");
+        st_json_put_string(b, st_registry_plugin_path(reg, i));
+        st_buf_printf(b, ", \"sha256\": \"%s\"}", sha);
+    }
+    st_buf_puts(b, "]");
+    return true;
+}
+
+bool plugins_loaded(const st_json *exploration, const st_registry *reg, st_err *err) {
+    const st_json *plugins = st_json_get(exploration, "plugins");
+    for (size_t i = 0; plugins && plugins->kind == ST_JSON_ARRAY && i < plugins->len; i++) {
+        const char *path = st_json_get_string(&plugins->items[i], "path");
+        const char *want = st_json_get_string(&plugins->items[i], "sha256");
+        bool found = false;
+        for (size_t k = 0; !found && want && k < st_registry_plugin_count(reg); k++) {
+            char sha[65];
+            found = file_sha256(st_registry_plugin_path(reg, k), sha, err) && !strcmp(sha, want);
+        }
+        if (!found)
+            return st_fail(err, (st_loc){0}, "the exploration used rules from the plugin %s (SHA-256 %.12s…); give it with --plugin %s (the same build of it)",
+                           path ? path : "?", want ? want : "?", path ? path : "PATH.so");
+    }
+    return true;
+}
+
 void describe_device(st_buf *b, const st_device_info *dev) {
     describe_field(b, "device", dev->name);
     describe_field(b, "vendor", dev->vendor);

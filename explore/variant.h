@@ -63,6 +63,13 @@ void describe_device(st_buf *b, const st_device_info *dev);
 bool explorations_agree(const st_json *was, const st_json *now, char *diff, size_t cap);
 /* One string member of such an object: `,\n  "key": "value"`. */
 void describe_field(st_buf *b, const char *key, const char *value);
+/* The plugins loaded into reg, as a member of such an object:
+ * `,\n  "plugins": [{"path": …, "sha256": …}, …]` (the SHA-256 of each
+ * module's file: a rebuilt plugin is another plugin). */
+bool describe_plugins(st_buf *b, const st_registry *reg, st_err *err);
+/* Every plugin an explore.json names is loaded into reg (the same file
+ * content, wherever it is now); else err says which to give with --plugin. */
+bool plugins_loaded(const st_json *exploration, const st_registry *reg, st_err *err);
 
 /* fn (a check or time child) run for v and waited for: its outcome into
  * v->status and v->message, the timing's figures into *figures when not

@@ -61,6 +61,7 @@ void st_rw_set_trace(st_rw *rw, st_trace_fn fn, void *data) {
 
 st_ctx *st_rw_ctx(st_rw *rw) { return rw->cx; }
 const st_def *st_rw_def(st_rw *rw) { return rw->def; }
+const st_registry *st_rw_registry(st_rw *rw) { return rw->reg; }
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 

@@ -157,7 +157,7 @@ static void unknown_name(sparser *p, const tok *t) {
         if (k && len < sizeof hint) snprintf(hint + len, sizeof hint - len, "?");
         free(cands);
     }
-    fail(p, t->col, "unknown rule `%s`%s (`strata strategies` lists them)", name, hint);
+    fail(p, t->col, "unknown rule `%s`%s (`strata strategies` lists them; rules from a plugin need --plugin PATH.so)", name, hint);
 }
 
 /* RULE [ '(' args ')' ] */

@@ -1,19 +1,15 @@
 /* rewrite/registry.c — the rules known by name. */
-#include "rewrite.h"
+#include "registry.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-struct st_registry {
-    const st_rule **rules;
-    size_t n, cap;
-};
 
 st_registry *st_registry_new(void) { return calloc(1, sizeof(st_registry)); }
 
 void st_registry_free(st_registry *r) {
     if (!r) return;
     free(r->rules);
+    registry_unload_plugins(r);
     free(r);
 }
 

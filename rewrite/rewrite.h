@@ -74,6 +74,18 @@ const st_rule *st_registry_find(const st_registry *r, const char *name);
 size_t st_registry_count(const st_registry *r);
 const st_rule *st_registry_at(const st_registry *r, size_t i);
 
+/* Load the plugin at path (a shared module built against rewrite/plugin.h)
+ * and add its rules, their origin the module's absolute path. Refused, with
+ * nothing added: a missing or unloadable file, a module that is not a strata
+ * plugin (no `strata_plugin_abi` or `strata_plugin_register`), one built
+ * for another plugin ABI, one loaded already, one whose register function
+ * fails or adds no rule, and a rule whose name is taken. The module stays
+ * loaded until the registry is freed. */
+bool st_registry_load_plugin(st_registry *r, const char *path, st_err *err);
+/* The plugins loaded, in order: their absolute paths. */
+size_t st_registry_plugin_count(const st_registry *r);
+const char *st_registry_plugin_path(const st_registry *r, size_t i);
+
 /* ------------------------------------------------------------------------ */
 /* Strategies                                                               */
 /* ------------------------------------------------------------------------ */
@@ -149,6 +161,9 @@ st_rw *st_rw_new(st_ctx *cx, const st_registry *reg);
 void st_rw_free(st_rw *rw);
 void st_rw_set_trace(st_rw *rw, st_trace_fn fn, void *data);
 st_ctx *st_rw_ctx(st_rw *rw);
+/* The registry the rewrite finds rules in (a composite rule may look up
+ * others by name, or parse a strategy text against it). */
+const st_registry *st_rw_registry(st_rw *rw);
 /* The def being rewritten (by st_rewrite_def), whose size variables are in
  * scope for the rules; NULL for a bare st_rewrite. */
 const st_def *st_rw_def(st_rw *rw);

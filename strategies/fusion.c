@@ -15,7 +15,7 @@
  * producer used more than once (fusing would compute it again, or keep it
  * anyway: cases 4 and 6) and a use inside a lambda (once per element of an
  * outer map: case 3). */
-#include "build.h"
+#include "rewrite/plugin.h"
 #include "strategies.h"
 
 #include <stdio.h>
@@ -61,7 +61,7 @@ static const st_node *unzipped(const char *rule, const st_node *e, const char *p
     }
     char msg[160];
     snprintf(msg, sizeof msg, "%s does not fuse a %s through unzip yet", rule, producer_name);
-    return no_match(why, "%s", msg);
+    return st_no_match(why, "%s", msg);
 }
 
 /* At `let v = producer in body`: the hindrances, then fusion at v's one use.
@@ -77,13 +77,13 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
     if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1 || !is_producer(st_let_value(e))) {
         char msg[160];
         snprintf(msg, sizeof msg, "%s fuses a %s into a %s", rule, producer_name, consumer_name);
-        return no_match(why, "%s", msg);
+        return st_no_match(why, "%s", msg);
     }
     const st_node *v = e->kids[0], *body = st_let_body(e), *producer = st_let_value(e);
     bool under = false;
     uint32_t uses = st_count_uses(body, v, &under);
     if (uses != 1) {
-        if (uses == 0) return no_match(why, "%s", "the bound value is not used");
+        if (uses == 0) return st_no_match(why, "%s", "the bound value is not used");
         return st_fail(why, (st_loc){0}, "%s: `%s` is used %u times; fusing the %s into one use would compute it again for the others, or keep it anyway (a hindrance: figure 3 of the map-scan report, cases 4 and 6)",
                        rule, v->u.name, uses, producer_name), NULL;
     }
@@ -98,7 +98,7 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
     if (!found) {
         char msg[200];
         snprintf(msg, sizeof msg, "`%s` does not feed a %s", v->u.name, consumer_name);
-        return no_match(why, "%s", msg);
+        return st_no_match(why, "%s", msg);
     }
     return r;
 }
@@ -115,11 +115,11 @@ static bool feeds_scan(const st_node *c, const st_node *v) { return is_prim(c, S
 static bool feeds_reduce(const st_node *c, const st_node *v) { return is_prim(c, ST_PRIM_REDUCE) && data_is(c, v); }
 
 static const st_node *map_map(st_rw *rw, const st_node *e, st_err *why) {
-    if (!is_map(e) || !is_map(e->kids[1])) return no_match(why, "%s", "fuse-map-map needs a map of a map");
+    if (!is_map(e) || !is_map(e->kids[1])) return st_no_match(why, "%s", "fuse-map-map needs a map of a map");
     const st_node *f = e->kids[1]->kids[0], *g = e->kids[0], *xs = e->kids[1]->kids[1];
-    bld B = bld_of(rw, why), *b = &B;
-    const st_node *x = b_var(b, "x", elem_of(xs));
-    return PRIM(b, ST_PRIM_MAP, LAMBDA(b, CALL(b, g, CALL(b, f, x)), x), xs);
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *x = st_b_var(b, "x", st_elem_of(xs));
+    return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, ST_CALL(b, g, ST_CALL(b, f, x)), x), xs);
 }
 
 /* scan or reduce, any form, of map(f, ys): fold the map in */
@@ -127,20 +127,20 @@ static const st_node *map_into_fold(st_rw *rw, const st_node *e, st_prim prim, c
     if (!is_prim(e, prim) || !is_map(e->kids[e->nkids - 1])) {
         char msg[96];
         snprintf(msg, sizeof msg, "%s needs a %s of a map", rule, st_prim_get(prim)->name);
-        return no_match(why, "%s", msg);
+        return st_no_match(why, "%s", msg);
     }
     uint32_t n = e->nkids;
     const st_node *op = e->kids[0], *fold = n >= 4 ? e->kids[1] : NULL, *post = n == 5 ? e->kids[2] : NULL;
     const st_node *z = e->kids[n - 2], *map = e->kids[n - 1], *f = map->kids[0], *ys = map->kids[1];
     if (post && st_lambda_nparams(post) == 2 && st_occurs(st_lambda_body(post), post->kids[1]))
         return st_fail(why, (st_loc){0}, "%s: the scan's post-function reads the mapped elements, so fusing the map would compute it twice per element (fuse the map first, then the post-function)", rule), NULL;
-    bld B = bld_of(rw, why), *b = &B;
-    const st_node *acc = b_var(b, "acc", z->type), *y = b_var(b, "y", elem_of(ys));
-    const st_node *fold2 = LAMBDA(b, CALL(b, fold ? fold : op, acc, CALL(b, f, y)), acc, y);
-    if (!post) return b_prim_n(b, prim, 4, (const st_node *[]){op, fold2, z, ys});
-    const st_node *acc2 = b_var(b, "acc", z->type), *y2 = b_var(b, "y", elem_of(ys));
-    const st_node *post2 = LAMBDA(b, CALL(b, post, acc2, CALL(b, f, y2)), acc2, y2);
-    return PRIM(b, ST_PRIM_SCAN, op, fold2, post2, z, ys);
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *acc = st_b_var(b, "acc", z->type), *y = st_b_var(b, "y", st_elem_of(ys));
+    const st_node *fold2 = ST_LAMBDA(b, ST_CALL(b, fold ? fold : op, acc, ST_CALL(b, f, y)), acc, y);
+    if (!post) return st_b_prim_n(b, prim, 4, (const st_node *[]){op, fold2, z, ys});
+    const st_node *acc2 = st_b_var(b, "acc", z->type), *y2 = st_b_var(b, "y", st_elem_of(ys));
+    const st_node *post2 = ST_LAMBDA(b, ST_CALL(b, post, acc2, ST_CALL(b, f, y2)), acc2, y2);
+    return ST_PRIM(b, ST_PRIM_SCAN, op, fold2, post2, z, ys);
 }
 
 static const st_node *map_scan_direct(st_rw *rw, const st_node *e, st_err *why) {
@@ -171,57 +171,49 @@ static const st_node *fuse_map_reduce(st_rw *rw, const st_node *e, const int64_t
 
 /* ---- scan and scan, side by side ---- */
 
-typedef struct scan_parts {
-    const st_node *op, *fold, *z, *xs;
-} scan_parts;
-
 /* a scan without a post-function */
-static bool plain_parts(const st_node *e, scan_parts *p) {
-    if (!is_prim(e, ST_PRIM_SCAN) || e->nkids == 5) return false;
-    *p = (scan_parts){e->kids[0], e->nkids == 4 ? e->kids[1] : NULL, e->kids[e->nkids - 2], e->kids[e->nkids - 1]};
-    return true;
-}
+static bool plain_parts(const st_node *e, st_scan_form *p) { return st_scan_form_of(e, p) && !p->post; }
 
 /* let a = scan(…xs) in let b = scan(…ys) in body, b not reading a, |xs| = |ys|:
  *   let (a, b) = zip(xs, ys) |> scan((p, q) => (op1(p.0, q.0), op2(p.1, q.1)), (z1, z2)) |> unzip in body
  * (with a fold over both when either has one, or when xs and ys are one array, read once). */
 static const st_node *fuse_scan_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
-    scan_parts s1, s2;
+    st_scan_form s1, s2;
     if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1 || !plain_parts(st_let_value(e), &s1) ||
         st_let_body(e)->kind != ST_NODE_LET || st_let_nvars(st_let_body(e)) != 1 ||
         !plain_parts(st_let_value(st_let_body(e)), &s2))
-        return no_match(why, "%s", "fuse-scan-scan needs two scans bound by consecutive lets (and without post-functions)");
+        return st_no_match(why, "%s", "fuse-scan-scan needs two scans bound by consecutive lets (and without post-functions)");
     const st_node *inner = st_let_body(e), *a = e->kids[0], *bv = inner->kids[0], *body = st_let_body(inner);
     if (st_occurs(st_let_value(inner), a))
         return st_fail(why, (st_loc){0}, "fuse-scan-scan: the second scan reads `%s`, the first one's result; they are producer and consumer, not independent", a->u.name), NULL;
     if (s1.xs->type->size != s2.xs->type->size)
         return st_fail(why, (st_loc){0}, "fuse-scan-scan: the scans have different lengths"), NULL;
-    bld B = bld_of(rw, why), *b = &B;
+    st_build B = st_build_of(rw, why), *b = &B;
     bool shared = s1.xs == s2.xs, folding = shared || s1.fold || s2.fold;
-    const st_node *z = TUPLE(b, s1.z, s2.z);
-    const st_node *p = b_var(b, "p", z ? z->type : NULL), *q = b_var(b, "q", z ? z->type : NULL);
-    const st_node *op = LAMBDA(b, TUPLE(b, CALL(b, s1.op, b_proj(b, p, 0), b_proj(b, q, 0)),
-                                           CALL(b, s2.op, b_proj(b, p, 1), b_proj(b, q, 1))), p, q);
-    const st_node *data = shared ? s1.xs : PRIM(b, ST_PRIM_ZIP, s1.xs, s2.xs);
+    const st_node *z = ST_TUPLE(b, s1.z, s2.z);
+    const st_node *p = st_b_var(b, "p", z ? z->type : NULL), *q = st_b_var(b, "q", z ? z->type : NULL);
+    const st_node *op = ST_LAMBDA(b, ST_TUPLE(b, ST_CALL(b, s1.op, st_b_proj(b, p, 0), st_b_proj(b, q, 0)),
+                                           ST_CALL(b, s2.op, st_b_proj(b, p, 1), st_b_proj(b, q, 1))), p, q);
+    const st_node *data = shared ? s1.xs : ST_PRIM(b, ST_PRIM_ZIP, s1.xs, s2.xs);
     const st_node *scan;
     if (folding) {
-        const st_node *acc = b_var(b, "acc", z ? z->type : NULL), *x = b_var(b, "x", elem_of(data));
-        const st_node *x1 = shared ? x : b_proj(b, x, 0), *x2 = shared ? x : b_proj(b, x, 1);
-        const st_node *fold = LAMBDA(b, TUPLE(b, CALL(b, s1.fold ? s1.fold : s1.op, b_proj(b, acc, 0), x1),
-                                                 CALL(b, s2.fold ? s2.fold : s2.op, b_proj(b, acc, 1), x2)), acc, x);
-        scan = PRIM(b, ST_PRIM_SCAN, op, fold, z, data);
+        const st_node *acc = st_b_var(b, "acc", z ? z->type : NULL), *x = st_b_var(b, "x", st_elem_of(data));
+        const st_node *x1 = shared ? x : st_b_proj(b, x, 0), *x2 = shared ? x : st_b_proj(b, x, 1);
+        const st_node *fold = ST_LAMBDA(b, ST_TUPLE(b, ST_CALL(b, s1.fold ? s1.fold : s1.op, st_b_proj(b, acc, 0), x1),
+                                                 ST_CALL(b, s2.fold ? s2.fold : s2.op, st_b_proj(b, acc, 1), x2)), acc, x);
+        scan = ST_PRIM(b, ST_PRIM_SCAN, op, fold, z, data);
     } else {
-        scan = PRIM(b, ST_PRIM_SCAN, op, z, data);
+        scan = ST_PRIM(b, ST_PRIM_SCAN, op, z, data);
     }
-    return b_let_n(b, 2, (const st_node *[]){a, bv}, PRIM(b, ST_PRIM_UNZIP, scan), body);
+    return st_b_let_n(b, 2, (const st_node *[]){a, bv}, ST_PRIM(b, ST_PRIM_UNZIP, scan), body);
 }
 
 /* ---- scan into map and scatter ---- */
 
 /* a scan of any form without a post-function, as the 5-argument form needs:
  * op, fold (the operator when there is none), z, xs */
-static bool scan_for_post(const st_node *s, scan_parts *p) {
+static bool scan_for_post(const st_node *s, st_scan_form *p) {
     if (!plain_parts(s, p)) return false;
     if (!p->fold) p->fold = p->op; /* a plain scan's operator is its own fold */
     return true;
@@ -230,20 +222,20 @@ static bool scan_for_post(const st_node *s, scan_parts *p) {
 /* map(g, S), map(g, zip(S, xs)) or map(g, zip(xs, S)) with S a scan of xs */
 static const st_node *scan_map(st_rw *rw, const st_node *e, st_err *why) {
     const char *shape = "fuse-scan-map needs a map of a scan, or of a scan zipped with its own input";
-    if (!is_map(e)) return no_match(why, "%s", shape);
+    if (!is_map(e)) return st_no_match(why, "%s", shape);
     const st_node *g = e->kids[0], *d = e->kids[1];
-    scan_parts p;
+    st_scan_form p;
     int scan_at = -1; /* where the scan is in the zip; -1: the map's data is the scan itself */
     if (!scan_for_post(d, &p)) {
-        if (!is_prim(d, ST_PRIM_ZIP) || d->nkids != 2) return no_match(why, "%s", shape);
+        if (!is_prim(d, ST_PRIM_ZIP) || d->nkids != 2) return st_no_match(why, "%s", shape);
         for (int k = 0; k < 2 && scan_at < 0; k++)
             if (scan_for_post(d->kids[k], &p) && d->kids[1 - k] == p.xs) scan_at = k;
-        if (scan_at < 0) return no_match(why, "%s", shape);
+        if (scan_at < 0) return st_no_match(why, "%s", shape);
     }
-    bld B = bld_of(rw, why), *b = &B;
-    const st_node *acc = b_var(b, "acc", p.z->type), *x = b_var(b, "x", elem_of(p.xs));
-    const st_node *value = scan_at < 0 ? CALL(b, g, acc) : scan_at == 0 ? CALL(b, g, TUPLE(b, acc, x)) : CALL(b, g, TUPLE(b, x, acc));
-    return PRIM(b, ST_PRIM_SCAN, p.op, p.fold, LAMBDA(b, value, acc, x), p.z, p.xs);
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *acc = st_b_var(b, "acc", p.z->type), *x = st_b_var(b, "x", st_elem_of(p.xs));
+    const st_node *value = scan_at < 0 ? ST_CALL(b, g, acc) : scan_at == 0 ? ST_CALL(b, g, ST_TUPLE(b, acc, x)) : ST_CALL(b, g, ST_TUPLE(b, x, acc));
+    return ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, value, acc, x), p.z, p.xs);
 }
 
 static bool feeds_map_output(const st_node *c, const st_node *v) {
@@ -264,16 +256,16 @@ static const st_node *fuse_scan_map(st_rw *rw, const st_node *e, const int64_t *
  * makes the (index, value) pairs, scatter(dest, S') writes them */
 static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
     const char *shape = "fuse-scan-scatter needs scatter(dest, is, vs) whose indices are a scan of the values";
-    if (!is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !is_scan(e->kids[1])) return no_match(why, "%s", shape);
+    if (!is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !is_scan(e->kids[1])) return st_no_match(why, "%s", shape);
     const st_node *s = e->kids[1], *vs = e->kids[2];
     uint32_t n = s->nkids;
-    if (s->kids[n - 1] != vs) return no_match(why, "%s", shape);
+    if (s->kids[n - 1] != vs) return st_no_match(why, "%s", shape);
     const st_node *op = s->kids[0], *fold = n >= 4 ? s->kids[1] : op, *post = n == 5 ? s->kids[2] : NULL, *z = s->kids[n - 2];
-    bld B = bld_of(rw, why), *b = &B;
-    const st_node *acc = b_var(b, "acc", z->type), *x = b_var(b, "x", elem_of(vs));
-    const st_node *index = post ? CALL(b, post, acc, x) : acc;
-    const st_node *pairs = PRIM(b, ST_PRIM_SCAN, op, fold, LAMBDA(b, TUPLE(b, index, x), acc, x), z, vs);
-    return PRIM(b, ST_PRIM_SCATTER, e->kids[0], pairs);
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *acc = st_b_var(b, "acc", z->type), *x = st_b_var(b, "x", st_elem_of(vs));
+    const st_node *index = post ? ST_CALL(b, post, acc, x) : acc;
+    const st_node *pairs = ST_PRIM(b, ST_PRIM_SCAN, op, fold, ST_LAMBDA(b, ST_TUPLE(b, index, x), acc, x), z, vs);
+    return ST_PRIM(b, ST_PRIM_SCATTER, e->kids[0], pairs);
 }
 
 static bool feeds_scatter(const st_node *c, const st_node *v) {

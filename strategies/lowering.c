@@ -21,7 +21,7 @@
  * wrapped in toGlobal (HOST), toLocal (GROUP) or toPrivate (THREAD). A view
  * (split, join, zip, transpose… of variables) is not stored: codegen turns it
  * into index arithmetic over what it views. */
-#include "build.h"
+#include "rewrite/plugin.h"
 #include "strategies.h"
 
 #include <stdio.h>
@@ -56,17 +56,17 @@ static bool holds_arrays(const st_type *t) {
 }
 
 /* n with new kids, through the constructors (which check the types again) */
-static const st_node *rebuild(bld *b, const st_node *n, const st_node *const *kids) {
-    if (!b_all(kids, n->nkids)) return NULL;
+static const st_node *rebuild(st_build *b, const st_node *n, const st_node *const *kids) {
+    if (!st_b_all(kids, n->nkids)) return NULL;
     st_err inner = {0};
-    return b_check(b, st_rebuild(b->cx, n, kids, &inner), &inner);
+    return st_b_check(b, st_rebuild(b->cx, n, kids, &inner), &inner);
 }
 
 /* A rule's "not of my shape", with the rule's name in it. */
 static const st_node *not_shape(st_err *why, const char *rule, const char *what) {
     char msg[160];
     snprintf(msg, sizeof msg, "%s %s", rule, what);
-    return no_match(why, "%s", msg);
+    return st_no_match(why, "%s", msg);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -85,8 +85,8 @@ static const st_node *remap(st_rw *rw, const st_node *e, st_prim to, const char 
         snprintf(what, sizeof what, "has nothing to do: this is a %s already", st_prim_get(to)->name);
         return not_shape(why, rule, what);
     }
-    bld B = bld_of(rw, why), *b = &B;
-    return PRIM(b, to, e->kids[0], e->kids[1]);
+    st_build B = st_build_of(rw, why), *b = &B;
+    return ST_PRIM(b, to, e->kids[0], e->kids[1]);
 }
 
 static const st_node *map_glb(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
@@ -117,17 +117,17 @@ static const st_node *map_seq(st_rw *rw, const st_node *e, const int64_t *args, 
  * accumulator: the fold when there is one (fold(a, x) = op(a, f(x))), else
  * the operator itself. This is what the interpreter computes for both, in
  * the same order, so the result is the very same. */
-static const st_node *sequential(bld *b, const st_node *e) {
+static const st_node *sequential(st_build *b, const st_node *e) {
     uint32_t n = e->nkids;
     st_prim to = is_prim(e, ST_PRIM_SCAN) ? ST_PRIM_SCAN_SEQ : ST_PRIM_REDUCE_SEQ;
     const st_node *step = n == 4 ? e->kids[1] : e->kids[0];
-    return PRIM(b, to, step, e->kids[n - 2], e->kids[n - 1]);
+    return ST_PRIM(b, to, step, e->kids[n - 2], e->kids[n - 1]);
 }
 
 static const st_node *reduce_seq(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
     if (!is_prim(e, ST_PRIM_REDUCE)) return not_shape(why, "reduce-seq", "rewrites a reduce");
-    bld B = bld_of(rw, why);
+    st_build B = st_build_of(rw, why);
     return sequential(&B, e);
 }
 
@@ -142,7 +142,7 @@ static const st_node *scan_seq(st_rw *rw, const st_node *e, const int64_t *args,
     if (e->nkids == 5)
         return st_fail(why, (st_loc){0}, "scan-seq: a scan with a post-function (op, fold, post, z, xs) has no scanSeq form; "
                        "sequential-scan writes it as a scanSeq followed by a map"), NULL;
-    bld B = bld_of(rw, why);
+    st_build B = st_build_of(rw, why);
     return sequential(&B, e);
 }
 
@@ -151,8 +151,8 @@ static const st_node *scan_seq(st_rw *rw, const st_node *e, const int64_t *args,
 static const st_node *place(st_rw *rw, const st_node *e, st_prim space, const char *rule, st_err *why) {
     if (!holds_arrays(e->type)) return not_shape(why, rule, "places an array (or a tuple of arrays) in memory");
     if (is_placed(e)) return not_shape(why, rule, "has nothing to do: the value is placed in an address space already");
-    bld B = bld_of(rw, why), *b = &B;
-    return PRIM(b, space, e);
+    st_build B = st_build_of(rw, why), *b = &B;
+    return ST_PRIM(b, space, e);
 }
 
 static const st_node *to_global(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
@@ -193,12 +193,12 @@ static bool has_parallel(const st_node *e) {
     return false;
 }
 
-static const st_node *lower(bld *b, const st_node *e, level lv);
+static const st_node *lower(st_build *b, const st_node *e, level lv);
 
 /* e with every kid lowered: a primitive's function arguments at fn, the rest
  * (data, neutral elements, a lambda's body, a let's parts) at lv; binders as
  * they are. */
-static const st_node *lower_kids(bld *b, const st_node *e, level lv, level fn) {
+static const st_node *lower_kids(st_build *b, const st_node *e, level lv, level fn) {
     const st_node *kids[64];
     if (e->nkids > 64) return st_fail_internal(b->err, "a node with more than 64 kids"), NULL;
     for (uint32_t i = 0; i < e->nkids; i++) {
@@ -211,7 +211,7 @@ static const st_node *lower_kids(bld *b, const st_node *e, level lv, level fn) {
 /* A let-bound value v (lowered at lv) in lv's address space, unless it needs
  * no memory (a scalar, a view) or was placed already. A value that is itself
  * a let is placed where its own result is made, at its innermost body. */
-static const st_node *in_space(bld *b, const st_node *v, level lv) {
+static const st_node *in_space(st_build *b, const st_node *v, level lv) {
     if (!v) return NULL;
     if (v->kind == ST_NODE_LET) {
         const st_node *kids[64];
@@ -221,11 +221,11 @@ static const st_node *in_space(bld *b, const st_node *v, level lv) {
         return rebuild(b, v, kids);
     }
     if (!holds_arrays(v->type) || st_is_view(v, true)) return v;
-    return PRIM(b, space_of(lv), v);
+    return ST_PRIM(b, space_of(lv), v);
 }
 
 /* let pattern = value in body: both at the let's level, the value placed */
-static const st_node *lower_let(bld *b, const st_node *e, level lv) {
+static const st_node *lower_let(st_build *b, const st_node *e, level lv) {
     const st_node *kids[64];
     if (e->nkids > 64) return st_fail_internal(b->err, "a let with more than 64 kids"), NULL;
     memcpy(kids, e->kids, e->nkids * sizeof *kids);
@@ -237,7 +237,7 @@ static const st_node *lower_let(bld *b, const st_node *e, level lv) {
 /* A high-level map, by level: at HOST a kernel, over work-groups when its
  * function has work for a group to share, else over all work-items; at
  * GROUP over the group's work-items; in a work-item, a loop. */
-static const st_node *lower_map(bld *b, const st_node *e, level lv) {
+static const st_node *lower_map(st_build *b, const st_node *e, level lv) {
     st_prim to = ST_PRIM_MAP_SEQ;
     level fn = THREAD;
     if (lv == HOST) {
@@ -249,7 +249,7 @@ static const st_node *lower_map(bld *b, const st_node *e, level lv) {
         to = ST_PRIM_MAP_LCL;
     }
     const st_node *k = lower_kids(b, e, lv, fn);
-    return k ? PRIM(b, to, k->kids[0], k->kids[1]) : NULL;
+    return k ? ST_PRIM(b, to, k->kids[0], k->kids[1]) : NULL;
 }
 
 /* A primitive at level lv. Its data and neutral arguments are at lv (they
@@ -260,7 +260,7 @@ static const st_node *lower_map(bld *b, const st_node *e, level lv) {
  * write them (a scan with a post-function has no such form and stays a scan).
  * Explicit mapGlb, mapWrg, mapLcl and mapSeq keep what they are wherever they
  * are: a mapWrg or mapGlb inside a group is codegen's to report. */
-static const st_node *lower_prim(bld *b, const st_node *e, level lv) {
+static const st_node *lower_prim(st_build *b, const st_node *e, level lv) {
     switch (e->u.prim) {
     case ST_PRIM_MAP: return lower_map(b, e, lv);
     case ST_PRIM_MAP_WRG: return lower_kids(b, e, lv, lv == HOST ? GROUP : THREAD);
@@ -277,7 +277,7 @@ static const st_node *lower_prim(bld *b, const st_node *e, level lv) {
  * lambdas lower their bodies at lv; the rest rebuild through their
  * constructors, so the result has e's type, and is e itself (the same
  * pointer, nodes being hash-consed) when there is nothing to do. */
-static const st_node *lower(bld *b, const st_node *e, level lv) {
+static const st_node *lower(st_build *b, const st_node *e, level lv) {
     switch (e->kind) {
     case ST_NODE_LIT: case ST_NODE_VAR: case ST_NODE_OPFN: return e;
     case ST_NODE_LET: return lower_let(b, e, lv);
@@ -296,7 +296,7 @@ static const st_node *lower_opencl(st_rw *rw, const st_node *e, const int64_t *a
     if (e->depth > ST_MAX_DEPTH)
         return st_fail(why, (st_loc){0}, "lower-opencl: the program is nested %u levels deep, more than the %d that strata reads back",
                        e->depth, ST_MAX_DEPTH), NULL;
-    bld B = bld_of(rw, why);
+    st_build B = st_build_of(rw, why);
     return lower(&B, e, HOST);
 }
 

@@ -14,48 +14,37 @@
  * The seeded scans a rule produces inside a block (the downsweep) are
  * scanSeq, not scan: they are sequential per thread, and `first(scan, …)`
  * then finds the rule's recursion point and nothing else. */
-#include "build.h"
+#include "rewrite/plugin.h"
 #include "strategies.h"
 
 #include <stdio.h>
 
-/* ---- a scan, whatever its form ---- */
-
-typedef struct scan_parts {
-    const st_node *op, *fold, *post, *z, *xs;
-} scan_parts;
-
-static bool parts_of(const st_node *e, scan_parts *p) {
-    if (e->kind != ST_NODE_PRIM || e->u.prim != ST_PRIM_SCAN) return false;
-    uint32_t n = e->nkids;
-    *p = (scan_parts){e->kids[0], n >= 4 ? e->kids[1] : NULL, n == 5 ? e->kids[2] : NULL, e->kids[n - 2], e->kids[n - 1]};
-    return true;
-}
+/* ---- a scan, whatever its form (st_scan_form, in rewrite/plugin.h) ---- */
 
 /* what a thread folds its own elements with */
-static const st_node *stepper(const scan_parts *p) { return p->fold ? p->fold : p->op; }
+static const st_node *stepper(const st_scan_form *p) { return p->fold ? p->fold : p->op; }
 
 /* the scan (or reduction) of xs with p's operator and fold, accumulators out */
-static const st_node *acc_scan(bld *b, const scan_parts *p, st_prim prim, const st_node *xs) {
-    return p->fold ? PRIM(b, prim, p->op, p->fold, p->z, xs) : PRIM(b, prim, p->op, p->z, xs);
+static const st_node *acc_scan(st_build *b, const st_scan_form *p, st_prim prim, const st_node *xs) {
+    return p->fold ? ST_PRIM(b, prim, p->op, p->fold, p->z, xs) : ST_PRIM(b, prim, p->op, p->z, xs);
 }
 
 /* the output of an element whose final accumulator is acc */
-static const st_node *finish(bld *b, const scan_parts *p, const st_node *acc, const st_node *x) {
-    return p->post ? CALL(b, p->post, acc, x) : acc;
+static const st_node *finish(st_build *b, const st_scan_form *p, const st_node *acc, const st_node *x) {
+    return p->post ? ST_CALL(b, p->post, acc, x) : acc;
 }
 
 /* z for i == 0, else prefixes[i - 1]: what comes before block i */
-static const st_node *exclusive(bld *b, const st_node *prefixes, const st_node *i, const st_node *z) {
-    return b_if(b, b_binop(b, ST_OP_EQ, i, b_i64(b, 0)), z,
-                PRIM(b, ST_PRIM_GET, b_binop(b, ST_OP_SUB, i, b_i64(b, 1)), prefixes));
+static const st_node *exclusive(st_build *b, const st_node *prefixes, const st_node *i, const st_node *z) {
+    return st_b_if(b, st_b_binop(b, ST_OP_EQ, i, st_b_i64(b, 0)), z,
+                ST_PRIM(b, ST_PRIM_GET, st_b_binop(b, ST_OP_SUB, i, st_b_i64(b, 1)), prefixes));
 }
 
 /* accs mapped through the post-function with the elements xs (if any) */
-static const st_node *finish_all(bld *b, const scan_parts *p, const st_node *accs, const st_node *xs) {
+static const st_node *finish_all(st_build *b, const st_scan_form *p, const st_node *accs, const st_node *xs) {
     if (!p->post) return accs;
-    const st_node *acc = b_var(b, "acc", elem_of(accs)), *x = b_var(b, "x", elem_of(xs));
-    return PRIM(b, ST_PRIM_MAP, LAMBDA(b, finish(b, p, acc, x), acc, x), PRIM(b, ST_PRIM_ZIP, accs, xs));
+    const st_node *acc = st_b_var(b, "acc", st_elem_of(accs)), *x = st_b_var(b, "x", st_elem_of(xs));
+    return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, finish(b, p, acc, x), acc, x), ST_PRIM(b, ST_PRIM_ZIP, accs, xs));
 }
 
 /* ---- conditions ---- */
@@ -74,11 +63,11 @@ static bool divides(st_rw *rw, int64_t d, const st_size *n) {
 static const st_node *not_a_scan(const char *rule, st_err *why) {
     char msg[96];
     snprintf(msg, sizeof msg, "%s rewrites a scan", rule);
-    return no_match(why, "%s", msg);
+    return st_no_match(why, "%s", msg);
 }
 
 /* the scan's length must be a multiple of k (the parameter `what`) */
-static bool length_divisible(st_rw *rw, const scan_parts *p, int64_t k, const char *what, const char *rule,
+static bool length_divisible(st_rw *rw, const st_scan_form *p, int64_t k, const char *what, const char *rule,
                              st_err *why) {
     if (divides(rw, k, p->xs->type->size)) return true;
     char len[96];
@@ -101,39 +90,39 @@ static bool length_divisible(st_rw *rw, const scan_parts *p, int64_t k, const ch
  *        let p = (if i == 0 then z else prefixes |> get(i - 1)) in s |> map(y => op(p, y)))
  *      |> join */
 static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    scan_parts p;
-    if (!parts_of(e, &p)) return not_a_scan("scan-then-propagate", why);
+    st_scan_form p;
+    if (!st_scan_form_of(e, &p)) return not_a_scan("scan-then-propagate", why);
     int64_t bs = args[0];
     if (!length_divisible(rw, &p, bs, "BS", "scan-then-propagate", why)) return NULL;
-    bld B = bld_of(rw, why), *b = &B;
-    const st_node *split = PRIM(b, ST_PRIM_SPLIT, b_count(b, bs), p.xs);
-    const st_node *blocks = b_bound(b, "blocks", split);
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *split = ST_PRIM(b, ST_PRIM_SPLIT, st_b_count(b, bs), p.xs);
+    const st_node *blocks = st_b_bound(b, "blocks", split);
 
-    const st_node *blk = b_var(b, "block", elem_of(blocks));
-    const st_node *scanned_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_SCAN, blk), blk), blocks);
-    const st_node *scanned = b_bound(b, "scanned", scanned_v);
-    const st_node *blk2 = b_var(b, "block", elem_of(blocks));
-    const st_node *sums_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, blk2), blk2), blocks);
-    const st_node *sums = b_bound(b, "sums", sums_v);
-    const st_node *prefixes_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, sums);
-    const st_node *prefixes = b_bound(b, "prefixes", prefixes_v);
+    const st_node *blk = st_b_var(b, "block", st_elem_of(blocks));
+    const st_node *scanned_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, acc_scan(b, &p, ST_PRIM_SCAN, blk), blk), blocks);
+    const st_node *scanned = st_b_bound(b, "scanned", scanned_v);
+    const st_node *blk2 = st_b_var(b, "block", st_elem_of(blocks));
+    const st_node *sums_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, blk2), blk2), blocks);
+    const st_node *sums = st_b_bound(b, "sums", sums_v);
+    const st_node *prefixes_v = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.z, sums);
+    const st_node *prefixes = st_b_bound(b, "prefixes", prefixes_v);
 
     /* propagate: every element of block i combined with what comes before the block */
-    const st_node *nb = sums ? b_size(b, sums->type->size) : NULL;
-    const st_node *i = b_var(b, "i", st_type_scalar(b->cx, ST_I64));
-    const st_node *s = b_var(b, "s", elem_of(scanned));
-    const st_node *x = p.post ? b_var(b, "xs", elem_of(blocks)) : NULL;
-    const st_node *pre = b_var(b, "prefix", p.z->type);
-    const st_node *y = b_var(b, "y", p.z->type);
-    const st_node *combined = PRIM(b, ST_PRIM_MAP, LAMBDA(b, CALL(b, p.op, pre, y), y), s);
-    const st_node *block_out = b_let(b, pre, exclusive(b, prefixes, i, p.z), finish_all(b, &p, combined, x));
-    const st_node *per_block = p.post ? PRIM(b, ST_PRIM_MAP, LAMBDA(b, block_out, i, s, x),
-                                             PRIM(b, ST_PRIM_ZIP, PRIM(b, ST_PRIM_IOTA, nb), scanned, blocks))
-                                      : PRIM(b, ST_PRIM_MAP, LAMBDA(b, block_out, i, s),
-                                             PRIM(b, ST_PRIM_ZIP, PRIM(b, ST_PRIM_IOTA, nb), scanned));
-    const st_node *out = PRIM(b, ST_PRIM_JOIN, per_block);
-    return b_let(b, blocks, split,
-                 b_let(b, scanned, scanned_v, b_let(b, sums, sums_v, b_let(b, prefixes, prefixes_v, out))));
+    const st_node *nb = sums ? st_b_size(b, sums->type->size) : NULL;
+    const st_node *i = st_b_var(b, "i", st_type_scalar(b->cx, ST_I64));
+    const st_node *s = st_b_var(b, "s", st_elem_of(scanned));
+    const st_node *x = p.post ? st_b_var(b, "xs", st_elem_of(blocks)) : NULL;
+    const st_node *pre = st_b_var(b, "prefix", p.z->type);
+    const st_node *y = st_b_var(b, "y", p.z->type);
+    const st_node *combined = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, ST_CALL(b, p.op, pre, y), y), s);
+    const st_node *block_out = st_b_let(b, pre, exclusive(b, prefixes, i, p.z), finish_all(b, &p, combined, x));
+    const st_node *per_block = p.post ? ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, block_out, i, s, x),
+                                             ST_PRIM(b, ST_PRIM_ZIP, ST_PRIM(b, ST_PRIM_IOTA, nb), scanned, blocks))
+                                      : ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, block_out, i, s),
+                                             ST_PRIM(b, ST_PRIM_ZIP, ST_PRIM(b, ST_PRIM_IOTA, nb), scanned));
+    const st_node *out = ST_PRIM(b, ST_PRIM_JOIN, per_block);
+    return st_b_let(b, blocks, split,
+                 st_b_let(b, scanned, scanned_v, st_b_let(b, sums, sums_v, st_b_let(b, prefixes, prefixes_v, out))));
 }
 
 /* ---- brent-kung-step(BF): listing 5 ---- */
@@ -147,37 +136,37 @@ static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int
  *        g |> scanSeq(op, if i == 0 then z else prefixes |> get(i - 1)))
  *      |> join */
 static const st_node *brent_kung_step(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    scan_parts p;
-    if (!parts_of(e, &p)) return not_a_scan("brent-kung-step", why);
+    st_scan_form p;
+    if (!st_scan_form_of(e, &p)) return not_a_scan("brent-kung-step", why);
     int64_t bf = args[0];
     if (!length_divisible(rw, &p, bf, "BF", "brent-kung-step", why)) return NULL;
-    bld B = bld_of(rw, why), *b = &B;
-    const st_node *split = PRIM(b, ST_PRIM_SPLIT, b_count(b, bf), p.xs);
-    const st_node *groups = b_bound(b, "groups", split);
-    const st_node *g = b_var(b, "g", elem_of(groups));
-    const st_node *partials_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, g), g), groups);
-    const st_node *partials = b_bound(b, "partials", partials_v);
-    const st_node *prefixes_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, partials);
-    const st_node *prefixes = b_bound(b, "prefixes", prefixes_v);
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *split = ST_PRIM(b, ST_PRIM_SPLIT, st_b_count(b, bf), p.xs);
+    const st_node *groups = st_b_bound(b, "groups", split);
+    const st_node *g = st_b_var(b, "g", st_elem_of(groups));
+    const st_node *partials_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, g), g), groups);
+    const st_node *partials = st_b_bound(b, "partials", partials_v);
+    const st_node *prefixes_v = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.z, partials);
+    const st_node *prefixes = st_b_bound(b, "prefixes", prefixes_v);
 
-    const st_node *nb = partials ? b_size(b, partials->type->size) : NULL;
-    const st_node *i = b_var(b, "i", st_type_scalar(b->cx, ST_I64));
-    const st_node *g2 = b_var(b, "g", elem_of(groups));
-    const st_node *down = PRIM(b, ST_PRIM_SCAN_SEQ, stepper(&p), exclusive(b, prefixes, i, p.z), g2);
-    const st_node *per_group = PRIM(b, ST_PRIM_MAP, LAMBDA(b, finish_all(b, &p, down, g2), i, g2),
-                                    PRIM(b, ST_PRIM_ZIP, PRIM(b, ST_PRIM_IOTA, nb), groups));
-    const st_node *out = PRIM(b, ST_PRIM_JOIN, per_group);
-    return b_let(b, groups, split, b_let(b, partials, partials_v, b_let(b, prefixes, prefixes_v, out)));
+    const st_node *nb = partials ? st_b_size(b, partials->type->size) : NULL;
+    const st_node *i = st_b_var(b, "i", st_type_scalar(b->cx, ST_I64));
+    const st_node *g2 = st_b_var(b, "g", st_elem_of(groups));
+    const st_node *down = ST_PRIM(b, ST_PRIM_SCAN_SEQ, stepper(&p), exclusive(b, prefixes, i, p.z), g2);
+    const st_node *per_group = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, finish_all(b, &p, down, g2), i, g2),
+                                    ST_PRIM(b, ST_PRIM_ZIP, ST_PRIM(b, ST_PRIM_IOTA, nb), groups));
+    const st_node *out = ST_PRIM(b, ST_PRIM_JOIN, per_group);
+    return st_b_let(b, groups, split, st_b_let(b, partials, partials_v, st_b_let(b, prefixes, prefixes_v, out)));
 }
 
 /* ---- sequential-scan: the sequential middle of listing 8 ---- */
 
 static const st_node *sequential_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
-    scan_parts p;
-    if (!parts_of(e, &p)) return not_a_scan("sequential-scan", why);
-    bld B = bld_of(rw, why), *b = &B;
-    return finish_all(b, &p, PRIM(b, ST_PRIM_SCAN_SEQ, stepper(&p), p.z, p.xs), p.xs);
+    st_scan_form p;
+    if (!st_scan_form_of(e, &p)) return not_a_scan("sequential-scan", why);
+    st_build B = st_build_of(rw, why), *b = &B;
+    return finish_all(b, &p, ST_PRIM(b, ST_PRIM_SCAN_SEQ, stepper(&p), p.z, p.xs), p.xs);
 }
 
 /* ---- pad-scan(BS): every length ---- */
@@ -190,8 +179,8 @@ static const st_node *sequential_scan(st_rw *rw, const st_node *e, const int64_t
  * With a fold the padding is of accumulators (fold(z, x) for an element,
  * z for the tail), so that the scan of them is a plain one. */
 static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    scan_parts p;
-    if (!parts_of(e, &p)) return not_a_scan("pad-scan", why);
+    st_scan_form p;
+    if (!st_scan_form_of(e, &p)) return not_a_scan("pad-scan", why);
     int64_t bs = args[0];
     const st_size *n = p.xs->type->size;
     if (divides(rw, bs, n))
@@ -201,20 +190,20 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     const st_size *k = st_size_const(cx, bs);
     const st_size *m = st_size_mul(cx, st_size_div(cx, st_size_add(cx, n, st_size_const(cx, bs - 1), &serr), k, &serr), k, &serr);
     if (!m) return *why = serr, NULL;
-    bld B = bld_of(rw, why), *b = &B;
-    const st_node *n_e = b_size(b, n), *m_e = b_size(b, m), *n_value = b_size_value(b, n);
-    const st_node *i = b_var(b, "i", st_type_scalar(cx, ST_I64));
-    const st_node *x = PRIM(b, ST_PRIM_GET, i, p.xs);
-    const st_node *item = p.fold ? CALL(b, p.fold, p.z, x) : x;
-    const st_node *padded_v = PRIM(b, ST_PRIM_MAP, LAMBDA(b, b_if(b, b_binop(b, ST_OP_LT, i, n_value), item, p.z), i),
-                                   PRIM(b, ST_PRIM_IOTA, m_e));
-    const st_node *padded = b_bound(b, "padded", padded_v);
-    const st_node *scanned_v = PRIM(b, ST_PRIM_SCAN, p.op, p.z, padded);
-    const st_node *scanned = b_bound(b, "scanned", scanned_v);
-    const st_node *j = b_var(b, "i", st_type_scalar(cx, ST_I64));
-    const st_node *kept = finish(b, &p, PRIM(b, ST_PRIM_GET, j, scanned), p.post ? PRIM(b, ST_PRIM_GET, j, p.xs) : NULL);
-    const st_node *out = PRIM(b, ST_PRIM_MAP, LAMBDA(b, kept, j), PRIM(b, ST_PRIM_IOTA, n_e));
-    return b_let(b, padded, padded_v, b_let(b, scanned, scanned_v, out));
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *n_e = st_b_size(b, n), *m_e = st_b_size(b, m), *n_value = st_b_size_value(b, n);
+    const st_node *i = st_b_var(b, "i", st_type_scalar(cx, ST_I64));
+    const st_node *x = ST_PRIM(b, ST_PRIM_GET, i, p.xs);
+    const st_node *item = p.fold ? ST_CALL(b, p.fold, p.z, x) : x;
+    const st_node *padded_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, st_b_if(b, st_b_binop(b, ST_OP_LT, i, n_value), item, p.z), i),
+                                   ST_PRIM(b, ST_PRIM_IOTA, m_e));
+    const st_node *padded = st_b_bound(b, "padded", padded_v);
+    const st_node *scanned_v = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.z, padded);
+    const st_node *scanned = st_b_bound(b, "scanned", scanned_v);
+    const st_node *j = st_b_var(b, "i", st_type_scalar(cx, ST_I64));
+    const st_node *kept = finish(b, &p, ST_PRIM(b, ST_PRIM_GET, j, scanned), p.post ? ST_PRIM(b, ST_PRIM_GET, j, p.xs) : NULL);
+    const st_node *out = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, kept, j), ST_PRIM(b, ST_PRIM_IOTA, n_e));
+    return st_b_let(b, padded, padded_v, st_b_let(b, scanned, scanned_v, out));
 }
 
 /* ---- composites ---- */
@@ -235,8 +224,8 @@ static st_pattern scan_pattern(void) { return (st_pattern){ST_PAT_PRIM, ST_PRIM_
 /* brent-kung(BF, TD), listing 6: TD steps, then the middle sequentially:
  *   iterate(TD, first(scan, brent-kung-step(BF))) ; first(scan, sequential-scan) */
 static const st_node *brent_kung(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    scan_parts p;
-    if (!parts_of(e, &p)) return not_a_scan("brent-kung", why);
+    st_scan_form p;
+    if (!st_scan_form_of(e, &p)) return not_a_scan("brent-kung", why);
     int64_t bf = args[0], td = args[1], tree = power(bf, td);
     char len[96];
     size_text(p.xs->type->size, len, sizeof len);
@@ -292,8 +281,8 @@ static bool parallel_scan_check(const int64_t *args, st_err *why) {
 /* parallel-scan(BS, BF, TD | SE), listing 7, for every length:
  *   [pad-scan(BS) ;] first(scan, scan-then-propagate(BS)) ; first(scan, brent-kung(BF, TD)) */
 static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    scan_parts p;
-    if (!parts_of(e, &p)) return not_a_scan("parallel-scan", why);
+    st_scan_form p;
+    if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why);
     int64_t td;
     if (!tree_depth(args, &td, why)) return NULL;
     st_ctx *cx = st_rw_ctx(rw);
