@@ -356,7 +356,8 @@ void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args,
     bool first = true;
     for (uint32_t i = 0; i < rule->nparams; i++) {
         if (args[i] == ST_PARAM_UNSET) continue;
-        st_buf_printf(&name, "%s%s=%lld", first ? "(" : ", ", rule->params[i].name, (long long)args[i]);
+        st_buf_printf(&name, "%s%s=", first ? "(" : ", ", rule->params[i].name);
+        st_param_print(&rule->params[i], args[i], &name);
         first = false;
     }
     if (!first) st_buf_puts(&name, ")");
@@ -434,8 +435,17 @@ static int run_strategies(const command *cmd, int argc, char **argv) {
         printf("%s    [%s]\n    %s\n", r->nparams ? ")" : "", r->origin ? r->origin : "built-in", r->summary);
         for (uint32_t k = 0; k < r->nparams; k++) {
             const st_param *p = &r->params[k];
-            printf("    %-4s %s; %lld to %lld", p->name, p->doc ? p->doc : "", (long long)p->min, (long long)p->max);
-            if (p->has_default) printf(", default %lld", (long long)p->def);
+            printf("    %-4s %s; ", p->name, p->doc ? p->doc : "");
+            if (st_param_nnames(p))
+                for (uint32_t j = 0; j < st_param_nnames(p); j++) printf("%s%s", j ? " | " : "", p->names[j]);
+            else
+                printf("%lld to %lld", (long long)p->min, (long long)p->max);
+            if (p->has_default) {
+                st_buf d = {0};
+                st_param_print(p, p->def, &d);
+                printf(", default %s", d.data ? d.data : "");
+                st_buf_free(&d);
+            }
             if (p->optional) printf(", optional");
             printf("\n");
         }

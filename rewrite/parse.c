@@ -109,6 +109,29 @@ static bool is(const tok *t, const char *name) {
 
 static const st_strategy *strategy(sparser *p);
 
+/* The names a parameter takes, for a message: "global, local". */
+static void names_of(const st_param *prm, char *out, size_t cap) {
+    size_t len = 0;
+    out[0] = 0;
+    for (uint32_t j = 0; j < st_param_nnames(prm) && len < cap; j++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", j ? ", " : "", prm->names[j]);
+}
+
+/* A named parameter's value: the index of its name. */
+static bool named_value(sparser *p, const st_param *prm, int64_t *out) {
+    char names[200];
+    names_of(prm, names, sizeof names);
+    if (p->t.kind != T_NAME)
+        return fail(p, p->t.col, "%s takes a name (%s), not `%.*s`", prm->name, names, (int)(p->t.len > 64 ? 64 : p->t.len), p->t.start), false;
+    for (uint32_t j = 0; j < st_param_nnames(prm); j++)
+        if (is(&p->t, prm->names[j])) {
+            *out = j;
+            advance(p);
+            return true;
+        }
+    return fail(p, p->t.col, "%s is one of %s, not `%.*s`", prm->name, names, (int)(p->t.len > 64 ? 64 : p->t.len), p->t.start), false;
+}
+
 static bool integer(sparser *p, int64_t *out) {
     if (p->t.kind != T_INT) return unexpected(p, "a whole number"), false;
     char buf[32];
@@ -198,7 +221,7 @@ static const st_strategy *rule(sparser *p) {
             }
             if (given[k]) return fail(p, p->t.col, "%s is given twice", r->params[k].name);
             cols[k] = p->t.col;
-            if (!integer(p, &args[k])) return NULL;
+            if (!(st_param_nnames(&r->params[k]) ? named_value(p, &r->params[k], &args[k]) : integer(p, &args[k]))) return NULL;
             given[k] = true;
             positional = k + 1;
             if (p->t.kind == T_COMMA) advance(p);
@@ -212,7 +235,7 @@ static const st_strategy *rule(sparser *p) {
             if (prm->has_default) args[i] = prm->def;
             continue;
         }
-        if (args[i] < prm->min || args[i] > prm->max) {
+        if (!st_param_nnames(prm) && (args[i] < prm->min || args[i] > prm->max)) {
             char msg[300];
             snprintf(msg, sizeof msg, "%s = %lld is out of range: %s (%s) is from %lld to %lld", prm->name,
                      (long long)args[i], prm->name, prm->doc ? prm->doc : "", (long long)prm->min, (long long)prm->max);

@@ -43,9 +43,18 @@ bool st_registry_add(st_registry *r, const st_rule *rule, st_err *err) {
         return st_fail(err, (st_loc){0}, "rule `%s` declares %u parameters; at most %d", name, rule->nparams, ST_RULE_MAX_PARAMS);
     for (uint32_t i = 0; i < rule->nparams; i++) {
         const st_param *p = &rule->params[i];
-        if (!well_named(p->name) || p->min > p->max || (p->has_default && (p->def < p->min || p->def > p->max)))
+        uint32_t nnames = st_param_nnames(p);
+        int64_t lo = nnames ? 0 : p->min, hi = nnames ? (int64_t)nnames - 1 : p->max;
+        if (!well_named(p->name) || lo > hi || (p->has_default && (p->def < lo || p->def > hi)))
             return st_fail(err, (st_loc){0}, "rule `%s` declares its parameter %u badly (name, range or default)", name, i + 1);
-        if (p->optional && p->min == ST_PARAM_UNSET)
+        for (uint32_t k = 0; k < nnames; k++) {
+            if (!well_named(p->names[k]))
+                return st_fail(err, (st_loc){0}, "rule `%s`: the parameter `%s` takes the name `%s`, which the strategy language cannot read", name, p->name, p->names[k]);
+            for (uint32_t j = 0; j < k; j++)
+                if (!strcmp(p->names[j], p->names[k]))
+                    return st_fail(err, (st_loc){0}, "rule `%s`: the parameter `%s` takes the name `%s` twice", name, p->name, p->names[k]);
+        }
+        if (p->optional && !nnames && p->min == ST_PARAM_UNSET)
             return st_fail(err, (st_loc){0}, "rule `%s`: the optional parameter `%s` cannot take INT64_MIN, which stands for \"not given\"", name, p->name);
         for (uint32_t j = 0; j < i; j++)
             if (!strcmp(rule->params[j].name, p->name))
@@ -70,3 +79,14 @@ const st_rule *st_registry_find(const st_registry *r, const char *name) {
 
 size_t st_registry_count(const st_registry *r) { return r->n; }
 const st_rule *st_registry_at(const st_registry *r, size_t i) { return i < r->n ? r->rules[i] : NULL; }
+
+uint32_t st_param_nnames(const st_param *p) {
+    uint32_t n = 0;
+    while (p->names && p->names[n] && n < 64) n++;
+    return n;
+}
+
+void st_param_print(const st_param *p, int64_t value, st_buf *out) {
+    if (value >= 0 && value < (int64_t)st_param_nnames(p)) st_buf_puts(out, p->names[value]);
+    else st_buf_printf(out, "%lld", (long long)value);
+}

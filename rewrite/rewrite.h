@@ -23,14 +23,23 @@
 
 enum { ST_RULE_MAX_PARAMS = 6 };
 
+/* A parameter is a whole number in [min, max], or, when it has names, one
+ * of them: written by name (MEM=local), its value the name's index (0 for
+ * the first), min and max then ignored. */
 typedef struct st_param {
     const char *name;   /* "BS" */
     const char *doc;    /* "the block size" */
-    int64_t min, max;   /* the valid range, both included */
+    int64_t min, max;   /* the valid range, both included (a number) */
     bool has_default;
     int64_t def;
     bool optional;      /* may be left out (the rule's check decides); reads ST_PARAM_UNSET */
+    const char *const *names; /* NULL: a number; else NULL-terminated, e.g. {"global", "local", NULL} */
 } st_param;
+
+/* How many names a named parameter takes (0: it is a number). */
+uint32_t st_param_nnames(const st_param *p);
+/* A parameter's value as a strategy writes it: its name, or the number. */
+void st_param_print(const st_param *p, int64_t value, st_buf *out);
 
 /* A parameter that was not given and has no default reads as this. */
 #define ST_PARAM_UNSET INT64_MIN

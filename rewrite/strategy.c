@@ -89,7 +89,8 @@ static void print(const st_strategy *s, int prec, st_buf *out) {
             st_buf_puts(out, "(");
             for (uint32_t i = 0; i < s->rule->nparams; i++) {
                 if (s->args[i] == ST_PARAM_UNSET && s->rule->params[i].optional) continue; /* left out */
-                st_buf_printf(out, "%s%s=%lld", first ? "" : ", ", s->rule->params[i].name, (long long)s->args[i]);
+                st_buf_printf(out, "%s%s=", first ? "" : ", ", s->rule->params[i].name);
+                st_param_print(&s->rule->params[i], s->args[i], out);
                 first = false;
             }
             st_buf_puts(out, ")");

@@ -3,6 +3,7 @@
 #ifndef STRATA_TESTS_RUN_STRATA_H
 #define STRATA_TESTS_RUN_STRATA_H
 
+#include "explore/explore.h"
 #include "harness.h"
 
 #include <fcntl.h>
@@ -22,16 +23,14 @@ static inline const char *strata_command_line(st_arena *a, const char *const *ar
     return s;
 }
 
-/* Run $STRATA with args (NULL-terminated, without argv[0]) in the
+/* Run bin ($STRATA for strata_spawn) with args (NULL-terminated, without argv[0]) in the
  * environment env; stdout and stderr go to files in dir (no pipes, so no
  * deadlock on large output) and come back in *out and *err. Returns the exit
  * status; dying on a signal, or a sanitizer's report, fails the test (in a
  * sanitizer build a memory error exits 1, which would pass for a user
  * error). */
-static inline int strata_spawn(st_arena *a, const char *dir, char *const *env, const char *const *args, char **out,
-                               char **err) {
-    const char *bin = getenv("STRATA");
-    ck_assert_msg(bin != NULL, "STRATA is not set (run through meson test)");
+static inline int program_spawn(st_arena *a, const char *dir, char *const *env, const char *bin, const char *const *args,
+                                char **out, char **err) {
     const char *argv[64] = {bin};
     int argc = 1;
     for (const char *const *arg = args; *arg; arg++) {
@@ -60,6 +59,26 @@ static inline int strata_spawn(st_arena *a, const char *dir, char *const *env, c
     ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "`%.500s` tripped a sanitizer:\n%.3000s",
                   strata_command_line(a, args), *err);
     return WEXITSTATUS(status);
+}
+
+static inline int strata_spawn(st_arena *a, const char *dir, char *const *env, const char *const *args, char **out,
+                               char **err) {
+    const char *bin = getenv("STRATA");
+    ck_assert_msg(bin != NULL, "STRATA is not set (run through meson test)");
+    return program_spawn(a, dir, env, bin, args, out, err);
+}
+
+/* Where `strata export --into results` files a program's kernels for the
+ * device the tests run on (the first: CI has PoCL alone). */
+static inline const char *export_folder(st_arena *a, const char *results, const char *program) {
+    st_device_info *list;
+    size_t n;
+    st_err e = {0};
+    ck_assert_msg(st_devices_list(&list, &n, &e), "%s", e.message);
+    char slug[128];
+    st_device_slug(list[0].name, slug, sizeof slug);
+    free(list);
+    return arena_text(a, "%s/%s/%s", results, slug, program);
 }
 
 /* A NULL-terminated argument list: run(ARGS("check", path), &out, &err). */

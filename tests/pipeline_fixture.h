@@ -1,0 +1,137 @@
+/* tests/pipeline_fixture.h — the whole pipeline of `strata run`, step by
+ * step, for the suites that check generated code against the interpreter:
+ * parse, rewrite with a strategy, lower, generate, build on the default
+ * device (PoCL on CI), run, and compare with st_eval of the original def.
+ * Included by one test file each (its globals are that file's). */
+#ifndef STRATA_TESTS_PIPELINE_FIXTURE_H
+#define STRATA_TESTS_PIPELINE_FIXTURE_H
+
+#include "codegen/codegen.h"
+#include "rules_fixture.h"
+
+/* ------------------------------------------------------------------------ */
+/* Fixture                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static st_cl *device_cl; /* opened on first use, once per test process */
+
+static inline void pipeline_teardown(void) {
+    st_cl_close(device_cl);
+    device_cl = NULL;
+    rules_teardown();
+}
+
+static inline st_cl *device(void) {
+    if (!device_cl) {
+        st_err err = {0};
+        device_cl = st_cl_open(NULL, &err);
+        ck_assert_msg(device_cl != NULL, "st_cl_open: %s", err.message);
+    }
+    return device_cl;
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* The pipeline, step by step                                               */
+/* ------------------------------------------------------------------------ */
+
+static inline const st_def *def_of(const char *src) { return entry_ok(parse_ok(cx, src)); }
+
+static inline const st_def *example_def(const char *name) {
+    const char *src = example_text(ar, name);
+    st_err err = {0};
+    const st_program *p = st_parse_program(cx, text_of("%s.strata", name), src, strlen(src), &err);
+    ck_assert_msg(p != NULL, "%s.strata: %d:%d: %s", name, err.loc.line, err.loc.col, err.message);
+    return entry_ok(p);
+}
+
+static inline const char *printed_def(const st_def *d) {
+    st_buf b = {0};
+    st_print_def(d, &b);
+    const char *s = text_of("%s", b.data ? b.data : "");
+    st_buf_free(&b);
+    return s;
+}
+
+/* d rewritten by the strategy text (NULL: d itself) */
+static inline const st_def *apply(const st_def *d, const char *strategy, const char *label) {
+    if (!strategy) return d;
+    st_err err = {0};
+    const st_strategy *s = st_strategy_parse(cx, reg, "strategy", strategy, &err);
+    ck_assert_msg(s != NULL, "%s: `%s` does not parse: %s", label, strategy, err.message);
+    st_rw *rw = st_rw_new(cx, reg);
+    ck_assert(rw != NULL);
+    const st_def *now = st_rewrite_def(rw, s, d, &err);
+    st_rw_free(rw);
+    ck_assert_msg(now != NULL, "%s: `%s` does not apply: %s", label, strategy, err.message);
+    return now;
+}
+
+/* d after the default lowering, as `run` does it */
+static inline const st_def *lowered(const st_def *d, const char *label) {
+    const st_strategy *s = st_default_lowering(cx, reg);
+    ck_assert(s != NULL);
+    st_rw *rw = st_rw_new(cx, reg);
+    st_err err = {0};
+    const st_def *now = st_rewrite_def(rw, s, d, &err);
+    st_rw_free(rw);
+    ck_assert_msg(now != NULL, "%s: lower-opencl fails: %s", label, err.message);
+    return now;
+}
+
+static inline st_code generated(const st_def *d, const char *label) {
+    st_code code;
+    st_err err = {0};
+    ck_assert_msg(st_codegen(cx, d, ar, &code, &err), "%s: st_codegen fails: %s\n--- for ---\n%s", label, err.message,
+                  printed_def(d));
+    /* what the glue contract promises */
+    ck_assert_ptr_eq(code.def, d);
+    ck_assert(code.opencl != NULL && code.host != NULL);
+    ck_assert_uint_ge(code.nkernels, 1);
+    ck_assert_uint_eq(code.nlaunches, code.nkernels);
+    for (uint32_t i = 0; i < code.nkernels; i++) {
+        ck_assert_has(code.opencl, text_of("__kernel void %s(", code.kernel_names[i]));
+        ck_assert_has(code.host, code.kernel_names[i]);
+    }
+    return code;
+}
+
+static inline st_exe *built(const st_code *code, const char *label) {
+    st_err err = {0};
+    st_exe *exe = st_exe_build(device(), code, &err);
+    ck_assert_msg(exe != NULL, "%s: st_exe_build fails: %s\n--- kernels ---\n%s", label, err.message, code->opencl);
+    return exe;
+}
+
+/* Seeded inputs for `orig` with the sizes and scalars in `sets` ("N=1000
+ * H=37"), run on the device and in the interpreter; the results agree. */
+static inline void agrees(st_exe *exe, const st_def *orig, const char *sets, uint64_t seed, const char *label) {
+    st_arena *a = st_arena_new();
+    ck_assert(a != NULL);
+    st_inputs *in = st_inputs_new(cx, orig, a);
+    ck_assert(in != NULL);
+    st_err err = {0};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", sets);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+        ck_assert_msg(st_inputs_set(in, tok, &err), "%s: %s: %s", label, tok, err.message);
+    ck_assert_msg(st_inputs_generate(in, seed, &err), "%s, %s: %s", label, sets, err.message);
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s, %s: %s", label, sets, err.message);
+    st_value want, got;
+    ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s, %s: the interpreter fails: %s", label, sets,
+                  err.message);
+    st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+    ck_assert_msg(l != NULL, "%s, %s: st_launch_new: %s", label, sets, err.message);
+    ck_assert_msg(st_launch_run(l, NULL, &err), "%s, %s: st_launch_run: %s", label, sets, err.message);
+    ck_assert_msg(st_launch_read(l, a, &got, &err), "%s, %s: st_launch_read: %s", label, sets, err.message);
+    ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err), "%s, %s: the device disagrees with the interpreter: %s",
+                  label, sets, err.message);
+    st_launch_free(l);
+    st_arena_free(a);
+}
+
+#endif

@@ -1,0 +1,80 @@
+/* tests/plugins/bad.c — plugins strata must refuse, one per BAD_* macro
+ * (tests/meson.build builds each as its own module), and, with none, a
+ * good one whose rule the suite uses.
+ *
+ *   BAD_NO_SYMBOLS    a shared module, but not a strata plugin
+ *   BAD_WRONG_ABI     built for another plugin ABI
+ *   BAD_OTHER_LAYOUT  the right ABI number, structs of other sizes
+ *   BAD_CLASH         a rule named like a built-in one
+ *   BAD_HALF_CLASH    one good rule, then a clash: neither may stay
+ *   BAD_IGNORES_CLASH a clash whose refusal the register function ignores
+ *   BAD_NO_RULES      a register function that adds nothing
+ *   BAD_REFUSES       a register function that fails, saying why
+ *   BAD_UNDEFINED     needs a function strata does not have */
+#include "rewrite/plugin.h"
+
+#ifdef BAD_NO_SYMBOLS
+int not_a_plugin(void);
+int not_a_plugin(void) { return 42; }
+#else
+
+/* scan(op, z, xs) → scanSeq(op, z, xs): a rule that is right, for the good
+ * rule of BAD_HALF_CLASH */
+static const st_node *to_seq(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    st_scan_form s;
+    if (!st_scan_form_of(e, &s) || s.fold) return st_no_match(why, "%s", "needs a plain scan");
+    st_build B = st_build_of(rw, why), *b = &B;
+    return ST_PRIM(b, ST_PRIM_SCAN_SEQ, s.op, s.z, s.xs);
+}
+
+/* (each kind uses some of these) */
+static const char *const places[] = {"global", "local", NULL};
+__attribute__((unused)) static const st_rule good = {
+    .name = "test-good-rule",
+    .summary = "a plain scan done sequentially",
+    .nparams = 1,
+    .params = {{.name = "WHERE", .doc = "a named parameter (ignored)", .names = places, .has_default = true, .def = 0}},
+    .apply = to_seq};
+__attribute__((unused)) static const st_rule clash = {.name = "parallel-scan", .summary = "takes a built-in's name", .apply = to_seq};
+
+#ifdef BAD_UNDEFINED
+void st_no_such_function(void);
+#endif
+
+static bool register_rules(st_plugin *plugin, st_err *err) {
+#if defined BAD_CLASH
+    return st_plugin_add_rule(plugin, &clash, err);
+#elif defined BAD_HALF_CLASH
+    return st_plugin_add_rule(plugin, &good, err) && st_plugin_add_rule(plugin, &clash, err);
+#elif defined BAD_IGNORES_CLASH
+    st_plugin_add_rule(plugin, &clash, err);
+    return st_plugin_add_rule(plugin, &good, err);
+#elif defined BAD_NO_RULES
+    (void)plugin, (void)err;
+    return true;
+#elif defined BAD_REFUSES
+    (void)plugin;
+    return st_fail(err, (st_loc){0}, "this plugin needs a GPU with 128 KiB of local memory");
+#elif defined BAD_UNDEFINED
+    st_no_such_function();
+    return st_plugin_add_rule(plugin, &good, err);
+#else
+    return st_plugin_add_rule(plugin, &good, err);
+#endif
+}
+
+#if defined BAD_WRONG_ABI || defined BAD_OTHER_LAYOUT
+/* ST_PLUGIN by hand, with other values */
+#ifdef BAD_WRONG_ABI
+__attribute__((visibility("default"))) const st_plugin_abi strata_plugin_abi = {ST_PLUGIN_ABI + 1000, sizeof(st_rule), sizeof(st_node), sizeof(st_err), sizeof(st_strategy)};
+#else
+__attribute__((visibility("default"))) const st_plugin_abi strata_plugin_abi = {ST_PLUGIN_ABI, sizeof(st_rule) + 8, sizeof(st_node), sizeof(st_err), sizeof(st_strategy)};
+#endif
+__attribute__((visibility("default"))) bool strata_plugin_register(st_plugin *plugin, st_err *err);
+bool strata_plugin_register(st_plugin *plugin, st_err *err) { return register_rules(plugin, err); }
+#else
+ST_PLUGIN(register_rules)
+#endif
+
+#endif

@@ -1,0 +1,557 @@
+/* tests/test_plugin.c — rules from shared modules (rewrite/plugin.h).
+ *
+ *   load        the example plugin (plugins/reduce_then_scan.c) loads, its
+ *               rules carry its path, and a good test module loads too
+ *   refusals    a missing file, a directory, a file that is not a module, a
+ *               module that is not a plugin, other ABIs, clashing names (all
+ *               or nothing), no rules, a failing register function, an
+ *               undefined symbol, a plugin given twice: each refused with a
+ *               message that says so, the registry left as it was
+ *   examples    every example scan program through reduce-then-scan equals
+ *               the interpreter on the default device (PoCL on CI), for
+ *               lengths 1, 7, 1000, 65536 and 1000003, under several BS and
+ *               compositions, the fused forms (scanomap, maposcanomap) too
+ *   cli         --plugin on every command, `strata strategies` naming the
+ *               origin, the refusals as a user sees them (exit 1)
+ *   explore     a space over a plugin rule explored, recorded with the
+ *               plugin's SHA-256, exported, resumed and exported only with it
+ *   out of tree a plugin built in a temporary folder against an installation
+ *               (meson install --destdir) with only the installed headers and
+ *               the pkg-config file, loaded by the installed strata */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "explore/explore.h"
+#include "pipeline_fixture.h"
+#include "run_strata.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+static const char *env_path(const char *name) {
+    const char *v = getenv(name);
+    ck_assert_msg(v != NULL, "%s is not set (run through meson test)", name);
+    return v;
+}
+
+static const char *test_module_in(st_arena *a, const char *kind) {
+    return arena_text(a, "%s/plugin_%s.so", env_path("STRATA_TEST_PLUGINS"), kind);
+}
+#define test_module(kind) test_module_in(ar, kind)
+
+static void load_ok(const char *path) {
+    st_err err = {0};
+    ck_assert_msg(st_registry_load_plugin(reg, path, &err), "%s: %s", path, err.message);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                  */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(example_plugin_loads_with_its_origin) {
+    size_t before = st_registry_count(reg);
+    ck_assert_ptr_null(st_registry_find(reg, "reduce-then-scan"));
+    load_ok(env_path("STRATA_PLUGIN"));
+    ck_assert_uint_eq(st_registry_count(reg), before + 2);
+    char abs[PATH_MAX];
+    ck_assert(realpath(env_path("STRATA_PLUGIN"), abs) != NULL);
+    ck_assert_uint_eq(st_registry_plugin_count(reg), 1);
+    ck_assert_str_eq(st_registry_plugin_path(reg, 0), abs);
+    ck_assert_ptr_null(st_registry_plugin_path(reg, 1));
+    const char *names[] = {"reduce-then-scan", "reduce-then-scan-step"};
+    for (size_t i = 0; i < 2; i++) {
+        const st_rule *r = st_registry_find(reg, names[i]);
+        ck_assert_msg(r != NULL, "%s is not registered", names[i]);
+        ck_assert_str_eq(r->origin, abs);
+        ck_assert_uint_eq(r->nparams, 1);
+        ck_assert_str_eq(r->params[0].name, "BS");
+    }
+    /* the built-ins keep theirs */
+    ck_assert_str_eq(st_registry_find(reg, "parallel-scan")->origin, "built-in");
+    /* and the rule is used by name in a strategy, its parameters checked */
+    st_err err = {0};
+    ck_assert(st_strategy_parse(cx, reg, "s", "first(scan, reduce-then-scan(BS=256))", &err) != NULL);
+    ck_assert(st_strategy_parse(cx, reg, "s", "reduce-then-scan(BS=0)", &err) == NULL);
+    ck_assert_has(err.message, "BS");
+}
+END_TEST
+
+START_TEST(good_test_module_loads_next_to_the_example) {
+    load_ok(env_path("STRATA_PLUGIN"));
+    load_ok(test_module("good"));
+    ck_assert_uint_eq(st_registry_plugin_count(reg), 2);
+    ck_assert_has(st_registry_find(reg, "test-good-rule")->origin, "plugin_good.so");
+}
+END_TEST
+
+/* A parameter that takes names (MEM=global|local): written by name, printed
+ * back by name, its value the name's index. */
+START_TEST(named_parameters_read_and_print_by_name) {
+    load_ok(test_module("good"));
+    st_err err = {0};
+    const st_strategy *s = st_strategy_parse(cx, reg, "s", "first(scan, test-good-rule(WHERE=local))", &err);
+    ck_assert_msg(s != NULL, "%s", err.message);
+    ck_assert_int_eq(s->a->args[0], 1);
+    st_buf b = {0};
+    st_strategy_print(s, &b);
+    ck_assert_str_eq(b.data, "first(scan, test-good-rule(WHERE=local))");
+    st_buf_free(&b);
+    s = st_strategy_parse(cx, reg, "s", "test-good-rule", &err);
+    ck_assert(s != NULL);
+    ck_assert_int_eq(s->args[0], 0); /* the default, global */
+    ck_assert(st_strategy_parse(cx, reg, "s", "test-good-rule(WHERE=shared)", &err) == NULL);
+    ck_assert_has(err.message, "WHERE is one of global, local, not `shared`");
+    ck_assert_int_eq(err.loc.col, 22);
+    ck_assert_int_lt(err.arg, 0); /* a typo, not a point an exploration skips */
+    ck_assert(st_strategy_parse(cx, reg, "s", "test-good-rule(WHERE=1)", &err) == NULL);
+    ck_assert_has(err.message, "WHERE takes a name (global, local), not `1`");
+    /* and the program rewrites and runs */
+    const st_def *orig = example_def("prefix_sum");
+    const st_def *now = apply(orig, "test-good-rule(WHERE=local)", "named");
+    ck_assert_ptr_ne(now, orig);
+}
+END_TEST
+
+/* Named parameters declared badly are refused like any bad declaration. */
+static const char *const twice[] = {"a", "a", NULL}, *const unreadable[] = {"1x", NULL};
+static const st_node *never(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)rw, (void)args, (void)why;
+    return e;
+}
+
+START_TEST(badly_named_parameters_are_refused) {
+    st_rule r = {.name = "named", .summary = "", .nparams = 1, .apply = never,
+                 .params = {{.name = "P", .names = twice}}};
+    st_err err = {0};
+    ck_assert(!st_registry_add(reg, &r, &err));
+    ck_assert_has(err.message, "takes the name `a` twice");
+    r.params[0].names = unreadable;
+    ck_assert(!st_registry_add(reg, &r, &err));
+    ck_assert_has(err.message, "the strategy language cannot read");
+    r.params[0].names = (const char *const[]){"x", "y", NULL};
+    r.params[0].has_default = true;
+    r.params[0].def = 2;
+    ck_assert(!st_registry_add(reg, &r, &err));
+    ck_assert_has(err.message, "badly");
+    r.params[0].def = 1;
+    ck_assert_msg(st_registry_add(reg, &r, &err), "%s", err.message);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Refusals                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct refusal {
+    const char *module; /* a test module's kind, or a path when it has a '/' */
+    const char *says;   /* in the message */
+} refusal;
+
+static const refusal refusals[] = {
+    {"no_symbols", "not a strata plugin: it has no `strata_plugin_abi` symbol"},
+    {"wrong_abi", "built for plugin ABI 1001, and this strata speaks ABI 1"},
+    {"other_layout", "st_rule is"},
+    {"clash", "a rule named `parallel-scan` exists already (from built-in)"},
+    {"half_clash", "a rule named `parallel-scan` exists already"},
+    {"ignores_clash", "a rule named `parallel-scan` exists already"},
+    {"no_rules", "registered no rule"},
+    {"refuses", "registration failed: this plugin needs a GPU with 128 KiB of local memory"},
+    {"undefined", "st_no_such_function"},
+    {"/no/such/plugin.so", "No such file or directory"},
+    {"/tmp", "it is a directory"},
+};
+
+START_TEST(each_refusal_leaves_the_registry_as_it_was) {
+    const refusal *r = &refusals[_i];
+    const char *path = strchr(r->module, '/') ? r->module : test_module(r->module);
+    size_t before = st_registry_count(reg);
+    st_err err = {0};
+    ck_assert_msg(!st_registry_load_plugin(reg, path, &err), "%s was loaded", path);
+    ck_assert_has(err.message, r->says);
+    ck_assert_str_eq(err.loc.file, path); /* the message names the file */
+    ck_assert_uint_eq(st_registry_count(reg), before);
+    ck_assert_uint_eq(st_registry_plugin_count(reg), 0);
+    ck_assert_ptr_null(st_registry_find(reg, "test-good-rule")); /* all or nothing */
+    ck_assert_str_eq(st_registry_find(reg, "parallel-scan")->origin, "built-in");
+    /* and a good plugin still loads after it */
+    load_ok(env_path("STRATA_PLUGIN"));
+}
+END_TEST
+
+START_TEST(a_file_that_is_not_a_module_is_refused) {
+    char dir[256];
+    scratch_make(dir, sizeof dir, "plugin-text");
+    const char *path = text_of("%s/rule.so", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs("this is not an ELF file\n", f);
+    fclose(f);
+    st_err err = {0};
+    bool loaded = st_registry_load_plugin(reg, path, &err);
+    scratch_remove(dir);
+    ck_assert(!loaded);
+    ck_assert_has(err.message, "cannot load the plugin");
+}
+END_TEST
+
+START_TEST(a_plugin_given_twice_is_refused) {
+    load_ok(env_path("STRATA_PLUGIN"));
+    size_t before = st_registry_count(reg);
+    st_err err = {0};
+    /* by another path to the same file, too */
+    char abs[PATH_MAX];
+    ck_assert(realpath(env_path("STRATA_PLUGIN"), abs) != NULL);
+    ck_assert(!st_registry_load_plugin(reg, abs, &err));
+    ck_assert_has(err.message, "loaded already");
+    ck_assert_uint_eq(st_registry_count(reg), before);
+    ck_assert(!st_registry_load_plugin(reg, "", &err));
+    ck_assert_has(err.message, "--plugin needs the path");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The examples through the plugin's rule, on the device                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct example_case {
+    const char *program;
+    const char *strategy;
+} example_case;
+
+#define RTS(bs) "first(scan, reduce-then-scan(BS=" #bs "))"
+static const example_case example_cases[] = {
+    {"prefix_sum", "reduce-then-scan(BS=256)"},
+    {"prefix_sum", "reduce-then-scan(BS=7)"},
+    {"prefix_sum", "reduce-then-scan(BS=1)"},
+    /* a hierarchy: the scan of the totals by the rule again */
+    {"prefix_sum", "reduce-then-scan(BS=1024) ; first(scan, reduce-then-scan(BS=32))"},
+    /* and by a built-in rule */
+    {"prefix_sum", "reduce-then-scan(BS=512) ; first(scan, parallel-scan(BS=64, BF=2, SE=4))"},
+    {"advanced", RTS(64)},
+    {"advanced", RTS(13)},
+    {"linear_recurrence", RTS(128)},
+    {"linear_recurrence", RTS(3)},
+    {"filter", RTS(256)},
+    /* the fused forms: a fold (scanomap), then a post-function and a scatter */
+    {"filter", "first(let, fuse-map-scan) ; " RTS(100)},
+    {"filter", "first(let, fuse-map-scan) ; first(let, fuse-scan-map) ; first(let, fuse-scan-scatter) ; " RTS(64)},
+};
+
+static const int64_t example_lengths[] = {1, 7, 1000, 65536, 1000003};
+
+START_TEST(examples_through_reduce_then_scan_equal_the_interpreter) {
+    load_ok(env_path("STRATA_PLUGIN"));
+    const example_case *c = &example_cases[_i];
+    const char *label = text_of("%s under %s", c->program, c->strategy);
+    const st_def *orig = example_def(c->program);
+    const st_def *now = apply(orig, c->strategy, label);
+    st_code code = generated(lowered(now, label), label);
+    ck_assert_uint_ge(code.nkernels, 3); /* reduce, scan the totals, scan the blocks */
+    st_exe *exe = built(&code, label);
+    for (size_t i = 0; i < sizeof example_lengths / sizeof *example_lengths; i++)
+        agrees(exe, orig, text_of("N=%lld", (long long)example_lengths[i]), 7 + i, label);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* The rule's own condition: the step needs BS | N, and says so. */
+START_TEST(the_step_states_its_condition) {
+    load_ok(env_path("STRATA_PLUGIN"));
+    const st_def *orig = example_def("prefix_sum");
+    st_err err = {0};
+    const st_strategy *s = st_strategy_parse(cx, reg, "s", "reduce-then-scan-step(BS=64)", &err);
+    ck_assert(s != NULL);
+    st_rw *rw = st_rw_new(cx, reg);
+    ck_assert(st_rewrite_def(rw, s, orig, &err) == NULL);
+    st_rw_free(rw);
+    ck_assert_has(err.message, "not known to be a multiple of BS = 64");
+    /* with the fact stated it applies */
+    const st_def *blocked = def_of(("def main(xs: [N]i32): [N]i32 where N % 64 == 0 = xs |> scan(+, 0)\n"));
+    const st_def *now = apply(blocked, "reduce-then-scan-step(BS=64)", "blocked");
+    st_code code = generated(lowered(now, "blocked"), "blocked");
+    ck_assert_uint_eq(code.nkernels, 3); /* no padding: the three kernels of the scheme */
+    st_exe *exe = built(&code, "blocked");
+    agrees(exe, blocked, "N=64", 1, "blocked");
+    agrees(exe, blocked, "N=65536", 2, "blocked");
+    st_exe_free(exe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The command line                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cli {
+    st_arena *a;
+    char dir[256];
+    const char *program, *plugin;
+} cli;
+
+static void cli_setup(cli *c) {
+    c->a = st_arena_new();
+    scratch_make(c->dir, sizeof c->dir, "plugin");
+    c->program = arena_text(c->a, "%s/prefix_sum.strata", getenv("STRATA_EXAMPLES"));
+    c->plugin = env_path("STRATA_PLUGIN");
+}
+
+static void cli_teardown(cli *c) {
+    scratch_remove(c->dir);
+    st_arena_free(c->a);
+}
+
+static int strata(cli *c, const char *const *args, char **out, char **err) {
+    return strata_spawn(c->a, c->dir, environ, args, out, err);
+}
+
+START_TEST(strategies_lists_plugin_rules_with_their_origin) {
+    cli c;
+    cli_setup(&c);
+    char *out, *err, abs[PATH_MAX];
+    ck_assert(realpath(c.plugin, abs) != NULL);
+    ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", c.plugin), &out, &err), 0);
+    ck_assert_has(out, arena_text(c.a, "reduce-then-scan(BS)    [%s]", abs));
+    ck_assert_has(out, arena_text(c.a, "reduce-then-scan-step(BS)    [%s]", abs));
+    ck_assert_has(out, "parallel-scan(BS, BF, TD, SE)    [built-in]");
+    ck_assert_int_eq(strata(&c, ARGS("strategies"), &out, &err), 0);
+    ck_assert_ptr_null(strstr(out, "reduce-then-scan"));
+    ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", test_module_in(c.a, "good")), &out, &err), 0);
+    ck_assert_has(out, "WHERE a named parameter (ignored); global | local, default global");
+    cli_teardown(&c);
+}
+END_TEST
+
+START_TEST(rewrite_and_run_use_plugin_rules) {
+    cli c;
+    cli_setup(&c);
+    char *out, *err;
+    ck_assert_int_eq(strata(&c, ARGS("rewrite", c.program, "-s", "reduce-then-scan(BS=64)"), &out, &err), 1);
+    ck_assert_has(err, "unknown rule `reduce-then-scan`");
+    ck_assert_has(err, "--plugin");
+    int rc = strata(&c, ARGS("rewrite", c.program, "--plugin", c.plugin, "-s", "reduce-then-scan(BS=64)", "--trace"), &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(out, "reduce(+, 0.0)");
+    ck_assert_has(out, "scanSeq(+,");
+    ck_assert_has(err, "reduce-then-scan(BS=64)");
+    ck_assert_has(err, "pad-scan(BS=64)");
+    ck_assert_has(err, "reduce-then-scan-step(BS=64)");
+    rc = strata(&c, ARGS("run", c.program, "--plugin", c.plugin, "-s", "reduce-then-scan(BS=100)", "--size", "N=4099", "--check"),
+                &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(err, "check: the results equal the interpreter's");
+    cli_teardown(&c);
+}
+END_TEST
+
+/* Every command takes --plugin, says so in its help, and refuses a bad one. */
+START_TEST(every_command_takes_plugin_and_refuses_a_bad_one) {
+    cli c;
+    cli_setup(&c);
+    const char *bad = test_module_in(c.a, "wrong_abi"), *out_dir = arena_text(c.a, "%s/o", c.dir);
+    const char *const *commands[] = {
+        ARGS("check", c.program, "--plugin", bad),
+        ARGS("print", c.program, "--plugin", bad),
+        ARGS("eval", c.program, "--size", "N=10", "--plugin", bad),
+        ARGS("rewrite", c.program, "-s", "id", "--plugin", bad),
+        ARGS("run", c.program, "--size", "N=10", "--plugin", bad),
+        ARGS("explore", c.program, "--space", "id", "--out", out_dir, "--plugin", bad),
+        ARGS("merge", out_dir, "--out", out_dir, "--plugin", bad),
+        ARGS("export", out_dir, "--plugin", bad),
+        ARGS("strategies", "--plugin", bad),
+        ARGS("devices", "--plugin", bad),
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        char *out, *err;
+        ck_assert_msg(strata(&c, commands[i], &out, &err) == 1, "%s: exit status", commands[i][0]);
+        ck_assert_has(err, "plugin_wrong_abi.so: error: the plugin was built for plugin ABI 1001");
+        ck_assert_int_eq(strata(&c, ARGS(commands[i][0], "--help"), &out, &err), 0);
+        ck_assert_has(out, "--plugin PATH.so");
+    }
+    /* nothing was written */
+    struct stat st;
+    ck_assert_int_ne(stat(out_dir, &st), 0);
+    /* and each refusal reads as it should from the command line */
+    for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
+        const char *path = strchr(refusals[i].module, '/') ? refusals[i].module : test_module_in(c.a, refusals[i].module);
+        char *out, *err;
+        ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", path), &out, &err), 1);
+        ck_assert_has(err, refusals[i].says);
+    }
+    char *out, *err;
+    ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", c.plugin, "--plugin", c.plugin), &out, &err), 1);
+    ck_assert_has(err, "loaded already");
+    ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin"), &out, &err), 1);
+    ck_assert_has(err, "`--plugin` needs a value");
+    cli_teardown(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Exploring with a plugin rule                                             */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(a_plugin_rule_is_explored_and_exported_like_a_built_in) {
+    cli c;
+    cli_setup(&c);
+    const char *dir = arena_text(c.a, "%s/explored", c.dir), *results = arena_text(c.a, "%s/results", c.dir),
+               *cache = arena_text(c.a, "%s/cache", c.dir);
+    const char *space = "reduce-then-scan(BS=[16, 64, 256])";
+    char *out, *err;
+    /* without the plugin the space does not parse, and nothing is written */
+    ck_assert_int_eq(strata(&c, ARGS("explore", c.program, "--space", space, "--size", "N=3001", "--out", dir), &out, &err), 1);
+    ck_assert_has(err, "unknown rule `reduce-then-scan`");
+    int rc = strata(&c, ARGS("explore", c.program, "--plugin", c.plugin, "--space", space, "--size", "N=3001", "--runs", "7",
+                             "--out", dir, "--cache", cache),
+                    &out, &err);
+    ck_assert_msg(rc == 0, "explore failed:\n%s", err);
+    ck_assert_has(out, "status: ok 3");
+    ck_assert_has(out, "best: reduce-then-scan(BS=");
+    /* explore.json names the plugin and its content */
+    char abs[PATH_MAX], sha[65];
+    ck_assert(realpath(c.plugin, abs) != NULL);
+    size_t len;
+    char *module = slurp_file(c.a, abs, &len);
+    ck_assert(module != NULL);
+    st_sha256_hex(module, len, sha);
+    const char *meta = slurp_file(c.a, arena_text(c.a, "%s/explore.json", dir), NULL);
+    ck_assert_has(meta, arena_text(c.a, "\"plugins\": [{\"path\": \"%s\", \"sha256\": \"%s\"}]", abs, sha));
+    /* resumed with it: nothing to redo; with another plugin as well: another exploration */
+    rc = strata(&c, ARGS("explore", c.program, "--plugin", c.plugin, "--space", space, "--size", "N=3001", "--runs", "7",
+                         "--out", dir, "--cache", cache),
+                &out, &err);
+    ck_assert_msg(rc == 0, "resume failed:\n%s", err);
+    rc = strata(&c, ARGS("explore", c.program, "--plugin", c.plugin, "--plugin", test_module_in(c.a, "good"), "--space", space,
+                         "--size", "N=3001", "--out", dir, "--cache", cache),
+                &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, "another exploration");
+    ck_assert_has(err, "plugin=plugin_good.so");
+    /* export needs the plugin, and says which */
+    ck_assert_int_eq(strata(&c, ARGS("export", dir, "--into", results, "--cache", cache), &out, &err), 1);
+    ck_assert_has(err, arena_text(c.a, "give it with --plugin %s", abs));
+    rc = strata(&c, ARGS("export", dir, "--into", results, "--cache", cache, "--plugin", c.plugin), &out, &err);
+    ck_assert_msg(rc == 0, "export failed:\n%s", err);
+    ck_assert_has(out, "best of 3: reduce-then-scan(BS=");
+    const char *record = slurp_file(c.a, arena_text(c.a, "%s/record.json", export_folder(c.a, results, "prefix_sum")), NULL);
+    ck_assert(record != NULL);
+    ck_assert_has(record, arena_text(c.a, "\"sha256\": \"%s\"", sha));
+    /* run without -s uses the export when it has the plugin, else warns and uses the default */
+    rc = strata(&c, ARGS("run", c.program, "--plugin", c.plugin, "--results", results, "--size", "N=500", "--check"), &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(err, "strategy: reduce-then-scan(BS=");
+    rc = strata(&c, ARGS("run", c.program, "--results", results, "--size", "N=500", "--check"), &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(err, "give it with --plugin");
+    ck_assert_has(err, "(the default;");
+    cli_teardown(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* A plugin built out of the tree                                           */
+/* ------------------------------------------------------------------------ */
+
+/* What a plugin author writes, with nothing of strata's tree at hand. */
+static const char *const outside_source =
+    "#include <rewrite/plugin.h>\n"
+    "\n"
+    "/* scan(op, z, xs) -> scanSeq(op, z, xs), for plain scans */\n"
+    "static const st_node *to_seq(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {\n"
+    "    (void)args;\n"
+    "    st_scan_form s;\n"
+    "    if (!st_scan_form_of(e, &s) || s.fold) return st_no_match(why, \"%s\", \"outside-seq rewrites a plain scan\");\n"
+    "    st_build B = st_build_of(rw, why), *b = &B;\n"
+    "    return ST_PRIM(b, ST_PRIM_SCAN_SEQ, s.op, s.z, s.xs);\n"
+    "}\n"
+    "\n"
+    "static const st_rule rule = {.name = \"outside-seq\", .summary = \"a scan in one thread, from outside\",\n"
+    "                             .conditions = \"a plain scan\", .apply = to_seq};\n"
+    "\n"
+    "static bool register_rules(st_plugin *p, st_err *err) { return st_plugin_add_rule(p, &rule, err); }\n"
+    "\n"
+    "ST_PLUGIN(register_rules)\n";
+
+START_TEST(a_plugin_built_out_of_tree_loads_and_works) {
+    cli c;
+    cli_setup(&c);
+    const char *stage = arena_text(c.a, "%s/stage", c.dir), *src = arena_text(c.a, "%s/src", c.dir);
+    ck_assert_int_eq(mkdir(src, 0755), 0);
+    FILE *f = fopen(arena_text(c.a, "%s/outside.c", src), "w");
+    ck_assert(f != NULL);
+    fputs(outside_source, f);
+    fclose(f);
+    const char *prefix = env_path("STRATA_PREFIX"), *libdir = env_path("STRATA_LIBDIR");
+    const char *lib = libdir[0] == '/' ? libdir : arena_text(c.a, "%s/%s", prefix, libdir);
+    /* install into a stage, build the plugin against it alone (pkg-config
+     * with the stage as its sysroot), and load it into the installed strata */
+    const char *script = arena_text(c.a,
+        "set -e\n"
+        "'%s' install -C '%s' --no-rebuild --destdir '%s' >'%s/install.log' 2>&1 || { cat '%s/install.log'; exit 3; }\n"
+        "export PKG_CONFIG_PATH='%s%s/pkgconfig' PKG_CONFIG_SYSROOT_DIR='%s' PKG_CONFIG_LIBDIR=\n"
+        "cd '%s'\n"
+        "flags=$(pkg-config --cflags strata)\n"
+        "echo \"cflags: $flags\"\n"
+        "'%s' -std=c17 -Wall -Wextra -Werror -shared -fPIC $flags outside.c -o outside.so\n"
+        "exec 2>&1\n"
+        "'%s%s/bin/strata' strategies --plugin ./outside.so | grep -A1 '^outside-seq'\n"
+        "'%s%s/bin/strata' run '%s' --plugin ./outside.so -s outside-seq --size N=1001 --check\n",
+        env_path("STRATA_MESON"), env_path("STRATA_BUILD_ROOT"), stage, c.dir, c.dir, stage, lib, stage, src,
+        env_path("STRATA_CC"), stage, prefix, stage, prefix, c.program);
+    const char *sh = arena_text(c.a, "%s/outside.sh", c.dir);
+    f = fopen(sh, "w");
+    ck_assert(f != NULL);
+    fputs(script, f);
+    fclose(f);
+    char *out, *err;
+    int rc = program_spawn(c.a, c.dir, environ, "/bin/sh", ARGS(sh), &out, &err);
+    ck_assert_msg(rc == 0, "the out-of-tree plugin failed (exit %d):\n%.1500s\n%.1500s", rc, out, err);
+    ck_assert_has(out, arena_text(c.a, "cflags: -I%s%s/include/strata", stage, prefix));
+    ck_assert_has(out, arena_text(c.a, "outside-seq    [%s/outside.so]", src));
+    ck_assert_has(out, "check: the results equal the interpreter's");
+    /* only what a plugin author gets was installed for it */
+    struct stat st;
+    ck_assert_int_eq(stat(arena_text(c.a, "%s%s/include/strata/rewrite/plugin.h", stage, prefix), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.a, "%s%s/include/strata/rewrite/rewrite.h", stage, prefix), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.a, "%s%s/include/strata/ir/ir.h", stage, prefix), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.a, "%s%s/strata/plugins/reduce_then_scan.so", stage, lib), &st), 0);
+    cli_teardown(&c);
+}
+END_TEST
+
+static Suite *plugin_suite(void) {
+    Suite *s = suite_create("plugin");
+    TCase *load = tcase_create("load");
+    tcase_add_checked_fixture(load, rules_setup, rules_teardown);
+    tcase_add_test(load, example_plugin_loads_with_its_origin);
+    tcase_add_test(load, good_test_module_loads_next_to_the_example);
+    tcase_add_test(load, named_parameters_read_and_print_by_name);
+    tcase_add_test(load, badly_named_parameters_are_refused);
+    suite_add_tcase(s, load);
+
+    TCase *refuse = tcase_create("refusals");
+    tcase_add_checked_fixture(refuse, rules_setup, rules_teardown);
+    tcase_add_loop_test(refuse, each_refusal_leaves_the_registry_as_it_was, 0, (int)(sizeof refusals / sizeof *refusals));
+    tcase_add_test(refuse, a_file_that_is_not_a_module_is_refused);
+    tcase_add_test(refuse, a_plugin_given_twice_is_refused);
+    suite_add_tcase(s, refuse);
+
+    TCase *ex = tcase_create("examples");
+    tcase_set_timeout(ex, 600);
+    tcase_add_checked_fixture(ex, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(ex, examples_through_reduce_then_scan_equal_the_interpreter, 0,
+                        (int)(sizeof example_cases / sizeof *example_cases));
+    tcase_add_test(ex, the_step_states_its_condition);
+    suite_add_tcase(s, ex);
+
+    TCase *cl = tcase_create("cli");
+    tcase_set_timeout(cl, 600);
+    tcase_add_test(cl, strategies_lists_plugin_rules_with_their_origin);
+    tcase_add_test(cl, rewrite_and_run_use_plugin_rules);
+    tcase_add_test(cl, every_command_takes_plugin_and_refuses_a_bad_one);
+    tcase_add_test(cl, a_plugin_rule_is_explored_and_exported_like_a_built_in);
+    tcase_add_test(cl, a_plugin_built_out_of_tree_loads_and_works);
+    suite_add_tcase(s, cl);
+    return s;
+}
+
+int main(void) { return run_suite(plugin_suite()); }
