@@ -6,14 +6,17 @@
 #   ./dev.sh test    install what is missing, build, run every test suite
 #                    plainly and again under AddressSanitizer + UBSan
 #   ./dev.sh build   install what is missing and build (build/strata)
+#   ./dev.sh autotune PROG --space SPACE --out DIR [--sampler tpe|cmaes|random] [--trials N] …
+#                    search a space too large to enumerate (explore/autotune.py --help)
 #
-# Packages come from apt-get (as root, or through sudo); nothing else is
-# fetched. The autotuner's optuna will live in .venv, made by this script.
+# Packages come from apt-get (as root, or through sudo); the autotuner's
+# optuna from the Python package index into the project's virtual
+# environment, .venv (explore/requirements.txt), made by this script.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(gcc ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libtcc-dev check meson ninja-build
-          pkg-config python3)
+          pkg-config python3 python3-venv)
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -47,6 +50,17 @@ build() { # build DIR [meson options]; quiet unless something fails
     rm -f "$log"
 }
 
+# .venv with the autotuner's requirements, made or brought up to date
+ensure_venv() {
+    if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import optuna' 2>/dev/null ||
+       [ explore/requirements.txt -nt .venv/.requirements ]; then
+        say "making the autotuner's virtual environment (.venv: optuna)"
+        python3 -m venv .venv
+        .venv/bin/pip install --quiet --disable-pip-version-check -r explore/requirements.txt
+        touch .venv/.requirements
+    fi
+}
+
 demo() {
     ensure_packages
     build build
@@ -73,6 +87,7 @@ demo() {
 
 run_tests() {
     ensure_packages
+    ensure_venv
     say "build and test"
     build build
     meson test -C build --print-errorlogs --num-processes "$(nproc)"
@@ -85,5 +100,11 @@ case "${1:-}" in
     demo) demo ;;
     test) run_tests ;;
     build) ensure_packages && build build && echo "built build/strata" ;;
-    *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+    autotune)
+        shift
+        ensure_packages
+        ensure_venv
+        build build
+        STRATA=build/strata exec .venv/bin/python explore/autotune.py "$@" ;;
+    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 esac

@@ -518,7 +518,7 @@ static const command commands[] = {
      "The default device is the first GPU, else the first device (`strata devices` lists them).",
      1, run_options, run_run, 0},
     {"explore", "explore PROG --space SPACE --out DIR [--size N=VALUE]… [--input NAME=VALUE]… [--seed S]\n"
-                "                  [--device D] [--runs K] [--timeout S] [--jobs J] [--shard I/N] [--cache DIR]",
+                "                  [--device D] [--runs K] [--timeout S] [--jobs J] [--shard I/N] [--cache DIR] [--serve]",
      "Build, check and time every point of a space of strategies for PROG on a device.",
      "A space is a strategy whose arguments may be ranges, with constraints after `where`:\n"
      "  parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2]) where BS % BF == 0\n"
@@ -529,7 +529,14 @@ static const command commands[] = {
      "--runs.\n"
      "Every point gets a status: ok, constraint, build_error, launch_error, wrong_answer, timeout, crash.\n"
      "DIR gets explore.json, program.strata, results.jsonl (one line per point, appended as each ends:\n"
-     "run the same command again to resume), results.csv and results.svg (GB/s over the space).",
+     "run the same command again to resume), results.csv and results.svg (GB/s over the space).\n"
+     "With --serve, only the points asked for on standard input are explored, one at a time, into the same\n"
+     "DIR: the autotuner's way (explore/autotune.py, run as ./dev.sh autotune). strata first writes\n"
+     "{\"strata_serve\": 1, \"device\": …, \"points\": N, \"dims\": [{\"name\": …, \"values\": […]}, …]}; then each\n"
+     "line in, {\"point\": P} (its record if it has one), {\"point\": P, \"again\": true} (measured again) or\n"
+     "{\"point\": P, \"status\": \"crash\", \"message\": …} (recorded as given), gets one line out, flushed:\n"
+     "{\"recorded\": true|false, \"record\": {…}} or {\"error\": …}. Points are numbered over the dimensions,\n"
+     "the last fastest. At the end of the input it writes results.csv and results.svg.",
      1, explore_options, run_explore, 0},
     {"merge", "merge DIR… --out DIR",
      "Merge explorations of one space (its shards, say) into one directory.",

@@ -187,7 +187,8 @@ void st_record_to_json(const st_record *r, st_buf *out);
 /* Read a record back from what st_record_to_json wrote. */
 bool st_record_from_json(const st_json *j, st_record *out, st_err *err);
 
-/* Every record of a results.jsonl, in file order. A last line cut short (an
+/* Every record of a results.jsonl, in file order; of a point recorded more
+ * than once (measured again), the last. A last line cut short (an
  * exploration killed while writing it) is left out and counted in
  * *truncated; any other bad line is an error naming its line. A missing
  * file is no records. */
@@ -278,6 +279,30 @@ bool st_explore(const st_explore_setup *setup, const st_space *space, const char
                 uint32_t nshards, st_explore_progress_fn progress, void *progress_data, st_explore_summary *summary,
                 st_err *err);
 void st_explore_summary_free(st_explore_summary *s);
+
+/* An exploration driven from outside, a point at a time (the autotuner,
+ * explore/autotune.py, through `strata explore --serve`): the same
+ * directory, records and statuses as st_explore, for the points asked for.
+ * Each point is built and checked in a child process, then timed in
+ * another, like the driver's. */
+typedef struct st_session st_session;
+
+/* Claim dir as st_explore does (or resume what it holds); *device is the
+ * device the children see. */
+st_session *st_session_open(const st_explore_setup *setup, const st_space *space, const char *dir,
+                            st_device_info *device, st_err *err);
+/* The record of point: the one in dir when there is one and `again` is
+ * false (*recorded true), else measured now and appended. A point the
+ * space's constraints reject is recorded as `constraint` without running.
+ * false for a point outside the space, or what stops an exploration. */
+bool st_session_evaluate(st_session *ss, uint64_t point, bool again, st_record *out, bool *recorded, st_err *err);
+/* Record point with a status found outside (`crash`: the process that
+ * evaluated it died) and a message. */
+bool st_session_record(st_session *ss, uint64_t point, st_status status, const char *message, st_record *out,
+                       st_err *err);
+/* Write results.csv and results.svg over every record, *summary as
+ * st_explore gives it (summary may be NULL); frees ss. */
+bool st_session_close(st_session *ss, st_explore_summary *summary, st_err *err);
 
 /* Merge the records of explorations of the same thing (shards, say) into
  * out: explore.json and program.strata from the first, every point once

@@ -161,12 +161,7 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
             break;
         }
         st_record figures = {0};
-        if (!(ok = variant_prepare(&b, x.arena, v, err))) break;
-        if (v->status == ST_STATUS_OK && !(ok = variant_in_child(&b, v, variant_check_child, s->timeout_s, NULL, err)))
-            break;
-        if (v->status == ST_STATUS_OK &&
-            !(ok = variant_in_child(&b, v, variant_time_child, s->timeout_s, &figures, err)))
-            break;
+        if (!(ok = variant_measure(&b, x.arena, v, s->timeout_s, s->timeout_s, &figures, err))) break;
         out->measured++;
         if (v->status == ST_STATUS_OK && (!winner || figures.median_ms < out->best.median_ms)) {
             /* the explored record with the figures of now */

@@ -156,6 +156,32 @@ bool st_records_push(st_records *rs, st_record *r) {
     return true;
 }
 
+static const st_record **ordered(const st_records *rs);
+
+/* A point recorded twice (measured again, by the autotuner) is its last
+ * record: drop the earlier ones, keeping file order. */
+static bool latest_only(st_records *rs) {
+    const st_record **order = ordered(rs); /* by point, then by place */
+    if (!order) return false;
+    bool *dropped = calloc(rs->count + 1, sizeof *dropped);
+    if (!dropped) return free(order), false;
+    size_t ndropped = 0;
+    for (size_t i = 0; i + 1 < rs->count; i++)
+        if (order[i]->point == order[i + 1]->point) {
+            dropped[order[i] - rs->items] = true;
+            ndropped++;
+        }
+    free(order);
+    size_t kept = 0;
+    for (size_t i = 0; ndropped && i < rs->count; i++) {
+        if (dropped[i]) st_record_clear(&rs->items[i]);
+        else rs->items[kept++] = rs->items[i];
+    }
+    if (ndropped) rs->count = kept;
+    free(dropped);
+    return true;
+}
+
 bool st_records_read(const char *path, st_records *out, size_t *truncated, st_err *err) {
     memset(out, 0, sizeof *out);
     *truncated = 0;
@@ -195,6 +221,7 @@ bool st_records_read(const char *path, st_records *out, size_t *truncated, st_er
     free(line);
     fclose(f);
     st_arena_free(a);
+    if (ok && !latest_only(out)) ok = st_fail_internal(err, "out of memory");
     if (!ok) st_records_free(out);
     return ok;
 }

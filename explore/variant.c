@@ -216,6 +216,15 @@ bool variant_in_child(const bench *b, variant *v, void (*fn)(void *data, int fd)
     return true;
 }
 
+bool variant_measure(const bench *b, st_arena *a, variant *v, double build_timeout_s, double timeout_s,
+                     st_record *figures, st_err *err) {
+    if (!variant_prepare(b, a, v, err)) return false;
+    double started = child_now();
+    if (v->status == ST_STATUS_OK && !variant_in_child(b, v, variant_check_child, build_timeout_s, NULL, err)) return false;
+    if (v->have_code) v->build_ms = (child_now() - started) * 1e3;
+    return v->status != ST_STATUS_OK || variant_in_child(b, v, variant_time_child, timeout_s, figures, err);
+}
+
 bool bench_device(const bench *b, st_device_info *dev, st_err *err) {
     child c;
     if (!child_start(&c, device_probe_child, (void *)b, 120, err)) return false;

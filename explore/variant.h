@@ -77,6 +77,13 @@ bool plugins_loaded(const st_json *exploration, const st_registry *reg, st_err *
 bool variant_in_child(const bench *b, variant *v, void (*fn)(void *data, int fd), double timeout_s,
                       st_record *figures, st_err *err);
 
+/* A variant alone, start to end: prepared (variant_prepare), built and
+ * checked in a child, then timed in another, its status and message in v,
+ * its figures in *figures when it ran correctly. false as variant_prepare
+ * and variant_in_child. */
+bool variant_measure(const bench *b, st_arena *a, variant *v, double build_timeout_s, double timeout_s,
+                     st_record *figures, st_err *err);
+
 /* Move the timing figures of *from (samples, median, min, max, bytes,
  * GB/s: what variant_in_child gives) into *to, replacing its own. */
 void record_take_figures(st_record *to, st_record *from);

@@ -23,14 +23,15 @@ static inline const char *strata_command_line(st_arena *a, const char *const *ar
     return s;
 }
 
-/* Run bin ($STRATA for strata_spawn) with args (NULL-terminated, without argv[0]) in the
+/* Run bin ($STRATA for strata_spawn) with args (NULL-terminated, without argv[0]), standard input from
+ * the file input (/dev/null for program_spawn), in the
  * environment env; stdout and stderr go to files in dir (no pipes, so no
  * deadlock on large output) and come back in *out and *err. Returns the exit
  * status; dying on a signal, or a sanitizer's report, fails the test (in a
  * sanitizer build a memory error exits 1, which would pass for a user
  * error). */
-static inline int program_spawn(st_arena *a, const char *dir, char *const *env, const char *bin, const char *const *args,
-                                char **out, char **err) {
+static inline int program_spawn_with_input(st_arena *a, const char *dir, char *const *env, const char *bin,
+                                           const char *const *args, const char *input, char **out, char **err) {
     const char *argv[64] = {bin};
     int argc = 1;
     for (const char *const *arg = args; *arg; arg++) {
@@ -40,7 +41,7 @@ static inline int program_spawn(st_arena *a, const char *dir, char *const *env, 
     const char *out_path = arena_text(a, "%s/.stdout", dir), *err_path = arena_text(a, "%s/.stderr", dir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 0, input, O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     pid_t pid;
@@ -59,6 +60,11 @@ static inline int program_spawn(st_arena *a, const char *dir, char *const *env, 
     ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "`%.500s` tripped a sanitizer:\n%.3000s",
                   strata_command_line(a, args), *err);
     return WEXITSTATUS(status);
+}
+
+static inline int program_spawn(st_arena *a, const char *dir, char *const *env, const char *bin, const char *const *args,
+                                char **out, char **err) {
+    return program_spawn_with_input(a, dir, env, bin, args, "/dev/null", out, err);
 }
 
 static inline int strata_spawn(st_arena *a, const char *dir, char *const *env, const char *const *args, char **out,

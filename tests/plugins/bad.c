@@ -10,7 +10,9 @@
  *   BAD_IGNORES_CLASH a clash whose refusal the register function ignores
  *   BAD_NO_RULES      a register function that adds nothing
  *   BAD_REFUSES       a register function that fails, saying why
- *   BAD_UNDEFINED     needs a function strata does not have */
+ *   BAD_UNDEFINED     needs a function strata does not have
+ *   BAD_CRASHES       loads, but its rule test-crash(K) kills the process
+ *                     at K = 2 (the autotuner's suite: a strata that dies) */
 #include "rewrite/plugin.h"
 
 #ifdef BAD_NO_SYMBOLS
@@ -42,6 +44,16 @@ __attribute__((unused)) static const st_rule clash = {.name = "parallel-scan", .
 void st_no_such_function(void);
 #endif
 
+#ifdef BAD_CRASHES
+#include <stdlib.h>
+static const st_node *crash_at_2(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    if (args[0] == 2) abort();
+    return to_seq(rw, e, args, why);
+}
+static const st_rule crasher = {.name = "test-crash", .summary = "a plain scan done sequentially, but K = 2 aborts",
+                                .nparams = 1, .params = {{.name = "K", .min = 0, .max = 3}}, .apply = crash_at_2};
+#endif
+
 static bool register_rules(st_plugin *plugin, st_err *err) {
 #if defined BAD_CLASH
     return st_plugin_add_rule(plugin, &clash, err);
@@ -56,6 +68,8 @@ static bool register_rules(st_plugin *plugin, st_err *err) {
 #elif defined BAD_REFUSES
     (void)plugin;
     return st_fail(err, (st_loc){0}, "this plugin needs a GPU with 128 KiB of local memory");
+#elif defined BAD_CRASHES
+    return st_plugin_add_rule(plugin, &crasher, err);
 #elif defined BAD_UNDEFINED
     st_no_such_function();
     return st_plugin_add_rule(plugin, &good, err);

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""strata's autotuner: a search over a space too large to enumerate.
+
+The space is written as for `strata explore` (ranges, `where` constraints).
+optuna proposes points: TPE, CMA-ES, or random as a baseline. One long-lived
+`strata explore --serve` process per device evaluates them. It builds each
+point, checks it against the interpreter and times it, each in a child
+process, exactly as the driver does. It answers with one JSON line per point
+and records the point in the exploration's directory.
+
+The directory ends like the driver's: explore.json, results.jsonl,
+results.csv, results.svg. So `strata export DIR` exports the best variant.
+
+The study lives in SQLite in that directory by default, so running the same
+command again continues an interrupted study. Any database URL optuna
+accepts (--storage) lets several machines tune one study, each with its own
+directory, joined afterwards with `strata merge`.
+
+    ./dev.sh autotune examples/prefix_sum.strata --size N=4194304 \\
+        --space 'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])' \\
+        --out out/prefix_sum-tpe --sampler tpe --trials 12
+
+The protocol with `strata explore --serve` is one JSON object per line:
+  strata says first  {"strata_serve": 1, "device": …, "points": N, "dims": [{"name": "BS", "values": [32, …]}, …]}
+  we send            {"point": P}                     evaluate P (its record, if it has one already)
+                     {"point": P, "again": true}      measure P again (the record is replaced)
+                     {"point": P, "status": "crash", "message": …}
+                                                      record P as crashed (it killed the previous process)
+  strata answers     {"recorded": bool, "record": {"point": P, "strategy": …, "status": …, "median_ms": …,
+                                                  "samples_ms": […], …}}  or  {"error": …}
+Points are numbered in mixed radix over the dimensions, the last fastest.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+try:
+    import optuna
+except ImportError:  # the project's virtual environment has it: ./dev.sh autotune …
+    sys.exit("autotune: optuna is not installed here; run it as `./dev.sh autotune …`, "
+             "which makes the project's virtual environment (.venv) with it")
+
+# What a point that did not run correctly scores. Rank-based samplers (TPE,
+# CMA-ES) only need it to be worse than every real time, in milliseconds.
+PENALTY_MS = 1e9
+# Restarts of a strata process that keeps dying before we give up.
+MAX_RESTARTS = 5
+
+
+class StrataDied(Exception):
+    """The serving strata process ended (crashed or was killed)."""
+
+
+class Server:
+    """One `strata explore --serve` process: points in, records out."""
+
+    def __init__(self, command):
+        self.command = command
+        self.proc = None
+        self.hello = None
+        self.start()
+
+    def start(self):
+        # stderr is ours: strata's messages reach the user as they are
+        self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, bufsize=1)
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            raise SystemExit(f"autotune: strata stopped before serving (exit status {code}); "
+                             "its message is above")
+        self.hello = json.loads(line)
+        if self.hello.get("strata_serve") != 1:
+            raise SystemExit(f"autotune: strata answered something else than a serve greeting: {line.strip()}")
+
+    def exit_text(self):
+        code = self.proc.wait()
+        return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+    def ask(self, request):
+        """Send one request, return the answer; StrataDied if the process ends."""
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            raise StrataDied(self.exit_text())
+        answer = json.loads(line)
+        if "error" in answer:
+            raise SystemExit(f"autotune: strata refused {json.dumps(request)}: {answer['error']}")
+        return answer
+
+    def close(self):
+        """End of input: strata writes results.csv and results.svg and its summary."""
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            return self.proc.wait()
+        return self.proc.returncode
+
+
+class Space:
+    """The dimensions strata announced, and the point numbering."""
+
+    def __init__(self, hello):
+        self.dims = hello["dims"]
+        self.npoints = hello["points"]
+
+    def suggest(self, trial):
+        """One value index per dimension. Numbers are ordered, so they are
+        integers for CMA-ES to move along; names are categories."""
+        which = []
+        for d in self.dims:
+            values = d["values"]
+            if all(isinstance(v, (int, float)) for v in values):
+                which.append(trial.suggest_int(d["name"], 0, len(values) - 1))
+            else:
+                which.append(values.index(trial.suggest_categorical(d["name"], values)))
+        return which
+
+    def point(self, which):
+        p = 0
+        for d, w in zip(self.dims, which):
+            p = p * len(d["values"]) + w
+        return p
+
+
+def sampler_of(name, seed):
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if name == "cmaes":
+        # CMA-ES over the value indices; the few first points are random
+        return optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=3, warn_independent_sampling=False)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise SystemExit(f"autotune: no sampler `{name}` (tpe, cmaes or random)")
+
+
+def strata_command(a):
+    cmd = [a.strata, "explore", a.program, "--space", a.space, "--out", a.out, "--serve"]
+    for s in a.size:
+        cmd += ["--size", s]
+    for i in a.input:
+        cmd += ["--input", i]
+    for p in a.plugin:
+        cmd += ["--plugin", p]
+    for flag, value in (("--seed", a.seed), ("--device", a.device), ("--runs", a.runs),
+                        ("--timeout", a.timeout), ("--cache", a.cache), ("--entry", a.entry)):
+        if value is not None:
+            cmd += [flag, str(value)]
+    return cmd
+
+
+def show(n, total, record, recorded):
+    status = record["status"]
+    figures = f"{record['median_ms']:9.4f} ms {record['gb_per_s']:8.3f} GB/s" if status == "ok" else " " * 29
+    again = "  (recorded before)" if recorded else ""
+    print(f"[{n}/{total}] {status:<12} {figures}  {record['strategy']}{again}", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="autotune",
+        description="Search a space of strategies with optuna; points are evaluated by `strata explore --serve`.")
+    ap.add_argument("program", metavar="PROG")
+    ap.add_argument("--space", required=True, help="as for `strata explore`, ranges and `where` included")
+    ap.add_argument("--out", required=True, metavar="DIR",
+                    help="the exploration's directory (the driver's files); the study's database too by default")
+    ap.add_argument("--sampler", default="tpe", help="tpe (default), cmaes or random")
+    ap.add_argument("--trials", type=int, default=None, metavar="N",
+                    help="evaluations in the whole study, earlier runs included (default 50 without --minutes)")
+    ap.add_argument("--minutes", type=float, default=None, metavar="M", help="stop after M minutes of this run")
+    ap.add_argument("--storage", default=None, metavar="URL",
+                    help="optuna's storage URL (default sqlite:///DIR/study.db); a shared database lets several "
+                         "machines tune one study")
+    ap.add_argument("--study", default="strata", metavar="NAME", help="the study's name in the storage")
+    ap.add_argument("--sampler-seed", type=int, default=None, metavar="S", help="seed the sampler (repeatable runs)")
+    ap.add_argument("--size", action="append", default=[], metavar="N=VALUE")
+    ap.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--plugin", action="append", default=[], metavar="PATH.so")
+    ap.add_argument("--seed", type=int, default=None, help="the seed of generated inputs")
+    ap.add_argument("--device", default=None, metavar="D")
+    ap.add_argument("--runs", type=int, default=None, metavar="K")
+    ap.add_argument("--timeout", type=int, default=None, metavar="SECONDS")
+    ap.add_argument("--cache", default=None, metavar="DIR")
+    ap.add_argument("--entry", default=None, metavar="NAME")
+    ap.add_argument("--strata", default=os.environ.get("STRATA", "strata"), metavar="PATH",
+                    help="the strata executable (default $STRATA, else strata on the PATH)")
+    a = ap.parse_args(argv)
+    if a.trials is None and a.minutes is None:
+        a.trials = 50
+    if a.trials is not None and a.trials < 1:
+        ap.error("--trials must be at least 1")
+    if a.minutes is not None and not a.minutes > 0:
+        ap.error("--minutes must be above 0")
+    sampler = sampler_of(a.sampler, a.sampler_seed)
+
+    server = Server(strata_command(a))
+    space = Space(server.hello)
+    storage = a.storage or f"sqlite:///{os.path.abspath(os.path.join(a.out, 'study.db'))}"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(study_name=a.study, storage=storage, sampler=sampler, direction="minimize",
+                                load_if_exists=True)
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    remaining = None if a.trials is None else max(0, a.trials - len(done))
+    total = a.trials if a.trials is not None else "?"
+    print(f"autotune: {space.npoints} points on {server.hello['device']}; sampler {a.sampler}; "
+          f"study `{a.study}` in {storage}" + (f", resumed with {len(done)} trials" if done else ""), flush=True)
+
+    restarts = 0
+
+    def evaluate(request):
+        """Ask the server, restarting it (and recording the point as a crash) when it dies."""
+        nonlocal restarts
+        try:
+            answer = server.ask(request)
+            restarts = 0
+            return answer
+        except StrataDied as died:
+            restarts += 1
+            if restarts > MAX_RESTARTS:
+                raise SystemExit(f"autotune: strata died {restarts} times in a row; the last: {died}")
+            print(f"autotune: the strata process died ({died}) evaluating point {request['point']}; "
+                  "recording it as a crash and starting another", file=sys.stderr, flush=True)
+            server.start()
+            return server.ask({"point": request["point"], "status": "crash",
+                               "message": f"the strata process evaluating it died ({died})"})
+
+    def objective(trial):
+        p = space.point(space.suggest(trial))
+        answer = evaluate({"point": p})
+        r = answer["record"]
+        trial.set_user_attr("point", p)
+        trial.set_user_attr("strategy", r["strategy"])
+        trial.set_user_attr("status", r["status"])
+        show(trial.number + 1, total, r, answer["recorded"])
+        if r["status"] != "ok":
+            return PENALTY_MS
+        trial.set_user_attr("gb_per_s", r["gb_per_s"])
+        return r["median_ms"]
+
+    started = time.monotonic()
+    if remaining != 0:
+        study.optimize(objective, n_trials=remaining, timeout=None if a.minutes is None else a.minutes * 60)
+    ok = [t for t in study.trials
+          if t.state == optuna.trial.TrialState.COMPLETE and t.user_attrs.get("status") == "ok"]
+    if not ok:
+        server.close()
+        print("best: none (no point ran correctly)")
+        return 1
+    best = min(ok, key=lambda t: t.value)
+    first = min(t.number for t in ok if t.user_attrs["point"] == best.user_attrs["point"]) + 1
+    # the best, measured again: its record replaces the one found while searching
+    again = evaluate({"point": best.user_attrs["point"], "again": True})["record"]
+    server.close()
+    elapsed = time.monotonic() - started
+    ntrials = len([t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE])
+    print(f"best: {best.user_attrs['strategy']} (point {best.user_attrs['point']}, "
+          f"first evaluated at trial {first} of {ntrials})")
+    if again["status"] == "ok":
+        print(f"      measured again: median {again['median_ms']:.4f} ms "
+              f"(min {again['min_ms']:.4f}, max {again['max_ms']:.4f} over {len(again['samples_ms'])} runs), "
+              f"{again['gb_per_s']:.3f} GB/s; in the search {best.value:.4f} ms")
+    else:
+        print(f"      measured again: {again['status']}: {again['message']}")
+    summary = {"sampler": a.sampler, "study": a.study, "storage": storage, "trials": ntrials,
+               "best": {"point": best.user_attrs["point"], "strategy": best.user_attrs["strategy"],
+                        "median_ms": best.value, "first_trial": first, "again": again},
+               "history": [{"trial": t.number + 1, "point": t.user_attrs.get("point"),
+                            "status": t.user_attrs.get("status"),
+                            "median_ms": t.value if t.user_attrs.get("status") == "ok" else None}
+                           for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]}
+    with open(os.path.join(a.out, "autotune.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print(f"this run: {elapsed:.1f} s; records: {a.out}/results.jsonl, {a.out}/autotune.json")
+    print(f"export: strata export {a.out} --into results" + "".join(f" --plugin {p}" for p in a.plugin))
+    return 0 if again["status"] == "ok" else 1
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit("autotune: interrupted; run the same command again to continue the study")

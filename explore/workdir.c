@@ -1,0 +1,193 @@
+/* explore/workdir.c — an exploration's directory: claimed, journaled,
+ * reported (see workdir.h). */
+#include "workdir.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void path_in(const char *dir, const char *name, char *out, size_t cap) {
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+/* explore.json: what was explored, where, how; the first lines are what a
+ * resumed or merged exploration must agree on. */
+static bool describe(const st_explore_setup *s, const st_space *space, const st_device_info *dev, uint32_t shard,
+                     uint32_t nshards, st_buf *b, st_err *err) {
+    char sha[65];
+    st_sha256_hex(s->program_source, strlen(s->program_source), sha);
+    st_buf_puts(b, "{\n  \"strata_explore\": 1");
+    describe_field(b, "program_sha256", sha);
+    describe_field(b, "entry", s->def->name);
+    describe_field(b, "space", st_space_text(space));
+    st_buf_puts(b, ",\n  \"inputs\": [");
+    for (uint32_t i = 0; i < s->ninputs; i++) {
+        st_buf_puts(b, i ? ", " : "");
+        st_json_put_string(b, s->inputs[i]);
+    }
+    st_buf_printf(b, "],\n  \"seed\": %llu", (unsigned long long)s->seed);
+    describe_device(b, dev);
+    if (!describe_plugins(b, s->reg, err)) return false;
+    describe_field(b, "program", s->program_path);
+    describe_field(b, "program_name", s->program_name);
+    st_buf_puts(b, ",\n  \"dims\": [");
+    for (uint32_t d = 0; d < st_space_ndims(space); d++) {
+        st_buf_puts(b, d ? ", " : "");
+        st_json_put_string(b, st_space_dim_at(space, d)->name);
+    }
+    st_buf_printf(b, "],\n  \"runs\": %u,\n  \"warmups\": %u,\n  \"tolerance\": ", s->runs, s->warmups);
+    st_json_put_number(b, s->rtol);
+    st_buf_printf(b, ",\n  \"shard\": \"%u/%u\"\n}\n", shard, nshards);
+    return true;
+}
+
+/* Write explore.json and program.strata, or check that dir holds this very
+ * exploration already. */
+static bool claim_dir(const char *dir, const char *meta, const st_explore_setup *s, st_err *err) {
+    char path[4200];
+    path_in(dir, "explore.json", path, sizeof path);
+    size_t len;
+    st_err ignored;
+    char *old = st_read_file(path, &len, &ignored);
+    if (old) {
+        st_arena *a = st_arena_new();
+        st_err why = {0};
+        const st_json *was = a ? st_json_parse(a, path, old, len, &why) : NULL;
+        const st_json *now = a ? st_json_parse(a, path, meta, strlen(meta), &why) : NULL;
+        char diff[600];
+        bool same = was && now && explorations_agree(was, now, diff, sizeof diff);
+        if (!was || !now)
+            st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description: %s", why.message);
+        else if (!same)
+            st_fail(err, (st_loc){path, 0, 0},
+                    "the directory holds another exploration (%s); give another --out, or remove it", diff);
+        st_arena_free(a);
+        free(old);
+        return same;
+    }
+    if (!st_write_file(path, meta, strlen(meta), err)) return false;
+    path_in(dir, "program.strata", path, sizeof path);
+    return st_write_file(path, s->program_source, strlen(s->program_source), err);
+}
+
+/* Cut a last line left unfinished by an interruption, so that appending
+ * starts on a line of its own. */
+static bool drop_partial_line(const char *path, st_err *err) {
+    size_t len;
+    st_err ignored;
+    char *text = st_read_file(path, &len, &ignored);
+    if (!text) return true; /* no records yet */
+    size_t keep = len;
+    while (keep && text[keep - 1] != '\n') keep--;
+    free(text);
+    if (keep != len && truncate(path, (off_t)keep) != 0)
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot cut its unfinished last line: %s", strerror(errno));
+    return true;
+}
+
+/* ---- records ---- */
+
+static bool journal_append(workdir *j, const st_record *r, st_err *err) {
+    st_buf b = {0};
+    st_record_to_json(r, &b);
+    st_buf_puts(&b, "\n");
+    bool ok = !b.failed && fwrite(b.data, 1, b.len, j->journal) == b.len && fflush(j->journal) == 0;
+    st_buf_free(&b);
+    if (ok) fsync(fileno(j->journal)); /* a record written is a variant not redone */
+    return ok || st_fail(err, (st_loc){j->records, 0, 0}, "cannot append a record: %s", strerror(errno));
+}
+
+/* The record of v, its dimension values taken from which[]. */
+bool record_of(const st_space *space, const variant *v, const uint32_t *which, st_record *r) {
+    memset(r, 0, sizeof *r);
+    r->point = v->point;
+    r->strategy = strdup(v->strategy);
+    r->message = strdup(v->message);
+    r->status = v->status;
+    r->build_ms = v->build_ms;
+    snprintf(r->kernels_sha256, sizeof r->kernels_sha256, "%s", v->sha);
+    uint32_t nd = st_space_ndims(space);
+    r->values = calloc(nd + 1, sizeof *r->values);
+    bool ok = r->strategy && r->message && r->values;
+    for (uint32_t d = 0; ok && d < nd; d++) {
+        ok = (r->values[d] = strdup(st_space_dim_at(space, d)->values[which[d]])) != NULL;
+        r->nvalues += ok;
+    }
+    return ok;
+}
+
+
+bool workdir_open(workdir *w, const st_explore_setup *s, const st_space *space, const st_device_info *dev,
+                  const char *dir, uint32_t shard, uint32_t nshards, st_err *err) {
+    memset(w, 0, sizeof *w);
+    w->dir = dir;
+    path_in(dir, "results.jsonl", w->records, sizeof w->records);
+    st_buf meta = {0};
+    size_t truncated = 0;
+    bool ok = st_make_dirs(dir, err) && describe(s, space, dev, shard, nshards, &meta, err) &&
+              claim_dir(dir, meta.data ? meta.data : "", s, err) && drop_partial_line(w->records, err) &&
+              st_records_read(w->records, &w->done, &truncated, err);
+    st_buf_free(&meta);
+    if (ok && !st_records_sort(&w->done)) ok = st_fail_internal(err, "out of memory");
+    if (ok && !(w->journal = fopen(w->records, "a")))
+        ok = st_fail(err, (st_loc){w->records, 0, 0}, "cannot append to the records: %s", strerror(errno));
+    return ok;
+}
+
+bool workdir_append(workdir *w, const st_record *r, st_err *err) { return journal_append(w, r, err); }
+
+static void tally(const st_records *rs, st_explore_summary *sum) {
+    memset(sum->counts, 0, sizeof sum->counts);
+    for (size_t i = 0; i < rs->count; i++) sum->counts[rs->items[i].status]++;
+}
+
+bool workdir_close(workdir *w, const st_explore_setup *s, const st_space *space, st_explore_summary *sum,
+                   st_err *err) {
+    if (w->journal) fclose(w->journal);
+    w->journal = NULL;
+    st_records_free(&w->done);
+    /* the reports cover every record in dir, resumed ones included */
+    size_t truncated;
+    bool ok = st_records_read(w->records, &w->done, &truncated, err);
+    if (ok) {
+        tally(&w->done, sum);
+        const st_record *best = st_records_best(&w->done);
+        if (best) st_record_copy(&sum->best, best);
+        char csv[4200], svg[4200], title[600];
+        path_in(w->dir, "results.csv", csv, sizeof csv);
+        path_in(w->dir, "results.svg", svg, sizeof svg);
+        snprintf(title, sizeof title, "%s on %s: GB/s", s->program_name, sum->device.name);
+        ok = st_records_write_csv(&w->done, space, csv, err) &&
+             st_records_write_svg(&w->done, space, title, svg, &sum->chart, err);
+    }
+    st_records_free(&w->done);
+    return ok;
+}
+
+void workdir_free(workdir *w) {
+    if (w->journal) fclose(w->journal);
+    w->journal = NULL;
+    st_records_free(&w->done);
+}
+
+/* A space whose strategy text is not well-formed fails every point alike:
+ * find out from its first point, before the directory is claimed, so that
+ * the corrected command can use the same --out. */
+bool space_well_formed(const st_explore_setup *s, const st_space *space, st_err *err) {
+    st_buf text = {0};
+    bool admitted;
+    st_err why = {0};
+    if (!st_space_point(space, 0, NULL, &text, &admitted, &why) || text.failed) {
+        st_buf_free(&text);
+        return *err = why, false;
+    }
+    const st_strategy *parsed = st_strategy_parse(s->cx, s->reg, "space", text.data ? text.data : "", &why);
+    st_buf_free(&text);
+    if (parsed || why.arg >= 0) return true;
+    *err = why;
+    if (why.loc.line) err->loc.col = st_space_column(space, 0, why.loc.col);
+    return false;
+}
+

@@ -1,0 +1,374 @@
+/* tests/test_autotune.c — the autotuner (explore/autotune.py) and what it
+ * stands on, `strata explore --serve`, on the default device (PoCL on CI).
+ *
+ *   serve       the greeting, a point evaluated and then answered from its
+ *               record, measured again (the record replaced), a crash
+ *               recorded as told, constraints, bad requests answered with an
+ *               error and the session going on; the directory is the
+ *               driver's and exports
+ *   autotune    each sampler finds a validated point on a small space; its
+ *               files have the driver's format and export; a study killed
+ *               mid-way resumes from its database; a strata process that
+ *               dies is recorded as `crash` and replaced
+ *
+ * The suite needs the project's virtual environment with optuna, which
+ * ./dev.sh test makes (.venv). */
+#include "explore/explore.h"
+#include "harness.h"
+#include "run_strata.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+extern char **environ;
+
+typedef struct fixture {
+    st_arena *a;
+    char dir[256];
+    const char *program, *out, *cache;
+} fixture;
+
+static void setup(fixture *f) {
+    f->a = st_arena_new();
+    scratch_make(f->dir, sizeof f->dir, "autotune");
+    f->program = arena_text(f->a, "%s/prefix_sum.strata", getenv("STRATA_EXAMPLES"));
+    f->out = arena_text(f->a, "%s/explored", f->dir);
+    f->cache = arena_text(f->a, "%s/cache", f->dir);
+}
+
+static void teardown(fixture *f) {
+    scratch_remove(f->dir);
+    st_arena_free(f->a);
+}
+
+static const char *env_path(const char *name) {
+    const char *v = getenv(name);
+    ck_assert_msg(v != NULL, "%s is not set (run through meson test)", name);
+    return v;
+}
+
+/* The lines of text, as parsed JSON objects. */
+static const st_json *line_json(fixture *f, const char *text, int index) {
+    const char *p = text;
+    for (int i = 0; i < index && p; i++) p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+    ck_assert_msg(p && *p, "no line %d in:\n%.2000s", index + 1, text);
+    size_t len = strcspn(p, "\n");
+    st_err err = {0};
+    const st_json *j = st_json_parse(f->a, "answer", p, len, &err);
+    ck_assert_msg(j != NULL, "line %d is not JSON (%s): %.*s", index + 1, err.message, (int)len, p);
+    return j;
+}
+
+static const char *file_of(fixture *f, const char *name) {
+    const char *text = slurp_file(f->a, arena_text(f->a, "%s/%s", f->out, name), NULL);
+    ck_assert_msg(text != NULL, "%s/%s was not written", f->out, name);
+    return text;
+}
+
+/* The records in DIR as a reader of the driver's files sees them. */
+static st_records records_of(fixture *f) {
+    st_records rs;
+    size_t truncated;
+    st_err err = {0};
+    ck_assert_msg(st_records_read(arena_text(f->a, "%s/results.jsonl", f->out), &rs, &truncated, &err), "%s",
+                  err.message);
+    ck_assert_uint_eq(truncated, 0);
+    return rs;
+}
+
+static void exports(fixture *f) {
+    char *out, *err;
+    int rc = strata_spawn(f->a, f->dir, environ,
+                          ARGS("export", f->out, "--into", arena_text(f->a, "%s/results", f->dir), "--top", "2",
+                               "--cache", f->cache),
+                          &out, &err);
+    ck_assert_msg(rc == 0, "export failed:\n%.3000s", err);
+    ck_assert_has(out, "kernels: ");
+}
+
+/* ------------------------------------------------------------------------ */
+/* strata explore --serve                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define SMALL_SPACE "parallel-scan(BS=[32, 64, 128], BF=2, SE=[2, 4])"
+
+static int serve(fixture *f, const char *space, const char *requests, char **out, char **err) {
+    const char *input = arena_text(f->a, "%s/requests", f->dir);
+    FILE *in = fopen(input, "w");
+    ck_assert(in != NULL);
+    fputs(requests, in);
+    fclose(in);
+    return program_spawn_with_input(f->a, f->dir, environ, env_path("STRATA"),
+                                    ARGS("explore", f->program, "--space", space, "--size", "N=3001", "--runs", "7",
+                                         "--out", f->out, "--cache", f->cache, "--serve"),
+                                    input, out, err);
+}
+
+START_TEST(serve_answers_each_point_with_its_record) {
+    fixture f;
+    setup(&f);
+    char *out, *err;
+    int rc = serve(&f, SMALL_SPACE,
+                   "{\"point\": 3}\n"                      /* BS=64, SE=4 */
+                   "{\"point\": 3}\n"                      /* answered from its record */
+                   "\n"                                    /* (blank lines are skipped) */
+                   "{\"point\": 6}\n"                      /* not in the space */
+                   "not json\n"
+                   "{\"pointe\": 1}\n"
+                   "{\"point\": 1.5}\n"
+                   "{\"point\": 1, \"status\": \"exploded\"}\n"
+                   "{\"point\": 0, \"status\": \"crash\", \"message\": \"it died\"}\n"
+                   "{\"point\": 3, \"again\": true}\n",
+                   &out, &err);
+    ck_assert_msg(rc == 0, "serve failed:\n%.3000s", err);
+    /* the greeting: device, points, dimensions and their values */
+    const st_json *hello = line_json(&f, out, 0);
+    double n;
+    ck_assert(st_json_get_number(hello, "strata_serve", &n) && n == 1);
+    ck_assert(st_json_get_number(hello, "points", &n) && n == 6);
+    ck_assert(st_json_get_string(hello, "device") != NULL);
+    const st_json *dims = st_json_get(hello, "dims");
+    ck_assert(dims && dims->kind == ST_JSON_ARRAY && dims->len == 2);
+    ck_assert_str_eq(st_json_get_string(&dims->items[0], "name"), "BS");
+    const st_json *bs = st_json_get(&dims->items[0], "values");
+    ck_assert(bs && bs->len == 3 && bs->items[2].number == 128);
+    /* a point measured, then answered from its record */
+    const st_json *first = line_json(&f, out, 1), *second = line_json(&f, out, 2);
+    ck_assert(!st_json_get(first, "recorded")->boolean);
+    ck_assert(st_json_get(second, "recorded")->boolean);
+    const st_json *rec = st_json_get(first, "record");
+    ck_assert_str_eq(st_json_get_string(rec, "strategy"), "parallel-scan(BS=64, BF=2, SE=4)");
+    ck_assert_str_eq(st_json_get_string(rec, "status"), "ok");
+    const st_json *samples = st_json_get(rec, "samples_ms");
+    ck_assert(samples && samples->kind == ST_JSON_ARRAY && samples->len == 7);
+    double m1, m2;
+    ck_assert(st_json_get_number(rec, "median_ms", &m1) && m1 > 0);
+    ck_assert(st_json_get_number(st_json_get(second, "record"), "median_ms", &m2) && m1 == m2);
+    /* bad requests: an error each, and the session goes on */
+    ck_assert_has(st_json_get_string(line_json(&f, out, 3), "error"), "point 6 is not in the space: it has points 0 to 5");
+    ck_assert_has(st_json_get_string(line_json(&f, out, 4), "error"), "not a JSON line");
+    ck_assert_has(st_json_get_string(line_json(&f, out, 5), "error"), "a request is {\"point\": P}");
+    ck_assert_has(st_json_get_string(line_json(&f, out, 6), "error"), "a request is {\"point\": P}");
+    ck_assert_has(st_json_get_string(line_json(&f, out, 7), "error"), "\"status\" is one of ok, constraint");
+    /* a crash recorded as told, without running */
+    const st_json *crash = st_json_get(line_json(&f, out, 8), "record");
+    ck_assert_str_eq(st_json_get_string(crash, "status"), "crash");
+    ck_assert_str_eq(st_json_get_string(crash, "message"), "it died");
+    /* measured again: a new record, which replaces the first */
+    const st_json *again = line_json(&f, out, 9);
+    ck_assert(!st_json_get(again, "recorded")->boolean);
+    ck_assert_str_eq(st_json_get_string(st_json_get(again, "record"), "status"), "ok");
+    ck_assert_has(err, "serve: 2 points recorded in");
+    /* the driver's files */
+    st_records rs = records_of(&f);
+    ck_assert_uint_eq(rs.count, 2);
+    const st_record *r3 = NULL;
+    for (size_t i = 0; i < rs.count; i++)
+        if (rs.items[i].point == 3) r3 = &rs.items[i];
+    ck_assert(r3 != NULL);
+    double again_ms;
+    ck_assert(st_json_get_number(st_json_get(again, "record"), "median_ms", &again_ms));
+    ck_assert(r3->median_ms == again_ms);
+    st_records_free(&rs);
+    ck_assert_has(file_of(&f, "results.csv"), "point,strategy,BS,SE,status");
+    ck_assert_has(file_of(&f, "explore.json"), "\"space\": \"" SMALL_SPACE "\"");
+    file_of(&f, "results.svg");
+    exports(&f);
+    /* a second session resumes: the recorded point is answered, not redone */
+    rc = serve(&f, SMALL_SPACE, "{\"point\": 3}\n", &out, &err);
+    ck_assert_msg(rc == 0, "%.3000s", err);
+    ck_assert(st_json_get(line_json(&f, out, 1), "recorded")->boolean);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(serve_records_constraints_and_refuses_what_it_cannot_do) {
+    fixture f;
+    setup(&f);
+    char *out, *err;
+    int rc = serve(&f, "parallel-scan(BS=[32, 64], BF=2, SE=[2, 4]) where BS > 32", "{\"point\": 1}\n{\"point\": 2}\n",
+                   &out, &err);
+    ck_assert_msg(rc == 0, "%.3000s", err);
+    const st_json *rejected = st_json_get(line_json(&f, out, 1), "record");
+    ck_assert_str_eq(st_json_get_string(rejected, "status"), "constraint");
+    ck_assert_has(st_json_get_string(rejected, "message"), "BS > 32");
+    ck_assert_str_eq(st_json_get_string(st_json_get(line_json(&f, out, 2), "record"), "status"), "ok");
+    /* one point at a time: no shards, no jobs */
+    rc = strata_spawn(f.a, f.dir, environ,
+                      ARGS("explore", f.program, "--space", SMALL_SPACE, "--size", "N=10", "--out",
+                           arena_text(f.a, "%s/other", f.dir), "--serve", "--jobs", "2"),
+                      &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, "--serve evaluates one point at a time");
+    /* a space that does not parse is refused before the directory is touched */
+    rc = strata_spawn(f.a, f.dir, environ,
+                      ARGS("explore", f.program, "--space", "parallel-scan(BS=[32, 64], BF=2, SE=2", "--size", "N=10",
+                           "--out", arena_text(f.a, "%s/other", f.dir), "--serve"),
+                      &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_str_eq(out, "");
+    struct stat st;
+    ck_assert_int_ne(stat(arena_text(f.a, "%s/other", f.dir), &st), 0);
+    teardown(&f);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* explore/autotune.py                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The autotuner's arguments after the script and the program. */
+static int autotune(fixture *f, const char *const *extra, char **out, char **err) {
+    const char *argv[48] = {env_path("STRATA_AUTOTUNE"), f->program, "--out", f->out, "--size", "N=3001",
+                            "--runs", "7", "--cache", f->cache, "--strata", env_path("STRATA")};
+    int n = 12;
+    for (const char *const *e = extra; *e; e++) argv[n++] = *e;
+    argv[n] = NULL;
+    return program_spawn(f->a, f->dir, environ, env_path("STRATA_PYTHON"), argv, out, err);
+}
+
+static const char *const samplers[] = {"tpe", "cmaes", "random"};
+
+START_TEST(each_sampler_finds_a_validated_point_in_the_drivers_format) {
+    fixture f;
+    setup(&f);
+    char *out, *err;
+    int rc = autotune(&f, ARGS("--space", SMALL_SPACE, "--sampler", samplers[_i], "--trials", "5", "--sampler-seed", "3"),
+                      &out, &err);
+    ck_assert_msg(rc == 0, "autotune (%s) failed (exit %d):\n%.2000s\n%.2000s", samplers[_i], rc, out, err);
+    ck_assert_has(out, arena_text(f.a, "sampler %s", samplers[_i]));
+    ck_assert_has(out, "[5/5] ");
+    ck_assert_has(out, "best: parallel-scan(BS=");
+    ck_assert_has(out, "measured again: median ");
+    /* what it found ran correctly, and the files are the driver's */
+    st_records rs = records_of(&f);
+    ck_assert_uint_ge(rs.count, 1);
+    ck_assert_ptr_nonnull(st_records_best(&rs));
+    for (size_t i = 0; i < rs.count; i++) {
+        ck_assert_uint_lt(rs.items[i].point, 6);
+        ck_assert(rs.items[i].status == ST_STATUS_OK);
+        ck_assert_uint_eq(rs.items[i].nsamples, 7);
+    }
+    st_records_free(&rs);
+    ck_assert_has(file_of(&f, "results.csv"), "point,strategy,BS,SE,status,median_ms");
+    file_of(&f, "results.svg");
+    ck_assert_has(file_of(&f, "explore.json"), "\"strata_explore\": 1");
+    const char *summary = file_of(&f, "autotune.json");
+    ck_assert_has(summary, arena_text(f.a, "\"sampler\": \"%s\"", samplers[_i]));
+    ck_assert_has(summary, "\"trials\": 5");
+    file_of(&f, "study.db");
+    exports(&f);
+    teardown(&f);
+}
+END_TEST
+
+static size_t lines_in(const char *path) {
+    FILE *fp = fopen(path, "r");
+    size_t n = 0;
+    for (int c; fp && (c = fgetc(fp)) != EOF;) n += c == '\n';
+    if (fp) fclose(fp);
+    return n;
+}
+
+START_TEST(a_killed_study_resumes_from_its_database) {
+    fixture f;
+    setup(&f);
+    /* start a long study in a process group of its own, kill it all when
+     * three points are recorded */
+    const char *argv[] = {env_path("STRATA_PYTHON"), env_path("STRATA_AUTOTUNE"), f.program, "--out", f.out,
+                          "--size", "N=3001", "--runs", "7", "--cache", f.cache, "--strata", env_path("STRATA"),
+                          "--space", "parallel-scan(BS=[16..512 pow2], BF=2, SE=[1..16 pow2])", "--trials", "40",
+                          "--sampler", "random", "--sampler-seed", "5", NULL};
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, arena_text(f.a, "%s/first.out", f.dir), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, arena_text(f.a, "%s/first.err", f.dir), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    const char *records = arena_text(f.a, "%s/results.jsonl", f.out);
+    for (int waited = 0; lines_in(records) < 3 && waited < 3000; waited++) nanosleep(&(struct timespec){0, 100000000}, NULL);
+    ck_assert_msg(lines_in(records) >= 3, "the first run recorded %zu points in 300 s:\n%s", lines_in(records),
+                  slurp_file(f.a, arena_text(f.a, "%s/first.err", f.dir), NULL));
+    kill(-pid, SIGKILL);
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    ck_assert(WIFSIGNALED(status));
+    size_t before = lines_in(records);
+    /* the same command, a smaller budget: it goes on from the study */
+    char *out, *err;
+    int rc = autotune(&f, ARGS("--space", "parallel-scan(BS=[16..512 pow2], BF=2, SE=[1..16 pow2])", "--trials",
+                               "6", "--sampler", "random", "--sampler-seed", "5"),
+                      &out, &err);
+    ck_assert_msg(rc == 0, "the resumed study failed (exit %d):\n%.2000s\n%.2000s", rc, out, err);
+    ck_assert_has(out, "resumed with ");
+    ck_assert_has(out, "best: parallel-scan(");
+    ck_assert_has(file_of(&f, "autotune.json"), "\"trials\": 6");
+    /* the records of the first run are still there, and not one line is cut */
+    st_records rs = records_of(&f);
+    ck_assert_uint_ge(rs.count, before > 6 ? 6 : before);
+    st_records_free(&rs);
+    teardown(&f);
+}
+END_TEST
+
+/* A plugin rule that aborts at K = 2 kills strata in the middle of a
+ * rewrite: the autotuner records the point as a crash, starts another
+ * strata and goes on. */
+START_TEST(a_strata_that_dies_is_recorded_as_crash_and_replaced) {
+    fixture f;
+    setup(&f);
+    const char *plugin = arena_text(f.a, "%s/plugin_crashes.so", env_path("STRATA_TEST_PLUGINS"));
+    char *out, *err;
+    int rc = autotune(&f, ARGS("--space", "first(scan, test-crash(K=[0..3]))", "--plugin", plugin, "--trials", "8",
+                               "--sampler", "random", "--sampler-seed", "1"),
+                      &out, &err);
+    ck_assert_msg(rc == 0, "autotune failed (exit %d):\n%.2000s\n%.2000s", rc, out, err);
+    ck_assert_has(err, "the strata process died (killed by signal 6) evaluating point 2; recording it as a crash");
+    ck_assert_has(out, "crash ");
+    ck_assert_has(out, "test-crash(K=2)");
+    st_records rs = records_of(&f);
+    const st_record *two = NULL;
+    for (size_t i = 0; i < rs.count; i++)
+        if (rs.items[i].point == 2) two = &rs.items[i];
+    ck_assert(two != NULL);
+    ck_assert(two->status == ST_STATUS_CRASH);
+    ck_assert_has(two->message, "the strata process evaluating it died");
+    st_records_free(&rs);
+    teardown(&f);
+}
+END_TEST
+
+static Suite *autotune_suite(void) {
+    Suite *s = suite_create("autotune");
+    TCase *sv = tcase_create("serve");
+    tcase_set_timeout(sv, 600);
+    tcase_add_test(sv, serve_answers_each_point_with_its_record);
+    tcase_add_test(sv, serve_records_constraints_and_refuses_what_it_cannot_do);
+    suite_add_tcase(s, sv);
+    TCase *at = tcase_create("autotune");
+    tcase_set_timeout(at, 600);
+    tcase_add_loop_test(at, each_sampler_finds_a_validated_point_in_the_drivers_format, 0,
+                        (int)(sizeof samplers / sizeof *samplers));
+    tcase_add_test(at, a_killed_study_resumes_from_its_database);
+    tcase_add_test(at, a_strata_that_dies_is_recorded_as_crash_and_replaced);
+    suite_add_tcase(s, at);
+    return s;
+}
+
+int main(void) {
+    const char *python = getenv("STRATA_PYTHON");
+    if (python && access(python, X_OK) != 0) {
+        fprintf(stderr, "test_autotune: %s is missing: the autotuner's virtual environment is made by ./dev.sh test "
+                        "(or ./dev.sh autotune)\n", python);
+        return EXIT_FAILURE;
+    }
+    return run_suite(autotune_suite());
+}
