@@ -37,12 +37,14 @@ echo "exhaustive: $SPACE, N=$N" >&2
 $STRATA explore examples/prefix_sum.strata --size "N=$N" --space "$SPACE" --out "$WORK/exhaustive" \
     --cache "$WORK/cache" >"$WORK/exhaustive.log" 2>&1
 
-# point -> median from the driver's CSV (point,strategy,BS,SE,status,median_ms,…)
-median_of() { awk -F, -v p="$1" 'NR > 1 && $1 == p && $5 == "ok" { print $6 }' "$WORK/exhaustive/results.csv"; }
-best_point=$(awk -F, 'NR > 1 && $5 == "ok" && (best == "" || $6 < best) { best = $6; p = $1 } END { print p }' \
-    "$WORK/exhaustive/results.csv")
+# the exhaustive run's ok points as "point<TAB>median_ms<TAB>strategy", from its records
+sed -n 's/^{"point": \([0-9]*\), "strategy": "\([^"]*\)", .*"status": "ok".*"median_ms": \([0-9.eE+-]*\),.*/\1\t\3\t\2/p' \
+    "$WORK/exhaustive/results.jsonl" >"$WORK/exhaustive.tsv"
+median_of() { awk -F'\t' -v p="$1" '$1 == p { print $2 }' "$WORK/exhaustive.tsv"; }
+strategy_of() { awk -F'\t' -v p="$1" '$1 == p { print $3 }' "$WORK/exhaustive.tsv"; }
+best_point=$(sort -t$'\t' -k2,2g "$WORK/exhaustive.tsv" | head -1 | cut -f1)
 best_ms=$(median_of "$best_point")
-best_strategy=$(awk -F, -v p="$best_point" 'NR > 1 && $1 == p { print $2 }' "$WORK/exhaustive/results.csv")
+best_strategy=$(strategy_of "$best_point")
 
 # a field of autotune.json (written with one key per line)
 field() { grep -m1 "\"$2\":" "$1" | sed 's/.*": *//; s/[",]//g'; }
@@ -60,16 +62,23 @@ for sampler in tpe cmaes random; do
         distinct=$(grep -o '"point": [0-9]*' "$dir/autotune.json" | sort -u | wc -l)
         found_ms=$(median_of "$point")
         quality=$(awk -v b="$best_ms" -v f="$found_ms" 'BEGIN { printf "%.3f", b / f }')
-        strategy=$(awk -F, -v p="$point" 'NR > 1 && $1 == p { print $2 }' "$WORK/exhaustive/results.csv")
+        strategy=$(strategy_of "$point")
         rows+=("$(printf '| %s | %s | `%s` | %s | %s | %s |' "$sampler" "$seed" "$strategy" "$first" "$distinct" \
             "$quality")")
+        echo "$sampler $quality $first" >>"$WORK/qualities"
     done
 done
 
 echo
 echo "prefix sum, N=$N, on $($STRATA devices | sed -n 's/^  device 0: //p' | head -1)"
-echo "exhaustive best: $best_strategy, median $best_ms ms (25 points)"
+printf 'exhaustive best: %s, median %.3f ms (%s points ran correctly)\n' "$best_strategy" "$best_ms" \
+    "$(wc -l <"$WORK/exhaustive.tsv")"
 echo
 echo "| sampler | seed | found | at trial | distinct points | quality |"
 echo "|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
+echo
+echo "| sampler | mean quality | mean trial of the find | studies |"
+echo "|---|---|---|---|"
+awk '{ q[$1] += $2; t[$1] += $3; n[$1]++ } END { for (s in q) printf "| %s | %.3f | %.1f | %d |\n", s, q[s] / n[s], t[s] / n[s], n[s] }' \
+    "$WORK/qualities" | sort
