@@ -1,5 +1,6 @@
 /* codegen/codegen.c — st_codegen: a lowered def to kernels and glue. */
 #include "cg.h"
+#include "rewrite/rewrite.h"
 
 #include <string.h>
 
@@ -23,7 +24,11 @@ static void release(cg *g) {
 
 bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err *err) {
     memset(out, 0, sizeof *out);
-    cg g = {.cx = cx, .a = a, .def = def, .err = err, .level = CG_HOST};
+    /* the names in the kernels are the program's, not the context's history:
+     * one program, one kernel text, one SHA-256, one build */
+    const st_def *named = st_def_canonical(cx, def, err);
+    if (!named) return false;
+    cg g = {.cx = cx, .a = a, .def = named, .err = err, .level = CG_HOST};
     bool ok = cg_host(&g);
     const char *opencl = ok ? cg_opencl(&g) : NULL;
     const char *host = ok && !g.failed ? cg_glue(&g) : NULL;

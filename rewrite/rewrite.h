@@ -202,6 +202,14 @@ const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
  * capture a free variable of repl are renamed. */
 const st_node *st_subst(st_ctx *cx, const st_node *e, const st_node *var, const st_node *repl,
                         st_err *err);
+/* def with every variable it binds renamed by its place in the program:
+ * the first binder of a base name (`blk`, from `blk_3`) in program order
+ * takes the base name, the next ones `blk_2`, `blk_3`, …; the def's
+ * parameters and sizes keep theirs, and no binder takes one of them. So
+ * two defs equal up to the names of their binders become one, whatever
+ * rewrites (and fresh names) made them: codegen's kernels, and their
+ * SHA-256, depend on the program alone, not on the context's history. */
+const st_def *st_def_canonical(st_ctx *cx, const st_def *def, st_err *err);
 /* How often var occurs free in e, and whether one of those is inside a lambda
  * (where fusing into it would repeat work once per element). */
 uint32_t st_count_uses(const st_node *e, const st_node *var, bool *under_lambda);

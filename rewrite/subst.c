@@ -283,3 +283,67 @@ const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
     while (body && nlets-- > 0) body = st_let(cx, 1, &lets[nlets], values[nlets], body, err);
     return body;
 }
+
+/* ---- canonical names ---- */
+
+typedef struct canon {
+    st_ctx *cx;
+    memo used; /* interned name -> 1 */
+    st_err *err;
+} canon;
+
+static const char *canon_name(canon *c, const char *old) {
+    char base[96], name[112];
+    base_of(old, base, sizeof base);
+    uintptr_t v;
+    snprintf(name, sizeof name, "%s", base);
+    for (unsigned k = 2; memo_get(&c->used, st_intern(c->cx, name, strlen(name)), &v); k++)
+        snprintf(name, sizeof name, "%s_%u", base, k);
+    const char *interned = st_intern(c->cx, name, strlen(name));
+    if (!interned || !memo_put(&c->used, interned, 1)) return st_fail_internal(c->err, "out of memory"), NULL;
+    return interned;
+}
+
+/* e with its binders renamed in program order (a let's pattern, then its
+ * value, then its body). A subtree shared in the DAG is renamed at each
+ * place it occurs, as it prints. */
+static const st_node *canon_node(canon *c, const st_node *e) {
+    if (!e || e->nkids == 0) return e;
+    const st_node *kids[64];
+    if (e->nkids > 64) return st_fail_internal(c->err, "a node with more than 64 children"), NULL;
+    memcpy(kids, e->kids, e->nkids * sizeof *kids);
+    bool binder = e->kind == ST_NODE_LET || e->kind == ST_NODE_LAMBDA;
+    if (!binder) {
+        for (uint32_t i = 0; i < e->nkids; i++)
+            if (!(kids[i] = canon_node(c, kids[i]))) return NULL;
+        return st_rebuild(c->cx, e, kids, c->err);
+    }
+    uint32_t k = e->kind == ST_NODE_LET ? st_let_nvars(e) : st_lambda_nparams(e), body = e->nkids - 1;
+    for (uint32_t j = 0; j < k; j++) { /* the pattern first, as it prints (it scopes over the body alone) */
+        const char *name = canon_name(c, kids[j]->u.name);
+        const st_node *now = name ? st_var(c->cx, name, kids[j]->type, kids[j]->size) : NULL;
+        if (!now) return NULL;
+        if (now != kids[j] && !(kids[body] = st_subst(c->cx, kids[body], kids[j], now, c->err))) return NULL;
+        kids[j] = now;
+    }
+    if (e->kind == ST_NODE_LET && !(kids[k] = canon_node(c, kids[k]))) return NULL;
+    if (!(kids[body] = canon_node(c, kids[body]))) return NULL;
+    return e->kind == ST_NODE_LET ? st_let(c->cx, k, kids, kids[k], kids[body], c->err)
+                                  : st_lambda(c->cx, k, kids, kids[body], c->err);
+}
+
+const st_def *st_def_canonical(st_ctx *cx, const st_def *def, st_err *err) {
+    canon c = {.cx = cx, .err = err};
+    bool ok = true;
+    for (uint32_t i = 0; ok && i < def->nparams; i++) ok = memo_put(&c.used, def->params[i]->u.name, 1);
+    for (uint32_t i = 0; ok && i < def->nsizes; i++) ok = memo_put(&c.used, def->sizes[i]->u.name, 1);
+    const st_node *body = ok ? canon_node(&c, def->body) : (st_fail_internal(err, "out of memory"), NULL);
+    memo_free(&c.used);
+    if (!body) return NULL;
+    if (body == def->body) return def;
+    st_def *d = st_ctx_alloc(cx, sizeof *d);
+    if (!d) return st_fail_internal(err, "out of memory"), NULL;
+    *d = *def;
+    d->body = body;
+    return d;
+}

@@ -217,6 +217,27 @@ START_TEST(sequential_examples_are_one_work_item) {
 }
 END_TEST
 
+/* One program, one kernel text: the same strategy applied twice in one
+ * context gives other fresh names, and codegen does not let them through
+ * (the build cache, the explorer's grouping and the records' SHA-256 rely
+ * on it). */
+START_TEST(kernels_do_not_depend_on_fresh_names) {
+    static const char *const strategies[] = {"parallel-scan(BS=64, BF=2, SE=4)",
+                                             "first(let, fuse-map-scan) ; first(scan, parallel-scan(BS=32, BF=2, TD=3))"};
+    static const char *const programs[] = {"prefix_sum", "filter"};
+    for (size_t i = 0; i < 2; i++) {
+        const st_def *d = example_def(programs[i]);
+        const char *label = text_of("%s under %s", programs[i], strategies[i]);
+        const st_def *one = lowered(apply(d, strategies[i], label), label);
+        const st_def *two = lowered(apply(d, strategies[i], label), label);
+        ck_assert_ptr_ne(one->body, two->body); /* other names */
+        st_code a = generated(one, label), b = generated(two, label);
+        ck_assert_msg(!strcmp(a.opencl, b.opencl), "%s: two kernel texts for one program", label);
+        ck_assert_str_eq(a.host, b.host);
+    }
+}
+END_TEST
+
 START_TEST(sequential_tuples_and_folds_are_one_work_item) {
     static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1009", NULL};
     /* a scan of pairs, a fold of a view, an iterate: all at the top, all in one work-item */
@@ -751,6 +772,7 @@ int main(void) {
     tcase_set_timeout(seq, 300);
     tcase_add_test(seq, sequential_examples_are_one_work_item);
     tcase_add_test(seq, sequential_tuples_and_folds_are_one_work_item);
+    tcase_add_test(seq, kernels_do_not_depend_on_fresh_names);
     suite_add_tcase(s, seq);
 
     TCase *comp = tcase_create("compose");

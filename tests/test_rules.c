@@ -917,6 +917,54 @@ START_TEST(fusion_respects_shadowing) {
 }
 END_TEST
 
+/* st_def_canonical: a program's binders named by their place in it, so two
+ * rewrites of one program in one context (whose fresh names differ) become
+ * one def; renaming keeps every result, shadowing included, and prints back. */
+START_TEST(canonical_names_depend_on_the_program_alone) {
+    faults f = {0};
+    int64_t lengths[16];
+    int n = program_lengths(1, lengths);
+    static const struct { const char *src, *strategy; } cases[] = {
+        {"def main(xs: [N]f32): [N]f32 = xs |> scan(+, 0.0)", "parallel-scan(BS=64, BF=2, SE=4)"},
+        {"def main(xs: [N]i32) = let ys = xs |> map(x => x + 1) in let ys = ys |> map(y => y * 2) in ys |> scan(+, 0)",
+         "first(scan, parallel-scan(BS=16, BF=2, TD=2))"},
+        /* a user's names that look fresh, and one like a parameter's */
+        {"def main(xs: [N]i32): [N]i32 = let xs_1 = xs |> map(v => v + 1) in xs_1 |> map(xs_2 => xs_2 * 2) |> scan(+, 0)",
+         "first(scan, pad-scan(BS=8)) ; first(scan, scan-then-propagate(BS=8))"},
+        /* the inner k is the parameter's node, bound again */
+        {"def main(xs: [N]f32, k: f32) = let ys = xs |> map(x => x + k) in let k = 100.0 in ys |> map(y => y * k)",
+         "id"},
+        {"def main(xs: [N]i32, k: i32) = xs |> map(x => iota(4) |> map(j => x * i32(j) + k) |> reduce(+, 0)) |> scan(+, 0)",
+         "first(scan, parallel-scan(BS=8, BF=2, SE=2))"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *label = text_of("canonical names of `%s` under %s", cases[i].src, cases[i].strategy);
+        const st_program *p = parse_ok(cx, cases[i].src);
+        const st_def *d = entry_of(p);
+        const st_def *one = rewrite_noted(&f, label, d, cases[i].strategy);
+        const st_def *two = rewrite_noted(&f, label, d, cases[i].strategy); /* fresh names again */
+        if (!one || !two) continue;
+        st_err err = {0};
+        const st_def *c1 = st_def_canonical(cx, one, &err), *c2 = st_def_canonical(cx, two, &err);
+        ck_assert_msg(c1 && c2, "%s: %s", label, err.message);
+        if (c1->body != c2->body) fault(&f, "%s: two rewrites of one program have other canonical names", label);
+        if (st_def_canonical(cx, c1, &err)->body != c1->body) fault(&f, "%s: not idempotent", label);
+        same_results_noted(&f, label, d, c1, lengths, n, F32_TOL, 700 + i);
+        reparse_noted(&f, label, p, d, c1);
+    }
+    /* the names themselves: the first of a base keeps it, none takes a parameter's */
+    const st_def *d = entry_of(parse_ok(cx, cases[2].src));
+    st_err err = {0};
+    const st_def *c = st_def_canonical(cx, d, &err);
+    st_buf b = {0};
+    st_print_def(c, &b);
+    ck_assert_has(b.data, "let xs_2 = xs |> map(v => v + 1)");
+    ck_assert_has(b.data, "xs_2 |> map(xs_3 => xs_3 * 2)");
+    st_buf_free(&b);
+    no_faults(&f);
+}
+END_TEST
+
 /* Fusion, then the scan rules: the scan left in the one-pass filter (a fold,
  * and a post-function making the scatter's pairs) is one the scan rules
  * still take, wherever it sits. */
@@ -1278,7 +1326,10 @@ int main(void) {
          {scan_then_propagate_by_hand, affine_recurrence_keeps_its_order_by_hand, segmented_scan_by_hand,
           exclusive_scan_by_hand, max_scan_pads_with_its_neutral_element_by_hand, filter_in_one_pass_by_hand},
          0},
-        {"together", {fusion_composes_with_scan_rules, examples_keep_their_results, fusion_respects_shadowing}, 0},
+        {"together",
+         {fusion_composes_with_scan_rules, examples_keep_their_results, fusion_respects_shadowing,
+          canonical_names_depend_on_the_program_alone},
+         0},
         {"structure", {parallel_scan_has_the_structure_of_listing_8, se_and_td_give_the_same_program}, 0},
         {"conditions", {bad_parameters_are_refused_when_parsed, conditions_on_lengths_are_refused_when_rewriting}, 0},
         {"hindrances",
