@@ -138,7 +138,12 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
     const st_def *def = NULL;
     char program_file[4200];
     snprintf(program_file, sizeof program_file, "%s/program.strata", s->dir);
-    if (ok) program = st_parse_program(x.cx, program_file, x.e.program_source, strlen(x.e.program_source), err);
+    /* named as the exploration named it: the kernels' text (their first
+     * line names the program) and so their SHA-256 and build are the ones
+     * explored */
+    const char *explored_as = st_json_get_string(x.e.json, "program");
+    if (ok) program = st_parse_program(x.cx, explored_as ? explored_as : program_file, x.e.program_source,
+                                       strlen(x.e.program_source), err);
     if (ok && program) def = st_program_entry(program, x.e.entry, err);
     ok = ok && def;
     /* the exploration's own conditions, on its device (named: an index

@@ -76,6 +76,16 @@ START_TEST(export_writes_kernels_record_and_index) {
     const st_json *j = st_json_parse(f.a, "record.json", record, strlen(record), &e);
     ck_assert_msg(j != NULL, "record.json: %s", e.message);
     ck_assert_str_eq(st_json_get_string(j, "kernels_sha256"), sha);
+    /* and they are the kernels explored, byte for byte (one program, one text) */
+    st_records explored;
+    size_t truncated;
+    ck_assert(st_records_read(arena_text(f.a, "%s/results.jsonl", f.explored), &explored, &truncated, &e));
+    bool same = false;
+    for (size_t i = 0; i < explored.count; i++)
+        if (!strcmp(explored.items[i].strategy, st_json_get_string(j, "strategy")))
+            same = !strcmp(explored.items[i].kernels_sha256, sha);
+    st_records_free(&explored);
+    ck_assert_msg(same, "the exported kernels are not the explored ones (SHA-256 %s)", sha);
     ck_assert_str_eq(st_json_get_string(j, "program"), "prefix_sum");
     ck_assert_ptr_nonnull(st_json_get_string(j, "driver"));
     ck_assert_ptr_nonnull(st_json_get(j, "parameters"));
