@@ -319,6 +319,44 @@ START_TEST(a_killed_study_resumes_from_its_database) {
 }
 END_TEST
 
+/* Two machines, one study: each tunes into its own directory against one
+ * database (here one after the other, as machines taking turns), the
+ * second goes on from the first's trials, and `strata merge` joins the two
+ * directories into one that exports. */
+START_TEST(two_directories_share_one_study_and_merge) {
+    fixture f;
+    setup(&f);
+    const char *storage = arena_text(f.a, "sqlite:///%s/shared.db", f.dir);
+    const char *first = arena_text(f.a, "%s/machine-a", f.dir), *second = arena_text(f.a, "%s/machine-b", f.dir);
+    char *out, *err;
+    f.out = first;
+    int rc = autotune(&f, ARGS("--space", SMALL_SPACE, "--storage", storage, "--study", "shared", "--trials", "3",
+                               "--sampler", "random", "--sampler-seed", "2"),
+                      &out, &err);
+    ck_assert_msg(rc == 0, "the first machine failed (exit %d):\n%.2000s\n%.2000s", rc, out, err);
+    f.out = second;
+    rc = autotune(&f, ARGS("--space", SMALL_SPACE, "--storage", storage, "--study", "shared", "--trials", "6",
+                           "--sampler", "random", "--sampler-seed", "3"),
+                  &out, &err);
+    ck_assert_msg(rc == 0, "the second machine failed (exit %d):\n%.2000s\n%.2000s", rc, out, err);
+    ck_assert_has(out, "resumed with 3 trials");
+    ck_assert_has(out, "[6/6] ");
+    ck_assert_has(file_of(&f, "autotune.json"), "\"trials\": 6");
+    /* the database is the shared one, not a study.db of the directory */
+    struct stat st;
+    ck_assert_int_ne(stat(arena_text(f.a, "%s/study.db", second), &st), 0);
+    const char *merged = arena_text(f.a, "%s/merged", f.dir);
+    rc = strata_spawn(f.a, f.dir, environ, ARGS("merge", first, second, "--out", merged), &out, &err);
+    ck_assert_msg(rc == 0, "merge failed:\n%.3000s", err);
+    f.out = merged;
+    st_records rs = records_of(&f);
+    ck_assert_uint_ge(rs.count, 2);
+    st_records_free(&rs);
+    exports(&f);
+    teardown(&f);
+}
+END_TEST
+
 /* A plugin rule that aborts at K = 2 kills strata in the middle of a
  * rewrite: the autotuner records the point as a crash, starts another
  * strata and goes on. */
@@ -358,6 +396,7 @@ static Suite *autotune_suite(void) {
     tcase_add_loop_test(at, each_sampler_finds_a_validated_point_in_the_drivers_format, 0,
                         (int)(sizeof samplers / sizeof *samplers));
     tcase_add_test(at, a_killed_study_resumes_from_its_database);
+    tcase_add_test(at, two_directories_share_one_study_and_merge);
     tcase_add_test(at, a_strata_that_dies_is_recorded_as_crash_and_replaced);
     suite_add_tcase(s, at);
     return s;
