@@ -114,9 +114,9 @@ int child_wait(child *cs, size_t n, double wait_s) {
 
 void child_describe(const child *c, char *out, size_t cap) {
     switch (c->end) {
-    case CHILD_SIGNALED: snprintf(out, cap, "killed by signal %d (%s)", c->signal, strsignal(c->signal)); break;
+    case CHILD_SIGNALED: snprintf(out, cap, "was killed by signal %d (%s)", c->signal, strsignal(c->signal)); break;
     case CHILD_EXITED: snprintf(out, cap, "exited with status %d", c->exit_code); break;
-    case CHILD_TIMED_OUT: snprintf(out, cap, "killed at its time limit"); break;
+    case CHILD_TIMED_OUT: snprintf(out, cap, "was killed at its time limit"); break;
     default: snprintf(out, cap, "still running"); break;
     }
 }

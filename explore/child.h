@@ -40,7 +40,7 @@ enum { CHILD_MAX = ST_EXPLORE_MAX_JOBS };
 int child_wait(child *cs, size_t n, double wait_s);
 /* Write all of text to fd (the child's side). */
 void child_write(int fd, const char *text, size_t len);
-/* "killed by SIGSEGV (Segmentation fault)", "exited with status 3", … */
+/* "was killed by signal 11 (Segmentation fault)", "exited with status 3", … */
 void child_describe(const child *c, char *out, size_t cap);
 
 #endif

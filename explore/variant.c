@@ -25,7 +25,7 @@ static void set_message(variant *v, st_status status, const char *fmt, const cha
     snprintf(v->message, sizeof v->message, fmt, detail);
 }
 
-bool variant_prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
+static bool prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
     const st_explore_setup *s = b->setup;
     st_err why = {0};
     const st_strategy *strategy = st_strategy_parse(s->cx, s->reg, "space", v->strategy, &why);
@@ -56,6 +56,39 @@ bool variant_prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
 }
 
 /* ---- in the children ---- */
+
+static void reply_status(int fd, st_status status, const char *message);
+
+/* The point rewritten, lowered and generated, and nothing else: whether
+ * that much ends at all. */
+static void prepare_probe_child(void *data, int fd) {
+    const variant_job *job = data;
+    variant v = *job->variant;
+    st_arena *a = st_arena_new();
+    st_err err = {0};
+    bool ok = a && prepare(job->bench, a, &v, &err);
+    reply_status(fd, ST_STATUS_OK, ok ? "" : err.message);
+    st_arena_free(a);
+}
+
+/* A plugin's rules run in this very process, and one that crashes or hangs
+ * would end the whole exploration (or the autotuner's session). So with
+ * plugins loaded a point is first made into code in a child: one that dies
+ * or passes the time limit makes the point a crash or a timeout, and this
+ * process never runs it. The built-in rules are trusted (and cheap to fork
+ * for, but a space of thousands of points need not pay it). */
+bool variant_prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
+    if (st_registry_plugin_count(b->setup->reg) > 0) {
+        if (!variant_in_child(b, v, prepare_probe_child, b->setup->build_timeout_s, NULL, err)) return false;
+        if (v->status != ST_STATUS_OK) {
+            char said[sizeof v->message];
+            snprintf(said, sizeof said, "%s", v->message);
+            snprintf(v->message, sizeof v->message, "rewriting and generating code: %.470s", said);
+            return true;
+        }
+    }
+    return prepare(b, a, v, err);
+}
 
 static void put_reply(int fd, st_buf *b) {
     st_buf_puts(b, "\n");

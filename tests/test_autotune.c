@@ -8,8 +8,10 @@
  *               driver's and exports
  *   autotune    each sampler finds a validated point on a small space; its
  *               files have the driver's format and export; a study killed
- *               mid-way resumes from its database; a strata process that
- *               dies is recorded as `crash` and replaced
+ *               mid-way resumes from its database; two directories share
+ *               one study and merge; a plugin rule that crashes is a crash;
+ *               a strata process that dies is recorded as `crash` and
+ *               replaced
  *
  * The suite needs the project's virtual environment with optuna, which
  * ./dev.sh test makes (.venv). */
@@ -357,10 +359,10 @@ START_TEST(two_directories_share_one_study_and_merge) {
 }
 END_TEST
 
-/* A plugin rule that aborts at K = 2 kills strata in the middle of a
- * rewrite: the autotuner records the point as a crash, starts another
- * strata and goes on. */
-START_TEST(a_strata_that_dies_is_recorded_as_crash_and_replaced) {
+/* A plugin rule that aborts at K = 2 would kill strata in the middle of a
+ * rewrite: strata makes each point into code in a child first when plugins
+ * are loaded, so the point is a crash and the session goes on. */
+START_TEST(a_plugin_rule_that_crashes_is_a_crash_and_not_the_end) {
     fixture f;
     setup(&f);
     const char *plugin = arena_text(f.a, "%s/plugin_crashes.so", env_path("STRATA_TEST_PLUGINS"));
@@ -369,17 +371,83 @@ START_TEST(a_strata_that_dies_is_recorded_as_crash_and_replaced) {
                                "--sampler", "random", "--sampler-seed", "1"),
                       &out, &err);
     ck_assert_msg(rc == 0, "autotune failed (exit %d):\n%.2000s\n%.2000s", rc, out, err);
-    ck_assert_has(err, "the strata process died (killed by signal 6) evaluating point 2; recording it as a crash");
+    ck_assert_ptr_null(strstr(err, "the strata process died"));
     ck_assert_has(out, "crash ");
-    ck_assert_has(out, "test-crash(K=2)");
     st_records rs = records_of(&f);
     const st_record *two = NULL;
     for (size_t i = 0; i < rs.count; i++)
         if (rs.items[i].point == 2) two = &rs.items[i];
     ck_assert(two != NULL);
     ck_assert(two->status == ST_STATUS_CRASH);
-    ck_assert_has(two->message, "the strata process evaluating it died");
+    ck_assert_has(two->message, "rewriting and generating code: the process running it was killed by signal 6");
     st_records_free(&rs);
+    teardown(&f);
+}
+END_TEST
+
+/* The pid of the `strata explore … --serve` process writing into dir, or 0. */
+static pid_t serving_strata(const char *dir) {
+    DIR *proc = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; proc && !found && (e = readdir(proc));) {
+        char path[300], cmd[8192];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *fp = fopen(path, "rb");
+        if (!fp) continue;
+        size_t n = fread(cmd, 1, sizeof cmd - 1, fp);
+        fclose(fp);
+        cmd[n] = 0;
+        bool serve = false, here = false, explore = false;
+        for (size_t i = 0; i < n; i += strlen(cmd + i) + 1) {
+            serve |= !strcmp(cmd + i, "--serve");
+            here |= !strcmp(cmd + i, dir);
+            explore |= !strcmp(cmd + i, "explore");
+        }
+        if (serve && here && explore) found = (pid_t)atoi(e->d_name);
+    }
+    if (proc) closedir(proc);
+    return found;
+}
+
+/* The strata process itself dies (killed from outside): the autotuner
+ * records the point it was evaluating as a crash, starts another strata and
+ * finishes its budget. */
+START_TEST(a_strata_that_dies_is_recorded_as_crash_and_replaced) {
+    fixture f;
+    setup(&f);
+    const char *argv[] = {env_path("STRATA_PYTHON"), env_path("STRATA_AUTOTUNE"), f.program, "--out", f.out,
+                          "--size", "N=3001", "--runs", "7", "--cache", f.cache, "--strata", env_path("STRATA"),
+                          "--space", "parallel-scan(BS=[16..512 pow2], BF=2, SE=[1..16 pow2])", "--trials", "8",
+                          "--sampler", "random", "--sampler-seed", "4", NULL};
+    const char *out_path = arena_text(f.a, "%s/tune.out", f.dir), *err_path = arena_text(f.a, "%s/tune.err", f.dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    const char *records = arena_text(f.a, "%s/results.jsonl", f.out);
+    for (int waited = 0; lines_in(records) < 1 && waited < 3000; waited++) nanosleep(&(struct timespec){0, 100000000}, NULL);
+    pid_t strata = serving_strata(f.out);
+    ck_assert_msg(strata > 0, "no `strata explore --serve` for %s", f.out);
+    kill(strata, SIGKILL);
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    const char *out = slurp_file(f.a, out_path, NULL), *err = slurp_file(f.a, err_path, NULL);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "autotune failed:\n%.2000s\n%.2000s", out, err);
+    ck_assert_has(err, "the strata process died (killed by signal 9) evaluating point ");
+    ck_assert_has(err, "recording it as a crash and starting another");
+    ck_assert_has(out, "[8/8] ");
+    ck_assert_has(file_of(&f, "autotune.json"), "\"trials\": 8");
+    st_records rs = records_of(&f);
+    bool crashed = false;
+    for (size_t i = 0; i < rs.count; i++)
+        crashed |= rs.items[i].status == ST_STATUS_CRASH &&
+                   strstr(rs.items[i].message, "the strata process evaluating it died") != NULL;
+    st_records_free(&rs);
+    ck_assert_msg(crashed, "no point was recorded as the crash");
     teardown(&f);
 }
 END_TEST
@@ -397,6 +465,7 @@ static Suite *autotune_suite(void) {
                         (int)(sizeof samplers / sizeof *samplers));
     tcase_add_test(at, a_killed_study_resumes_from_its_database);
     tcase_add_test(at, two_directories_share_one_study_and_merge);
+    tcase_add_test(at, a_plugin_rule_that_crashes_is_a_crash_and_not_the_end);
     tcase_add_test(at, a_strata_that_dies_is_recorded_as_crash_and_replaced);
     suite_add_tcase(s, at);
     return s;
