@@ -107,119 +107,6 @@ static void show_progress(void *data, const st_explore_progress *p) {
 static void print_summary(const st_explore_summary *sum, const char *dir);
 static void cache_dir(const args *a, char *out, size_t cap);
 
-/* ---- serving the autotuner ---- */
-
-/* One JSON line out, flushed: the other end waits for it. */
-static void answer(st_buf *b) {
-    fputs(b->data ? b->data : "{}", stdout);
-    fputc('\n', stdout);
-    fflush(stdout);
-    st_buf_free(b);
-}
-
-static void answer_error(const char *message) {
-    st_buf b = {0};
-    st_buf_puts(&b, "{\"error\": ");
-    st_json_put_string(&b, message);
-    st_buf_puts(&b, "}");
-    answer(&b);
-}
-
-/* The first line: the device and the space, each dimension with its values. */
-static void hello(const st_device_info *dev, const st_space *space) {
-    st_buf b = {0};
-    st_buf_puts(&b, "{\"strata_serve\": 1, \"device\": ");
-    st_json_put_string(&b, dev->name);
-    st_buf_printf(&b, ", \"points\": %llu, \"space\": ", (unsigned long long)st_space_npoints(space));
-    st_json_put_string(&b, st_space_text(space));
-    st_buf_puts(&b, ", \"dims\": [");
-    for (uint32_t d = 0; d < st_space_ndims(space); d++) {
-        const st_space_dim *dim = st_space_dim_at(space, d);
-        st_buf_puts(&b, d ? ", {\"name\": " : "{\"name\": ");
-        st_json_put_string(&b, dim->name);
-        st_buf_puts(&b, ", \"values\": [");
-        for (uint32_t v = 0; v < dim->nvalues; v++) {
-            st_buf_puts(&b, v ? ", " : "");
-            st_json_put_space_value(&b, dim->values[v]);
-        }
-        st_buf_puts(&b, "]}");
-    }
-    st_buf_puts(&b, "]}");
-    answer(&b);
-}
-
-/* One request: {"point": P}, {"point": P, "again": true} (measure it again),
- * or {"point": P, "status": "crash", "message": "…"} (record what happened
- * elsewhere). false only for what ends the session (the directory). */
-static bool serve_one(st_session *ss, const st_space *space, const char *line, size_t len, st_err *err) {
-    st_arena *a = st_arena_new();
-    if (!a) return st_fail_internal(err, "out of memory");
-    st_err why = {0};
-    const st_json *j = st_json_parse(a, "request", line, len, &why);
-    double point = -1;
-    const st_json *again = j ? st_json_get(j, "again") : NULL;
-    const char *status_text = j ? st_json_get_string(j, "status") : NULL;
-    st_status status = ST_STATUS_OK;
-    char bad[600] = "";
-    if (!j)
-        snprintf(bad, sizeof bad, "not a JSON line: %s", why.message);
-    else if (j->kind != ST_JSON_OBJECT || !st_json_get_number(j, "point", &point) || point != (double)(uint64_t)point)
-        snprintf(bad, sizeof bad, "a request is {\"point\": P} with P a whole number, optionally with \"again\": true, or \"status\" and \"message\"");
-    else if (point >= (double)st_space_npoints(space))
-        snprintf(bad, sizeof bad, "point %.0f is not in the space: it has points 0 to %llu", point,
-                 (unsigned long long)st_space_npoints(space) - 1);
-    else if (again && again->kind != ST_JSON_BOOL)
-        snprintf(bad, sizeof bad, "\"again\" is true or false");
-    else if (st_json_get(j, "status") && (!status_text || !st_status_parse(status_text, &status)))
-        snprintf(bad, sizeof bad, "\"status\" is one of ok, constraint, build_error, launch_error, wrong_answer, timeout, crash");
-    if (bad[0]) {
-        answer_error(bad);
-        st_arena_free(a);
-        return true;
-    }
-    st_record rec;
-    bool recorded = false;
-    bool ok = status_text ? st_session_record(ss, (uint64_t)point, status, st_json_get_string(j, "message"), &rec, err)
-                          : st_session_evaluate(ss, (uint64_t)point, again && again->boolean, &rec, &recorded, err);
-    st_arena_free(a);
-    if (!ok) return false;
-    st_buf b = {0};
-    st_buf_printf(&b, "{\"recorded\": %s, \"record\": ", recorded ? "true" : "false");
-    st_record_to_json(&rec, &b);
-    st_buf_puts(&b, "}");
-    answer(&b);
-    st_record_clear(&rec);
-    return true;
-}
-
-/* `strata explore --serve`: the session's points asked for on standard
- * input, answered on standard output, a JSON line each; the summary on
- * standard error at the end of the input. */
-static bool serve(const st_explore_setup *setup, const st_space *space, const char *dir, st_err *err) {
-    st_device_info dev;
-    st_session *ss = st_session_open(setup, space, dir, &dev, err);
-    if (!ss) return false;
-    hello(&dev, space);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    bool ok = true;
-    while (ok && (n = getline(&line, &cap, stdin)) > 0) {
-        size_t len = (size_t)n - (line[n - 1] == '\n');
-        if (len) ok = serve_one(ss, space, line, len, err);
-    }
-    free(line);
-    st_explore_summary sum;
-    ok = st_session_close(ss, &sum, err) && ok;
-    uint64_t recorded = 0;
-    for (int s = 0; s <= ST_STATUS_CRASH; s++) recorded += sum.counts[s];
-    if (ok)
-        fprintf(stderr, "serve: %llu points recorded in %s (results.jsonl, results.csv%s)\n", (unsigned long long)recorded,
-                dir, sum.chart ? ", results.svg" : "");
-    st_explore_summary_free(&sum);
-    return ok;
-}
-
 /* ---- the command ---- */
 
 int run_explore(const command *cmd, int argc, char **argv) {
@@ -274,7 +161,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
             rc = usage_error(cmd, "%s", "--serve evaluates one point at a time: it takes no --shard or --jobs");
             goto done;
         }
-        if (serve(&setup, space, opt(&a, "--out"), &err)) rc = 0;
+        if (serve_points(&setup, space, opt(&a, "--out"), &err)) rc = 0;
         else rc = report(&err, err.loc.file && !strcmp(err.loc.file, "space") ? opt(&a, "--space") : NULL);
         goto done;
     }
