@@ -7,6 +7,8 @@
 #     N       the prefix sum's length (default 4194304, as ./dev.sh demo)
 #     TRIALS  evaluations per study (default 10)
 #     SEEDS   studies per sampler, seeded 1..SEEDS (default 3)
+#   SPACE='…' in the environment explores another space of the prefix sum
+#   (default the paper's), WORK=DIR puts everything elsewhere.
 #
 # First `strata explore` measures every point. Then each sampler (tpe,
 # cmaes, random) runs SEEDS studies of TRIALS evaluations with
@@ -18,15 +20,15 @@
 #     found point's median, both as measured by the exhaustive run, so that
 #     timing noise between runs does not count.
 # Quality 1.000 means the study found the exhaustive best. Everything goes
-# to out/bench-autotune/, the table is printed.
+# to $WORK (out/bench-autotune/), the table is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N=${1:-4194304}
 TRIALS=${2:-10}
 SEEDS=${3:-3}
-SPACE='parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])'
-WORK=out/bench-autotune
+SPACE=${SPACE:-'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])'}
+WORK=${WORK:-out/bench-autotune}
 STRATA=build/strata
 
 ./dev.sh autotune --help >/dev/null # packages, build, .venv
@@ -71,8 +73,8 @@ done
 
 echo
 echo "prefix sum, N=$N, on $($STRATA devices | sed -n 's/^  device 0: //p' | head -1)"
-printf 'exhaustive best: %s, median %.3f ms (%s points ran correctly)\n' "$best_strategy" "$best_ms" \
-    "$(wc -l <"$WORK/exhaustive.tsv")"
+printf 'space: %s\nexhaustive best: %s, median %.3f ms (%s points ran correctly)\n' "$SPACE" "$best_strategy" \
+    "$best_ms" "$(wc -l <"$WORK/exhaustive.tsv")"
 echo
 echo "| sampler | seed | found | at trial | distinct points | quality |"
 echo "|---|---|---|---|---|---|"
