@@ -130,12 +130,14 @@ class Space:
         return p
 
 
-def sampler_of(name, seed):
+def sampler_of(name, seed, startup):
+    """startup: the random points a model-based sampler begins with."""
     if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed)
+        # multivariate: the dimensions of a strategy interact (BS with SE)
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup, multivariate=True)
     if name == "cmaes":
-        # CMA-ES over the value indices; the few first points are random
-        return optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=3, warn_independent_sampling=False)
+        # CMA-ES over the value indices
+        return optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=startup, warn_independent_sampling=False)
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     raise SystemExit(f"autotune: no sampler `{name}` (tpe, cmaes or random)")
@@ -180,6 +182,8 @@ def main(argv=None):
                          "machines tune one study")
     ap.add_argument("--study", default="strata", metavar="NAME", help="the study's name in the storage")
     ap.add_argument("--sampler-seed", type=int, default=None, metavar="S", help="seed the sampler (repeatable runs)")
+    ap.add_argument("--startup", type=int, default=None, metavar="K",
+                    help="random points before TPE or CMA-ES model the space (default: a fifth of --trials, 3 to 10)")
     ap.add_argument("--size", action="append", default=[], metavar="N=VALUE")
     ap.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--plugin", action="append", default=[], metavar="PATH.so")
@@ -198,7 +202,11 @@ def main(argv=None):
         ap.error("--trials must be at least 1")
     if a.minutes is not None and not a.minutes > 0:
         ap.error("--minutes must be above 0")
-    sampler = sampler_of(a.sampler, a.sampler_seed)
+    if a.startup is None:
+        a.startup = 10 if a.trials is None else min(10, max(3, a.trials // 5))
+    if a.startup < 1:
+        ap.error("--startup must be at least 1")
+    sampler = sampler_of(a.sampler, a.sampler_seed, a.startup)
 
     server = Server(strata_command(a))
     space = Space(server.hello)

@@ -266,6 +266,22 @@ START_TEST(each_sampler_finds_a_validated_point_in_the_drivers_format) {
 }
 END_TEST
 
+/* A budget in minutes instead of evaluations: the study stops on time. */
+START_TEST(a_budget_in_minutes_ends_the_study) {
+    fixture f;
+    setup(&f);
+    char *out, *err;
+    int rc = autotune(&f, ARGS("--space", SMALL_SPACE, "--minutes", "0.1", "--sampler", "tpe", "--sampler-seed", "1"), &out,
+                      &err);
+    ck_assert_msg(rc == 0, "autotune failed (exit %d):\n%.2000s\n%.2000s", rc, out, err);
+    ck_assert_has(out, "[1/?] ");
+    ck_assert_has(out, "best: parallel-scan(BS=");
+    /* (that it ended at all is the point: without a budget it would not) */
+    ck_assert_has(file_of(&f, "autotune.json"), "\"trials\": ");
+    teardown(&f);
+}
+END_TEST
+
 static size_t lines_in(const char *path) {
     FILE *fp = fopen(path, "r");
     size_t n = 0;
@@ -463,6 +479,7 @@ static Suite *autotune_suite(void) {
     tcase_set_timeout(at, 600);
     tcase_add_loop_test(at, each_sampler_finds_a_validated_point_in_the_drivers_format, 0,
                         (int)(sizeof samplers / sizeof *samplers));
+    tcase_add_test(at, a_budget_in_minutes_ends_the_study);
     tcase_add_test(at, a_killed_study_resumes_from_its_database);
     tcase_add_test(at, two_directories_share_one_study_and_merge);
     tcase_add_test(at, a_plugin_rule_that_crashes_is_a_crash_and_not_the_end);
