@@ -290,40 +290,48 @@ static size_t lines_in(const char *path) {
     return n;
 }
 
-START_TEST(a_killed_study_resumes_from_its_database) {
-    fixture f;
-    setup(&f);
-    /* start a long study in a process group of its own, kill it all when
-     * three points are recorded */
-    const char *argv[] = {env_path("STRATA_PYTHON"), env_path("STRATA_AUTOTUNE"), f.program, "--out", f.out,
-                          "--size", "N=3001", "--runs", "7", "--cache", f.cache, "--strata", env_path("STRATA"),
-                          "--space", "parallel-scan(BS=[16..512 pow2], BF=2, SE=[1..16 pow2])", "--trials", "40",
-                          "--sampler", "random", "--sampler-seed", "5", NULL};
+#define BIG_SPACE "parallel-scan(BS=[16..512 pow2], BF=2, SE=[1..16 pow2])"
+
+/* A study on BIG_SPACE started and left running, in a process group of its
+ * own: its output goes to DIR/tune.out and tune.err. Returns its pid once
+ * `records` points are in results.jsonl. */
+static pid_t tune_in_background(fixture *f, const char *trials, const char *seed, size_t records) {
+    const char *argv[] = {env_path("STRATA_PYTHON"), env_path("STRATA_AUTOTUNE"), f->program, "--out", f->out,
+                          "--size", "N=3001", "--runs", "7", "--cache", f->cache, "--strata", env_path("STRATA"),
+                          "--space", BIG_SPACE, "--trials", trials, "--sampler", "random", "--sampler-seed", seed, NULL};
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, arena_text(f.a, "%s/first.out", f.dir), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, arena_text(f.a, "%s/first.err", f.dir), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 1, arena_text(f->a, "%s/tune.out", f->dir), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, arena_text(f->a, "%s/tune.err", f->dir), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     pid_t pid;
     ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
-    const char *records = arena_text(f.a, "%s/results.jsonl", f.out);
-    for (int waited = 0; lines_in(records) < 3 && waited < 3000; waited++) nanosleep(&(struct timespec){0, 100000000}, NULL);
-    ck_assert_msg(lines_in(records) >= 3, "the first run recorded %zu points in 300 s:\n%s", lines_in(records),
-                  slurp_file(f.a, arena_text(f.a, "%s/first.err", f.dir), NULL));
+    const char *path = arena_text(f->a, "%s/results.jsonl", f->out);
+    for (int waited = 0; lines_in(path) < records && waited < 3000; waited++)
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    ck_assert_msg(lines_in(path) >= records, "the study recorded %zu points in 300 s:\n%s", lines_in(path),
+                  slurp_file(f->a, arena_text(f->a, "%s/tune.err", f->dir), NULL));
+    return pid;
+}
+
+START_TEST(a_killed_study_resumes_from_its_database) {
+    fixture f;
+    setup(&f);
+    /* a long study, killed (all of its process group) once three points are recorded */
+    pid_t pid = tune_in_background(&f, "40", "5", 3);
     kill(-pid, SIGKILL);
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid);
     ck_assert(WIFSIGNALED(status));
-    size_t before = lines_in(records);
+    size_t before = lines_in(arena_text(f.a, "%s/results.jsonl", f.out));
     /* the same command, a smaller budget: it goes on from the study */
     char *out, *err;
-    int rc = autotune(&f, ARGS("--space", "parallel-scan(BS=[16..512 pow2], BF=2, SE=[1..16 pow2])", "--trials",
-                               "6", "--sampler", "random", "--sampler-seed", "5"),
+    int rc = autotune(&f, ARGS("--space", BIG_SPACE, "--trials", "6", "--sampler", "random", "--sampler-seed", "5"),
                       &out, &err);
     ck_assert_msg(rc == 0, "the resumed study failed (exit %d):\n%.2000s\n%.2000s", rc, out, err);
     ck_assert_has(out, "resumed with ");
@@ -432,26 +440,14 @@ static pid_t serving_strata(const char *dir) {
 START_TEST(a_strata_that_dies_is_recorded_as_crash_and_replaced) {
     fixture f;
     setup(&f);
-    const char *argv[] = {env_path("STRATA_PYTHON"), env_path("STRATA_AUTOTUNE"), f.program, "--out", f.out,
-                          "--size", "N=3001", "--runs", "7", "--cache", f.cache, "--strata", env_path("STRATA"),
-                          "--space", "parallel-scan(BS=[16..512 pow2], BF=2, SE=[1..16 pow2])", "--trials", "8",
-                          "--sampler", "random", "--sampler-seed", "4", NULL};
-    const char *out_path = arena_text(f.a, "%s/tune.out", f.dir), *err_path = arena_text(f.a, "%s/tune.err", f.dir);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    const char *records = arena_text(f.a, "%s/results.jsonl", f.out);
-    for (int waited = 0; lines_in(records) < 1 && waited < 3000; waited++) nanosleep(&(struct timespec){0, 100000000}, NULL);
+    pid_t pid = tune_in_background(&f, "8", "4", 1);
     pid_t strata = serving_strata(f.out);
     ck_assert_msg(strata > 0, "no `strata explore --serve` for %s", f.out);
     kill(strata, SIGKILL);
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid);
-    const char *out = slurp_file(f.a, out_path, NULL), *err = slurp_file(f.a, err_path, NULL);
+    const char *out = slurp_file(f.a, arena_text(f.a, "%s/tune.out", f.dir), NULL),
+               *err = slurp_file(f.a, arena_text(f.a, "%s/tune.err", f.dir), NULL);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "autotune failed:\n%.2000s\n%.2000s", out, err);
     ck_assert_has(err, "the strata process died (killed by signal 9) evaluating point ");
     ck_assert_has(err, "recording it as a crash and starting another");
