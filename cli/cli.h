@@ -35,6 +35,8 @@ typedef struct command {
     const option *options;
     int (*run)(const struct command *cmd, int argc, char **argv);
     int max_positional; /* more positionals allowed (merge's DIRs); 0: npositional */
+    bool rules;         /* it builds the registry (registry()), which loads the --plugin modules;
+                           for the others parse_args loads them, so a bad one is refused by every command */
 } command;
 
 enum { MAX_VALUES = 256 };

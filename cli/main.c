@@ -75,8 +75,8 @@ int parse_args(const command *cmd, int argc, char **argv, args *out) {
     }
     if (out->npositional < cmd->npositional)
         return usage_error(cmd, "missing the %s", cmd->npositional == 1 ? "program file (PROG)" : "arguments");
-    /* every command loads its plugins, so a bad one is reported whatever the command */
-    if (opt(out, "--plugin")) {
+    /* every command loads its plugins, once, so a bad one is reported whatever the command */
+    if (!cmd->rules && opt(out, "--plugin")) {
         int rc = 0;
         st_registry *reg = registry(out, &rc);
         if (!reg) return rc;
@@ -489,17 +489,17 @@ static int run_devices(const command *cmd, int argc, char **argv) {
 static const command commands[] = {
     {"check", "check PROG [--entry NAME]", "Type-check PROG and print the signature of each def.",
      "Errors are printed as FILE:LINE:COL: error: MESSAGE with the line and a caret; the exit status is then 1.",
-     1, program_options, run_check, 0},
+     1, program_options, run_check, 0, false},
     {"print", "print PROG [--entry NAME]", "Print PROG in the surface syntax, as strata reads it.",
      "The output parses back to the same program: every step of a rewrite can be shown and fed back in.",
-     1, program_options, run_print, 0},
+     1, program_options, run_print, 0, false},
     {"eval", "eval PROG [--input NAME=VALUE]… [--size N=VALUE]… [--output DIR]",
      "Run PROG on the reference interpreter.",
      "Array parameters are .npy files (--input xs=a.npy), scalars are numbers (--input H=4096).\n"
      "With --size N=1000 (or --seed), arrays not given are generated at random.\n"
      "Results go to DIR/0.npy, DIR/1.npy, … (one per array of the result; a tuple is several),\n"
      "or are summarised on standard output without --output.",
-     1, eval_options, run_eval, 0},
+     1, eval_options, run_eval, 0, false},
     {"rewrite", "rewrite PROG -s STRATEGY [--trace] [--entry NAME]",
      "Apply a rewrite strategy and print the rewritten program.",
      "The strategy composes rules (`strata strategies` lists them) with ; <+ try repeat iterate\n"
@@ -507,7 +507,7 @@ static const command commands[] = {
      "  strata rewrite prog.strata -s 'parallel-scan(BS=256, BF=2, SE=4)'\n"
      "  strata rewrite prog.strata -s 'scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))'\n"
      "The output parses again. A strategy that does not apply is an error (exit 1) that says why.",
-     1, rewrite_options, run_rewrite, 0},
+     1, rewrite_options, run_rewrite, 0, true},
     {"run", "run PROG [-s STRATEGY] [--input NAME=VALUE]… [--size N=VALUE]… [--seed S] [--output DIR]\n"
             "                  [--device D] [--check] [--time [--runs K]] [--emit DIR] [--entry NAME]",
      "Rewrite, lower and generate OpenCL for PROG, and run it on a device.",
@@ -516,7 +516,7 @@ static const command commands[] = {
      "Inputs are given as for `strata eval`. --check compares with the interpreter, --time measures the\n"
      "kernels by profiling events, --emit DIR writes the lowered program, kernels.cl and host.c.\n"
      "The default device is the first GPU, else the first device (`strata devices` lists them).",
-     1, run_options, run_run, 0},
+     1, run_options, run_run, 0, true},
     {"explore", "explore PROG --space SPACE --out DIR [--size N=VALUE]… [--input NAME=VALUE]… [--seed S]\n"
                 "                  [--device D] [--runs K] [--timeout S] [--jobs J] [--shard I/N] [--cache DIR] [--serve]",
      "Build, check and time every point of a space of strategies for PROG on a device.",
@@ -537,23 +537,23 @@ static const command commands[] = {
      "{\"point\": P, \"status\": \"crash\", \"message\": …} (recorded as given), gets one line out, flushed:\n"
      "{\"recorded\": true|false, \"record\": {…}} or {\"error\": …}. Points are numbered over the dimensions,\n"
      "the last fastest. At the end of the input it writes results.csv and results.svg.",
-     1, explore_options, run_explore, 0},
+     1, explore_options, run_explore, 0, true},
     {"merge", "merge DIR… --out DIR",
      "Merge explorations of one space (its shards, say) into one directory.",
      "Each DIR is an exploration of the same program, entry, space, inputs, seed and device, typically\n"
      "one shard of a cluster job each (strata explore … --shard I/N --out DIR_I). The merged directory\n"
      "has every point once, results.csv and results.svg, and can be exported.",
-     1, merge_options, run_merge, 16},
+     1, merge_options, run_merge, 16, false},
     {"export", "export DIR [--into results] [--top K]",
      "Measure the best variants of an exploration again and export the fastest.",
      "Writes results/<device>/<program>/ (kernels.cl, host.c, program.strata: the lowered program,\n"
      "record.json: device, driver, inputs, strategy, parameters, figures, SHA-256 of the kernels) and\n"
      "adds it to results/index.json, where `strata run` without -s finds it: for this device, else a\n"
      "device of the same vendor and type, else of any device of its type. Run it on the machine that explored.",
-     1, export_options, run_export, 0},
+     1, export_options, run_export, 0, true},
     {"strategies", "strategies", "List the rewrite rules, their parameters and conditions.", NULL, 0, no_options,
-     run_strategies, 0},
-    {"devices", "devices", "List the OpenCL platforms and devices.", NULL, 0, no_options, run_devices, 0},
+     run_strategies, 0, true},
+    {"devices", "devices", "List the OpenCL platforms and devices.", NULL, 0, no_options, run_devices, 0, false},
 };
 
 static void print_overview(FILE *f) {

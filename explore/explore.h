@@ -184,6 +184,10 @@ void st_record_clear(st_record *r);
 bool st_record_copy(st_record *dst, const st_record *src);
 /* The record as one JSON object, without a newline. */
 void st_record_to_json(const st_record *r, st_buf *out);
+/* Its timing figures (median_ms, min_ms, max_ms, gb_per_s, bytes,
+ * samples_ms) as members of an object, each after sep: what a record and
+ * an export's record.json say alike. */
+void st_record_figures_to_json(const st_record *r, const char *sep, st_buf *out);
 /* Read a record back from what st_record_to_json wrote. */
 bool st_record_from_json(const st_json *j, st_record *out, st_err *err);
 

@@ -21,11 +21,6 @@ static bool write_in(const char *dir, const char *name, const char *text, st_err
     return st_write_file(path, text, strlen(text), err);
 }
 
-static void put_number(st_buf *b, const char *key, double value) {
-    st_json_put_key(b, ",\n  ", key);
-    st_json_put_number(b, value);
-}
-
 /* record.json: everything needed to trust and reproduce the export. */
 static void describe_export(const st_exploration *e, const st_device_info *dev, const st_space *space,
                             const st_record *best, const variant *v, st_buf *b) {
@@ -50,17 +45,7 @@ static void describe_export(const st_exploration *e, const st_device_info *dev, 
     describe_field(b, "space", e->space);
     describe_field(b, "strategy", best->strategy);
     /* the plugins whose rules the strategy may use, as the exploration recorded them */
-    const st_json *plugins = st_json_get(e->json, "plugins");
-    st_buf_puts(b, ",\n  \"plugins\": [");
-    for (size_t i = 0; plugins && plugins->kind == ST_JSON_ARRAY && i < plugins->len; i++) {
-        const char *path = st_json_get_string(&plugins->items[i], "path"), *sha = st_json_get_string(&plugins->items[i], "sha256");
-        st_buf_puts(b, i ? ", {\"path\": " : "{\"path\": ");
-        st_json_put_string(b, path ? path : "");
-        st_buf_puts(b, ", \"sha256\": ");
-        st_json_put_string(b, sha ? sha : "");
-        st_buf_puts(b, "}");
-    }
-    st_buf_puts(b, "]");
+    describe_recorded_plugins(b, e->json);
     st_buf_puts(b, ",\n  \"parameters\": {");
     for (uint32_t d = 0; d < st_space_ndims(space) && d < best->nvalues; d++) {
         st_buf_puts(b, d ? ", " : "");
@@ -69,18 +54,9 @@ static void describe_export(const st_exploration *e, const st_device_info *dev, 
         st_json_put_space_value(b, best->values[d]);
     }
     st_buf_puts(b, "}");
-    put_number(b, "median_ms", best->median_ms);
-    put_number(b, "min_ms", best->min_ms);
-    put_number(b, "max_ms", best->max_ms);
-    put_number(b, "gb_per_s", best->gb_per_s);
-    put_number(b, "bytes", (double)best->bytes);
-    st_buf_puts(b, ",\n  \"samples_ms\": [");
-    for (uint32_t i = 0; i < best->nsamples; i++) {
-        st_buf_puts(b, i ? ", " : "");
-        st_json_put_number(b, best->samples_ms[i]);
-    }
-    st_buf_puts(b, "]");
-    put_number(b, "tolerance", e->rtol);
+    st_record_figures_to_json(best, ",\n  ", b);
+    st_json_put_key(b, ",\n  ", "tolerance");
+    st_json_put_number(b, e->rtol);
     describe_field(b, "kernels", "kernels.cl");
     describe_field(b, "kernels_sha256", sha);
     describe_field(b, "host", "host.c");

@@ -43,6 +43,23 @@ static void put_number(st_buf *b, const char *key, double v) {
     st_json_put_number(b, v);
 }
 
+void st_record_figures_to_json(const st_record *r, const char *sep, st_buf *b) {
+    const struct { const char *key; double value; } figures[] = {
+        {"median_ms", r->median_ms}, {"min_ms", r->min_ms}, {"max_ms", r->max_ms},
+        {"gb_per_s", r->gb_per_s},   {"bytes", (double)r->bytes}};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++) {
+        st_json_put_key(b, sep, figures[i].key);
+        st_json_put_number(b, figures[i].value);
+    }
+    st_json_put_key(b, sep, "samples_ms");
+    st_buf_puts(b, "[");
+    for (uint32_t i = 0; i < r->nsamples; i++) {
+        st_buf_puts(b, i ? ", " : "");
+        st_json_put_number(b, r->samples_ms[i]);
+    }
+    st_buf_puts(b, "]");
+}
+
 void st_record_to_json(const st_record *r, st_buf *b) {
     st_buf_puts(b, "{");
     put_number(b, "point", (double)r->point);
@@ -60,20 +77,7 @@ void st_record_to_json(const st_record *r, st_buf *b) {
     put_key(b, "message");
     st_json_put_string(b, r->message ? r->message : "");
     put_number(b, "build_ms", r->build_ms);
-    if (r->status == ST_STATUS_OK) {
-        put_number(b, "median_ms", r->median_ms);
-        put_number(b, "min_ms", r->min_ms);
-        put_number(b, "max_ms", r->max_ms);
-        put_number(b, "gb_per_s", r->gb_per_s);
-        put_number(b, "bytes", (double)r->bytes);
-        put_key(b, "samples_ms");
-        st_buf_puts(b, "[");
-        for (uint32_t i = 0; i < r->nsamples; i++) {
-            st_buf_puts(b, i ? ", " : "");
-            st_json_put_number(b, r->samples_ms[i]);
-        }
-        st_buf_puts(b, "]");
-    }
+    if (r->status == ST_STATUS_OK) st_record_figures_to_json(r, ", ", b);
     put_key(b, "kernels_sha256");
     st_json_put_string(b, r->kernels_sha256);
     st_buf_puts(b, "}");

@@ -290,34 +290,53 @@ static bool file_sha256(const char *path, char sha[65], st_err *err) {
     return true;
 }
 
+/* One entry of a "plugins" list. */
+static void put_plugin(st_buf *b, bool first, const char *path, const char *sha) {
+    st_buf_puts(b, first ? "{\"path\": " : ", {\"path\": ");
+    st_json_put_string(b, path ? path : "");
+    st_buf_puts(b, ", \"sha256\": ");
+    st_json_put_string(b, sha ? sha : "");
+    st_buf_puts(b, "}");
+}
+
 bool describe_plugins(st_buf *b, const st_registry *reg, st_err *err) {
     st_buf_puts(b, ",\n  \"plugins\": [");
     for (size_t i = 0; i < st_registry_plugin_count(reg); i++) {
         char sha[65];
         if (!file_sha256(st_registry_plugin_path(reg, i), sha, err)) return false;
-        st_buf_puts(b, i ? ", {\"path\": " : "{\"path\": ");
-        st_json_put_string(b, st_registry_plugin_path(reg, i));
-        st_buf_printf(b, ", \"sha256\": \"%s\"}", sha);
+        put_plugin(b, i == 0, st_registry_plugin_path(reg, i), sha);
     }
     st_buf_puts(b, "]");
     return true;
 }
 
+void describe_recorded_plugins(st_buf *b, const st_json *exploration) {
+    const st_json *plugins = st_json_get(exploration, "plugins");
+    st_buf_puts(b, ",\n  \"plugins\": [");
+    for (size_t i = 0; plugins && plugins->kind == ST_JSON_ARRAY && i < plugins->len; i++)
+        put_plugin(b, i == 0, st_json_get_string(&plugins->items[i], "path"),
+                   st_json_get_string(&plugins->items[i], "sha256"));
+    st_buf_puts(b, "]");
+}
+
 bool plugins_loaded(const st_json *exploration, const st_registry *reg, st_err *err) {
     const st_json *plugins = st_json_get(exploration, "plugins");
-    for (size_t i = 0; plugins && plugins->kind == ST_JSON_ARRAY && i < plugins->len; i++) {
+    size_t nloaded = st_registry_plugin_count(reg);
+    char (*loaded)[65] = calloc(nloaded + 1, sizeof *loaded); /* each module hashed once */
+    if (!loaded) return st_fail_internal(err, "out of memory");
+    bool ok = true;
+    for (size_t k = 0; ok && k < nloaded; k++) ok = file_sha256(st_registry_plugin_path(reg, k), loaded[k], err);
+    for (size_t i = 0; ok && plugins && plugins->kind == ST_JSON_ARRAY && i < plugins->len; i++) {
         const char *path = st_json_get_string(&plugins->items[i], "path");
         const char *want = st_json_get_string(&plugins->items[i], "sha256");
         bool found = false;
-        for (size_t k = 0; !found && want && k < st_registry_plugin_count(reg); k++) {
-            char sha[65];
-            found = file_sha256(st_registry_plugin_path(reg, k), sha, err) && !strcmp(sha, want);
-        }
+        for (size_t k = 0; !found && want && k < nloaded; k++) found = !strcmp(loaded[k], want);
         if (!found)
-            return st_fail(err, (st_loc){0}, "the exploration used rules from the plugin %s (SHA-256 %.12s…); give it with --plugin %s (the same build of it)",
-                           path ? path : "?", want ? want : "?", path ? path : "PATH.so");
+            ok = st_fail(err, (st_loc){0}, "the exploration used rules from the plugin %s (SHA-256 %.12s…); give it with --plugin %s (the same build of it)",
+                         path ? path : "?", want ? want : "?", path ? path : "PATH.so");
     }
-    return true;
+    free(loaded);
+    return ok;
 }
 
 void describe_device(st_buf *b, const st_device_info *dev) {

@@ -67,6 +67,8 @@ void describe_field(st_buf *b, const char *key, const char *value);
  * `,\n  "plugins": [{"path": …, "sha256": …}, …]` (the SHA-256 of each
  * module's file: a rebuilt plugin is another plugin). */
 bool describe_plugins(st_buf *b, const st_registry *reg, st_err *err);
+/* The same member, as an explore.json recorded it (for record.json). */
+void describe_recorded_plugins(st_buf *b, const st_json *exploration);
 /* Every plugin an explore.json names is loaded into reg (the same file
  * content, wherever it is now); else err says which to give with --plugin. */
 bool plugins_loaded(const st_json *exploration, const st_registry *reg, st_err *err);

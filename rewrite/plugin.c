@@ -24,12 +24,6 @@ struct st_plugin {
     st_err first;
 };
 
-static char *copy_text(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *c = malloc(n);
-    return c ? memcpy(c, s, n) : NULL;
-}
-
 static void free_plugin(loaded_plugin *lp) {
     for (size_t i = 0; i < lp->nrules; i++) free(lp->rules[i]);
     free(lp->rules);
@@ -100,7 +94,7 @@ bool st_registry_load_plugin(st_registry *r, const char *path, st_err *err) {
     loaded_plugin *plugins = realloc(r->plugins, (r->nplugins + 1) * sizeof *plugins);
     if (!plugins) return st_fail_internal(err, "out of memory");
     r->plugins = plugins;
-    loaded_plugin lp = {.path = copy_text(abs)};
+    loaded_plugin lp = {.path = strdup(abs)};
     if (!lp.path) return st_fail_internal(err, "out of memory");
 
     /* RTLD_NOW: a symbol the plugin needs and strata lacks is reported here,

@@ -51,6 +51,14 @@ static inline void scratch_remove(const char *path) {
     rmdir(path);
 }
 
+/* A path meson test puts in the environment (tests/meson.build); the test
+ * fails when it is not there. */
+static inline const char *env_path(const char *name) {
+    const char *v = getenv(name);
+    ck_assert_msg(v != NULL, "%s is not set (run through meson test)", name);
+    return v;
+}
+
 /* Parse and check src; fail the test with the error if it does not. */
 static inline const st_program *parse_ok(st_ctx *cx, const char *src) {
     st_err err = {0};

@@ -45,12 +45,6 @@ static void teardown(fixture *f) {
     st_arena_free(f->a);
 }
 
-static const char *env_path(const char *name) {
-    const char *v = getenv(name);
-    ck_assert_msg(v != NULL, "%s is not set (run through meson test)", name);
-    return v;
-}
-
 /* The lines of text, as parsed JSON objects. */
 static const st_json *line_json(fixture *f, const char *text, int index) {
     const char *p = text;

@@ -29,12 +29,6 @@
 
 extern char **environ;
 
-static const char *env_path(const char *name) {
-    const char *v = getenv(name);
-    ck_assert_msg(v != NULL, "%s is not set (run through meson test)", name);
-    return v;
-}
-
 static const char *test_module_in(st_arena *a, const char *kind) {
     return arena_text(a, "%s/plugin_%s.so", env_path("STRATA_TEST_PLUGINS"), kind);
 }
