@@ -128,7 +128,8 @@ typedef struct cg_arg {
 typedef enum cg_shape {
     CG_SHAPE_SINGLE, /* one work-item */
     CG_SHAPE_GLB,    /* `count` work-items (rounded up to whole groups) */
-    CG_SHAPE_WRG     /* `count` work-groups of the largest of `lanes` work-items */
+    CG_SHAPE_WRG,    /* `count` work-groups of the largest of `lanes` work-items */
+    CG_SHAPE_EXACT   /* `count` work-groups of exactly lanes[0] work-items, or a refusal */
 } cg_shape;
 
 typedef struct cg_kernel {
@@ -141,6 +142,8 @@ typedef struct cg_kernel {
     uint32_t nargs;
     cg_arg *args;
     st_buf body;
+    bool stall_check;           /* after the launch, read the look-back's stall flag: */
+    int stall_buffer;           /*   element 1 of this buffer, 1 + the group that gave up */
 } cg_kernel;
 
 typedef enum cg_buffer_role { CG_BUF_INPUT, CG_BUF_OUTPUT, CG_BUF_TEMP } cg_buffer_role;
@@ -173,6 +176,7 @@ typedef struct cg {
     uint32_t nfuncs, capfuncs;
     const st_node **funcs_of;
     bool uses_f64;
+    bool uses_lookback;         /* the spin bound and 64-bit atomics in the prelude */
 
     /* the kernel being generated */
     cg_kernel *k;
@@ -243,6 +247,10 @@ cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
 void cg_apply_into(cg *g, const st_node *f, uint32_t nargs, const cg_value *args, const cg_binding *env,
                    const cg_place *p);
 cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env);
+/* A scalar or tuple as one C expression (make_tupleK(…) for a tuple), and
+ * back: the fields of a C lvalue or expression c of type t as a value. */
+const char *cg_tuple_literal(cg *g, const cg_value *v);
+cg_value cg_fields_of(cg *g, const st_type *t, const char *c);
 const cg_binding *cg_bind(cg *g, const cg_binding *env, const char *name, cg_value v);
 const cg_binding *cg_bind_pattern(cg *g, const cg_binding *env, const st_node *let, cg_value v);
 /* name to the memory of place, read afresh (so registered with the kernel
@@ -258,6 +266,10 @@ static inline bool cg_is_view(const st_node *e) { return st_is_view(e, false); }
 void cg_scatter_sources(cg *g, const st_node *e, const cg_binding *env, cg_value *is, cg_value *vs);
 void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *is,
                      const cg_value *vs, const char *j);
+/* One write of e (a scatter or reduce_by_index into p): value v at index i,
+ * ignored when i is out of bounds. */
+void cg_scatter_write(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *i,
+                      const cg_value *v);
 /* The place an address-space annotation or the level asks for, sized by t. */
 const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space space, const char *hint);
 
@@ -289,10 +301,21 @@ void cg_group_sync(cg *g);
 
 /* ---- cg_host.c: kernels ---- */
 bool cg_host(cg *g);
+void cg_kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hint, const st_node *e);
+void cg_kernel_end(cg *g);
+/* e's array arguments from `first` on that are not views, computed into
+ * global buffers by kernels of their own first. */
+const st_node *cg_host_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env);
 uint32_t cg_buffers_of(const cg *g, cg_buffer_role role); /* how many have this role */
 void cg_use_buffer(cg *g, int buffer, bool write); /* the current kernel reads or writes it */
 const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint); /* global buffers */
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count);
+
+/* ---- cg_lookback.c: the single-pass scan ---- */
+/* scanLookback e into p: a kernel resetting its state, then the scan's
+ * kernel. With scatter (a scatter of e's (index, value) pairs into p, whose
+ * destination is in p already), each pair is written as it is stored. */
+void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter);
 
 /* ---- cg_glue.c: the host glue ---- */
 const char *cg_glue(cg *g);

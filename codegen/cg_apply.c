@@ -48,23 +48,23 @@ static bool wants_function(const st_node *f) {
     return closed_scalar(st_lambda_body(f), f->kids, st_lambda_nparams(f));
 }
 
-static const char *tuple_literal(cg *g, const cg_value *v) {
+const char *cg_tuple_literal(cg *g, const cg_value *v) {
     if (v->kind == CG_SCALAR) return v->c;
     const char *ctype = cg_ctype(g, v->type);
     st_buf b = {0};
     st_buf_printf(&b, "make_%s(", ctype);
-    for (uint32_t k = 0; k < v->n; k++) st_buf_printf(&b, "%s%s", k ? ", " : "", tuple_literal(g, &v->items[k]));
+    for (uint32_t k = 0; k < v->n; k++) st_buf_printf(&b, "%s%s", k ? ", " : "", cg_tuple_literal(g, &v->items[k]));
     st_buf_puts(&b, ")");
     const char *r = cg_str(g, "%s", b.data ? b.data : "");
     st_buf_free(&b);
     return r;
 }
 
-static cg_value fields_of(cg *g, const st_type *t, const char *c) {
+cg_value cg_fields_of(cg *g, const st_type *t, const char *c) {
     if (t->kind == ST_TYPE_SCALAR) return cg_scalar(t, c);
     cg_value *items = cg_alloc(g, t->n * sizeof *items);
     if (!items) return cg_scalar(t, c);
-    for (uint32_t k = 0; k < t->n; k++) items[k] = fields_of(g, t->items[k], cg_str(g, "%s.f%u", c, k));
+    for (uint32_t k = 0; k < t->n; k++) items[k] = cg_fields_of(g, t->items[k], cg_str(g, "%s.f%u", c, k));
     return (cg_value){.kind = CG_TUPLE, .type = t, .n = t->n, .items = items};
 }
 
@@ -95,10 +95,10 @@ static const char *function_for(cg *g, const st_node *f) {
         const st_node *p = f->kids[i];
         const char *name = cg_str(g, "v_%s", p->u.name);
         st_buf_printf(&head, "%s%s %s", i ? ", " : "", cg_ctype(g, p->type), name);
-        env = cg_bind(g, env, p->u.name, p->type->kind == ST_TYPE_TUPLE ? fields_of(g, p->type, name) : cg_scalar(p->type, name));
+        env = cg_bind(g, env, p->u.name, p->type->kind == ST_TYPE_TUPLE ? cg_fields_of(g, p->type, name) : cg_scalar(p->type, name));
     }
     cg_value r = cg_thread_value(g, st_lambda_body(f), env);
-    cg_line(g, "return %s;", tuple_literal(g, &r));
+    cg_line(g, "return %s;", cg_tuple_literal(g, &r));
     st_buf_printf(&g->funcs, "%s) {\n%s}\n\n", head.data, fn.body.data ? fn.body.data : "");
     st_buf_free(&head);
     st_buf_free(&fn.body);
@@ -138,7 +138,7 @@ cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
         const char *name = function_for(g, f);
         st_buf b = {0};
         st_buf_printf(&b, "%s(", name);
-        for (uint32_t i = 0; i < nargs; i++) st_buf_printf(&b, "%s%s", i ? ", " : "", tuple_literal(g, &args[i]));
+        for (uint32_t i = 0; i < nargs; i++) st_buf_printf(&b, "%s%s", i ? ", " : "", cg_tuple_literal(g, &args[i]));
         st_buf_puts(&b, ")");
         const char *call = cg_str(g, "%s", b.data ? b.data : "");
         st_buf_free(&b);
@@ -146,7 +146,7 @@ cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
         if (rt->kind == ST_TYPE_SCALAR) return cg_scalar(rt, call);
         const char *r = cg_name(g, "r");
         cg_line(g, "%s %s = %s;", cg_ctype(g, rt), r, call);
-        return fields_of(g, rt, r);
+        return cg_fields_of(g, rt, r);
     }
     return cg_thread_value(g, st_lambda_body(f), cg_bind_params(g, f, nargs, args, env));
 }

@@ -12,7 +12,8 @@ static const char *const host_ctype[ST_SCALAR_KIND_COUNT] = {
     [ST_U64] = "unsigned long", [ST_F32] = "float", [ST_F64] = "double"};
 
 static const char *shape_name(cg_shape s) {
-    return s == CG_SHAPE_SINGLE ? "one work-item" : s == CG_SHAPE_GLB ? "mapGlb" : "mapWrg";
+    return s == CG_SHAPE_SINGLE ? "one work-item" : s == CG_SHAPE_GLB ? "mapGlb" : s == CG_SHAPE_WRG ? "mapWrg"
+                                                                                    : "scanLookback";
 }
 
 /* ---- the kernels ---- */
@@ -48,6 +49,13 @@ const char *cg_opencl(cg *g) {
     if (g->def->loc.file) st_buf_printf(&out, " of %s", g->def->loc.file);
     st_buf_printf(&out, ". */\n");
     if (g->uses_f64) st_buf_puts(&out, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    if (g->uses_lookback)
+        st_buf_puts(&out, "/* the look-back packs a flag and a 32-bit value in one word */\n"
+                          "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+                          "/* reads of a predecessor's flag before a look-back gives up and reports a stall */\n"
+                          "#ifndef STRATA_LOOKBACK_SPINS\n#define STRATA_LOOKBACK_SPINS (1L << 26)\n#endif\n"
+                          "/* a group that never publishes, to test that bound (-1: none) */\n"
+                          "#ifndef STRATA_LOOKBACK_SILENT_GROUP\n#define STRATA_LOOKBACK_SILENT_GROUP (-1L)\n#endif\n");
     st_buf_puts(&out, cg_prelude());
     st_buf_puts(&out, "\n");
     if (g->types.data) st_buf_printf(&out, "%s\n", g->types.data);
@@ -77,6 +85,7 @@ static const char *glue_prelude =
     "typedef struct _cl_device_id *cl_device_id;\n"
     "#define NULL ((void *)0)\n"
     "#define CL_SUCCESS 0\n"
+    "#define CL_TRUE 1\n"
     "#define CL_OUT_OF_RESOURCES -5\n"
     "#define CL_INVALID_WORK_GROUP_SIZE -54\n"
     "#define CL_MEM_READ_WRITE (1 << 0)\n"
@@ -93,12 +102,17 @@ static const char *glue_prelude =
     "cl_int clGetKernelWorkGroupInfo(cl_kernel, cl_device_id, cl_uint, size_t, void *, size_t *);\n"
     "cl_int clGetCommandQueueInfo(cl_command_queue, cl_uint, size_t, void *, size_t *);\n"
     "cl_int clGetDeviceInfo(cl_device_id, cl_uint, size_t, void *, size_t *);\n"
+    "cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,\n"
+    "                           const cl_event *, cl_event *);\n"
     "int snprintf(char *, size_t, const char *, ...);\n"
     "#else\n"
     "#define CL_TARGET_OPENCL_VERSION 120\n"
     "#include <CL/cl.h>\n"
     "#include <stdio.h>\n"
     "#endif\n"
+    "\n"
+    "/* what strata_run returns when a look-back waited past its bound */\n"
+    "#define STRATA_LOOKBACK_STALLED (-9001)\n"
     "\n"
     "static inline long st_div_long(long a, long b) { return b == 0 ? 0 : a / b; }\n"
     "static inline long st_mod_long(long a, long b) { return b == 0 ? 0 : a % b; }\n"
@@ -184,13 +198,43 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
                            "        if (err != CL_SUCCESS) goto done;\n"
                            "        global = n * group;\n", index, k->name);
         break;
+    case CG_SHAPE_EXACT: {
+        /* the kernel's local arrays are sized for exactly this many */
+        const char *want = cg_size(g, k->lanes[0]);
+        st_buf_printf(out, "        group = (size_t)(%s);\n"
+                           "        err = strata_fits(queue, kernels[%u], \"%s\", &group, local_bytes, msg, msgcap);\n"
+                           "        if (err != CL_SUCCESS) goto done;\n"
+                           "        if (group < (size_t)(%s)) {\n"
+                           "            snprintf(msg, msgcap, \"%s needs work-groups of %%lu work-items; the device runs at most %%lu of it \"\n"
+                           "                     \"(choose a smaller WG)\", (unsigned long)(%s), (unsigned long)group);\n"
+                           "            err = CL_INVALID_WORK_GROUP_SIZE;\n"
+                           "            goto done;\n"
+                           "        }\n"
+                           "        global = n * group;\n", want, index, k->name, want, k->name, want);
+        break;
+    }
     }
     st_buf_printf(out, "        err = clEnqueueNDRangeKernel(queue, kernels[%u], 1, NULL, &global, &group, 0, NULL, &events[%u]);\n"
                        "        if (err != CL_SUCCESS) {\n"
                        "            snprintf(msg, msgcap, \"launching %s (%%lu work-items in groups of %%lu)\",\n"
                        "                     (unsigned long)global, (unsigned long)group);\n"
-                       "            goto done;\n        }\n    }\n\n",
+                       "            goto done;\n        }\n",
                   index, index, k->name);
+    if (k->stall_check)
+        st_buf_printf(out, "        {\n"
+                           "            int stalled = 0;\n"
+                           "            err = clEnqueueReadBuffer(queue, %s, CL_TRUE, sizeof stalled, sizeof stalled, &stalled, 0, NULL, NULL);\n"
+                           "            if (err != CL_SUCCESS) {\n"
+                           "                snprintf(msg, msgcap, \"reading the look-back state of %s\");\n"
+                           "                goto done;\n            }\n"
+                           "            if (stalled) {\n"
+                           "                snprintf(msg, msgcap, \"%s: work-group %%d waited more than STRATA_LOOKBACK_SPINS reads for a \"\n"
+                           "                         \"predecessor's flag and gave up, so the result is wrong (the device does not \"\n"
+                           "                         \"run earlier work-groups alongside later ones)\", stalled - 1);\n"
+                           "                err = STRATA_LOOKBACK_STALLED;\n"
+                           "                goto done;\n            }\n        }\n",
+                      g->buffers[k->stall_buffer].name, k->name, k->name);
+    st_buf_puts(out, "    }\n\n");
 }
 
 const char *cg_glue(cg *g) {

@@ -95,7 +95,7 @@ static const char *what_of(cg *g, const st_node *e) {
     return cg_str(g, "%s", line);
 }
 
-static void kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hint, const st_node *e) {
+void cg_kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hint, const st_node *e) {
     cg_kernel *k = cg_alloc(g, sizeof *k);
     g->k = &g->nowhere; /* out of memory: the text goes nowhere, g->failed says so */
     if (!k) return;
@@ -119,7 +119,7 @@ static void kernel_begin(cg *g, cg_shape shape, const st_size *count, const char
     for (uint32_t i = 0; i < g->nscalars; i++) add_arg(g, (cg_arg){.kind = CG_ARG_SCALAR, .index = (int)i});
 }
 
-static void kernel_end(cg *g) {
+void cg_kernel_end(cg *g) {
     g->k = NULL;
     g->level = CG_HOST;
 }
@@ -135,6 +135,10 @@ static bool top_parallel(const st_node *e) {
 static const cg_place *top_place(cg *g, const st_type *t) { return cg_host_temp(g, t, "arg"); }
 
 static const cg_stage top = {top_parallel, top_place, host_into};
+
+const st_node *cg_host_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env) {
+    return cg_hoist_args(g, e, first, env, &top);
+}
 
 /* for (i = global id; i < n; i += global size): any launch size is right */
 static const char *glb_loop_begin(cg *g, const st_size *n) {
@@ -153,20 +157,20 @@ static void glb_loop_end(cg *g) {
  * global size so that any launch size is right. */
 static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     e = cg_hoist_args(g, e, 0, &env, &top);
-    kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
+    cg_kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD;
     cg_value xs = cg_thread_value(g, e->kids[1], env);
     const char *i = glb_loop_begin(g, cg_length(&xs));
     cg_value x = cg_index(g, &xs, i);
     cg_apply_into(g, e->kids[0], 1, &x, env, cg_place_index(g, p, i));
     glb_loop_end(g);
-    kernel_end(g);
+    cg_kernel_end(g);
 }
 
 /* mapWrg(f, xs): one work-group per element. */
 static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     e = cg_hoist_args(g, e, 0, &env, &top);
-    kernel_begin(g, CG_SHAPE_WRG, e->kids[1]->type->size, hint, e);
+    cg_kernel_begin(g, CG_SHAPE_WRG, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD; /* views only: the element is read inside the group */
     cg_value xs = cg_thread_value(g, e->kids[1], env);
     g->level = CG_GROUP;
@@ -178,17 +182,17 @@ static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_
         cg_fail(g, f, "mapWrg needs a lambda");
     else
         cg_group_into(g, st_lambda_body(f), cg_bind_params(g, f, 1, &x, env), cg_place_index(g, p, w));
-    kernel_end(g);
+    cg_kernel_end(g);
 }
 
 /* Anything else: one work-item does it. */
 static void kernel_single(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     e = cg_hoist_inside(g, e, &env, &top);
-    kernel_begin(g, CG_SHAPE_SINGLE, NULL, hint, e);
+    cg_kernel_begin(g, CG_SHAPE_SINGLE, NULL, hint, e);
     g->level = CG_THREAD;
     cg_line(g, "if (get_global_id(0) != 0) return;");
     cg_thread_into(g, e, env, p);
-    kernel_end(g);
+    cg_kernel_end(g);
 }
 
 /* An array that is already there, copied into its place in parallel. */
@@ -204,29 +208,38 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
                 break;
             }
     }
-    kernel_begin(g, CG_SHAPE_GLB, e->type->size, hint, e);
+    cg_kernel_begin(g, CG_SHAPE_GLB, e->type->size, hint, e);
     g->level = CG_THREAD;
     cg_value v = cg_thread_value(g, e, env);
     const char *i = glb_loop_begin(g, e->type->size);
     cg_value x = cg_index(g, &v, i);
     cg_store(g, cg_place_index(g, p, i), &x);
     glb_loop_end(g);
-    kernel_end(g);
+    cg_kernel_end(g);
 }
 
 /* scatter(dest, …): dest into place, then the writes in parallel. Writes
- * to one index from two elements land in an unspecified order. */
+ * to one index from two elements land in an unspecified order. A scatter
+ * of the (index, value) pairs a single-pass scan makes is that scan's
+ * kernel, writing each pair as it stores. */
 static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
+    const st_node *pairs = e->nkids == 2 ? e->kids[1] : NULL;
+    while (pairs && pairs->kind == ST_NODE_PRIM && pairs->u.prim == ST_PRIM_TO_GLOBAL) pairs = pairs->kids[0];
+    if (pairs && pairs->kind == ST_NODE_PRIM && pairs->u.prim == ST_PRIM_SCAN_LOOKBACK) {
+        host_into(g, e->kids[0], env, p);
+        cg_lookback(g, pairs, env, p, e);
+        return;
+    }
     e = cg_hoist_args(g, e, 1, &env, &top);
     host_into(g, e->kids[0], env, p);
-    kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
+    cg_kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD;
     cg_value is, vs;
     cg_scatter_sources(g, e, env, &is, &vs);
     const char *i = glb_loop_begin(g, cg_length(&is));
     cg_scatter_step(g, e, env, p, &is, &vs, i);
     glb_loop_end(g);
-    kernel_end(g);
+    cg_kernel_end(g);
 }
 
 /* ---- the top ---- */
@@ -317,6 +330,7 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
             cg_fail(g, e, "a map that was not lowered; apply lower-opencl (or map-glb, map-wrg) first");
             return;
         case ST_PRIM_SCATTER: kernel_scatter(g, e, env, p, "scatter"); return;
+        case ST_PRIM_SCAN_LOOKBACK: cg_lookback(g, e, env, p, NULL); return;
         default: break;
         }
     }

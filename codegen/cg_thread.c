@@ -324,8 +324,14 @@ void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_pl
         v = i.items[1];
         i = i.items[0];
     }
+    cg_scatter_write(g, e, env, p, &i, &v);
+}
+
+void cg_scatter_write(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *i,
+                      const cg_value *value) {
+    cg_value v = *value;
     const char *idx = cg_name(g, "at");
-    cg_line(g, "long %s = (long)%s;", idx, i.c);
+    cg_line(g, "long %s = (long)%s;", idx, i->c);
     cg_line(g, "if (%s >= 0 && %s < %s) {", idx, idx, cg_size(g, e->type->size));
     g->indent++;
     const cg_place *slot = cg_place_index(g, p, idx);

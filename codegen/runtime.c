@@ -55,6 +55,7 @@ static const char *cl_error_name(cl_int rc) {
         E(CL_INVALID_PROPERTY) E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS)
         E(CL_INVALID_LINKER_OPTIONS) E(CL_INVALID_DEVICE_PARTITION_COUNT)
         E(CL_PLATFORM_NOT_FOUND_KHR)
+    case -9001: return "STRATA_LOOKBACK_STALLED"; /* the glue's own (cg_glue.c) */
     default: return "an unknown OpenCL error";
     }
 #undef E
@@ -216,6 +217,7 @@ static const st_jit_symbol glue_symbols[] = {
     {"clGetCommandQueueInfo", (const void *)clGetCommandQueueInfo},
     {"clGetDeviceInfo", (const void *)clGetDeviceInfo},
     {"clEnqueueCopyBuffer", (const void *)clEnqueueCopyBuffer},
+    {"clEnqueueReadBuffer", (const void *)clEnqueueReadBuffer},
     {"clEnqueueFillBuffer", (const void *)clEnqueueFillBuffer},
     {"clReleaseEvent", (const void *)clReleaseEvent},
     {"clFinish", (const void *)clFinish},

@@ -105,13 +105,16 @@ static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) 
  * only what a parallel version combines partial results with); a scan's
  * post-function maps each accumulator and its element to the output. */
 static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_value *out) {
-    uint32_t k = n->nkids;
+    /* scanLookback is a scan after its sizes */
+    uint32_t skip = n->u.prim == ST_PRIM_SCAN_LOOKBACK ? ST_LOOKBACK_SIZES : 0, k = n->nkids - skip;
+    const st_node *const *kids = n->kids + skip;
+    a += skip;
     bool seq = n->u.prim == ST_PRIM_REDUCE_SEQ || n->u.prim == ST_PRIM_SCAN_SEQ;
-    const st_node *step = seq || k == 3 ? n->kids[0] : n->kids[1];
-    const st_node *post = k == 5 ? n->kids[2] : NULL;
+    const st_node *step = seq || k == 3 ? kids[0] : kids[1];
+    const st_node *post = k == 5 ? kids[2] : NULL;
     const st_value *z = &a[k - 2], *xs = &a[k - 1];
     st_value acc, next;
-    if (!alloc(I, n->kids[k - 2]->type, &acc) || !alloc(I, n->kids[k - 2]->type, &next)) return false;
+    if (!alloc(I, kids[k - 2]->type, &acc) || !alloc(I, kids[k - 2]->type, &next)) return false;
     if (keep && !alloc(I, n->type, out)) return false;
     st_value_copy_into(&acc, z);
     int64_t len = st_value_length(xs);
@@ -257,7 +260,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
         return map(I, n, &a[1], out);
     case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(I, n, a, false, out);
-    case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: return fold(I, n, a, true, out);
+    case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: case ST_PRIM_SCAN_LOOKBACK: return fold(I, n, a, true, out);
     case ST_PRIM_SPLIT:
     case ST_PRIM_JOIN: {
         leaf_op r = {I->a, 0, false};

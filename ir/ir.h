@@ -320,8 +320,19 @@ typedef enum st_prim {
     ST_PRIM_TO_GLOBAL,       /* address-space annotations: the value itself */
     ST_PRIM_TO_LOCAL,
     ST_PRIM_TO_PRIVATE,
+    ST_PRIM_SCAN_LOOKBACK,   /* scanLookback(M, WG, LW, LOAD, op, [fold, [post,]] z, xs): a scan in
+                                every form of scan's, as one kernel with decoupled look-back
+                                (codegen/cg_lookback.c): M elements per work-item, WG work-items
+                                per group, LW work-items reading predecessors at once, LOAD 0 to
+                                load and store through local memory, 1 to have each work-item
+                                read and write its own elements; all literals (appended here so
+                                that plugins built against the values before it keep their
+                                meaning) */
     ST_PRIM_COUNT
 } st_prim;
+
+/* scanLookback's leading sizes (M, WG, LW, LOAD); what follows them is a scan's. */
+enum { ST_LOOKBACK_SIZES = 4 };
 
 /* How the type checker treats an argument of a primitive. */
 typedef enum st_arg_role {

@@ -390,6 +390,13 @@ static bool folding_form(st_prim p, uint32_t nargs) {
 
 bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
                     const st_type **params, int *nparams, const st_type **result, st_err *err) {
+    if (p == ST_PRIM_SCAN_LOOKBACK) { /* scan's, after the three sizes */
+        bool ok = ntypes > ST_LOOKBACK_SIZES &&
+                  st_prim_expect(cx, ST_PRIM_SCAN, arg - ST_LOOKBACK_SIZES, types + ST_LOOKBACK_SIZES,
+                                 ntypes - ST_LOOKBACK_SIZES, params, nparams, result, err);
+        if (!ok && err && err->arg >= 0) err->arg += ST_LOOKBACK_SIZES;
+        return ok;
+    }
     uint32_t n = (uint32_t)ntypes;
     int data = st_prim_data_arg(p, n);
     (void)cx;
@@ -459,6 +466,32 @@ static const st_size *length_arg(st_ctx *cx, st_prim p, const st_node *n, int ar
         return NULL;
     }
     return s;
+}
+
+static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
+                                const st_type **out, st_err *err);
+
+/* scanLookback(M, WG, LW, LOAD, …): four literal sizes, then a scan. */
+static const st_node *type_lookback(st_ctx *cx, uint32_t n, const st_node *const *a, const st_type **out,
+                                    st_err *err) {
+    static const char *const what[ST_LOOKBACK_SIZES] = {
+        "M, the elements per work-item, must be a literal from 1 to 65536",
+        "WG, the work-items per group, must be a literal from 1 to 65536",
+        "LW, the work-items reading predecessors at once, must be a literal from 1 to 65536",
+        "LOAD must be 0 (through local memory) or 1 (each work-item reads its own elements)"};
+    for (int i = 0; i < ST_LOOKBACK_SIZES; i++) {
+        const st_size *s = length_arg(cx, ST_PRIM_SCAN_LOOKBACK, a[i], i, err);
+        if (!s) return NULL;
+        int64_t v;
+        bool load = i == ST_LOOKBACK_SIZES - 1;
+        if (!st_size_is_const(s, &v) || v < !load || v > (load ? 1 : 1 << 16))
+            return fail_at(err, i, "scanLookback's %s", what[i]);
+    }
+    if (!type_prim(cx, ST_PRIM_SCAN, n - ST_LOOKBACK_SIZES, a + ST_LOOKBACK_SIZES, out, err)) {
+        if (err && err->arg >= 0) err->arg += ST_LOOKBACK_SIZES;
+        return NULL;
+    }
+    return a[0];
 }
 
 static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
@@ -633,6 +666,7 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
     case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
         *out = a[0]->type;
         return a[0];
+    case ST_PRIM_SCAN_LOOKBACK: return type_lookback(cx, n, a, out, err);
     default:
         (void)np;
         return fail_at(err, -1, "internal: no typing rule for %s", info->name);

@@ -34,6 +34,7 @@ static const st_prim_info table[ST_PRIM_COUNT] = {
     [ST_PRIM_TO_GLOBAL] = {"toGlobal", {"d"}, false, true, true},
     [ST_PRIM_TO_LOCAL] = {"toLocal", {"d"}, false, true, true},
     [ST_PRIM_TO_PRIVATE] = {"toPrivate", {"d"}, false, true, true},
+    [ST_PRIM_SCAN_LOOKBACK] = {"scanLookback", {"ddddfnd", "ddddffnd", "ddddfffnd"}, false, true, true},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }

@@ -10,6 +10,7 @@ bool st_register_builtin_rules(st_registry *r, st_err *err);
 bool st_register_scan_rules(st_registry *r, st_err *err);   /* strategies/scan.c */
 bool st_register_fusion_rules(st_registry *r, st_err *err); /* strategies/fusion.c */
 bool st_register_lowering_rules(st_registry *r, st_err *err); /* strategies/lowering.c */
+bool st_register_lookback_rules(st_registry *r, st_err *err); /* strategies/lookback.c */
 
 /* The strategy `lower-opencl` of reg (NULL when reg lacks it): what `run`
  * applies after the user's strategy, mapping the program onto OpenCL. */

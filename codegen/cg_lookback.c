@@ -1,0 +1,594 @@
+/* codegen/cg_lookback.c — scanLookback(M, WG, LW, op, [fold, [post,]] z, xs):
+ * the single-pass scan with decoupled look-back, as one kernel.
+ *
+ * The seed is single-pass-scan-decoupled-lookback.txt. Each work-group of
+ * WG work-items scans a block of M·WG elements:
+ *
+ *   1  its block number comes from an atomic ticket, so every lower number
+ *      is held by a group that is already running (never one that waits to
+ *      be scheduled behind us);
+ *   2  the block is loaded coalesced into local memory (element k·WG + l by
+ *      work-item l), and
+ *   3  each work-item folds its M consecutive elements in order;
+ *   4  the group scans its work-items' totals in local memory (a Hillis–
+ *      Steele tree, log2 WG steps);
+ *   5  the group publishes its aggregate (flag A; the first group publishes
+ *      P), looks back over its predecessors until it meets an inclusive
+ *      prefix (flag P), adding the aggregates it passes, and publishes its
+ *      own inclusive prefix (P);
+ *   6  each work-item adds its prefix to its elements, and the block is
+ *      stored coalesced, through the post-function or the scatter when
+ *      fusion put one there.
+ *
+ * Every element is read once and written once. With LOAD = 1 (direct) a
+ * work-item reads its own M elements instead of staging them (2, 3): what
+ * a CPU wants, where a group's work-items run in turn in one thread and
+ * its M consecutive elements are consecutive in the cache. It folds them
+ * in four runs side by side, work-item 0 scans the totals (4), and after
+ * the look-back each work-item folds its elements again from its prefix
+ * and stores them as it goes (6), reading them from the cache.
+ *
+ * The look-back is done by
+ * one work-item and followed by a barrier (LW = 1): that is right on every
+ * device, PoCL's included, whose work-items are loops and not lock-step
+ * lanes. With LW > 1, LW work-items read LW predecessors at once and work-
+ * item 0 combines them after a barrier: fewer round trips on a GPU.
+ *
+ * Memory ordering on OpenCL 1.2, which has no acquire or release: a 32-bit
+ * accumulator is packed with its flag into one 64-bit word, written and
+ * read by 64-bit atomics (cl_khr_int64_base_atomics), so a reader sees the
+ * flag and its value together. Any other accumulator (64-bit, tuples) is
+ * written before its flag with a global fence between, and read after the
+ * flag with a fence between; aggregates and inclusive prefixes live in
+ * separate arrays, so a value is never overwritten once its flag is up.
+ *
+ * A wait that could last forever is bounded: after STRATA_LOOKBACK_SPINS
+ * reads of a flag that is still X the group records itself in the state's
+ * stall word and goes on, and the glue turns that into an error after the
+ * launch instead of a hang. The state (the ticket, the stall word, the
+ * flags) is zeroed by a kernel of its own before every launch. */
+#include "cg.h"
+
+#include <string.h>
+
+enum { FLAG_X = 0, FLAG_A = 1, FLAG_P = 2 };
+
+typedef struct lookback {
+    const st_node *e;
+    int64_t m, wg, lw;
+    bool direct;               /* LOAD = 1: no staging through local memory */
+    const st_node *op, *fold, *post, *z, *xs;
+    const st_type *elem, *acc;
+    const char *acc_c;
+    bool packed;               /* flag and accumulator in one 64-bit word */
+    const st_size *groups;     /* ⌈N / (M·WG)⌉ */
+    const cg_binding *env;
+    /* the state, in global memory */
+    const cg_place *ctl;       /* [2]i32: the ticket, the stall word */
+    const cg_place *desc;      /* packed: [groups]u64 */
+    const cg_place *flags;     /* else: [groups]i32 */
+    const cg_place *aggregates, *prefixes; /* else: [groups]acc */
+} lookback;
+
+static bool plain(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return true;
+    if (t->kind != ST_TYPE_TUPLE) return false;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!plain(t->items[i])) return false;
+    return true;
+}
+
+static bool fits_a_word(const st_type *t) {
+    return t->kind == ST_TYPE_SCALAR &&
+           (t->scalar == ST_I32 || t->scalar == ST_U32 || t->scalar == ST_F32 || t->scalar == ST_BOOL);
+}
+
+/* ---- the value of a C lvalue, applying functions ---- */
+
+static cg_value at(cg *g, const st_type *t, const char *lvalue) { return cg_fields_of(g, t, lvalue); }
+
+static void set(cg *g, const st_type *t, const char *lvalue, const cg_value *v) {
+    cg_value to = at(g, t, lvalue);
+    cg_assign(g, &to, v);
+}
+
+/* lvalue = op(a, b), both accumulators named by C lvalues */
+static void combine(cg *g, const lookback *lb, const char *lvalue, const char *a, const char *b) {
+    cg_value args[2] = {at(g, lb->acc, a), at(g, lb->acc, b)};
+    cg_value r = cg_apply(g, lb->op, 2, args, lb->env);
+    set(g, lb->acc, lvalue, &r);
+}
+
+static void open_block(cg *g, const char *line) {
+    cg_line(g, "%s", line);
+    g->indent++;
+}
+
+static void close_block(cg *g) {
+    g->indent--;
+    cg_line(g, "}");
+}
+
+static const char *buffer_of(cg *g, const cg_place *p) {
+    cg_use_buffer(g, p->mem.buffer, true);
+    return p->mem.base;
+}
+
+/* ---- publishing and reading a group's descriptor ---- */
+
+/* The 32 bits of a packed accumulator, and back. */
+static const char *to_bits(cg *g, st_scalar_kind k, const char *v) {
+    return k == ST_F32 ? cg_str(g, "as_uint(%s)", v) : k == ST_I32 ? cg_str(g, "as_uint(%s)", v) : cg_str(g, "(uint)(%s)", v);
+}
+
+static const char *from_bits(cg *g, st_scalar_kind k, const char *u) {
+    return k == ST_F32 ? cg_str(g, "as_float(%s)", u) : k == ST_I32 ? cg_str(g, "as_int(%s)", u)
+                       : k == ST_BOOL ? cg_str(g, "(%s != 0u)", u) : u;
+}
+
+/* Every scalar leaf of an accumulator's state array, with the matching
+ * field of a C lvalue: stored as it is, or loaded through a volatile
+ * pointer, which the compiler may not cache across the spin. */
+static void state_leaves(cg *g, const cg_place *p, const st_type *t, const char *var, const char *idx, bool load) {
+    if (t->kind == ST_TYPE_TUPLE) {
+        for (uint32_t k = 0; k < t->n; k++)
+            state_leaves(g, &p->items[k], t->items[k], cg_str(g, "%s.f%u", var, k), idx, load);
+        return;
+    }
+    const char *base = buffer_of(g, p);
+    if (load)
+        cg_line(g, "%s = ((volatile __global %s *)%s)[%s];", var, cg_mem_ctype(t->scalar), base, idx);
+    else
+        cg_line(g, "%s[%s] = %s;", base, idx, var);
+}
+
+/* Group `lb_id` publishes value (a C lvalue) with flag. A group the test
+ * hook STRATA_LOOKBACK_SILENT_GROUP names never publishes, as if lost. */
+static void publish(cg *g, const lookback *lb, int flag, const char *value) {
+    open_block(g, "if (lb_id != STRATA_LOOKBACK_SILENT_GROUP) {");
+    if (lb->packed) {
+        cg_line(g, "atom_xchg(&%s[lb_id], ((ulong)%d << 32) | (ulong)%s);", buffer_of(g, lb->desc), flag,
+                to_bits(g, lb->acc->scalar, value));
+    } else {
+        state_leaves(g, flag == FLAG_A ? lb->aggregates : lb->prefixes, lb->acc, value, "lb_id", false);
+        cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
+        cg_line(g, "atomic_xchg(&%s[lb_id], %d);", buffer_of(g, lb->flags), flag);
+    }
+    close_block(g);
+}
+
+/* Read group j's descriptor into the C variables flag and value (the value
+ * only when the flag is not X). */
+static void read_descriptor(cg *g, const lookback *lb, const char *j, const char *flag, const char *value) {
+    if (lb->packed) {
+        cg_line(g, "const ulong lb_word = atom_add(&%s[%s], 0UL);", buffer_of(g, lb->desc), j);
+        cg_line(g, "%s = (int)(lb_word >> 32);", flag);
+        cg_line(g, "%s = %s;", value, from_bits(g, lb->acc->scalar, "(uint)lb_word"));
+        return;
+    }
+    cg_line(g, "%s = atomic_add(&%s[%s], 0);", flag, buffer_of(g, lb->flags), j);
+    open_block(g, cg_str(g, "if (%s != 0) {", flag));
+    cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
+    open_block(g, cg_str(g, "if (%s == 2) {", flag));
+    state_leaves(g, lb->prefixes, lb->acc, value, j, true);
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
+    state_leaves(g, lb->aggregates, lb->acc, value, j, true);
+    close_block(g);
+    close_block(g);
+}
+
+/* The bounded wait: `if (++lb_spins > bound) { record the stall; then }`. */
+static void give_up(cg *g, const lookback *lb, const char *then) {
+    open_block(g, "if (++lb_spins > STRATA_LOOKBACK_SPINS) {");
+    cg_line(g, "atomic_cmpxchg(&%s[1], 0, (int)lb_id + 1);", buffer_of(g, lb->ctl));
+    cg_line(g, "%s", then);
+    close_block(g);
+}
+
+/* ---- the phases ---- */
+
+static void load_block(cg *g, const lookback *lb, const char *n) {
+    cg_value xs = cg_thread_value(g, lb->xs, lb->env);
+    open_block(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
+    cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
+    cg_line(g, "const long lb_i = lb_base + lb_q;");
+    open_block(g, cg_str(g, "if (lb_i < %s) {", n));
+    cg_value x = cg_index(g, &xs, "lb_i");
+    set(g, lb->elem, "lb_x[lb_q]", &x);
+    close_block(g);
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+}
+
+/* Each work-item folds its M consecutive elements; lb_v[q] is the fold up
+ * to element q within the work-item (lb_v may be lb_x itself). */
+static void thread_scan(cg *g, const lookback *lb, const char *n, const char *v) {
+    cg_value z = cg_thread_value(g, lb->z, lb->env);
+    cg_line(g, "%s lb_acc;", lb->acc_c);
+    set(g, lb->acc, "lb_acc", &z);
+    open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
+    cg_line(g, "const int lb_q = lb_l * %lld + lb_j;", (long long)lb->m);
+    open_block(g, cg_str(g, "if (lb_base + lb_q < %s) {", n));
+    cg_value args[2] = {at(g, lb->acc, "lb_acc"), at(g, lb->elem, "lb_x[lb_q]")};
+    cg_value r = cg_apply(g, lb->fold ? lb->fold : lb->op, 2, args, lb->env);
+    set(g, lb->acc, "lb_acc", &r);
+    close_block(g);
+    cg_line(g, "%s[lb_q] = lb_acc;", v);
+    close_block(g);
+    cg_line(g, "lb_s[lb_l] = lb_acc;");
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+}
+
+/* Hillis–Steele over the WG totals: log2(WG) steps, each reading before a
+ * barrier and writing after it; the order of operands is kept. */
+static void group_scan(cg *g, const lookback *lb) {
+    if (lb->direct) {
+        open_block(g, "if (lb_l == 0) {");
+        open_block(g, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d++) {", (long long)lb->wg));
+        combine(g, lb, "lb_s[lb_d]", "lb_s[lb_d - 1]", "lb_s[lb_d]");
+        close_block(g);
+        close_block(g);
+        cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+        return;
+    }
+    open_block(g, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d <<= 1) {", (long long)lb->wg));
+    cg_line(g, "%s lb_t = lb_s[lb_l];", lb->acc_c);
+    open_block(g, "if (lb_l >= lb_d) {");
+    combine(g, lb, "lb_t", "lb_s[lb_l - lb_d]", "lb_t");
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    cg_line(g, "lb_s[lb_l] = lb_t;");
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    close_block(g);
+}
+
+/* LW = 1: work-item 0 walks back one predecessor at a time. */
+static void look_back_one(cg *g, const lookback *lb) {
+    open_block(g, "if (lb_l == 0) {");
+    cg_line(g, "%s lb_agg = lb_s[%lld];", lb->acc_c, (long long)lb->wg - 1);
+    cg_value z = cg_thread_value(g, lb->z, lb->env);
+    cg_line(g, "%s lb_pre;", lb->acc_c);
+    set(g, lb->acc, "lb_pre", &z);
+    open_block(g, "if (lb_id == 0) {");
+    publish(g, lb, FLAG_P, "lb_agg");
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
+    publish(g, lb, FLAG_A, "lb_agg");
+    cg_line(g, "long lb_j = lb_id - 1, lb_spins = 0;");
+    open_block(g, "for (;;) {");
+    cg_line(g, "int lb_f;");
+    cg_line(g, "%s lb_val;", lb->acc_c);
+    read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
+    open_block(g, "if (lb_f == 0) {");
+    give_up(g, lb, "break;");
+    cg_line(g, "continue;");
+    close_block(g);
+    combine(g, lb, "lb_pre", "lb_val", "lb_pre");
+    cg_line(g, "if (lb_f == 2) break;");
+    cg_line(g, "lb_j--;");
+    cg_line(g, "lb_spins = 0;");
+    close_block(g);
+    cg_line(g, "%s lb_inc;", lb->acc_c);
+    combine(g, lb, "lb_inc", "lb_pre", "lb_agg");
+    publish(g, lb, FLAG_P, "lb_inc");
+    close_block(g);
+    cg_line(g, "lb_prefix = lb_pre;");
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+}
+
+/* LW > 1: LW work-items each read one predecessor of a window, then
+ * work-item 0 combines the window from the nearest back to the first P;
+ * the loop's exit is read by the whole group after a barrier. */
+static void look_back_wide(cg *g, const lookback *lb) {
+    cg_value z = cg_thread_value(g, lb->z, lb->env);
+    cg_line(g, "%s lb_agg = lb_s[%lld];", lb->acc_c, (long long)lb->wg - 1);
+    cg_line(g, "%s lb_pre;", lb->acc_c);
+    set(g, lb->acc, "lb_pre", &z);
+    open_block(g, "if (lb_id == 0) {");
+    open_block(g, "if (lb_l == 0) {");
+    publish(g, lb, FLAG_P, "lb_agg");
+    cg_line(g, "lb_prefix = lb_pre;");
+    close_block(g);
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
+    open_block(g, "if (lb_l == 0) {");
+    publish(g, lb, FLAG_A, "lb_agg");
+    cg_line(g, "lb_next = lb_id - 1;");
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    open_block(g, "for (;;) {");
+    open_block(g, cg_str(g, "if (lb_l < %lld) {", (long long)lb->lw));
+    cg_line(g, "const long lb_j = lb_next - lb_l;");
+    cg_line(g, "int lb_f = 2;");
+    cg_line(g, "%s lb_val;", lb->acc_c);
+    set(g, lb->acc, "lb_val", &z);
+    open_block(g, "if (lb_j >= 0) {");
+    cg_line(g, "long lb_spins = 0;");
+    open_block(g, "for (;;) {");
+    read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
+    cg_line(g, "if (lb_f != 0) break;");
+    give_up(g, lb, "lb_f = 2;");
+    cg_line(g, "if (lb_f != 0) break;");
+    close_block(g);
+    close_block(g);
+    cg_line(g, "lb_wf[lb_l] = lb_f;");
+    cg_line(g, "lb_wv[lb_l] = lb_val;");
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    open_block(g, "if (lb_l == 0) {");
+    cg_line(g, "int lb_found = 0;");
+    open_block(g, cg_str(g, "for (int lb_w = 0; lb_w < %lld && !lb_found; lb_w++) {", (long long)lb->lw));
+    combine(g, lb, "lb_pre", "lb_wv[lb_w]", "lb_pre");
+    cg_line(g, "lb_found = lb_wf[lb_w] == 2;");
+    close_block(g);
+    cg_line(g, "lb_more = !lb_found;");
+    cg_line(g, "lb_next -= %lld;", (long long)lb->lw);
+    open_block(g, "if (lb_found) {");
+    cg_line(g, "%s lb_inc;", lb->acc_c);
+    combine(g, lb, "lb_inc", "lb_pre", "lb_agg");
+    publish(g, lb, FLAG_P, "lb_inc");
+    cg_line(g, "lb_prefix = lb_pre;");
+    close_block(g);
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    cg_line(g, "if (!lb_more) break;");
+    close_block(g);
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+}
+
+/* Each work-item's prefix (the group's, then its predecessors' in the
+ * group) onto its elements. */
+static void distribute(cg *g, const lookback *lb, const char *v) {
+    cg_line(g, "%s lb_p = lb_prefix;", lb->acc_c);
+    open_block(g, "if (lb_l > 0) {");
+    combine(g, lb, "lb_p", "lb_p", "lb_s[lb_l - 1]");
+    close_block(g);
+    open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
+    cg_line(g, "const int lb_q = lb_l * %lld + lb_j;", (long long)lb->m);
+    combine(g, lb, cg_str(g, "%s[lb_q]", v), "lb_p", cg_str(g, "%s[lb_q]", v));
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+}
+
+/* Element lb_i of the result, from its accumulator and its element:
+ * through the post-function, into p or as a scatter's (index, value) pair. */
+static void store_one(cg *g, const lookback *lb, const cg_value *acc, const cg_value *x, const cg_place *p,
+                      const st_node *scatter) {
+    cg_value y = *acc;
+    if (lb->post) {
+        cg_value args[2] = {*acc, *x};
+        y = cg_apply(g, lb->post, 2, args, lb->env);
+    }
+    if (!scatter) {
+        cg_store(g, cg_place_index(g, p, "lb_i"), &y);
+    } else if (y.kind != CG_TUPLE || y.n != 2) {
+        cg_fail(g, scatter, "scatter over pairs that are not pairs");
+    } else {
+        cg_scatter_write(g, scatter, lb->env, p, &y.items[0], &y.items[1]);
+    }
+}
+
+/* The block out, coalesced, from local memory. */
+static void store_block(cg *g, const lookback *lb, const char *n, const char *v, const cg_place *p,
+                        const st_node *scatter) {
+    open_block(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
+    cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
+    cg_line(g, "const long lb_i = lb_base + lb_q;");
+    open_block(g, cg_str(g, "if (lb_i < %s) {", n));
+    cg_value acc = at(g, lb->acc, cg_str(g, "%s[lb_q]", v)), x = at(g, lb->elem, "lb_x[lb_q]");
+    store_one(g, lb, &acc, &x, p, scatter);
+    close_block(g);
+    close_block(g);
+}
+
+/* ---- LOAD = direct: each work-item reads its own M elements ---- */
+
+/* A work-item's M elements as `chains` runs of M / chains, folded side by
+ * side: a fold is a chain of dependent operations, and independent chains
+ * keep a CPU's pipeline full (associativity is all this needs). */
+static int64_t chains_of(const lookback *lb) { return lb->m % 4 == 0 ? 4 : lb->m % 2 == 0 ? 2 : 1; }
+
+/* Element j of run c of work-item lb_l, as lb_i and its value, inside
+ * `if (lb_i < n)`; the caller closes the block. */
+static cg_value own_element(cg *g, const lookback *lb, const cg_value *xs, const char *n, int64_t c) {
+    int64_t run = lb->m / chains_of(lb);
+    open_block(g, "{");
+    cg_line(g, "const long lb_i = lb_base + lb_l * %lld + %lld + lb_j;", (long long)lb->m, (long long)(c * run));
+    open_block(g, cg_str(g, "if (lb_i < %s) {", n));
+    cg_value x = cg_index(g, xs, "lb_i");
+    return cg_materialize(g, &x);
+}
+
+static void fold_into(cg *g, const lookback *lb, const char *acc, const cg_value *x) {
+    cg_value args[2] = {at(g, lb->acc, acc), *x};
+    cg_value r = cg_apply(g, lb->fold ? lb->fold : lb->op, 2, args, lb->env);
+    set(g, lb->acc, acc, &r);
+}
+
+/* Each work-item folds its runs into their totals lb_a<c>, storing
+ * nothing (on a CPU the second pass finds the elements in the cache), and
+ * their combination, its total, into lb_s. */
+static void thread_reduce(cg *g, const lookback *lb, const char *n) {
+    int64_t k = chains_of(lb);
+    cg_value z = cg_thread_value(g, lb->z, lb->env);
+    for (int64_t c = 0; c < k; c++) {
+        cg_line(g, "%s lb_a%lld;", lb->acc_c, (long long)c);
+        set(g, lb->acc, cg_str(g, "lb_a%lld", (long long)c), &z);
+    }
+    cg_value xs = cg_thread_value(g, lb->xs, lb->env);
+    open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
+    for (int64_t c = 0; c < k; c++) {
+        cg_value x = own_element(g, lb, &xs, n, c);
+        fold_into(g, lb, cg_str(g, "lb_a%lld", (long long)c), &x);
+        close_block(g);
+        close_block(g);
+    }
+    close_block(g);
+    cg_line(g, "lb_s[lb_l] = lb_a0;");
+    for (int64_t c = 1; c < k; c++) combine(g, lb, "lb_s[lb_l]", "lb_s[lb_l]", cg_str(g, "lb_a%lld", (long long)c));
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+}
+
+/* Each work-item folds its runs again, each from its prefix, and stores
+ * each result as it goes. */
+static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const st_node *scatter) {
+    int64_t k = chains_of(lb);
+    cg_line(g, "%s lb_p0 = lb_prefix;", lb->acc_c);
+    open_block(g, "if (lb_l > 0) {");
+    combine(g, lb, "lb_p0", "lb_p0", "lb_s[lb_l - 1]");
+    close_block(g);
+    for (int64_t c = 1; c < k; c++) {
+        cg_line(g, "%s lb_p%lld;", lb->acc_c, (long long)c);
+        combine(g, lb, cg_str(g, "lb_p%lld", (long long)c), cg_str(g, "lb_p%lld", (long long)c - 1),
+                cg_str(g, "lb_a%lld", (long long)c - 1));
+    }
+    cg_value xs = cg_thread_value(g, lb->xs, lb->env);
+    open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
+    for (int64_t c = 0; c < k; c++) {
+        const char *acc = cg_str(g, "lb_p%lld", (long long)c);
+        cg_value x = own_element(g, lb, &xs, n, c);
+        fold_into(g, lb, acc, &x);
+        cg_value y = at(g, lb->acc, acc);
+        store_one(g, lb, &y, &x, p, scatter);
+        close_block(g);
+        close_block(g);
+    }
+    close_block(g);
+}
+
+/* ---- the kernels ---- */
+
+static bool state_new(cg *g, lookback *lb) {
+    st_ctx *cx = g->cx;
+    const st_type *i32 = st_type_scalar(cx, ST_I32);
+    lb->ctl = cg_host_temp(g, st_type_array(cx, st_size_const(cx, 2), i32), "lookback_state");
+    if (lb->packed) {
+        lb->desc = cg_host_temp(g, st_type_array(cx, lb->groups, st_type_scalar(cx, ST_U64)), "lookback_descriptors");
+        return lb->ctl && lb->desc;
+    }
+    const st_type *accs = st_type_array(cx, lb->groups, lb->acc);
+    lb->flags = cg_host_temp(g, st_type_array(cx, lb->groups, i32), "lookback_flags");
+    lb->aggregates = cg_host_temp(g, accs, "lookback_aggregates");
+    lb->prefixes = cg_host_temp(g, accs, "lookback_prefixes");
+    return lb->ctl && lb->flags && lb->aggregates && lb->prefixes;
+}
+
+/* Before every launch: the ticket, the stall word and every flag to 0 (X). */
+static void reset_kernel(cg *g, const lookback *lb) {
+    cg_kernel_begin(g, CG_SHAPE_GLB, lb->groups, "lookback_reset", lb->e);
+    g->k->what = "the look-back state of the next kernel, zeroed";
+    g->level = CG_THREAD;
+    const char *flags = buffer_of(g, lb->packed ? lb->desc : lb->flags);
+    const char *ctl = buffer_of(g, lb->ctl);
+    open_block(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", cg_size(g, lb->groups)));
+    cg_line(g, "%s[i] = 0;", flags);
+    cg_line(g, "if (i == 0) %s[0] = %s[1] = 0;", ctl, ctl);
+    close_block(g);
+    cg_kernel_end(g);
+}
+
+static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *scatter) {
+    st_ctx *cx = g->cx;
+    cg_kernel_begin(g, CG_SHAPE_EXACT, lb->groups, "lookback", lb->e);
+    cg_kernel *k = g->k;
+    const st_size **lanes = cg_alloc(g, sizeof *lanes);
+    if (!lanes) return;
+    lanes[0] = st_size_const(cx, lb->wg);
+    k->nlanes = 1;
+    k->lanes = lanes;
+    k->stall_check = true;
+    k->stall_buffer = lb->ctl->mem.buffer;
+    g->level = CG_THREAD;
+    const char *elem_c = cg_ctype(g, lb->elem);
+    long long mw = (long long)(lb->m * lb->wg);
+    /* without a post-function an element is not read after it is folded:
+     * a plain scan folds its block in place */
+    bool in_place = !lb->post && lb->elem == lb->acc;
+    const char *v = in_place ? "lb_x" : "lb_v";
+    cg_line(g, "__local long lb_id;");
+    if (!lb->direct) cg_line(g, "__local %s lb_x[%lld];", elem_c, mw);
+    if (!lb->direct && !in_place) cg_line(g, "__local %s lb_v[%lld];", lb->acc_c, mw);
+    cg_line(g, "__local %s lb_s[%lld];", lb->acc_c, (long long)lb->wg);
+    cg_line(g, "__local %s lb_prefix;", lb->acc_c);
+    if (lb->lw > 1) {
+        cg_line(g, "__local int lb_wf[%lld];", (long long)lb->lw);
+        cg_line(g, "__local %s lb_wv[%lld];", lb->acc_c, (long long)lb->lw);
+        cg_line(g, "__local long lb_next;");
+        cg_line(g, "__local int lb_more;");
+    }
+    cg_line(g, "const int lb_l = get_local_id(0);");
+    cg_line(g, "if (lb_l == 0) lb_id = atomic_inc(&%s[0]);", buffer_of(g, lb->ctl));
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    cg_line(g, "const long lb_base = lb_id * %lldL;", mw);
+    const char *n = cg_size(g, lb->xs->type->size);
+    if (lb->direct) {
+        thread_reduce(g, lb, n);
+    } else {
+        load_block(g, lb, n);
+        thread_scan(g, lb, n, v);
+    }
+    group_scan(g, lb);
+    if (lb->lw > 1) look_back_wide(g, lb);
+    else look_back_one(g, lb);
+    if (lb->direct) {
+        thread_scan_store(g, lb, n, p, scatter);
+    } else {
+        distribute(g, lb, v);
+        store_block(g, lb, n, v, p, scatter);
+    }
+    cg_kernel_end(g);
+}
+
+void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter) {
+    if (g->failed || !p) return;
+    e = cg_host_hoist_args(g, e, ST_LOOKBACK_SIZES, &env);
+    if (!e) return;
+    lookback lb = {.e = e, .env = env};
+    int64_t direct = 0, *sizes[ST_LOOKBACK_SIZES] = {&lb.m, &lb.wg, &lb.lw, &direct};
+    for (int i = 0; i < ST_LOOKBACK_SIZES; i++) {
+        st_err inner = {0};
+        const st_size *s = st_node_as_size(g->cx, e->kids[i], &inner);
+        if (!s || !st_size_is_const(s, sizes[i])) {
+            cg_fail(g, e, "scanLookback's sizes must be literals");
+            return;
+        }
+    }
+    lb.direct = direct == 1;
+    const st_node *const *kids = e->kids + ST_LOOKBACK_SIZES;
+    uint32_t k = e->nkids - ST_LOOKBACK_SIZES;
+    lb.op = kids[0];
+    lb.fold = k >= 4 ? kids[1] : NULL;
+    lb.post = k == 5 ? kids[2] : NULL;
+    lb.z = kids[k - 2];
+    lb.xs = kids[k - 1];
+    lb.elem = lb.xs->type->elem;
+    lb.acc = lb.z->type;
+    if (!plain(lb.acc) || !plain(lb.elem)) {
+        cg_fail(g, e, "scanLookback scans scalars and tuples of scalars; this one's elements or accumulator hold arrays");
+        return;
+    }
+    if (lb.lw > lb.wg) {
+        cg_fail(g, e, "scanLookback's LW (%lld) is more than its WG (%lld)", (long long)lb.lw, (long long)lb.wg);
+        return;
+    }
+    lb.acc_c = cg_ctype(g, lb.acc);
+    lb.packed = fits_a_word(lb.acc);
+    st_err serr = {0};
+    const st_size *mw = st_size_const(g->cx, lb.m * lb.wg);
+    lb.groups = st_size_div(g->cx, st_size_add(g->cx, lb.xs->type->size, st_size_const(g->cx, lb.m * lb.wg - 1), &serr),
+                            mw, &serr);
+    if (!lb.groups) {
+        cg_fail(g, e, "the number of work-groups: %s", serr.message);
+        return;
+    }
+    g->uses_lookback = true;
+    if (!state_new(g, &lb)) return;
+    reset_kernel(g, &lb);
+    scan_kernel(g, &lb, p, scatter);
+}

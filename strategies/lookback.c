@@ -1,0 +1,66 @@
+/* strategies/lookback.c — the single-pass scan with decoupled look-back.
+ *
+ *   lookback(M, WG, LW, LOAD)   scan(op, [fold, [post,]] z, xs)
+ *                            -> scanLookback(M, WG, LW, LOAD, op, [fold, [post,]] z, xs)
+ *
+ * The seed is single-pass-scan-decoupled-lookback.txt (after Merrill and
+ * Garland). scanLookback is one kernel (codegen/cg_lookback.c): work-groups
+ * take their ids from an atomic ticket, so every lower id is already
+ * running; each work-item loads M elements coalesced, through local memory,
+ * and scans them in order; the group scans its work-items' totals, publishes
+ * its aggregate (flag A), looks back over its predecessors' flags until it
+ * meets an inclusive prefix (flag P), publishes its own, and stores its
+ * elements coalesced. Each element is read once and written once, so a scan
+ * costs what a copy does.
+ *
+ * The rule takes every form of scan, so what fusion made of a program stays
+ * one kernel: a scanomap reads its input through the fold, a maposcanomap
+ * applies its post-function as it stores, and a scatter of a scan of
+ * (index, value) pairs (fuse-scan-scatter) writes each pair straight into
+ * the destination. Every length is right: the last group guards its tail,
+ * so nothing is padded. */
+#include "rewrite/plugin.h"
+#include "strategies.h"
+
+static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
+
+static const st_node *lookback(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    st_scan_form p;
+    if (!st_scan_form_of(e, &p)) return st_no_match(why, "%s", "lookback rewrites a scan");
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *m = st_b_count(b, args[0]), *wg = st_b_count(b, args[1]), *lw = st_b_count(b, args[2]),
+                  *load = st_b_count(b, args[3]);
+    if (p.post) return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.fold, p.post, p.z, p.xs);
+    if (p.fold) return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.fold, p.z, p.xs);
+    return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.z, p.xs);
+}
+
+static bool lookback_check(const int64_t *args, st_err *why) {
+    if (args[2] > args[1])
+        return st_fail(why, (st_loc){0}, "LW = %lld work-items cannot read predecessors in a group of WG = %lld",
+                       (long long)args[2], (long long)args[1]);
+    return true;
+}
+
+static const st_rule rule_lookback = {
+    .name = "lookback",
+    .summary = "the single-pass scan with decoupled look-back: one kernel, each element read once and written once; "
+               "M elements per work-item, WG work-items per group, LW of them reading predecessors' flags at once "
+               "(1 is right everywhere; a warp's width suits GPUs), LOAD through local memory or direct; a fused map, "
+               "post-function or scatter stays in it",
+    .conditions = "a scan, of any length and any form; LW <= WG",
+    .origin = "built-in",
+    .nparams = 4,
+    .params = {{.name = "M", .doc = "elements per work-item", .min = 1, .max = 65536},
+               {.name = "WG", .doc = "work-items per group", .min = 1, .max = 1024},
+               {.name = "LW", .doc = "work-items reading predecessors at once", .min = 1, .max = 1024,
+                .has_default = true, .def = 1},
+               {.name = "LOAD", .doc = "local: loads and stores coalesced through local memory (GPUs); direct: each "
+                                       "work-item reads and writes its own M elements (CPUs, where a group's "
+                                       "work-items run in turn)",
+                .has_default = true, .def = 0, .names = LOAD_NAMES}},
+    .apply = lookback,
+    .check = lookback_check,
+};
+
+bool st_register_lookback_rules(st_registry *r, st_err *err) { return st_registry_add(r, &rule_lookback, err); }
