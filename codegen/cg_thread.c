@@ -565,6 +565,10 @@ void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_pla
         case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: map_into(g, e, env, p); return;
         case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: scan_into(g, e, env, p); return;
         case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: scatter_into(g, e, env, p); return;
+        case ST_PRIM_SCAN_LOOKBACK:
+            cg_fail(g, e, "scanLookback is a kernel of its own, so it runs at the top of a program, not inside a "
+                          "map or a work-group; apply lookback to a top-level scan");
+            return;
         default: break;
         }
     }

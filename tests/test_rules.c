@@ -501,6 +501,10 @@ static const scan_case SCAN_CASES[] = {
     /* with the fact, no padding */
     {"parallel-scan(BS=16, BF=2, TD=2)", 16, 0, 16, 1, 3, true, NULL},
     {"parallel-scan(BS=16, BF=2, SE=2)", 16, 0, 16, 1, 4, true, NULL},
+    /* the single pass: one scanLookback, for every length, in order */
+    {"lookback(M=4, WG=8)", 1, 0, 32, 0, 0, false, NULL},
+    {"lookback(M=3, WG=5, LW=5, LOAD=direct)", 1, 0, 15, 0, 0, false, NULL},
+    {"lookback(M=1, WG=1)", 1, 7, 1, 0, 0, false, NULL},
     /* composed by hand, as DESIGN.md writes it */
     {"scan-then-propagate(BS=64) ; first(scan, brent-kung(BF=2, TD=3))", 64, 0, 64, 1, 4, true,
      "a multiple of BS = 64"},

@@ -1,0 +1,318 @@
+/* tests/test_lookback.c — the single-pass scan with decoupled look-back
+ * (strategies/lookback.c, codegen/cg_lookback.c) on the device: every scan
+ * example, fused or not, against the interpreter at many lengths and
+ * parameters; a stress of hundreds of launches; the bounded wait reported
+ * instead of a hang; the state reset between launches; and the command
+ * line's refusals. */
+#include "pipeline_fixture.h"
+#include "run_strata.h"
+
+#include <unistd.h>
+
+extern char **environ;
+
+/* ------------------------------------------------------------------------ */
+/* Every scan example, against the interpreter                              */
+/* ------------------------------------------------------------------------ */
+
+#define FUSED "first(let, fuse-map-scan) ; first(let, fuse-scan-map) ; first(let, fuse-scan-scatter) ; "
+#define RADIX_FUSED "first(let, fuse-map-scan) ; first(let, fuse-scan-map) ; each(let, try(fuse-scan-scatter)) ; "
+#define LB(params) "first(scan, lookback(" params "))"
+
+typedef struct example_case {
+    const char *program, *strategy;
+    const char *scalars;  /* more inputs than N */
+    uint32_t kernels;     /* how many the program becomes (0: not checked) */
+} example_case;
+
+static const example_case example_cases[] = {
+    /* a plain scan of f32: the flag and the value packed in one word */
+    {"prefix_sum", LB("M=8, WG=64"), "", 2},
+    {"prefix_sum", LB("M=3, WG=7"), "", 2},
+    {"prefix_sum", LB("M=1, WG=1"), "", 2},
+    {"prefix_sum", LB("M=16, WG=32, LW=32"), "", 2},
+    {"prefix_sum", LB("M=4096, WG=1, LOAD=direct"), "", 2},
+    {"prefix_sum", LB("M=5, WG=16, LW=4, LOAD=direct"), "", 2},
+    /* pairs: the fenced state, one array per component */
+    {"advanced", LB("M=4, WG=32"), "", 0},
+    {"advanced", LB("M=9, WG=16, LW=8, LOAD=direct"), "", 0},
+    /* not commutative */
+    {"linear_recurrence", LB("M=2, WG=128"), "", 0},
+    {"linear_recurrence", LB("M=7, WG=3, LW=2, LOAD=direct"), "", 0},
+    /* i64 offsets: fenced too; then fused into one pass over xs (the
+     * destination's zeros, the state's reset, the scan) */
+    {"filter", LB("M=8, WG=64"), "", 0},
+    {"filter", FUSED LB("M=8, WG=64"), "", 3},
+    {"filter", FUSED LB("M=12, WG=32, LW=16, LOAD=direct"), "", 3},
+    /* a radix-sort step: the count of clear bits, then one pass */
+    {"radix_step", RADIX_FUSED LB("M=8, WG=256"), " B=3", 5},
+    {"radix_step", RADIX_FUSED LB("M=6, WG=16, LW=4, LOAD=direct"), " B=0", 5},
+};
+
+static const int64_t example_lengths[] = {1, 7, 1000, 65536, 1000003};
+
+static int count_of(const char *text, const char *part) {
+    int n = 0;
+    for (const char *p = strstr(text, part); p; p = strstr(p + 1, part)) n++;
+    return n;
+}
+
+START_TEST(examples_through_lookback_equal_the_interpreter) {
+    const example_case *c = &example_cases[_i];
+    const char *label = text_of("%s under %s", c->program, c->strategy);
+    const st_def *orig = example_def(c->program);
+    st_code code = generated(lowered(apply(orig, c->strategy, label), label), label);
+    ck_assert_msg(count_of(code.opencl, "/* scanLookback:") == 1, "%s: no single-pass kernel:\n%s", label, code.opencl);
+    if (c->kernels)
+        ck_assert_msg(code.nkernels == c->kernels, "%s: %u kernels, expected %u:\n%s", label, code.nkernels, c->kernels,
+                      code.opencl);
+    st_exe *exe = built(&code, label);
+    for (size_t i = 0; i < sizeof example_lengths / sizeof *example_lengths; i++)
+        agrees(exe, orig, text_of("N=%lld%s", (long long)example_lengths[i], c->scalars), 11 + i, label);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Stress: hundreds of launches of random lengths and parameters            */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+START_TEST(hundreds_of_random_launches_agree) {
+    static const char *const programs[] = {"prefix_sum", "advanced", "linear_recurrence"};
+    static const int64_t wgs[] = {1, 2, 3, 8, 32, 64, 100, 256};
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    int launches = 0;
+    for (int v = 0; v < 12; v++) {
+        int64_t m = 1 + (int64_t)(next(&seed) % 24), wg = wgs[next(&seed) % 8];
+        int64_t lw = 1 + (int64_t)(next(&seed) % (uint64_t)wg);
+        if (lw > 32) lw = 32;
+        const char *load = next(&seed) % 2 ? "direct" : "local";
+        const char *program = programs[v % 3];
+        const char *strategy = text_of("first(scan, lookback(M=%lld, WG=%lld, LW=%lld, LOAD=%s))", (long long)m,
+                                       (long long)wg, (long long)lw, load);
+        const char *label = text_of("%s under %s", program, strategy);
+        const st_def *orig = example_def(program);
+        st_code code = generated(lowered(apply(orig, strategy, label), label), label);
+        st_exe *exe = built(&code, label);
+        for (int k = 0; k < 25; k++, launches++) {
+            /* mostly short (a block or a few, the tail at every offset), some long */
+            uint64_t r = next(&seed);
+            int64_t n = r % 4 == 0 ? (int64_t)(next(&seed) % 300000) : (int64_t)(next(&seed) % (uint64_t)(3 * m * wg + 2));
+            agrees(exe, orig, text_of("N=%lld", (long long)n), next(&seed), label);
+        }
+        st_exe_free(exe);
+    }
+    ck_assert_int_eq(launches, 300);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The bounded wait, and the state between launches                         */
+/* ------------------------------------------------------------------------ */
+
+/* A launch of d on prefix inputs of length n (seeded). */
+static st_launch *launch_of(st_exe *exe, const st_def *d, int64_t n, st_arena *a, st_value *want) {
+    st_inputs *in = st_inputs_new(cx, d, a);
+    st_err err = {0};
+    ck_assert(st_inputs_set(in, text_of("N=%lld", (long long)n), &err));
+    ck_assert(st_inputs_generate(in, 5, &err));
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    ck_assert(st_inputs_finish(in, &args, &env, &nenv, &err));
+    if (want) ck_assert_msg(st_eval(cx, d, args, env, nenv, a, want, &err), "%s", err.message);
+    st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+    ck_assert_msg(l != NULL, "%s", err.message);
+    return l;
+}
+
+/* A group that never publishes (the kernel's test hook) leaves its
+ * successor waiting: after STRATA_LOOKBACK_SPINS reads it gives up, and the
+ * run is an error that names it, not a hang. Both protocols. */
+START_TEST(a_lost_predecessor_is_an_error_not_a_hang) {
+    static const char *const programs[] = {"prefix_sum", "advanced"};
+    static const char *const strategies[] = {LB("M=4, WG=8"), LB("M=4, WG=8, LW=4, LOAD=direct")};
+    for (int p = 0; p < 2; p++)
+        for (int s = 0; s < 2; s++) {
+            const char *label = text_of("%s under %s", programs[p], strategies[s]);
+            const st_def *orig = example_def(programs[p]);
+            st_code code = generated(lowered(apply(orig, strategies[s], label), label), label);
+            code.opencl = text_of("#define STRATA_LOOKBACK_SPINS 1000L\n#define STRATA_LOOKBACK_SILENT_GROUP 2L\n%s",
+                                  code.opencl);
+            st_exe *exe = built(&code, label);
+            st_arena *a = st_arena_new();
+            st_launch *l = launch_of(exe, orig, 1000, a, NULL);
+            st_err err = {0};
+            ck_assert_msg(!st_launch_run(l, NULL, &err), "%s: a lost group went unnoticed", label);
+            ck_assert_has(err.message, "work-group 3 waited more than STRATA_LOOKBACK_SPINS reads");
+            ck_assert_has(err.message, "STRATA_LOOKBACK_STALLED");
+            st_launch_free(l);
+            st_arena_free(a);
+            st_exe_free(exe);
+        }
+}
+END_TEST
+
+/* One launch run again and again gives the same, right, result: the
+ * ticket and the flags start from zero each time. */
+START_TEST(the_state_is_reset_between_launches) {
+    const st_def *orig = example_def("prefix_sum");
+    const char *label = "prefix_sum, run five times";
+    st_code code = generated(lowered(apply(orig, LB("M=4, WG=16"), label), label), label);
+    st_exe *exe = built(&code, label);
+    st_arena *a = st_arena_new();
+    st_value want;
+    st_launch *l = launch_of(exe, orig, 100003, a, &want);
+    for (int run = 0; run < 5; run++) {
+        st_err err = {0};
+        st_value got;
+        ck_assert_msg(st_launch_run(l, NULL, &err), "run %d: %s", run, err.message);
+        ck_assert_msg(st_launch_read(l, a, &got, &err), "run %d: %s", run, err.message);
+        ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err), "run %d: %s", run, err.message);
+    }
+    double samples[4];
+    st_err err = {0};
+    ck_assert_msg(st_launch_time(l, 1, 4, samples, &err), "%s", err.message);
+    st_launch_free(l);
+    st_arena_free(a);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* Only a top-level scan is a kernel of its own. */
+START_TEST(a_single_pass_scan_inside_a_map_is_refused) {
+    const st_def *d = def_of("def main(xs: [N][64]i32): [N][64]i32 =\n"
+                             "  xs |> map(row => row |> scanLookback(4, 16, 1, 0, +, 0))\n");
+    st_code code;
+    st_err err = {0};
+    ck_assert(!st_codegen(cx, lowered(d, "nested"), ar, &code, &err));
+    ck_assert_has(err.message, "scanLookback");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The command line                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cli {
+    st_arena *a;
+    char dir[256];
+    const char *examples;
+} cli;
+
+static void cli_setup(cli *c) {
+    c->a = st_arena_new();
+    scratch_make(c->dir, sizeof c->dir, "lookback");
+    c->examples = getenv("STRATA_EXAMPLES");
+}
+
+static void cli_teardown(cli *c) {
+    scratch_remove(c->dir);
+    st_arena_free(c->a);
+}
+
+static int strata(cli *c, const char *const *args, char **out, char **err) {
+    return strata_spawn(c->a, c->dir, environ, args, out, err);
+}
+
+static const char *example(cli *c, const char *name) { return arena_text(c->a, "%s/%s.strata", c->examples, name); }
+
+START_TEST(run_rewrite_and_check_take_the_rule) {
+    cli c;
+    cli_setup(&c);
+    char *out, *err;
+    int rc = strata(&c, ARGS("rewrite", example(&c, "prefix_sum"), "-s", "lookback(M=8, WG=128, LOAD=direct)"), &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(out, "xs |> scanLookback(8, 128, 1, 1, +, 0.0)");
+    /* what it prints reads back */
+    char path[300];
+    snprintf(path, sizeof path, "%s/printed.strata", c.dir);
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs(out, f);
+    fclose(f);
+    rc = strata(&c, ARGS("run", path, "--size", "N=65537", "--check"), &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(err, "check: the results equal the interpreter's");
+    rc = strata(&c, ARGS("run", example(&c, "filter"), "-s", FUSED LB("M=4, WG=64, LW=8"), "--size", "N=99991", "--check"),
+                &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(err, "check: the results equal the interpreter's");
+    cli_teardown(&c);
+}
+END_TEST
+
+START_TEST(bad_parameters_and_programs_are_refused_with_a_place) {
+    cli c;
+    cli_setup(&c);
+    char *out, *err;
+    const char *ps = example(&c, "prefix_sum");
+    ck_assert_int_eq(strata(&c, ARGS("run", ps, "-s", "lookback(M=8, WG=64, LOAD=nowhere)", "--size", "N=10"), &out, &err), 1);
+    ck_assert_has(err, "strategy:1:27: error: LOAD is one of local, direct, not `nowhere`");
+    ck_assert_int_eq(strata(&c, ARGS("run", ps, "-s", "lookback(M=8, WG=16, LW=32)", "--size", "N=10"), &out, &err), 1);
+    ck_assert_has(err, "LW = 32 work-items cannot read predecessors in a group of WG = 16");
+    ck_assert_int_eq(strata(&c, ARGS("run", ps, "-s", "lookback(M=0, WG=16)", "--size", "N=10"), &out, &err), 1);
+    ck_assert_has(err, "M");
+    /* local memory the device does not have: refused before the launch */
+    ck_assert_int_eq(strata(&c, ARGS("run", ps, "-s", "lookback(M=2048, WG=1024)", "--size", "N=1000"), &out, &err), 1);
+    ck_assert_has(err, "bytes of local memory per work-group");
+    /* by hand, with a size that is not a literal */
+    char path[300];
+    snprintf(path, sizeof path, "%s/bad.strata", c.dir);
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs("def main(xs: [N]f32): [N]f32 =\n  xs |> scanLookback(N, 8, 1, 0, +, 0.0)\n", f);
+    fclose(f);
+    ck_assert_int_eq(strata(&c, ARGS("check", path), &out, &err), 1);
+    ck_assert_has(err, "bad.strata:2:22: error: scanLookback's M, the elements per work-item, must be a literal");
+    cli_teardown(&c);
+}
+END_TEST
+
+/* The look-back's space explores like the paper's, names and all. */
+START_TEST(the_lookback_space_explores) {
+    cli c;
+    cli_setup(&c);
+    char *out, *err;
+    const char *dir = arena_text(c.a, "%s/explored", c.dir);
+    int rc = strata(&c, ARGS("explore", example(&c, "prefix_sum"), "--space",
+                             "lookback(M=[4, 64], WG=[16, 64], LOAD=[local, direct])", "--out", dir, "--size",
+                             "N=100003", "--runs", "7", "--cache", "none"),
+                    &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    char *csv = slurp_file(c.a, arena_text(c.a, "%s/results.csv", dir), NULL);
+    ck_assert_int_eq(count_of(csv, ",ok,"), 8);
+    ck_assert_has(csv, "direct");
+    cli_teardown(&c);
+}
+END_TEST
+
+static Suite *lookback_suite(void) {
+    Suite *s = suite_create("lookback");
+    TCase *ex = tcase_create("examples");
+    tcase_set_timeout(ex, 600);
+    tcase_add_checked_fixture(ex, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(ex, examples_through_lookback_equal_the_interpreter, 0,
+                        (int)(sizeof example_cases / sizeof *example_cases));
+    tcase_add_test(ex, hundreds_of_random_launches_agree);
+    tcase_add_test(ex, a_lost_predecessor_is_an_error_not_a_hang);
+    tcase_add_test(ex, the_state_is_reset_between_launches);
+    tcase_add_test(ex, a_single_pass_scan_inside_a_map_is_refused);
+    suite_add_tcase(s, ex);
+    TCase *cl = tcase_create("cli");
+    tcase_set_timeout(cl, 600);
+    tcase_add_test(cl, run_rewrite_and_check_take_the_rule);
+    tcase_add_test(cl, bad_parameters_and_programs_are_refused_with_a_place);
+    tcase_add_test(cl, the_lookback_space_explores);
+    suite_add_tcase(s, cl);
+    return s;
+}
+
+int main(void) { return run_suite(lookback_suite()); }
