@@ -198,6 +198,7 @@ void *cg_alloc(cg *g, size_t size);
 /* ---- cg_c.c: C types, literals and scalar operators ---- */
 const char *cg_ctype(cg *g, const st_type *t);     /* private C type of a scalar or tuple */
 const char *cg_mem_ctype(st_scalar_kind k);        /* element type in memory */
+bool cg_is_plain(const st_type *t);                /* a scalar or a tuple of them: it has a C type */
 const char *cg_literal(cg *g, st_scalar_kind k, st_scalar v);
 const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const char *b);
 const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a);

@@ -30,21 +30,13 @@ static bool closed_scalar(const st_node *e, const st_node *const *bound, uint32_
     }
 }
 
-static bool plain_type(const st_type *t) {
-    if (t->kind == ST_TYPE_SCALAR) return true;
-    if (t->kind != ST_TYPE_TUPLE) return false;
-    for (uint32_t i = 0; i < t->n; i++)
-        if (!plain_type(t->items[i])) return false;
-    return true;
-}
-
 /* An operator lambda of scalars and tuples that reads nothing but its
  * parameters becomes a C function, once per program: the kernels then read
  * as `acc = op1(acc, x)`. */
 static bool wants_function(const st_node *f) {
-    if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) > 16 || !plain_type(f->type->elem)) return false;
+    if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) > 16 || !cg_is_plain(f->type->elem)) return false;
     for (uint32_t i = 0; i < st_lambda_nparams(f); i++)
-        if (!plain_type(f->kids[i]->type)) return false;
+        if (!cg_is_plain(f->kids[i]->type)) return false;
     return closed_scalar(st_lambda_body(f), f->kids, st_lambda_nparams(f));
 }
 

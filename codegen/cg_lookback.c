@@ -70,14 +70,6 @@ typedef struct lookback {
     const cg_place *aggregates, *prefixes; /* else: [groups]acc */
 } lookback;
 
-static bool plain(const st_type *t) {
-    if (t->kind == ST_TYPE_SCALAR) return true;
-    if (t->kind != ST_TYPE_TUPLE) return false;
-    for (uint32_t i = 0; i < t->n; i++)
-        if (!plain(t->items[i])) return false;
-    return true;
-}
-
 static bool fits_a_word(const st_type *t) {
     return t->kind == ST_TYPE_SCALAR &&
            (t->scalar == ST_I32 || t->scalar == ST_U32 || t->scalar == ST_F32 || t->scalar == ST_BOOL);
@@ -400,7 +392,7 @@ static cg_value own_element(cg *g, const lookback *lb, const cg_value *xs, const
     int64_t run = lb->m / chains_of(lb);
     open_block(g, "{");
     cg_line(g, "const long lb_i = lb_base + lb_l * %lld + %lld + lb_j;", (long long)lb->m, (long long)(c * run));
-    open_block(g, cg_str(g, "if (lb_i < %s) {", n));
+    open_block(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
     cg_value x = cg_index(g, xs, "lb_i");
     return cg_materialize(g, &x);
 }
@@ -526,6 +518,8 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
     cg_line(g, "if (lb_l == 0) lb_id = atomic_inc(&%s[0]);", buffer_of(g, lb->ctl));
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     cg_line(g, "const long lb_base = lb_id * %lldL;", mw);
+    if (lb->direct) /* a block without a tail, tested once: its loops run unguarded */
+        cg_line(g, "const bool lb_full = lb_base + %lldL <= %s;", mw, cg_size(g, lb->xs->type->size));
     const char *n = cg_size(g, lb->xs->type->size);
     if (lb->direct) {
         thread_reduce(g, lb, n);
@@ -569,7 +563,7 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
     lb.xs = kids[k - 1];
     lb.elem = lb.xs->type->elem;
     lb.acc = lb.z->type;
-    if (!plain(lb.acc) || !plain(lb.elem)) {
+    if (!cg_is_plain(lb.acc) || !cg_is_plain(lb.elem)) {
         cg_fail(g, e, "scanLookback scans scalars and tuples of scalars; this one's elements or accumulator hold arrays");
         return;
     }

@@ -230,15 +230,8 @@ typedef struct accumulator {
     const cg_place *place; /* NULL: variables */
 } accumulator;
 
-static bool plain(const st_type *t) {
-    if (t->kind == ST_TYPE_ARRAY) return false;
-    for (uint32_t i = 0; t->kind == ST_TYPE_TUPLE && i < t->n; i++)
-        if (!plain(t->items[i])) return false;
-    return true;
-}
-
 static accumulator acc_new(cg *g, const cg_value *z, const st_node *at) {
-    if (plain(z->type)) return (accumulator){cg_variables(g, z), NULL};
+    if (cg_is_plain(z->type)) return (accumulator){cg_variables(g, z), NULL};
     const cg_place *p = cg_temp(g, z->type, at, CG_PRIVATE, "acc");
     if (!p) return (accumulator){*z, NULL};
     cg_store(g, p, z);

@@ -74,6 +74,31 @@ static inline int strata_spawn(st_arena *a, const char *dir, char *const *env, c
     return program_spawn(a, dir, env, bin, args, out, err);
 }
 
+/* A test that runs the strata executable: an arena and a scratch folder it
+ * runs in, made by cli_open and removed by cli_close. */
+typedef struct cli {
+    st_arena *a;
+    char dir[256];
+} cli;
+
+static inline void cli_open(cli *c, const char *name) {
+    c->a = st_arena_new();
+    ck_assert(c->a != NULL);
+    scratch_make(c->dir, sizeof c->dir, name);
+}
+
+static inline void cli_close(cli *c) {
+    scratch_remove(c->dir);
+    st_arena_free(c->a);
+}
+
+extern char **environ;
+
+/* strata args in c's folder: its exit status, *out and *err its output */
+static inline int cli_strata(cli *c, const char *const *args, char **out, char **err) {
+    return strata_spawn(c->a, c->dir, environ, args, out, err);
+}
+
 /* Where `strata export --into results` files a program's kernels for the
  * device the tests run on (the first: CI has PoCL alone). */
 static inline const char *export_folder(st_arena *a, const char *results, const char *program) {

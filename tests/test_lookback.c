@@ -9,8 +9,6 @@
 
 #include <unistd.h>
 
-extern char **environ;
-
 /* ------------------------------------------------------------------------ */
 /* Every scan example, against the interpreter                              */
 /* ------------------------------------------------------------------------ */
@@ -201,34 +199,15 @@ END_TEST
 /* The command line                                                         */
 /* ------------------------------------------------------------------------ */
 
-typedef struct cli {
-    st_arena *a;
-    char dir[256];
-    const char *examples;
-} cli;
-
-static void cli_setup(cli *c) {
-    c->a = st_arena_new();
-    scratch_make(c->dir, sizeof c->dir, "lookback");
-    c->examples = getenv("STRATA_EXAMPLES");
+static const char *example(cli *c, const char *name) {
+    return arena_text(c->a, "%s/%s.strata", getenv("STRATA_EXAMPLES"), name);
 }
-
-static void cli_teardown(cli *c) {
-    scratch_remove(c->dir);
-    st_arena_free(c->a);
-}
-
-static int strata(cli *c, const char *const *args, char **out, char **err) {
-    return strata_spawn(c->a, c->dir, environ, args, out, err);
-}
-
-static const char *example(cli *c, const char *name) { return arena_text(c->a, "%s/%s.strata", c->examples, name); }
 
 START_TEST(run_rewrite_and_check_take_the_rule) {
     cli c;
-    cli_setup(&c);
+    cli_open(&c, "lookback");
     char *out, *err;
-    int rc = strata(&c, ARGS("rewrite", example(&c, "prefix_sum"), "-s", "lookback(M=8, WG=128, LOAD=direct)"), &out, &err);
+    int rc = cli_strata(&c, ARGS("rewrite", example(&c, "prefix_sum"), "-s", "lookback(M=8, WG=128, LOAD=direct)"), &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(out, "xs |> scanLookback(8, 128, 1, 1, +, 0.0)");
     /* what it prints reads back */
@@ -238,30 +217,30 @@ START_TEST(run_rewrite_and_check_take_the_rule) {
     ck_assert(f != NULL);
     fputs(out, f);
     fclose(f);
-    rc = strata(&c, ARGS("run", path, "--size", "N=65537", "--check"), &out, &err);
+    rc = cli_strata(&c, ARGS("run", path, "--size", "N=65537", "--check"), &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(err, "check: the results equal the interpreter's");
-    rc = strata(&c, ARGS("run", example(&c, "filter"), "-s", FUSED LB("M=4, WG=64, LW=8"), "--size", "N=99991", "--check"),
+    rc = cli_strata(&c, ARGS("run", example(&c, "filter"), "-s", FUSED LB("M=4, WG=64, LW=8"), "--size", "N=99991", "--check"),
                 &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(err, "check: the results equal the interpreter's");
-    cli_teardown(&c);
+    cli_close(&c);
 }
 END_TEST
 
 START_TEST(bad_parameters_and_programs_are_refused_with_a_place) {
     cli c;
-    cli_setup(&c);
+    cli_open(&c, "lookback");
     char *out, *err;
     const char *ps = example(&c, "prefix_sum");
-    ck_assert_int_eq(strata(&c, ARGS("run", ps, "-s", "lookback(M=8, WG=64, LOAD=nowhere)", "--size", "N=10"), &out, &err), 1);
+    ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "-s", "lookback(M=8, WG=64, LOAD=nowhere)", "--size", "N=10"), &out, &err), 1);
     ck_assert_has(err, "strategy:1:27: error: LOAD is one of local, direct, not `nowhere`");
-    ck_assert_int_eq(strata(&c, ARGS("run", ps, "-s", "lookback(M=8, WG=16, LW=32)", "--size", "N=10"), &out, &err), 1);
+    ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "-s", "lookback(M=8, WG=16, LW=32)", "--size", "N=10"), &out, &err), 1);
     ck_assert_has(err, "LW = 32 work-items cannot read predecessors in a group of WG = 16");
-    ck_assert_int_eq(strata(&c, ARGS("run", ps, "-s", "lookback(M=0, WG=16)", "--size", "N=10"), &out, &err), 1);
+    ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "-s", "lookback(M=0, WG=16)", "--size", "N=10"), &out, &err), 1);
     ck_assert_has(err, "M");
     /* local memory the device does not have: refused before the launch */
-    ck_assert_int_eq(strata(&c, ARGS("run", ps, "-s", "lookback(M=2048, WG=1024)", "--size", "N=1000"), &out, &err), 1);
+    ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "-s", "lookback(M=2048, WG=1024)", "--size", "N=1000"), &out, &err), 1);
     ck_assert_has(err, "bytes of local memory per work-group");
     /* by hand, with a size that is not a literal */
     char path[300];
@@ -270,19 +249,19 @@ START_TEST(bad_parameters_and_programs_are_refused_with_a_place) {
     ck_assert(f != NULL);
     fputs("def main(xs: [N]f32): [N]f32 =\n  xs |> scanLookback(N, 8, 1, 0, +, 0.0)\n", f);
     fclose(f);
-    ck_assert_int_eq(strata(&c, ARGS("check", path), &out, &err), 1);
+    ck_assert_int_eq(cli_strata(&c, ARGS("check", path), &out, &err), 1);
     ck_assert_has(err, "bad.strata:2:22: error: scanLookback's M, the elements per work-item, must be a literal");
-    cli_teardown(&c);
+    cli_close(&c);
 }
 END_TEST
 
 /* The look-back's space explores like the paper's, names and all. */
 START_TEST(the_lookback_space_explores) {
     cli c;
-    cli_setup(&c);
+    cli_open(&c, "lookback");
     char *out, *err;
     const char *dir = arena_text(c.a, "%s/explored", c.dir);
-    int rc = strata(&c, ARGS("explore", example(&c, "prefix_sum"), "--space",
+    int rc = cli_strata(&c, ARGS("explore", example(&c, "prefix_sum"), "--space",
                              "lookback(M=[4, 64], WG=[16, 64], LOAD=[local, direct])", "--out", dir, "--size",
                              "N=100003", "--runs", "7", "--cache", "none"),
                     &out, &err);
@@ -290,7 +269,7 @@ START_TEST(the_lookback_space_explores) {
     char *csv = slurp_file(c.a, arena_text(c.a, "%s/results.csv", dir), NULL);
     ck_assert_int_eq(count_of(csv, ",ok,"), 8);
     ck_assert_has(csv, "direct");
-    cli_teardown(&c);
+    cli_close(&c);
 }
 END_TEST
 

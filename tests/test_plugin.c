@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern char **environ;
 
 static const char *test_module_in(st_arena *a, const char *kind) {
     return arena_text(a, "%s/plugin_%s.so", env_path("STRATA_TEST_PLUGINS"), kind);
@@ -276,47 +275,43 @@ END_TEST
 /* The command line                                                         */
 /* ------------------------------------------------------------------------ */
 
-typedef struct cli {
-    st_arena *a;
-    char dir[256];
+/* The CLI's scratch, with the program and the plugin the tests run. */
+typedef struct plugin_cli {
+    cli c;
     const char *program, *plugin;
-} cli;
+} plugin_cli;
 
-static void cli_setup(cli *c) {
-    c->a = st_arena_new();
-    scratch_make(c->dir, sizeof c->dir, "plugin");
-    c->program = arena_text(c->a, "%s/prefix_sum.strata", getenv("STRATA_EXAMPLES"));
-    c->plugin = env_path("STRATA_PLUGIN");
+static void cli_setup(plugin_cli *p) {
+    cli_open(&p->c, "plugin");
+    p->program = arena_text(p->c.a, "%s/prefix_sum.strata", getenv("STRATA_EXAMPLES"));
+    p->plugin = env_path("STRATA_PLUGIN");
 }
 
-static void cli_teardown(cli *c) {
-    scratch_remove(c->dir);
-    st_arena_free(c->a);
-}
+static void cli_teardown(plugin_cli *p) { cli_close(&p->c); }
 
-static int strata(cli *c, const char *const *args, char **out, char **err) {
-    return strata_spawn(c->a, c->dir, environ, args, out, err);
+static int strata(plugin_cli *p, const char *const *args, char **out, char **err) {
+    return cli_strata(&p->c, args, out, err);
 }
 
 START_TEST(strategies_lists_plugin_rules_with_their_origin) {
-    cli c;
+    plugin_cli c;
     cli_setup(&c);
     char *out, *err, abs[PATH_MAX];
     ck_assert(realpath(c.plugin, abs) != NULL);
     ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", c.plugin), &out, &err), 0);
-    ck_assert_has(out, arena_text(c.a, "reduce-then-scan(BS)    [%s]", abs));
-    ck_assert_has(out, arena_text(c.a, "reduce-then-scan-step(BS)    [%s]", abs));
+    ck_assert_has(out, arena_text(c.c.a, "reduce-then-scan(BS)    [%s]", abs));
+    ck_assert_has(out, arena_text(c.c.a, "reduce-then-scan-step(BS)    [%s]", abs));
     ck_assert_has(out, "parallel-scan(BS, BF, TD, SE)    [built-in]");
     ck_assert_int_eq(strata(&c, ARGS("strategies"), &out, &err), 0);
     ck_assert_ptr_null(strstr(out, "reduce-then-scan"));
-    ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", test_module_in(c.a, "good")), &out, &err), 0);
+    ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", test_module_in(c.c.a, "good")), &out, &err), 0);
     ck_assert_has(out, "WHERE a named parameter (ignored); global | local, default global");
     cli_teardown(&c);
 }
 END_TEST
 
 START_TEST(rewrite_and_run_use_plugin_rules) {
-    cli c;
+    plugin_cli c;
     cli_setup(&c);
     char *out, *err;
     ck_assert_int_eq(strata(&c, ARGS("rewrite", c.program, "-s", "reduce-then-scan(BS=64)"), &out, &err), 1);
@@ -339,9 +334,9 @@ END_TEST
 
 /* Every command takes --plugin, says so in its help, and refuses a bad one. */
 START_TEST(every_command_takes_plugin_and_refuses_a_bad_one) {
-    cli c;
+    plugin_cli c;
     cli_setup(&c);
-    const char *bad = test_module_in(c.a, "wrong_abi"), *out_dir = arena_text(c.a, "%s/o", c.dir);
+    const char *bad = test_module_in(c.c.a, "wrong_abi"), *out_dir = arena_text(c.c.a, "%s/o", c.c.dir);
     const char *const *commands[] = {
         ARGS("check", c.program, "--plugin", bad),
         ARGS("print", c.program, "--plugin", bad),
@@ -366,7 +361,7 @@ START_TEST(every_command_takes_plugin_and_refuses_a_bad_one) {
     ck_assert_int_ne(stat(out_dir, &st), 0);
     /* and each refusal reads as it should from the command line */
     for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
-        const char *path = strchr(refusals[i].module, '/') ? refusals[i].module : test_module_in(c.a, refusals[i].module);
+        const char *path = strchr(refusals[i].module, '/') ? refusals[i].module : test_module_in(c.c.a, refusals[i].module);
         char *out, *err;
         ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", path), &out, &err), 1);
         ck_assert_has(err, refusals[i].says);
@@ -385,10 +380,10 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 START_TEST(a_plugin_rule_is_explored_and_exported_like_a_built_in) {
-    cli c;
+    plugin_cli c;
     cli_setup(&c);
-    const char *dir = arena_text(c.a, "%s/explored", c.dir), *results = arena_text(c.a, "%s/results", c.dir),
-               *cache = arena_text(c.a, "%s/cache", c.dir);
+    const char *dir = arena_text(c.c.a, "%s/explored", c.c.dir), *results = arena_text(c.c.a, "%s/results", c.c.dir),
+               *cache = arena_text(c.c.a, "%s/cache", c.c.dir);
     const char *space = "reduce-then-scan(BS=[16, 64, 256])";
     char *out, *err;
     /* without the plugin the space does not parse, and nothing is written */
@@ -404,17 +399,17 @@ START_TEST(a_plugin_rule_is_explored_and_exported_like_a_built_in) {
     char abs[PATH_MAX], sha[65];
     ck_assert(realpath(c.plugin, abs) != NULL);
     size_t len;
-    char *module = slurp_file(c.a, abs, &len);
+    char *module = slurp_file(c.c.a, abs, &len);
     ck_assert(module != NULL);
     st_sha256_hex(module, len, sha);
-    const char *meta = slurp_file(c.a, arena_text(c.a, "%s/explore.json", dir), NULL);
-    ck_assert_has(meta, arena_text(c.a, "\"plugins\": [{\"path\": \"%s\", \"sha256\": \"%s\"}]", abs, sha));
+    const char *meta = slurp_file(c.c.a, arena_text(c.c.a, "%s/explore.json", dir), NULL);
+    ck_assert_has(meta, arena_text(c.c.a, "\"plugins\": [{\"path\": \"%s\", \"sha256\": \"%s\"}]", abs, sha));
     /* resumed with it: nothing to redo; with another plugin as well: another exploration */
     rc = strata(&c, ARGS("explore", c.program, "--plugin", c.plugin, "--space", space, "--size", "N=3001", "--runs", "7",
                          "--out", dir, "--cache", cache),
                 &out, &err);
     ck_assert_msg(rc == 0, "resume failed:\n%s", err);
-    rc = strata(&c, ARGS("explore", c.program, "--plugin", c.plugin, "--plugin", test_module_in(c.a, "good"), "--space", space,
+    rc = strata(&c, ARGS("explore", c.program, "--plugin", c.plugin, "--plugin", test_module_in(c.c.a, "good"), "--space", space,
                          "--size", "N=3001", "--out", dir, "--cache", cache),
                 &out, &err);
     ck_assert_int_eq(rc, 1);
@@ -422,13 +417,13 @@ START_TEST(a_plugin_rule_is_explored_and_exported_like_a_built_in) {
     ck_assert_has(err, "plugin=plugin_good.so");
     /* export needs the plugin, and says which */
     ck_assert_int_eq(strata(&c, ARGS("export", dir, "--into", results, "--cache", cache), &out, &err), 1);
-    ck_assert_has(err, arena_text(c.a, "give it with --plugin %s", abs));
+    ck_assert_has(err, arena_text(c.c.a, "give it with --plugin %s", abs));
     rc = strata(&c, ARGS("export", dir, "--into", results, "--cache", cache, "--plugin", c.plugin), &out, &err);
     ck_assert_msg(rc == 0, "export failed:\n%s", err);
     ck_assert_has(out, "best of 3: reduce-then-scan(BS=");
-    const char *record = slurp_file(c.a, arena_text(c.a, "%s/record.json", export_folder(c.a, results, "prefix_sum")), NULL);
+    const char *record = slurp_file(c.c.a, arena_text(c.c.a, "%s/record.json", export_folder(c.c.a, results, "prefix_sum")), NULL);
     ck_assert(record != NULL);
-    ck_assert_has(record, arena_text(c.a, "\"sha256\": \"%s\"", sha));
+    ck_assert_has(record, arena_text(c.c.a, "\"sha256\": \"%s\"", sha));
     /* run without -s uses the export when it has the plugin, else warns and uses the default */
     rc = strata(&c, ARGS("run", c.program, "--plugin", c.plugin, "--results", results, "--size", "N=500", "--check"), &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
@@ -466,19 +461,19 @@ static const char *const outside_source =
     "ST_PLUGIN(register_rules)\n";
 
 START_TEST(a_plugin_built_out_of_tree_loads_and_works) {
-    cli c;
+    plugin_cli c;
     cli_setup(&c);
-    const char *stage = arena_text(c.a, "%s/stage", c.dir), *src = arena_text(c.a, "%s/src", c.dir);
+    const char *stage = arena_text(c.c.a, "%s/stage", c.c.dir), *src = arena_text(c.c.a, "%s/src", c.c.dir);
     ck_assert_int_eq(mkdir(src, 0755), 0);
-    FILE *f = fopen(arena_text(c.a, "%s/outside.c", src), "w");
+    FILE *f = fopen(arena_text(c.c.a, "%s/outside.c", src), "w");
     ck_assert(f != NULL);
     fputs(outside_source, f);
     fclose(f);
     const char *prefix = env_path("STRATA_PREFIX"), *libdir = env_path("STRATA_LIBDIR");
-    const char *lib = libdir[0] == '/' ? libdir : arena_text(c.a, "%s/%s", prefix, libdir);
+    const char *lib = libdir[0] == '/' ? libdir : arena_text(c.c.a, "%s/%s", prefix, libdir);
     /* install into a stage, build the plugin against it alone (pkg-config
      * with the stage as its sysroot), and load it into the installed strata */
-    const char *script = arena_text(c.a,
+    const char *script = arena_text(c.c.a,
         "set -e\n"
         "'%s' install -C '%s' --no-rebuild --destdir '%s' >'%s/install.log' 2>&1 || { cat '%s/install.log'; exit 3; }\n"
         "export PKG_CONFIG_PATH='%s%s/pkgconfig' PKG_CONFIG_SYSROOT_DIR='%s' PKG_CONFIG_LIBDIR=\n"
@@ -489,25 +484,25 @@ START_TEST(a_plugin_built_out_of_tree_loads_and_works) {
         "exec 2>&1\n"
         "'%s%s/bin/strata' strategies --plugin ./outside.so | grep -A1 '^outside-seq'\n"
         "'%s%s/bin/strata' run '%s' --plugin ./outside.so -s outside-seq --size N=1001 --check\n",
-        env_path("STRATA_MESON"), env_path("STRATA_BUILD_ROOT"), stage, c.dir, c.dir, stage, lib, stage, src,
+        env_path("STRATA_MESON"), env_path("STRATA_BUILD_ROOT"), stage, c.c.dir, c.c.dir, stage, lib, stage, src,
         env_path("STRATA_CC"), stage, prefix, stage, prefix, c.program);
-    const char *sh = arena_text(c.a, "%s/outside.sh", c.dir);
+    const char *sh = arena_text(c.c.a, "%s/outside.sh", c.c.dir);
     f = fopen(sh, "w");
     ck_assert(f != NULL);
     fputs(script, f);
     fclose(f);
     char *out, *err;
-    int rc = program_spawn(c.a, c.dir, environ, "/bin/sh", ARGS(sh), &out, &err);
+    int rc = program_spawn(c.c.a, c.c.dir, environ, "/bin/sh", ARGS(sh), &out, &err);
     ck_assert_msg(rc == 0, "the out-of-tree plugin failed (exit %d):\n%.1500s\n%.1500s", rc, out, err);
-    ck_assert_has(out, arena_text(c.a, "cflags: -I%s%s/include/strata", stage, prefix));
-    ck_assert_has(out, arena_text(c.a, "outside-seq    [%s/outside.so]", src));
+    ck_assert_has(out, arena_text(c.c.a, "cflags: -I%s%s/include/strata", stage, prefix));
+    ck_assert_has(out, arena_text(c.c.a, "outside-seq    [%s/outside.so]", src));
     ck_assert_has(out, "check: the results equal the interpreter's");
     /* only what a plugin author gets was installed for it */
     struct stat st;
-    ck_assert_int_eq(stat(arena_text(c.a, "%s%s/include/strata/rewrite/plugin.h", stage, prefix), &st), 0);
-    ck_assert_int_eq(stat(arena_text(c.a, "%s%s/include/strata/rewrite/rewrite.h", stage, prefix), &st), 0);
-    ck_assert_int_eq(stat(arena_text(c.a, "%s%s/include/strata/ir/ir.h", stage, prefix), &st), 0);
-    ck_assert_int_eq(stat(arena_text(c.a, "%s%s/strata/plugins/reduce_then_scan.so", stage, lib), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/rewrite/plugin.h", stage, prefix), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/rewrite/rewrite.h", stage, prefix), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/ir/ir.h", stage, prefix), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/strata/plugins/reduce_then_scan.so", stage, lib), &st), 0);
     cli_teardown(&c);
 }
 END_TEST
