@@ -792,7 +792,11 @@ START_TEST(strategies_lists_every_rule) {
         ck_assert_has(block, r->summary);
         for (uint32_t k = 0; k < r->nparams; k++) {
             char want[128];
-            snprintf(want, sizeof want, "%lld to %lld", (long long)r->params[k].min, (long long)r->params[k].max);
+            const st_param *pm = &r->params[k];
+            if (st_param_nnames(pm)) /* a named parameter lists its names */
+                snprintf(want, sizeof want, "%s | %s", pm->names[0], pm->names[1]);
+            else
+                snprintf(want, sizeof want, "%lld to %lld", (long long)pm->min, (long long)pm->max);
             ck_assert_msg(strstr(block, want), "`%s`'s parameter %s: no `%s` in:\n%s", r->name, r->params[k].name, want, block);
             snprintf(want, sizeof want, "\n    %s ", r->params[k].name);
             ck_assert_msg(strstr(block, want), "`%s`'s parameter %s has no line:\n%s", r->name, r->params[k].name, block);
