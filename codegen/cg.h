@@ -115,13 +115,15 @@ struct cg_binding {
 };
 
 /* What one kernel launch needs from the host. */
-typedef enum cg_arg_kind { CG_ARG_BUFFER, CG_ARG_SCALAR, CG_ARG_LOCAL } cg_arg_kind;
+/* VALUE: a `long` the glue computes when the program runs (cg_glue_value). */
+typedef enum cg_arg_kind { CG_ARG_BUFFER, CG_ARG_SCALAR, CG_ARG_LOCAL, CG_ARG_VALUE } cg_arg_kind;
 typedef struct cg_arg {
     cg_arg_kind kind;
     int index;                  /* BUFFER: the host buffer; SCALAR: st_code.scalars */
     st_scalar_kind elem;        /* LOCAL: element type */
-    const st_size *count;       /* LOCAL: elements */
-    const char *name;           /* LOCAL: the parameter */
+    const st_size *count;       /* LOCAL: elements, */
+    const char *count_c;        /*   or a C expression of the glue's, when not NULL */
+    const char *name;           /* LOCAL, VALUE: the parameter */
     bool written;               /* BUFFER: the kernel stores to it */
 } cg_arg;
 
@@ -137,6 +139,7 @@ typedef struct cg_kernel {
     const char *what;           /* one line for the glue's comments and messages */
     cg_shape shape;
     const st_size *count;
+    const char *count_c;        /* the count as a C expression of the glue's, when not NULL */
     uint32_t nlanes;
     const st_size **lanes;
     uint32_t nargs;
@@ -153,6 +156,7 @@ typedef struct cg_buffer {
     int index;                  /* within its role */
     st_scalar_kind kind;
     const st_size *count;
+    const char *count_c;        /* the count as a C expression of the glue's, when not NULL */
 } cg_buffer;
 
 typedef struct cg {
@@ -177,6 +181,8 @@ typedef struct cg {
     const st_node **funcs_of;
     bool uses_f64;
     bool uses_lookback;         /* the spin bound and 64-bit atomics in the prelude */
+    bool uses_atomics64;        /* 64-bit atomics (histograms) */
+    st_buf glue_values;         /* statements computing the glue's values, before anything is allocated */
 
     /* the kernel being generated */
     cg_kernel *k;
@@ -229,6 +235,10 @@ const cg_place *cg_place_join(cg *g, const cg_place *p);  /* [a][b] as [a*b], NU
 const cg_place *cg_place_transpose(cg *g, const cg_place *p);
 /* Is v exactly the memory of p (nothing to copy)? */
 bool cg_same_place(const cg_value *v, const cg_place *p);
+/* Between the C lvalue var (of t's C type) and p, a place indexed down to
+ * one element, leaf by leaf: loaded through a volatile pointer (memory that
+ * other work-items write, read afresh) or stored through one. */
+void cg_exchange(cg *g, const cg_place *p, const st_type *t, const char *var, bool load);
 /* Emit the statements that store v into p (a loop for arrays). */
 void cg_store(cg *g, const cg_place *p, const cg_value *v);
 /* A scalar or tuple value in fresh private variables (so it is read once). */
@@ -295,6 +305,15 @@ const st_node *cg_hoist_inside(cg *g, const st_node *e, const cg_binding **env, 
 /* The arguments of e from `first` on that are arrays and not views,
  * computed first: what a parallel loop reads must be there before it starts. */
 const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st);
+/* The same, leaving a fusible map (map or mapGlb of a lambda over a view,
+ * its elements scalars or tuples) to be computed element by element where
+ * it is read, by cg_element: a map before a single-pass scan or a
+ * histogram runs inside its kernel. */
+const st_node *cg_hoist_args_fusing(cg *g, const st_node *e, uint32_t first, const cg_binding **env,
+                                    const cg_stage *st);
+bool cg_fusible_map(const st_node *e);
+/* Element i of e, a view or a fusible map, in the current kernel. */
+cg_value cg_element(cg *g, const st_node *e, const cg_binding *env, const char *i);
 
 /* ---- cg_group.c: a work-group ---- */
 void cg_group_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
@@ -304,19 +323,30 @@ void cg_group_sync(cg *g);
 bool cg_host(cg *g);
 void cg_kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hint, const st_node *e);
 void cg_kernel_end(cg *g);
-/* e's array arguments from `first` on that are not views, computed into
- * global buffers by kernels of their own first. */
+/* e's array arguments from `first` on that are not views or fusible maps,
+ * computed into global buffers by kernels of their own first. */
 const st_node *cg_host_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env);
 uint32_t cg_buffers_of(const cg *g, cg_buffer_role role); /* how many have this role */
 void cg_use_buffer(cg *g, int buffer, bool write); /* the current kernel reads or writes it */
 const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint); /* global buffers */
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count);
+/* Local memory of count_c elements, a C expression of the glue's. */
+void cg_add_local_c(cg *g, const char *name, st_scalar_kind kind, const char *count_c);
+/* The current kernel takes the glue's value `name` (a long) as a parameter. */
+void cg_use_value(cg *g, const char *name);
+/* A statement of the glue's, run before anything is allocated: where it
+ * computes values (`long NAME = …;`) from the sizes and the device. */
+void cg_glue_value(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- cg_lookback.c: the single-pass scan ---- */
 /* scanLookback e into p: a kernel resetting its state, then the scan's
  * kernel. With scatter (a scatter of e's (index, value) pairs into p, whose
  * destination is in p already), each pair is written as it is stored. */
 void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter);
+
+/* ---- cg_histogram.c: subhistograms ---- */
+/* subhistograms e into p, which holds its destination already. */
+void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 
 /* ---- cg_glue.c: the host glue ---- */
 const char *cg_glue(cg *g);

@@ -38,6 +38,7 @@ static void kernel_text(cg *g, const cg_kernel *k, st_buf *out) {
             break;
         }
         case CG_ARG_LOCAL: st_buf_printf(out, "%s__local %s *%s", sep, cg_mem_ctype(a->elem), a->name); break;
+        case CG_ARG_VALUE: st_buf_printf(out, "%slong %s", sep, a->name); break;
         }
     }
     st_buf_printf(out, ") {\n%s}\n\n", k->body.data ? k->body.data : "");
@@ -49,6 +50,9 @@ const char *cg_opencl(cg *g) {
     if (g->def->loc.file) st_buf_printf(&out, " of %s", g->def->loc.file);
     st_buf_printf(&out, ". */\n");
     if (g->uses_f64) st_buf_puts(&out, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    if (g->uses_atomics64 && !g->uses_lookback)
+        st_buf_puts(&out, "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
+    if (g->uses_atomics64) st_buf_puts(&out, "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n");
     if (g->uses_lookback)
         st_buf_puts(&out, "/* the look-back packs a flag and a 32-bit value in one word */\n"
                           "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
@@ -89,6 +93,7 @@ static const char *glue_prelude =
     "#define CL_OUT_OF_RESOURCES -5\n"
     "#define CL_INVALID_WORK_GROUP_SIZE -54\n"
     "#define CL_MEM_READ_WRITE (1 << 0)\n"
+    "#define CL_DEVICE_MAX_COMPUTE_UNITS 0x1002\n"
     "#define CL_DEVICE_MAX_WORK_GROUP_SIZE 0x1004\n"
     "#define CL_DEVICE_LOCAL_MEM_SIZE 0x1023\n"
     "#define CL_QUEUE_DEVICE 0x1091\n"
@@ -126,6 +131,22 @@ static const char *glue_prelude =
     "    return most && most < want ? most : want;\n"
     "}\n"
     "\n"
+    "/* What the device has: compute units, bytes of local memory. */\n"
+    "static inline long strata_compute_units(cl_command_queue queue) {\n"
+    "    cl_device_id device;\n"
+    "    cl_uint units = 1;\n"
+    "    if (clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL) == CL_SUCCESS)\n"
+    "        clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);\n"
+    "    return units ? (long)units : 1;\n"
+    "}\n"
+    "static inline long strata_local_memory(cl_command_queue queue) {\n"
+    "    cl_device_id device;\n"
+    "    cl_ulong bytes = 0;\n"
+    "    if (clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL) == CL_SUCCESS)\n"
+    "        clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof bytes, &bytes, NULL);\n"
+    "    return (long)bytes;\n"
+    "}\n"
+    "\n"
     "/* A mapWrg launch: as many work-items per group as its widest mapLcl, or as\n"
     "   many as the device allows this kernel (its registers) when that is fewer:\n"
     "   every mapLcl is a loop strided by the group's size, so fewer work-items\n"
@@ -156,7 +177,7 @@ static const char *glue_prelude =
 
 static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) {
     st_buf_printf(out, "    /* %s — %s: %s */\n", k->name, shape_name(k->shape), k->what);
-    const char *count = k->shape == CG_SHAPE_SINGLE ? "1" : cg_size(g, k->count);
+    const char *count = k->shape == CG_SHAPE_SINGLE ? "1" : k->count_c ? k->count_c : cg_size(g, k->count);
     st_buf_printf(out, "    n = (size_t)(%s);\n    if (n > 0) {\n", count);
     st_buf_puts(out, "        local_bytes = 0;\n");
     for (uint32_t i = 0; i < k->nargs; i++) {
@@ -172,8 +193,12 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
             st_buf_printf(out, "        err = clSetKernelArg(kernels[%u], %u, sizeof(cl_mem), &%s);\n", index, i,
                           g->buffers[a->index].name);
             break;
+        case CG_ARG_VALUE:
+            st_buf_printf(out, "        err = clSetKernelArg(kernels[%u], %u, sizeof(long), &%s);\n", index, i, a->name);
+            break;
         case CG_ARG_LOCAL:
-            st_buf_printf(out, "        bytes = %zu * (size_t)(%s);\n", st_scalar_size(a->elem), cg_size(g, a->count));
+            st_buf_printf(out, "        bytes = %zu * (size_t)(%s);\n", st_scalar_size(a->elem),
+                          a->count_c ? a->count_c : cg_size(g, a->count));
             st_buf_printf(out, "        local_bytes += bytes ? bytes : 1;\n");
             st_buf_printf(out, "        err = clSetKernelArg(kernels[%u], %u, bytes ? bytes : 1, NULL);\n", index, i);
             break;
@@ -271,6 +296,7 @@ const char *cg_glue(cg *g) {
                           b->role == CG_BUF_INPUT ? "inputs" : "outputs", b->index, b->name);
     }
     st_buf_printf(&out, "    msg[0] = 0;\n    for (int i = 0; i < %u; i++) events[i] = NULL;\n\n", g->nkernels);
+    if (g->glue_values.data) st_buf_printf(&out, "%s\n", g->glue_values.data);
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
         if (b->role != CG_BUF_TEMP) continue;
@@ -279,7 +305,7 @@ const char *cg_glue(cg *g) {
                             "    if (err != CL_SUCCESS) {\n"
                             "        snprintf(msg, msgcap, \"allocating %%lu bytes for %s\", (unsigned long)bytes);\n"
                             "        goto done;\n    }\n",
-                      st_scalar_size(b->kind), cg_size(g, b->count), b->name, b->name);
+                      st_scalar_size(b->kind), b->count_c ? b->count_c : cg_size(g, b->count), b->name, b->name);
     }
     st_buf_puts(&out, "\n");
     for (uint32_t i = 0; i < g->nkernels; i++) launch_text(g, i, g->kernels[i], &out);

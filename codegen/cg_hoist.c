@@ -61,15 +61,44 @@ static const st_node *hoist_inside(cg *g, const st_node *e, const cg_binding **e
     return rebuilt(g, e, kids, changed);
 }
 
-const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st) {
+static const st_node *hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st,
+                                 bool fusing) {
     const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
     if (!kids) return e;
     bool changed = false;
     for (uint32_t i = 0; i < e->nkids; i++) {
         const st_node *k = e->kids[i];
-        bool compute = i >= first && !is_function(k) && k->type->kind != ST_TYPE_SCALAR && !cg_is_view(k);
+        bool compute = i >= first && !is_function(k) && k->type->kind != ST_TYPE_SCALAR && !cg_is_view(k) &&
+                       !(fusing && cg_fusible_map(k));
         kids[i] = compute ? precompute(g, k, env, st) : k;
         changed |= kids[i] != k;
     }
     return rebuilt(g, e, kids, changed);
+}
+
+const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st) {
+    return hoist_args(g, e, first, env, st, false);
+}
+
+const st_node *cg_hoist_args_fusing(cg *g, const st_node *e, uint32_t first, const cg_binding **env,
+                                    const cg_stage *st) {
+    return hoist_args(g, e, first, env, st, true);
+}
+
+/* ---- maps fused into their reader ---- */
+
+bool cg_fusible_map(const st_node *e) {
+    if (e->kind != ST_NODE_PRIM || (e->u.prim != ST_PRIM_MAP && e->u.prim != ST_PRIM_MAP_GLB)) return false;
+    const st_node *f = e->kids[0];
+    return f->kind == ST_NODE_LAMBDA && cg_is_plain(f->type->elem) && cg_is_view(e->kids[1]);
+}
+
+cg_value cg_element(cg *g, const st_node *e, const cg_binding *env, const char *i) {
+    if (cg_fusible_map(e)) {
+        cg_value xs = cg_thread_value(g, e->kids[1], env);
+        cg_value x = cg_index(g, &xs, i);
+        return cg_apply(g, e->kids[0], 1, &x, env);
+    }
+    cg_value xs = cg_thread_value(g, e, env);
+    return cg_index(g, &xs, i);
 }

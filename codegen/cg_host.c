@@ -8,6 +8,7 @@
  * end. */
 #include "cg.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@ static int new_buffer(cg *g, cg_buffer_role role, const char *name, st_scalar_ki
         g->buffers = grown;
         g->capbuffers = cap;
     }
-    g->buffers[g->nbuffers] = (cg_buffer){name, role, (int)cg_buffers_of(g, role), kind, count};
+    g->buffers[g->nbuffers] = (cg_buffer){name, role, (int)cg_buffers_of(g, role), kind, count, NULL};
     return (int)g->nbuffers++;
 }
 
@@ -56,7 +57,8 @@ static void add_arg(cg *g, cg_arg arg) {
     cg_kernel *k = g->k;
     if (!k || !k->name) return; /* an operator function takes no arguments */
     for (uint32_t i = 0; i < k->nargs; i++)
-        if (k->args[i].kind == arg.kind && k->args[i].index == arg.index && arg.kind != CG_ARG_LOCAL) {
+        if (k->args[i].kind == arg.kind && arg.kind == CG_ARG_VALUE ? !strcmp(k->args[i].name, arg.name)
+            : k->args[i].kind == arg.kind && k->args[i].index == arg.index && arg.kind != CG_ARG_LOCAL) {
             k->args[i].written |= arg.written;
             return;
         }
@@ -76,6 +78,22 @@ void cg_use_buffer(cg *g, int buffer, bool write) {
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count) {
     if (!g->k) return;
     add_arg(g, (cg_arg){.kind = CG_ARG_LOCAL, .index = (int)g->k->nargs, .elem = kind, .count = count, .name = name});
+}
+
+void cg_add_local_c(cg *g, const char *name, st_scalar_kind kind, const char *count_c) {
+    if (!g->k) return;
+    add_arg(g, (cg_arg){.kind = CG_ARG_LOCAL, .index = (int)g->k->nargs, .elem = kind, .count_c = count_c, .name = name});
+}
+
+void cg_use_value(cg *g, const char *name) { add_arg(g, (cg_arg){.kind = CG_ARG_VALUE, .name = name}); }
+
+void cg_glue_value(cg *g, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    st_buf_printf(&g->glue_values, "    %s\n", line);
 }
 
 /* ---- kernels ---- */
@@ -137,7 +155,7 @@ static const cg_place *top_place(cg *g, const st_type *t) { return cg_host_temp(
 static const cg_stage top = {top_parallel, top_place, host_into};
 
 const st_node *cg_host_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env) {
-    return cg_hoist_args(g, e, first, env, &top);
+    return cg_hoist_args_fusing(g, e, first, env, &top);
 }
 
 /* for (i = global id; i < n; i += global size): any launch size is right */
@@ -331,6 +349,11 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
             return;
         case ST_PRIM_SCATTER: kernel_scatter(g, e, env, p, "scatter"); return;
         case ST_PRIM_SCAN_LOOKBACK: cg_lookback(g, e, env, p, NULL); return;
+        case ST_PRIM_SUBHISTOGRAMS:
+            e = cg_host_hoist_args(g, e, ST_HIST_SIZES + 1, &env); /* the indices and values, unless fusible */
+            host_into(g, e->kids[ST_HIST_SIZES], env, p);          /* the destination */
+            cg_histogram(g, e, env, p);
+            return;
         default: break;
         }
     }

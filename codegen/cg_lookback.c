@@ -118,20 +118,9 @@ static const char *from_bits(cg *g, st_scalar_kind k, const char *u) {
                        : k == ST_BOOL ? cg_str(g, "(%s != 0u)", u) : u;
 }
 
-/* Every scalar leaf of an accumulator's state array, with the matching
- * field of a C lvalue: stored as it is, or loaded through a volatile
- * pointer, which the compiler may not cache across the spin. */
+/* The accumulator lvalue var to or from element idx of a state array. */
 static void state_leaves(cg *g, const cg_place *p, const st_type *t, const char *var, const char *idx, bool load) {
-    if (t->kind == ST_TYPE_TUPLE) {
-        for (uint32_t k = 0; k < t->n; k++)
-            state_leaves(g, &p->items[k], t->items[k], cg_str(g, "%s.f%u", var, k), idx, load);
-        return;
-    }
-    const char *base = buffer_of(g, p);
-    if (load)
-        cg_line(g, "%s = ((volatile __global %s *)%s)[%s];", var, cg_mem_ctype(t->scalar), base, idx);
-    else
-        cg_line(g, "%s[%s] = %s;", base, idx, var);
+    cg_exchange(g, cg_place_index(g, p, idx), t, var, load);
 }
 
 /* Group `lb_id` publishes value (a C lvalue) with flag. A group the test
@@ -182,12 +171,11 @@ static void give_up(cg *g, const lookback *lb, const char *then) {
 /* ---- the phases ---- */
 
 static void load_block(cg *g, const lookback *lb, const char *n) {
-    cg_value xs = cg_thread_value(g, lb->xs, lb->env);
     open_block(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
     cg_line(g, "const long lb_i = lb_base + lb_q;");
     open_block(g, cg_str(g, "if (lb_i < %s) {", n));
-    cg_value x = cg_index(g, &xs, "lb_i");
+    cg_value x = cg_element(g, lb->xs, lb->env, "lb_i");
     set(g, lb->elem, "lb_x[lb_q]", &x);
     close_block(g);
     close_block(g);
@@ -388,12 +376,12 @@ static int64_t chains_of(const lookback *lb) { return lb->m % 4 == 0 ? 4 : lb->m
 
 /* Element j of run c of work-item lb_l, as lb_i and its value, inside
  * `if (lb_i < n)`; the caller closes the block. */
-static cg_value own_element(cg *g, const lookback *lb, const cg_value *xs, const char *n, int64_t c) {
+static cg_value own_element(cg *g, const lookback *lb, const char *n, int64_t c) {
     int64_t run = lb->m / chains_of(lb);
     open_block(g, "{");
     cg_line(g, "const long lb_i = lb_base + lb_l * %lld + %lld + lb_j;", (long long)lb->m, (long long)(c * run));
     open_block(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
-    cg_value x = cg_index(g, xs, "lb_i");
+    cg_value x = cg_element(g, lb->xs, lb->env, "lb_i");
     return cg_materialize(g, &x);
 }
 
@@ -413,10 +401,9 @@ static void thread_reduce(cg *g, const lookback *lb, const char *n) {
         cg_line(g, "%s lb_a%lld;", lb->acc_c, (long long)c);
         set(g, lb->acc, cg_str(g, "lb_a%lld", (long long)c), &z);
     }
-    cg_value xs = cg_thread_value(g, lb->xs, lb->env);
     open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
     for (int64_t c = 0; c < k; c++) {
-        cg_value x = own_element(g, lb, &xs, n, c);
+        cg_value x = own_element(g, lb, n, c);
         fold_into(g, lb, cg_str(g, "lb_a%lld", (long long)c), &x);
         close_block(g);
         close_block(g);
@@ -440,11 +427,10 @@ static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg
         combine(g, lb, cg_str(g, "lb_p%lld", (long long)c), cg_str(g, "lb_p%lld", (long long)c - 1),
                 cg_str(g, "lb_a%lld", (long long)c - 1));
     }
-    cg_value xs = cg_thread_value(g, lb->xs, lb->env);
     open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
     for (int64_t c = 0; c < k; c++) {
         const char *acc = cg_str(g, "lb_p%lld", (long long)c);
-        cg_value x = own_element(g, lb, &xs, n, c);
+        cg_value x = own_element(g, lb, n, c);
         fold_into(g, lb, acc, &x);
         cg_value y = at(g, lb->acc, acc);
         store_one(g, lb, &y, &x, p, scatter);

@@ -558,9 +558,11 @@ void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_pla
         case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: map_into(g, e, env, p); return;
         case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: scan_into(g, e, env, p); return;
         case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: scatter_into(g, e, env, p); return;
-        case ST_PRIM_SCAN_LOOKBACK:
-            cg_fail(g, e, "scanLookback is a kernel of its own, so it runs at the top of a program, not inside a "
-                          "map or a work-group; apply lookback to a top-level scan");
+        case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS:
+            cg_fail(g, e, "%s makes kernels of its own, so it runs at the top of a program, not inside a map or a "
+                          "work-group; apply %s to a top-level %s", st_prim_get(e->u.prim)->name,
+                    e->u.prim == ST_PRIM_SCAN_LOOKBACK ? "lookback" : "subhistogram",
+                    e->u.prim == ST_PRIM_SCAN_LOOKBACK ? "scan" : "reduce_by_index");
             return;
         default: break;
         }

@@ -534,3 +534,16 @@ void cg_assign(cg *g, const cg_value *to, const cg_value *v) {
 
 /* Fresh variables holding v: an accumulator to assign to. */
 cg_value cg_variables(cg *g, const cg_value *v) { return snapshot(g, v); }
+
+void cg_exchange(cg *g, const cg_place *p, const st_type *t, const char *var, bool load) {
+    if (p->tuple) {
+        for (uint32_t k = 0; k < p->n; k++) cg_exchange(g, &p->items[k], t->items[k], cg_str(g, "%s.f%u", var, k), load);
+        return;
+    }
+    const cg_mem *m = &p->mem;
+    if (m->buffer >= 0) cg_use_buffer(g, m->buffer, !load);
+    const char *space = m->space == CG_GLOBAL ? "__global" : m->space == CG_LOCAL ? "__local" : "__private";
+    const char *at = cg_str(g, "((volatile %s %s *)%s)[%s]", space, cg_mem_ctype(m->kind), m->base, m->offset);
+    if (load) cg_line(g, "%s = %s;", var, m->kind == ST_BOOL ? cg_str(g, "(%s != 0)", at) : at);
+    else cg_line(g, "%s = %s;", at, var);
+}

@@ -20,6 +20,7 @@ static void release(cg *g) {
     st_buf_free(&g->nowhere.body);
     st_buf_free(&g->types);
     st_buf_free(&g->funcs);
+    st_buf_free(&g->glue_values);
 }
 
 bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err *err) {

@@ -213,7 +213,11 @@ static bool index_of(const st_value *v, int64_t *out) {
 }
 
 static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *out) {
-    bool hist = n->u.prim == ST_PRIM_REDUCE_BY_INDEX;
+    /* subhistograms is a reduce_by_index after its sizes */
+    uint32_t skip = n->u.prim == ST_PRIM_SUBHISTOGRAMS ? ST_HIST_SIZES : 0;
+    const st_node *const *kids = n->kids + skip;
+    a += skip;
+    bool hist = n->u.prim == ST_PRIM_REDUCE_BY_INDEX || skip;
     const st_value *dest = &a[0], *is, *vs;
     if (n->nkids == 2) { /* scatter(dest, ivs): the pairs are a tuple of two arrays */
         is = &a[1].u.items[0];
@@ -239,7 +243,7 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
             st_value args[2], r;
             if (!st_value_elem(I->a, out, idx, &args[0], I->err)) return false;
             args[1] = v;
-            if (!apply(I, n->kids[1], args, 2, &r)) return false;
+            if (!apply(I, kids[1], args, 2, &r)) return false;
             st_value_store(out, idx, &r);
         } else {
             st_value_store(out, idx, &v);
@@ -300,7 +304,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         *out = map_leaves(&a[0], &t, transpose_leaf);
         return !t.failed || st_fail_internal(I->err, "out of memory");
     }
-    case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: return scatter(I, n, a, out);
+    case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_SUBHISTOGRAMS: return scatter(I, n, a, out);
     case ST_PRIM_ITERATE: {
         int64_t k;
         if (!index_of(&a[0], &k) || k < 0) return runtime_error(I, n, "a negative iteration count");

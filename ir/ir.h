@@ -328,11 +328,22 @@ typedef enum st_prim {
                                 read and write its own elements; all literals (appended here so
                                 that plugins built against the values before it keep their
                                 meaning) */
+    ST_PRIM_SUBHISTOGRAMS,   /* subhistograms(C, MEM, ATOMIC, dest, op, z, is, vs): reduce_by_index
+                                (its operator associative and commutative) computed in subhistograms
+                                (codegen/cg_histogram.c): C work-items cooperate on each (0: the
+                                thesis' heuristic), MEM 0 local when it fits else global, 1 global,
+                                2 local, ATOMIC 0 what the operator allows, 1 a hardware atomic,
+                                2 a compare-and-swap loop, 3 a lock; all literals */
     ST_PRIM_COUNT
 } st_prim;
 
 /* scanLookback's leading sizes (M, WG, LW, LOAD); what follows them is a scan's. */
 enum { ST_LOOKBACK_SIZES = 4 };
+/* subhistograms' leading sizes (C, MEM, ATOMIC) and their values; what
+ * follows them is a reduce_by_index's. */
+enum { ST_HIST_SIZES = 3 };
+typedef enum st_hist_mem { ST_HIST_MEM_AUTO, ST_HIST_MEM_GLOBAL, ST_HIST_MEM_LOCAL } st_hist_mem;
+typedef enum st_hist_atomic { ST_HIST_AUTO, ST_HIST_ADD, ST_HIST_CAS, ST_HIST_XCHG } st_hist_atomic;
 
 /* How the type checker treats an argument of a primitive. */
 typedef enum st_arg_role {
@@ -448,6 +459,16 @@ const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *ki
  * parameters, let-bound sizes, and + - * / % and integer conversions of
  * those), or NULL when it is not one. */
 const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err);
+
+/* The hardware atomic of a reduce_by_index operator on values of type t:
+ * + min max & | ^ (written bare or as a lambda of its two parameters) on
+ * one 32- or 64-bit integer; false otherwise, and then *op is untouched. */
+bool st_hist_hardware_op(const st_node *op, const st_type *t, st_binop *out);
+/* A compare-and-swap loop works on one 32- or 64-bit scalar. */
+bool st_hist_cas_fits(const st_type *t);
+/* ATOMIC = auto made definite: add where the hardware has it, else cas
+ * where one word holds the value, else xchg. */
+st_hist_atomic st_hist_atomic_for(const st_node *op, const st_type *t);
 
 /* Is e a view: built only from variables, literals, tuples and projections,
  * scalar operators (a scalar `if` among them), split, join, zip, unzip,

@@ -397,6 +397,13 @@ bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types,
         if (!ok && err && err->arg >= 0) err->arg += ST_LOOKBACK_SIZES;
         return ok;
     }
+    if (p == ST_PRIM_SUBHISTOGRAMS) { /* reduce_by_index's, after the three sizes */
+        bool ok = ntypes > ST_HIST_SIZES &&
+                  st_prim_expect(cx, ST_PRIM_REDUCE_BY_INDEX, arg - ST_HIST_SIZES, types + ST_HIST_SIZES,
+                                 ntypes - ST_HIST_SIZES, params, nparams, result, err);
+        if (!ok && err && err->arg >= 0) err->arg += ST_HIST_SIZES;
+        return ok;
+    }
     uint32_t n = (uint32_t)ntypes;
     int data = st_prim_data_arg(p, n);
     (void)cx;
@@ -491,6 +498,39 @@ static const st_node *type_lookback(st_ctx *cx, uint32_t n, const st_node *const
         if (err && err->arg >= 0) err->arg += ST_LOOKBACK_SIZES;
         return NULL;
     }
+    return a[0];
+}
+
+/* subhistograms(C, MEM, ATOMIC, …): three literals, then a reduce_by_index
+ * whose operator the atomic strategy can apply. */
+static const st_node *type_hist(st_ctx *cx, uint32_t n, const st_node *const *a, const st_type **out, st_err *err) {
+    static const char *const what[ST_HIST_SIZES] = {
+        "C, the work-items per subhistogram, must be a literal from 0 (the heuristic) to 2^30",
+        "MEM must be 0 (local memory where it fits, else global), 1 (global) or 2 (local)",
+        "ATOMIC must be 0 (what the operator allows), 1 (a hardware atomic), 2 (compare-and-swap) or 3 (a lock)"};
+    static const int64_t most[ST_HIST_SIZES] = {1 << 30, 2, 3};
+    int64_t v[ST_HIST_SIZES];
+    for (int i = 0; i < ST_HIST_SIZES; i++) {
+        const st_size *s = length_arg(cx, ST_PRIM_SUBHISTOGRAMS, a[i], i, err);
+        if (!s) return NULL;
+        if (!st_size_is_const(s, &v[i]) || v[i] < 0 || v[i] > most[i])
+            return fail_at(err, i, "subhistograms' %s", what[i]);
+    }
+    if (!type_prim(cx, ST_PRIM_REDUCE_BY_INDEX, n - ST_HIST_SIZES, a + ST_HIST_SIZES, out, err)) {
+        if (err && err->arg >= 0) err->arg += ST_HIST_SIZES;
+        return NULL;
+    }
+    const st_node *op = a[ST_HIST_SIZES + 1];
+    const st_type *t = (*out)->elem;
+    st_binop b;
+    if (v[2] == ST_HIST_ADD && !st_hist_hardware_op(op, t, &b))
+        return fail_at(err, 2, "subhistograms' ATOMIC is 1 (a hardware atomic), but its operator on %s has none: "
+                               "the hardware adds, takes min and max, and ands, ors and xors 32- and 64-bit integers",
+                       type_name(t).s);
+    if (v[2] == ST_HIST_CAS && !st_hist_cas_fits(t))
+        return fail_at(err, 2, "subhistograms' ATOMIC is 2 (compare-and-swap), which needs one 32- or 64-bit "
+                               "number, but the values are %s; a lock (3) takes any",
+                       type_name(t).s);
     return a[0];
 }
 
@@ -667,6 +707,7 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         *out = a[0]->type;
         return a[0];
     case ST_PRIM_SCAN_LOOKBACK: return type_lookback(cx, n, a, out, err);
+    case ST_PRIM_SUBHISTOGRAMS: return type_hist(cx, n, a, out, err);
     default:
         (void)np;
         return fail_at(err, -1, "internal: no typing rule for %s", info->name);

@@ -1,0 +1,395 @@
+/* codegen/cg_histogram.c — subhistograms(C, MEM, ATOMIC, dest, op, z, is, vs):
+ * reduce_by_index with work-items cooperating on subhistograms.
+ *
+ * The seed is histogram-subhistogramming.txt. The destination is copied
+ * into the output first; then, chosen when the program runs (H, the number
+ * of buckets, is often known only then):
+ *
+ *   local   each work-group keeps ⌈B / C⌉ subhistograms in local memory
+ *           (B its work-items, C of them per subhistogram), as many as fit:
+ *           it fills them with z, updates them atomically as it reads its
+ *           share of the elements, and reduces them into one subhistogram
+ *           of its own in global memory;
+ *   global  T work-items (as many as keep the device busy, at most N), C
+ *           of them per subhistogram: the first subhistogram is the output
+ *           itself, the others global arrays filled with z first.
+ *
+ * Local memory is used when MEM allows it and one subhistogram fits (else
+ * global, whatever MEM says: never a failed launch), and then a last
+ * kernel reduces the global subhistograms into the output, bucket by
+ * bucket. Left out, C is the thesis' heuristic: H in global memory,
+ * min(H, B) in local memory.
+ *
+ * A bucket is updated by the hardware (atomic_add, _min, _max, _and, _or,
+ * _xor on 32-bit integers, atom_… on 64-bit ones), by a compare-and-swap
+ * loop on one 32- or 64-bit word (any operator on one number), or under a
+ * lock of its own (any value, tuples included): the lock is taken by an
+ * exchange inside a loop that every work-item leaves only when it has done
+ * its update, which is safe where work-items run in lock-step as well as
+ * where they run in turn (PoCL); the value is read and written through
+ * volatile pointers, between fences, so no cache keeps an old one.
+ *
+ * A map that makes the indices or the values is computed where each
+ * element is read (cg_element), inside the kernels. */
+#include "cg.h"
+
+#include <string.h>
+
+typedef struct hist {
+    const st_node *e, *op, *z, *is, *vs;
+    const st_type *t;          /* a bucket's value */
+    int64_t c, mem, atomic;
+    st_binop hw;               /* ADD: the hardware's operation */
+    const cg_binding *env;
+    const char *v;             /* the prefix of the glue's values: hist0_H, … */
+    const cg_place *out;       /* the destination, already in the output */
+    const cg_place *subs;      /* the global subhistograms after the first */
+    const cg_place *locks;     /* XCHG: a lock per bucket of every global subhistogram */
+} hist;
+
+/* a glue value of this histogram's, by name: hist0_H */
+static const char *val(cg *g, const hist *h, const char *name) {
+    const char *v = cg_str(g, "%s_%s", h->v, name);
+    cg_use_value(g, v);
+    return v;
+}
+
+static void open_block(cg *g, const char *line) {
+    cg_line(g, "%s", line);
+    g->indent++;
+}
+
+static void close_block(cg *g) {
+    g->indent--;
+    cg_line(g, "}");
+}
+
+/* ---- the update of one bucket ---- */
+
+static const char *hw_name(st_binop b) {
+    switch (b) {
+    case ST_OP_ADD: return "add";
+    case ST_OP_MIN: return "min";
+    case ST_OP_MAX: return "max";
+    case ST_OP_BAND: return "and";
+    case ST_OP_BOR: return "or";
+    default: return "xor";
+    }
+}
+
+static bool wide(st_scalar_kind k) { return k == ST_I64 || k == ST_U64 || k == ST_F64; }
+
+/* The word a compare-and-swap works on, and the casts to and from it. */
+static const char *to_word(cg *g, st_scalar_kind k, const char *x) {
+    switch (k) {
+    case ST_F32: case ST_I32: return cg_str(g, "as_uint(%s)", x);
+    case ST_F64: case ST_I64: return cg_str(g, "as_ulong(%s)", x);
+    default: return x;
+    }
+}
+
+static const char *from_word(cg *g, st_scalar_kind k, const char *w) {
+    switch (k) {
+    case ST_F32: return cg_str(g, "as_float(%s)", w);
+    case ST_I32: return cg_str(g, "as_int(%s)", w);
+    case ST_F64: return cg_str(g, "as_double(%s)", w);
+    case ST_I64: return cg_str(g, "as_long(%s)", w);
+    default: return w;
+    }
+}
+
+static const char *space_name(cg_space s) { return s == CG_LOCAL ? "__local" : "__global"; }
+
+/* op(bucket, v) into the bucket: element `at` of place, whose lock (XCHG)
+ * is element `lock_at` of locks. */
+static void update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_place *locks,
+                   const char *lock_at, const cg_value *v) {
+    const cg_place *q = cg_place_index(g, place, at);
+    if (h->atomic != ST_HIST_XCHG) {
+        const cg_mem *m = &q->mem;
+        if (m->buffer >= 0) cg_use_buffer(g, m->buffer, true);
+        st_scalar_kind k = m->kind;
+        if (wide(k)) g->uses_atomics64 = true;
+        const char *addr = cg_str(g, "&%s[%s]", m->base, m->offset);
+        if (h->atomic == ST_HIST_ADD) {
+            cg_line(g, "%s_%s(%s, %s);", wide(k) ? "atom" : "atomic", hw_name(h->hw), addr, v->c);
+            return;
+        }
+        const char *word = wide(k) ? "ulong" : "uint";
+        open_block(g, "{");
+        cg_line(g, "volatile %s %s *hs_p = (volatile %s %s *)%s;", space_name(m->space), word, space_name(m->space),
+                word, addr);
+        cg_line(g, "%s hs_old = *hs_p, hs_seen;", word);
+        open_block(g, "do {");
+        cg_line(g, "hs_seen = hs_old;");
+        cg_value args[2] = {cg_scalar(h->t, from_word(g, k, "hs_seen")), *v};
+        cg_value r = cg_apply(g, h->op, 2, args, h->env);
+        r = cg_materialize(g, &r);
+        cg_line(g, "hs_old = %s(hs_p, hs_seen, %s);", wide(k) ? "atom_cmpxchg" : "atomic_cmpxchg", to_word(g, k, r.c));
+        g->indent--;
+        cg_line(g, "} while (hs_old != hs_seen);");
+        close_block(g);
+        return;
+    }
+    const cg_place *lq = cg_place_index(g, locks, lock_at);
+    if (lq->mem.buffer >= 0) cg_use_buffer(g, lq->mem.buffer, true);
+    const char *lock = cg_str(g, "&%s[%s]", lq->mem.base, lq->mem.offset);
+    const char *fence = q->tuple || q->mem.space != CG_LOCAL ? "CLK_GLOBAL_MEM_FENCE" : "CLK_LOCAL_MEM_FENCE";
+    if (lq->mem.space == CG_LOCAL) fence = "CLK_LOCAL_MEM_FENCE";
+    const char *ct = cg_ctype(g, h->t);
+    open_block(g, "{");
+    cg_line(g, "int hs_done = 0;");
+    open_block(g, "while (!hs_done) {");
+    open_block(g, cg_str(g, "if (atomic_xchg(%s, 1) == 0) {", lock));
+    cg_line(g, "mem_fence(%s);", fence);
+    cg_line(g, "%s hs_cur, hs_new;", ct);
+    cg_exchange(g, q, h->t, "hs_cur", true);
+    cg_value args[2] = {cg_fields_of(g, h->t, "hs_cur"), *v};
+    cg_value r = cg_apply(g, h->op, 2, args, h->env);
+    cg_value to = cg_fields_of(g, h->t, "hs_new");
+    cg_assign(g, &to, &r);
+    cg_exchange(g, q, h->t, "hs_new", false);
+    cg_line(g, "mem_fence(%s);", fence);
+    cg_line(g, "atomic_xchg(%s, 0);", lock);
+    cg_line(g, "hs_done = 1;");
+    close_block(g);
+    close_block(g);
+    close_block(g);
+}
+
+/* Element i's index and value, and `if (the index is a bucket) {` */
+static cg_value element(cg *g, const hist *h, const char *i, const char *buckets) {
+    cg_value idx = cg_element(g, h->is, h->env, i);
+    cg_line(g, "const long hs_at = (long)(%s);", idx.c);
+    cg_value v = cg_element(g, h->vs, h->env, i);
+    v = cg_materialize(g, &v);
+    open_block(g, cg_str(g, "if (hs_at >= 0 && hs_at < %s) {", buckets));
+    return v;
+}
+
+/* ---- the kernels ---- */
+
+/* bytes of a value in memory, leaf by leaf */
+static size_t leaf_bytes(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return st_scalar_size(t->scalar);
+    size_t sum = 0;
+    for (uint32_t k = 0; k < t->n; k++) sum += leaf_bytes(t->items[k]);
+    return sum;
+}
+
+/* fn on every leaf of p */
+static void each_leaf(cg *g, const cg_place *p, const char *count_c, void (*fn)(cg *, const cg_mem *, const char *)) {
+    if (!p->tuple) {
+        fn(g, &p->mem, count_c);
+        return;
+    }
+    for (uint32_t k = 0; k < p->n; k++) each_leaf(g, &p->items[k], count_c, fn);
+}
+
+static void size_buffer(cg *g, const cg_mem *m, const char *count_c) { g->buffers[m->buffer].count_c = count_c; }
+
+static void add_local(cg *g, const cg_mem *m, const char *count_c) { cg_add_local_c(g, m->base, m->kind, count_c); }
+
+/* The glue's choices, made when the program runs (see the top). */
+static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
+    const char *v = h->v;
+    size_t bytes = leaf_bytes(h->t);
+    if (h->atomic == ST_HIST_XCHG) bytes += 4; /* its lock */
+    cg_glue_value(g, "/* %s: subhistograms(C=%lld, MEM=%s, ATOMIC=%s) */", v, (long long)h->c,
+                  h->mem == ST_HIST_MEM_GLOBAL ? "global" : h->mem == ST_HIST_MEM_LOCAL ? "local" : "auto",
+                  h->atomic == ST_HIST_ADD ? "add" : h->atomic == ST_HIST_CAS ? "cas" : "xchg");
+    cg_glue_value(g, "long %s_N = (long)(%s), %s_H = (long)(%s), %s_units = strata_compute_units(queue);", v, n, v,
+                  buckets, v);
+    cg_glue_value(g, "long %s_B = 256, %s_C = %lld;", v, v, (long long)h->c);
+    cg_glue_value(g, "/* local: ⌈B / C⌉ subhistograms per group (C = min(H, B) left out), as many as fit */");
+    cg_glue_value(g, "long %s_Cl = %s_C ? %s_C : %s_H < %s_B ? %s_H : %s_B;", v, v, v, v, v, v, v);
+    cg_glue_value(g, "if (%s_Cl < 1) %s_Cl = 1;", v, v);
+    cg_glue_value(g, "if (%s_Cl > %s_B) %s_Cl = %s_B;", v, v, v, v);
+    cg_glue_value(g, "long %s_hpb = (%s_B + %s_Cl - 1) / %s_Cl;", v, v, v, v);
+    cg_glue_value(g, "long %s_room = %s_H > 0 ? strata_local_memory(queue) / (%s_H * %zu) : 0;", v, v, v, bytes);
+    cg_glue_value(g, "if (%s_hpb > %s_room) %s_hpb = %s_room;", v, v, v, v);
+    cg_glue_value(g, "long %s_local = %d && %s_hpb >= 1;", v, h->mem != ST_HIST_MEM_GLOBAL, v);
+    cg_glue_value(g, "if (%s_local) %s_Cl = (%s_B + %s_hpb - 1) / %s_hpb;", v, v, v, v, v);
+    cg_glue_value(g, "long %s_G = (%s_N + %s_B - 1) / %s_B;", v, v, v, v);
+    cg_glue_value(g, "if (%s_G > 4 * %s_units) %s_G = 4 * %s_units;", v, v, v, v);
+    cg_glue_value(g, "/* global: T work-items, C per subhistogram (C = H left out) */");
+    cg_glue_value(g, "long %s_T = (%s_N + 255) / 256 * 256;", v, v);
+    cg_glue_value(g, "if (%s_T > 2048 * %s_units) %s_T = 2048 * %s_units;", v, v, v, v);
+    cg_glue_value(g, "long %s_Cg = %s_C ? %s_C : %s_H;", v, v, v, v);
+    cg_glue_value(g, "if (%s_Cg < 1) %s_Cg = 1;", v, v);
+    cg_glue_value(g, "long %s_S = (%s_T + %s_Cg - 1) / %s_Cg;", v, v, v, v);
+    cg_glue_value(g, "if (%s_S < 1) %s_S = 1;", v, v);
+    cg_glue_value(g, "/* subhistograms in global memory besides the output */");
+    cg_glue_value(g, "long %s_nsub = %s_N == 0 || %s_H == 0 ? 0 : %s_local ? %s_G : %s_S - 1;", v, v, v, v, v, v);
+}
+
+/* A place of elem values in global memory of count_c elements (a glue value). */
+static const cg_place *sized_temp(cg *g, const st_type *elem, const char *count_c, const char *hint) {
+    const cg_place *p = cg_host_temp(g, st_type_array(g->cx, st_size_const(g->cx, 1), elem), hint);
+    if (p) each_leaf(g, p, count_c, size_buffer);
+    return p;
+}
+
+static void init_kernel(cg *g, const hist *h) {
+    const char *v = h->v;
+    cg_kernel_begin(g, CG_SHAPE_GLB, NULL, "hist_init", h->e);
+    g->k->count_c = cg_str(g, "(%s_local ? 0 : %s_S * %s_H)", v, v, v);
+    g->k->what = "the global subhistograms filled with the neutral element, their locks opened";
+    g->level = CG_THREAD;
+    const char *all = cg_str(g, "%s * %s", val(g, h, "S"), val(g, h, "H"));
+    open_block(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", all));
+    open_block(g, cg_str(g, "if (i < %s * %s) {", val(g, h, "nsub"), val(g, h, "H")));
+    cg_value z = cg_thread_value(g, h->z, h->env);
+    cg_store(g, cg_place_index(g, h->subs, "i"), &z);
+    close_block(g);
+    if (h->locks) {
+        const cg_place *l = cg_place_index(g, h->locks, "i");
+        cg_use_buffer(g, l->mem.buffer, true);
+        cg_line(g, "%s[%s] = 0;", l->mem.base, l->mem.offset);
+    }
+    close_block(g);
+    cg_kernel_end(g);
+}
+
+static void global_kernel(cg *g, const hist *h) {
+    const char *v = h->v;
+    cg_kernel_begin(g, CG_SHAPE_GLB, NULL, "hist_global", h->e);
+    g->k->count_c = cg_str(g, "(%s_local ? 0 : %s_T)", v, v);
+    g->level = CG_THREAD;
+    const char *H = val(g, h, "H");
+    cg_line(g, "const long hs_s0 = get_global_id(0) / %s;", val(g, h, "Cg"));
+    cg_line(g, "const long hs_s = hs_s0 < %s ? hs_s0 : %s - 1; /* its subhistogram */", val(g, h, "S"), val(g, h, "S"));
+    open_block(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", val(g, h, "N")));
+    cg_value x = element(g, h, "i", H);
+    open_block(g, "if (hs_s == 0) {");
+    update(g, h, h->out, "hs_at", h->locks, "hs_at", &x);
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
+    update(g, h, h->subs, cg_str(g, "(hs_s - 1) * %s + hs_at", H), h->locks, cg_str(g, "hs_s * %s + hs_at", H), &x);
+    close_block(g);
+    close_block(g);
+    close_block(g);
+    cg_kernel_end(g);
+}
+
+static void local_kernel(cg *g, const hist *h) {
+    const char *v = h->v;
+    cg_kernel_begin(g, CG_SHAPE_WRG, NULL, "hist_local", h->e);
+    cg_kernel *k = g->k;
+    k->count_c = cg_str(g, "(%s_local ? %s_G : 0)", v, v);
+    const st_size **lanes = cg_alloc(g, sizeof *lanes);
+    if (!lanes) return;
+    lanes[0] = st_size_const(g->cx, 256);
+    k->nlanes = 1;
+    k->lanes = lanes;
+    g->level = CG_THREAD;
+    const char *H = val(g, h, "H"), *all = cg_str(g, "%s * %s", val(g, h, "hpb"), H);
+    const char *count_c = cg_str(g, "%s_hpb * %s_H", v, v);
+    /* the subhistograms, and their locks, in local memory */
+    const cg_place *lh = cg_place_new(g, st_type_array(g->cx, st_size_const(g->cx, 1), h->t), CG_LOCAL, "hs_sub");
+    const cg_place *ll = h->atomic == ST_HIST_XCHG
+                             ? cg_place_new(g, st_type_array(g->cx, st_size_const(g->cx, 1), st_type_scalar(g->cx, ST_I32)),
+                                            CG_LOCAL, "hs_lock")
+                             : NULL;
+    if (!lh) return;
+    each_leaf(g, lh, count_c, add_local);
+    if (ll) each_leaf(g, ll, count_c, add_local);
+    cg_line(g, "const long hs_l = get_local_id(0), hs_b = get_local_size(0);");
+    open_block(g, cg_str(g, "for (long i = hs_l; i < %s; i += hs_b) {", all));
+    cg_value z = cg_thread_value(g, h->z, h->env);
+    cg_store(g, cg_place_index(g, lh, "i"), &z);
+    if (ll) cg_line(g, "%s[i] = 0;", cg_place_index(g, ll, "i")->mem.base);
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    cg_line(g, "const long hs_s = hs_l / %s; /* its subhistogram */", val(g, h, "Cl"));
+    open_block(g, cg_str(g, "for (long i = get_group_id(0) * hs_b + hs_l; i < %s; i += get_num_groups(0) * hs_b) {",
+                         val(g, h, "N")));
+    cg_value x = element(g, h, "i", H);
+    update(g, h, lh, cg_str(g, "hs_s * %s + hs_at", H), ll, cg_str(g, "hs_s * %s + hs_at", H), &x);
+    close_block(g);
+    close_block(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    /* the group's subhistograms into one of its own in global memory */
+    const char *ct = cg_ctype(g, h->t);
+    open_block(g, cg_str(g, "for (long b = hs_l; b < %s; b += hs_b) {", H));
+    cg_line(g, "%s hs_acc;", ct);
+    cg_value first = cg_value_of_place(g, h->t, cg_place_index(g, lh, "b"));
+    cg_value acc = cg_fields_of(g, h->t, "hs_acc");
+    cg_assign(g, &acc, &first);
+    open_block(g, cg_str(g, "for (long s = 1; s < %s; s++) {", val(g, h, "hpb")));
+    cg_value args[2] = {acc, cg_value_of_place(g, h->t, cg_place_index(g, lh, cg_str(g, "s * %s + b", H)))};
+    cg_value r = cg_apply(g, h->op, 2, args, h->env);
+    cg_assign(g, &acc, &r);
+    close_block(g);
+    cg_store(g, cg_place_index(g, h->subs, cg_str(g, "get_group_id(0) * %s + b", H)), &acc);
+    close_block(g);
+    cg_kernel_end(g);
+}
+
+/* The global subhistograms into the output, bucket by bucket, in order. */
+static void final_kernel(cg *g, const hist *h) {
+    const char *v = h->v;
+    cg_kernel_begin(g, CG_SHAPE_GLB, NULL, "hist_reduce", h->e);
+    g->k->count_c = cg_str(g, "(%s_nsub > 0 ? %s_H : 0)", v, v);
+    g->k->what = "the subhistograms reduced into the output";
+    g->level = CG_THREAD;
+    const char *H = val(g, h, "H");
+    const char *ct = cg_ctype(g, h->t);
+    open_block(g, cg_str(g, "for (long b = get_global_id(0); b < %s; b += get_global_size(0)) {", H));
+    cg_line(g, "%s hs_acc;", ct);
+    cg_value first = cg_value_of_place(g, h->t, cg_place_index(g, h->out, "b"));
+    cg_value acc = cg_fields_of(g, h->t, "hs_acc");
+    cg_assign(g, &acc, &first);
+    open_block(g, cg_str(g, "for (long s = 0; s < %s; s++) {", val(g, h, "nsub")));
+    cg_value args[2] = {acc, cg_value_of_place(g, h->t, cg_place_index(g, h->subs, cg_str(g, "s * %s + b", H)))};
+    cg_value r = cg_apply(g, h->op, 2, args, h->env);
+    cg_assign(g, &acc, &r);
+    close_block(g);
+    cg_store(g, cg_place_index(g, h->out, "b"), &acc);
+    close_block(g);
+    cg_kernel_end(g);
+}
+
+void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    if (g->failed || !p) return;
+    hist h = {.e = e, .env = env, .out = p};
+    int64_t *sizes[ST_HIST_SIZES] = {&h.c, &h.mem, &h.atomic};
+    for (int i = 0; i < ST_HIST_SIZES; i++) {
+        st_err inner = {0};
+        const st_size *s = st_node_as_size(g->cx, e->kids[i], &inner);
+        if (!s || !st_size_is_const(s, sizes[i])) {
+            cg_fail(g, e, "subhistograms' sizes must be literals");
+            return;
+        }
+    }
+    const st_node *const *kids = e->kids + ST_HIST_SIZES;
+    h.op = kids[1];
+    h.z = kids[2];
+    h.is = kids[3];
+    h.vs = kids[4];
+    h.t = kids[0]->type->elem;
+    if (!cg_is_plain(h.t)) {
+        cg_fail(g, e, "subhistograms keeps buckets of scalars and tuples of scalars; these hold arrays");
+        return;
+    }
+    if (h.atomic == ST_HIST_AUTO) h.atomic = st_hist_atomic_for(h.op, h.t);
+    if (h.atomic == ST_HIST_ADD && !st_hist_hardware_op(h.op, h.t, &h.hw)) {
+        cg_fail(g, e, "subhistograms: this operator has no hardware atomic");
+        return;
+    }
+    if (h.atomic == ST_HIST_CAS && !st_hist_cas_fits(h.t)) {
+        cg_fail(g, e, "subhistograms: a compare-and-swap needs one 32- or 64-bit number");
+        return;
+    }
+    h.v = cg_name(g, "hist");
+    choose(g, &h, cg_size(g, h.is->type->size), cg_size(g, kids[0]->type->size));
+    h.subs = sized_temp(g, h.t, cg_str(g, "%s_nsub * %s_H", h.v, h.v), "subhistograms");
+    if (h.atomic == ST_HIST_XCHG)
+        h.locks = sized_temp(g, st_type_scalar(g->cx, ST_I32), cg_str(g, "%s_S * %s_H", h.v, h.v), "locks");
+    if (!h.subs || (h.atomic == ST_HIST_XCHG && !h.locks)) return;
+    init_kernel(g, &h); /* global memory may be the fallback of local */
+    global_kernel(g, &h);
+    if (h.mem != ST_HIST_MEM_GLOBAL) local_kernel(g, &h);
+    final_kernel(g, &h);
+}
