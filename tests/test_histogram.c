@@ -1,0 +1,336 @@
+/* tests/test_histogram.c — reduce_by_index in subhistograms
+ * (strategies/histogram.c, codegen/cg_histogram.c): the rule keeps the
+ * interpreter's results; on the device, + on i32 and f32, max on f32
+ * (compare-and-swap) and an arg-min of (value, index) pairs (a lock), under
+ * global and local memory and several cooperation levels, equal the
+ * interpreter over uniform, skewed, single-bucket and partly out-of-bounds
+ * indices, N = 0, H = 0 and H > N; local memory that does not fit falls
+ * back to global; a map of indices runs inside the kernels; and the
+ * command line's refusals. */
+#include "pipeline_fixture.h"
+#include "run_strata.h"
+
+#include <math.h>
+
+/* ------------------------------------------------------------------------ */
+/* Programs and inputs                                                      */
+/* ------------------------------------------------------------------------ */
+
+#define ADD_I32 "def main(is: [N]i64, H: i64): [H]i32 =\n  reduce_by_index(replicate(H, 0), +, 0, is, replicate(N, 1))\n"
+#define ADD_F32                                                  \
+    "def main(is: [N]i64, vs: [N]f32, H: i64): [H]f32 =\n" \
+    "  reduce_by_index(replicate(H, 0.0), +, 0.0, is, vs)\n"
+#define MAX_F32                                                  \
+    "def main(is: [N]i64, vs: [N]f32, H: i64): [H]f32 =\n" \
+    "  reduce_by_index(replicate(H, -1000.0), max, -1000.0, is, vs)\n"
+/* the least value in each bucket and the first index that has it */
+#define ARGMIN                                                                                        \
+    "def main(is: [N]i64, vs: [N]f32, H: i64): [H](f32, i64) =\n"                               \
+    "  reduce_by_index(replicate(H, (1000.0, -1i64)),\n"                                              \
+    "    (a, b) => if a.0 < b.0 || (a.0 == b.0 && a.1 < b.1) then a else b,\n"                           \
+    "    (1000.0, -1i64), is, zip(vs, iota(N)))\n"
+/* the bucket computed from the value, inside the histogram's kernels */
+#define FUSED                                                                                     \
+    "def main(vs: [N]f32, H: i64): [H]i32 =\n"                                                    \
+    "  reduce_by_index(replicate(H, 0), +, 0, vs |> map(v => i64(v * f32(H))), replicate(N, 1))\n"
+
+typedef enum dist { UNIFORM, SKEWED, SINGLE, OUT_OF_BOUNDS, NDISTS } dist;
+static const char *const dist_names[NDISTS] = {"uniform", "skewed", "one bucket", "partly out of bounds"};
+
+static uint64_t next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static double unit(uint64_t *s) { return (double)(next(s) >> 11) / 9007199254740992.0; }
+
+/* n indices into h buckets, drawn from d */
+static int64_t *indices(int64_t n, int64_t h, dist d, uint64_t seed) {
+    int64_t *is = st_arena_alloc(ar, (size_t)(n ? n : 1) * sizeof *is);
+    uint64_t s = seed * 2654435761u + 1;
+    for (int64_t i = 0; i < n; i++) {
+        double u = unit(&s);
+        switch (d) {
+        case UNIFORM: is[i] = h ? (int64_t)(u * (double)h) : 0; break;
+        case SKEWED: is[i] = h ? (int64_t)(u * u * u * (double)h) : 0; break; /* crowded near 0 */
+        case SINGLE: is[i] = h / 2; break;
+        default: /* a quarter out of bounds, on both sides */
+            is[i] = u < 0.125 ? -1 - (int64_t)(next(&s) % 100) : u < 0.25 ? h + (int64_t)(next(&s) % 100)
+                                                                            : (h ? (int64_t)(u * (double)h) % h : 0);
+        }
+    }
+    return is;
+}
+
+static const char *npy_of(const char *dir, const char *name, st_scalar_kind k, int64_t n, void *data) {
+    const char *path = text_of("%s/%s.npy", dir, name);
+    st_value v = array_of(k, n, data, ar);
+    st_err err = {0};
+    ck_assert_msg(st_npy_write(path, &v, &err), "%s", err.message);
+    return path;
+}
+
+static bool has_param(const st_def *d, const char *name) {
+    for (uint32_t i = 0; i < d->nparams; i++)
+        if (!strcmp(d->params[i]->u.name, name)) return true;
+    return false;
+}
+
+/* The arguments of d for n elements, h buckets and distribution dist. */
+static st_inputs *inputs_of(const st_def *d, const char *dir, int64_t n, int64_t h, dist dd, uint64_t seed,
+                            st_arena *a) {
+    st_inputs *in = st_inputs_new(cx, d, a);
+    st_err err = {0};
+    int64_t *is = indices(n, h, dd, seed);
+    float *vs = st_arena_alloc(ar, (size_t)(n ? n : 1) * sizeof *vs);
+    uint64_t s = seed + 99;
+    for (int64_t i = 0; i < n; i++) vs[i] = (float)(unit(&s) * 100.0 - 50.0);
+    if (has_param(d, "is")) {
+        ck_assert(st_inputs_set(in, text_of("is=%s", npy_of(dir, "is", ST_I64, n, is)), &err));
+    } else { /* FUSED: the values make the indices, is[i] / h of the way up */
+        for (int64_t i = 0; i < n; i++) vs[i] = h ? ((float)is[i] + 0.5f) / (float)h : 0.5f;
+    }
+    if (has_param(d, "vs")) ck_assert(st_inputs_set(in, text_of("vs=%s", npy_of(dir, "vs", ST_F32, n, vs)), &err));
+    ck_assert_msg(st_inputs_set(in, text_of("H=%lld", (long long)h), &err), "%s", err.message);
+    return in;
+}
+
+typedef struct shape {
+    int64_t n, h;
+} shape;
+
+/* N and H: many buckets and few, H > N, N = 0, H = 0 */
+static const shape shapes[] = {{100003, 16}, {100003, 4096}, {20011, 65536}, {1000, 70000}, {0, 16}, {1000, 0}, {7, 3}};
+
+/* d and its rewrite `now`, for every shape and distribution: the
+ * interpreter agrees with itself (the rule), and exe with the interpreter. */
+static void agrees_everywhere(const st_def *d, const st_def *now, st_exe *exe, const char *label) {
+    char dir[256];
+    scratch_make(dir, sizeof dir, "histogram");
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+        for (dist dd = UNIFORM; dd < NDISTS; dd++) {
+            const char *what = text_of("%s, N=%lld, H=%lld, %s", label, (long long)shapes[k].n,
+                                       (long long)shapes[k].h, dist_names[dd]);
+            st_arena *a = st_arena_new();
+            st_inputs *in = inputs_of(d, dir, shapes[k].n, shapes[k].h, dd, 3 + k * 10 + dd, a);
+            st_err err = {0};
+            const st_value *args;
+            const st_binding *env;
+            size_t nenv;
+            ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s: %s", what, err.message);
+            st_value want, rewritten, got;
+            ck_assert_msg(st_eval(cx, d, args, env, nenv, a, &want, &err), "%s: %s", what, err.message);
+            ck_assert_msg(st_eval(cx, now, args, env, nenv, a, &rewritten, &err), "%s: %s", what, err.message);
+            ck_assert_msg(st_value_agree(&rewritten, &want, 0, &err), "%s: the rule changed the result: %s", what,
+                          err.message);
+            if (exe) {
+                st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+                ck_assert_msg(l != NULL, "%s: %s", what, err.message);
+                ck_assert_msg(st_launch_run(l, NULL, &err), "%s: %s", what, err.message);
+                ck_assert_msg(st_launch_read(l, a, &got, &err), "%s: %s", what, err.message);
+                ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err), "%s: the device disagrees: %s", what,
+                              err.message);
+                st_launch_free(l);
+            }
+            st_arena_free(a);
+        }
+    scratch_remove(dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Every operator under every choice, on the device                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct hist_case {
+    const char *what, *src, *strategy;
+} hist_case;
+
+static const hist_case hist_cases[] = {
+    /* the thesis' heuristic: local where it fits, the atomic the operator allows */
+    {"+ on i32", ADD_I32, "subhistogram"},
+    {"+ on i32", ADD_I32, "subhistogram(MEM=global)"},
+    {"+ on i32", ADD_I32, "subhistogram(C=1, MEM=global)"},
+    {"+ on i32", ADD_I32, "subhistogram(C=300, MEM=global, ATOMIC=cas)"},
+    {"+ on i32", ADD_I32, "subhistogram(C=1, MEM=local)"},
+    {"+ on i32", ADD_I32, "subhistogram(C=64, MEM=local, ATOMIC=xchg)"},
+    {"+ on f32", ADD_F32, "subhistogram"},
+    {"+ on f32", ADD_F32, "subhistogram(MEM=global)"},
+    {"+ on f32", ADD_F32, "subhistogram(C=8, MEM=local, ATOMIC=xchg)"},
+    {"max on f32", MAX_F32, "subhistogram(MEM=global)"},
+    {"max on f32", MAX_F32, "subhistogram(C=16, MEM=local)"},
+    {"max on f32", MAX_F32, "subhistogram(C=2, MEM=global, ATOMIC=xchg)"},
+    {"arg-min of pairs", ARGMIN, "subhistogram"},
+    {"arg-min of pairs", ARGMIN, "subhistogram(MEM=global)"},
+    {"arg-min of pairs", ARGMIN, "subhistogram(C=1, MEM=local)"},
+    {"arg-min of pairs", ARGMIN, "subhistogram(C=1000, MEM=global)"},
+    {"a map of indices", FUSED, "subhistogram"},
+    {"a map of indices", FUSED, "subhistogram(C=4, MEM=global)"},
+};
+
+START_TEST(histograms_equal_the_interpreter) {
+    const hist_case *c = &hist_cases[_i];
+    const char *label = text_of("%s under %s", c->what, c->strategy);
+    const st_def *d = def_of(c->src);
+    const st_def *now = apply(d, c->strategy, label);
+    st_code code = generated(lowered(now, label), label);
+    /* the map of indices is not a kernel of its own */
+    for (uint32_t k = 0; k < code.nkernels; k++)
+        ck_assert_msg(!strstr(code.kernel_names[k], "_map"), "%s: a kernel %s:\n%s", label, code.kernel_names[k],
+                      code.opencl);
+    st_exe *exe = built(&code, label);
+    agrees_everywhere(d, now, exe, label);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* The atomic each operator gets when ATOMIC is left out. */
+START_TEST(the_operator_picks_the_atomic) {
+    static const struct {
+        const char *src, *want;
+    } cases[] = {{ADD_I32, "subhistograms(0, 0, 1,"}, {ADD_F32, "subhistograms(0, 0, 2,"},
+                 {MAX_F32, "subhistograms(0, 0, 2,"}, {ARGMIN, "subhistograms(0, 0, 3,"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const st_def *now = apply(def_of(cases[i].src), "subhistogram", "auto");
+        ck_assert_has(printed_def(now), cases[i].want);
+    }
+    /* C and MEM as given */
+    ck_assert_has(printed_def(apply(def_of(ADD_I32), "subhistogram(C=9, MEM=local, ATOMIC=xchg)", "given")),
+                  "subhistograms(9, 2, 3,");
+}
+END_TEST
+
+/* Subhistograms that do not fit in local memory: global memory instead,
+ * chosen when the program runs, and the right answer. */
+START_TEST(local_memory_that_does_not_fit_falls_back) {
+    const st_def *d = def_of(ADD_I32);
+    const char *label = "+ on i32, MEM=local, H beyond local memory";
+    const st_def *now = apply(d, "subhistogram(MEM=local)", label);
+    st_code code = generated(lowered(now, label), label);
+    st_exe *exe = built(&code, label);
+    const st_device_info *info = st_cl_device(device());
+    int64_t h = (int64_t)(info->local_mem_bytes / 4) + 1000; /* one i32 subhistogram is too much */
+    char dir[256];
+    scratch_make(dir, sizeof dir, "histogram");
+    st_arena *a = st_arena_new();
+    st_inputs *in = inputs_of(d, dir, 50000, h, UNIFORM, 5, a);
+    st_err err = {0};
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    ck_assert(st_inputs_finish(in, &args, &env, &nenv, &err));
+    st_value want, got;
+    ck_assert(st_eval(cx, d, args, env, nenv, a, &want, &err));
+    st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+    ck_assert_msg(l && st_launch_run(l, NULL, &err), "H=%lld: %s", (long long)h, err.message);
+    ck_assert(st_launch_read(l, a, &got, &err));
+    ck_assert_msg(st_value_agree(&got, &want, 0, &err), "%s", err.message);
+    st_launch_free(l);
+    st_arena_free(a);
+    scratch_remove(dir);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The command line                                                         */
+/* ------------------------------------------------------------------------ */
+
+static const char *example(cli *c, const char *name) {
+    return arena_text(c->a, "%s/%s.strata", getenv("STRATA_EXAMPLES"), name);
+}
+
+static const char *program(cli *c, const char *name, const char *src) {
+    const char *path = arena_text(c->a, "%s/%s.strata", c->dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs(src, f);
+    fclose(f);
+    return path;
+}
+
+START_TEST(run_and_rewrite_take_the_rule) {
+    cli c;
+    cli_open(&c, "histogram");
+    char *out, *err;
+    int rc = cli_strata(&c, ARGS("run", example(&c, "histogram"), "-s", "subhistogram(C=8, MEM=local)", "--size",
+                                 "N=100003", "--input", "H=256", "--check"),
+                        &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(err, "check: the results equal the interpreter's");
+    rc = cli_strata(&c, ARGS("rewrite", example(&c, "histogram"), "-s", "subhistogram(MEM=global)"), &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(out, "subhistograms(0, 1, 1, replicate(H, 0), +, 0, is, replicate(N, 1))");
+    cli_close(&c);
+}
+END_TEST
+
+START_TEST(bad_parameters_are_refused_with_a_place) {
+    cli c;
+    cli_open(&c, "histogram");
+    char *out, *err;
+    const char *hist = example(&c, "histogram");
+    ck_assert_int_eq(cli_strata(&c, ARGS("rewrite", hist, "-s", "subhistogram(MEM=shared)"), &out, &err), 1);
+    ck_assert_has(err, "strategy:1:18: error: MEM is one of global, local, not `shared`");
+    ck_assert_int_eq(cli_strata(&c, ARGS("rewrite", hist, "-s", "subhistogram(C=0)"), &out, &err), 1);
+    ck_assert_has(err, "C");
+    const char *mx = program(&c, "max", MAX_F32);
+    ck_assert_int_eq(cli_strata(&c, ARGS("rewrite", mx, "-s", "subhistogram(ATOMIC=add)"), &out, &err), 1);
+    ck_assert_has(err, "ATOMIC=add needs a hardware atomic, and this operator on f32 has none");
+    const char *am = program(&c, "argmin", ARGMIN);
+    ck_assert_int_eq(cli_strata(&c, ARGS("rewrite", am, "-s", "subhistogram(ATOMIC=cas)"), &out, &err), 1);
+    ck_assert_has(err, "ATOMIC=cas needs values of one 32- or 64-bit number");
+    /* by hand, with the primitive's own checks */
+    const char *bad = program(&c, "bad",
+                              "def main(is: [N]i64, vs: [N]f32, H: i64): [H]f32 =\n"
+                              "  subhistograms(0, 0, 1, replicate(H, 0.0), max, 0.0, is, vs)\n");
+    ck_assert_int_eq(cli_strata(&c, ARGS("check", bad), &out, &err), 1);
+    ck_assert_has(err, "bad.strata:2:23: error: subhistograms' ATOMIC is 1 (a hardware atomic)");
+    const char *nested = program(&c, "nested",
+                                 "def main(is: [N][8]i64): [N][4]i32 =\n"
+                                 "  is |> map(row => subhistograms(0, 0, 0, replicate(4, 0), +, 0, row, replicate(8, 1)))\n");
+    ck_assert_int_eq(cli_strata(&c, ARGS("run", nested, "--size", "N=3"), &out, &err), 1);
+    ck_assert_has(err, "subhistograms makes kernels of its own");
+    cli_close(&c);
+}
+END_TEST
+
+/* The space of the thesis' parameters explores. */
+START_TEST(the_histogram_space_explores) {
+    cli c;
+    cli_open(&c, "histogram");
+    char *out, *err;
+    const char *dir = arena_text(c.a, "%s/explored", c.dir);
+    int rc = cli_strata(&c, ARGS("explore", example(&c, "histogram"), "--space",
+                                 "subhistogram(C=[1, 16, 256], MEM=[global, local])", "--out", dir, "--size", "N=100003",
+                                 "--input", "H=256", "--runs", "7", "--cache", "none"),
+                        &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    char *csv = slurp_file(c.a, arena_text(c.a, "%s/results.csv", dir), NULL);
+    int ok = 0;
+    for (const char *p = strstr(csv, ",ok,"); p; p = strstr(p + 1, ",ok,")) ok++;
+    ck_assert_int_eq(ok, 6);
+    cli_close(&c);
+}
+END_TEST
+
+static Suite *histogram_suite(void) {
+    Suite *s = suite_create("histogram");
+    TCase *dev = tcase_create("device");
+    tcase_set_timeout(dev, 600);
+    tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(dev, histograms_equal_the_interpreter, 0, (int)(sizeof hist_cases / sizeof *hist_cases));
+    tcase_add_test(dev, the_operator_picks_the_atomic);
+    tcase_add_test(dev, local_memory_that_does_not_fit_falls_back);
+    suite_add_tcase(s, dev);
+    TCase *cl = tcase_create("cli");
+    tcase_set_timeout(cl, 600);
+    tcase_add_test(cl, run_and_rewrite_take_the_rule);
+    tcase_add_test(cl, bad_parameters_are_refused_with_a_place);
+    tcase_add_test(cl, the_histogram_space_explores);
+    suite_add_tcase(s, cl);
+    return s;
+}
+
+int main(void) { return run_suite(histogram_suite()); }
