@@ -102,8 +102,8 @@ static const char *space_name(cg_space s) { return s == CG_LOCAL ? "__local" : "
 
 /* op(bucket, v) into the bucket: element `at` of place, whose lock (XCHG)
  * is element `lock_at` of locks. */
-static void update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_place *locks,
-                   const char *lock_at, const cg_value *v) {
+static void atomic_update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_place *locks,
+                          const char *lock_at, const cg_value *v) {
     const cg_place *q = cg_place_index(g, place, at);
     if (h->atomic != ST_HIST_XCHG) {
         const cg_mem *m = &q->mem;
@@ -157,6 +157,37 @@ static void update(cg *g, const hist *h, const cg_place *place, const char *at, 
     close_block(g);
 }
 
+/* op(bucket, v) into the bucket, atomically unless the subhistogram is the
+ * work-item's own (`exclusive`, a C expression: C = 1), where a plain
+ * read, op and write do: the thesis' data-parallel extreme, without an
+ * atomic operation. */
+static void update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_place *locks,
+                   const char *lock_at, const cg_value *v, const char *exclusive) {
+    open_block(g, cg_str(g, "if (%s) {", exclusive));
+    const cg_place *q = cg_place_index(g, place, at);
+    cg_value cur = cg_value_of_place(g, h->t, q);
+    cg_value args[2] = {cg_materialize(g, &cur), *v};
+    cg_value r = cg_apply(g, h->op, 2, args, h->env);
+    cg_store(g, q, &r);
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
+    atomic_update(g, h, place, at, locks, lock_at, v);
+    close_block(g);
+}
+
+/* `for (i = …) {` over the elements of work-item t of T: on a GPU every
+ * T-th from t, so that neighbours read neighbours (coalesced); on a CPU,
+ * whose work-items of a group run in turn in one thread, a chunk of its
+ * own, read in order. */
+static void elements_begin(cg *g, const hist *h, const char *t, const char *threads) {
+    const char *n = val(g, h, "N"), *cpu = val(g, h, "cpu");
+    cg_line(g, "const long hs_t = %s, hs_threads = %s, hs_chunk = (%s + hs_threads - 1) / hs_threads;", t, threads, n);
+    cg_line(g, "const long hs_first = %s ? hs_t * hs_chunk : hs_t, hs_step = %s ? 1 : hs_threads;", cpu, cpu);
+    cg_line(g, "const long hs_end = %s && hs_first + hs_chunk < %s ? hs_first + hs_chunk : %s;", cpu, n, n);
+    open_block(g, "for (long i = hs_first; i < hs_end; i += hs_step) {");
+}
+
 /* Element i's index and value, and `if (the index is a bucket) {` */
 static cg_value element(cg *g, const hist *h, const char *i, const char *buckets) {
     cg_value idx = cg_element(g, h->is, h->env, i);
@@ -200,7 +231,7 @@ static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
                   h->atomic == ST_HIST_ADD ? "add" : h->atomic == ST_HIST_CAS ? "cas" : "xchg");
     cg_glue_value(g, "long %s_N = (long)(%s), %s_H = (long)(%s), %s_units = strata_compute_units(queue);", v, n, v,
                   buckets, v);
-    cg_glue_value(g, "long %s_B = 256, %s_C = %lld;", v, v, (long long)h->c);
+    cg_glue_value(g, "long %s_B = 256, %s_C = %lld, %s_cpu = strata_is_cpu(queue);", v, v, (long long)h->c, v);
     cg_glue_value(g, "/* local: ⌈B / C⌉ subhistograms per group (C = min(H, B) left out), as many as fit */");
     cg_glue_value(g, "long %s_Cl = %s_C ? %s_C : %s_H < %s_B ? %s_H : %s_B;", v, v, v, v, v, v, v);
     cg_glue_value(g, "if (%s_Cl < 1) %s_Cl = 1;", v, v);
@@ -219,6 +250,10 @@ static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
     cg_glue_value(g, "if (%s_Cg < 1) %s_Cg = 1;", v, v);
     cg_glue_value(g, "long %s_S = (%s_T + %s_Cg - 1) / %s_Cg;", v, v, v, v);
     cg_glue_value(g, "if (%s_S < 1) %s_S = 1;", v, v);
+    cg_glue_value(g, "/* at most 256 MiB of subhistograms: more work-items to each when they would take more */");
+    cg_glue_value(g, "long %s_most = %s_H > 0 ? (256L << 20) / (%s_H * %zu) : 1;", v, v, v, bytes);
+    cg_glue_value(g, "if (%s_most < 1) %s_most = 1;", v, v);
+    cg_glue_value(g, "if (%s_S > %s_most) { %s_S = %s_most; %s_Cg = (%s_T + %s_S - 1) / %s_S; }", v, v, v, v, v, v, v, v);
     cg_glue_value(g, "/* subhistograms in global memory besides the output */");
     cg_glue_value(g, "long %s_nsub = %s_N == 0 || %s_H == 0 ? 0 : %s_local ? %s_G : %s_S - 1;", v, v, v, v, v, v);
 }
@@ -257,16 +292,21 @@ static void global_kernel(cg *g, const hist *h) {
     g->k->count_c = cg_str(g, "(%s_local ? 0 : %s_T)", v, v);
     g->level = CG_THREAD;
     const char *H = val(g, h, "H");
-    cg_line(g, "const long hs_s0 = get_global_id(0) / %s;", val(g, h, "Cg"));
-    cg_line(g, "const long hs_s = hs_s0 < %s ? hs_s0 : %s - 1; /* its subhistogram */", val(g, h, "S"), val(g, h, "S"));
-    open_block(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", val(g, h, "N")));
+    const char *T = val(g, h, "T"), *C = val(g, h, "Cg");
+    /* T work-items, whatever the launch rounds up to: work-item t has
+     * subhistogram t / C < S, its own when C = 1 */
+    cg_line(g, "if (get_global_id(0) >= %s) return;", T);
+    cg_line(g, "const long hs_s = get_global_id(0) / %s;", C);
+    const char *own = cg_str(g, "%s == 1", C);
+    elements_begin(g, h, "get_global_id(0)", T);
     cg_value x = element(g, h, "i", H);
     open_block(g, "if (hs_s == 0) {");
-    update(g, h, h->out, "hs_at", h->locks, "hs_at", &x);
+    update(g, h, h->out, "hs_at", h->locks, "hs_at", &x, own);
     g->indent--;
     cg_line(g, "} else {");
     g->indent++;
-    update(g, h, h->subs, cg_str(g, "(hs_s - 1) * %s + hs_at", H), h->locks, cg_str(g, "hs_s * %s + hs_at", H), &x);
+    update(g, h, h->subs, cg_str(g, "(hs_s - 1) * %s + hs_at", H), h->locks, cg_str(g, "hs_s * %s + hs_at", H), &x,
+           own);
     close_block(g);
     close_block(g);
     close_block(g);
@@ -303,10 +343,10 @@ static void local_kernel(cg *g, const hist *h) {
     close_block(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     cg_line(g, "const long hs_s = hs_l / %s; /* its subhistogram */", val(g, h, "Cl"));
-    open_block(g, cg_str(g, "for (long i = get_group_id(0) * hs_b + hs_l; i < %s; i += get_num_groups(0) * hs_b) {",
-                         val(g, h, "N")));
+    elements_begin(g, h, "get_group_id(0) * hs_b + hs_l", "get_num_groups(0) * hs_b");
     cg_value x = element(g, h, "i", H);
-    update(g, h, lh, cg_str(g, "hs_s * %s + hs_at", H), ll, cg_str(g, "hs_s * %s + hs_at", H), &x);
+    update(g, h, lh, cg_str(g, "hs_s * %s + hs_at", H), ll, cg_str(g, "hs_s * %s + hs_at", H), &x,
+           cg_str(g, "%s == 1", val(g, h, "Cl")));
     close_block(g);
     close_block(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# bench/histogram-datasets.sh — strata's histograms on the twelve datasets
+# of the subhistogramming thesis' figure 34, beside a sequential C
+# histogram, in one run on one device.
+#
+#   bench/histogram-datasets.sh [N] [RUNS]
+#     N     indices per dataset (default 20000000, as the thesis)
+#     RUNS  timings per measurement (default 9)
+#   SPACE='…' in the environment explores another space of subhistogram's
+#   parameters, DEVICE=D picks the OpenCL device, WORK=DIR puts everything
+#   elsewhere (default out/bench-histogram).
+#
+# The datasets (bench/hist_seq.c makes them, seeded): uniform indices over
+# 16, 256, 4096 and 65536 buckets; a normal around the middle of 2048
+# buckets with standard deviation 64, 128, 256 and 512, truncated; every
+# index in one bucket of 16, 256, 4096 and 65536. For each, in turn:
+#   - the sequential C histogram (bench/hist_seq.c, cc -O2), median of RUNS;
+#   - strata's heuristic, `subhistogram` with nothing given (C = H in
+#     global memory, min(H, B) in local memory, local where it fits, the
+#     atomic the operator allows), by `strata run --time`;
+#   - strata's best point of SPACE, by `strata explore`, which also checks
+#     every point against the interpreter.
+# The table gives the times and the speed-ups over the sequential
+# histogram, as the thesis' figure 34 does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N=${1:-20000000}
+RUNS=${2:-9}
+SPACE=${SPACE:-'subhistogram(C=[1, 16, 256, 4096, 65536], MEM=[global, local], ATOMIC=[add, xchg])'}
+WORK=${WORK:-out/bench-histogram}
+STRATA=build/strata
+PROGRAM=examples/histogram.strata
+device=()
+[ -n "${DEVICE:-}" ] && device=(--device "$DEVICE")
+
+./dev.sh build >/dev/null
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cc -O2 -o "$WORK/hist_seq" bench/hist_seq.c -lm
+
+datasets=("uniform 16" "uniform 256" "uniform 4096" "uniform 65536"
+          "normal:64 2048" "normal:128 2048" "normal:256 2048" "normal:512 2048"
+          "single 16" "single 256" "single 4096" "single 65536")
+
+best_of() { # the explored directory's fastest ok point: "median<TAB>strategy"
+    sed -n 's/^{"point": [0-9]*, "strategy": "\([^"]*\)", .*"status": "ok".*"median_ms": \([0-9.eE+-]*\),.*/\2\t\1/p' \
+        "$1/results.jsonl" | sort -t$'\t' -k1,1g | head -1
+}
+
+rows=()
+for d in "${datasets[@]}"; do
+    read -r kind h <<<"$d"
+    data="$WORK/data.npy"
+    echo "$kind, H=$h" >&2
+    "$WORK/hist_seq" make "$kind" "$h" "$N" 1 "$data"
+    seq_ms=$("$WORK/hist_seq" time "$data" "$h" "$RUNS" 2>/dev/null)
+    heur_ms=$("$STRATA" run "$PROGRAM" -s subhistogram --input "is=$data" --input "H=$h" --time --runs "$RUNS" \
+        "${device[@]}" 2>&1 | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
+    dir="$WORK/explored-${kind/:/-}-$h"
+    "$STRATA" explore "$PROGRAM" --space "$SPACE" --input "is=$data" --input "H=$h" --out "$dir" \
+        --runs "$RUNS" --cache "$WORK/cache" "${device[@]}" >"$dir.log" 2>&1 || true
+    best=$(best_of "$dir")
+    rows+=("$kind	$h	$seq_ms	$heur_ms	$best")
+    rm -f "$data"
+done
+
+device_name=$("$STRATA" run "$PROGRAM" --size N=1 --input H=1 "${device[@]}" 2>&1 | sed -n 's/^device [0-9]*: \(.*\); .*/\1/p')
+{
+    printf 'histograms of %d i32 indices on %s; medians in ms, speed-ups over the sequential C histogram\n\n' "$N" "$device_name"
+    printf '| dataset | H | sequential C | strata, heuristic | speed-up | strata, best | speed-up | best variant |\n'
+    printf '|---|---|---|---|---|---|---|---|\n'
+    for r in "${rows[@]}"; do
+        IFS=$'\t' read -r kind h seq heur best_ms best_s <<<"$r"
+        awk -v k="$kind" -v h="$h" -v s="$seq" -v he="$heur" -v b="$best_ms" -v bs="$best_s" 'BEGIN {
+            printf "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | `%s` |\n", k, h, s, he, s / he, b, s / b, bs }'
+    done
+} | tee "$WORK/table.md"
