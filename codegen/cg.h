@@ -142,6 +142,7 @@ typedef struct cg_kernel {
     const char *count_c;        /* the count as a C expression of the glue's, when not NULL */
     uint32_t nlanes;
     const st_size **lanes;
+    const char *lanes_c;        /* WRG: the work-items as a C expression of the glue's, when not NULL */
     uint32_t nargs;
     cg_arg *args;
     st_buf body;

@@ -225,6 +225,7 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
     case CG_SHAPE_WRG:
         /* as many work-items as the widest mapLcl inside */
         st_buf_puts(out, "        group = 1;\n");
+        if (k->lanes_c) st_buf_printf(out, "        group = (size_t)(%s);\n", k->lanes_c);
         for (uint32_t i = 0; i < k->nlanes; i++)
             st_buf_printf(out, "        if ((size_t)(%s) > group) group = (size_t)(%s);\n", cg_size(g, k->lanes[i]),
                           cg_size(g, k->lanes[i]));

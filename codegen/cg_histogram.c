@@ -231,7 +231,9 @@ static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
                   h->atomic == ST_HIST_ADD ? "add" : h->atomic == ST_HIST_CAS ? "cas" : "xchg");
     cg_glue_value(g, "long %s_N = (long)(%s), %s_H = (long)(%s), %s_units = strata_compute_units(queue);", v, n, v,
                   buckets, v);
-    cg_glue_value(g, "long %s_B = 256, %s_C = %lld, %s_cpu = strata_is_cpu(queue);", v, v, (long long)h->c, v);
+    cg_glue_value(g, "long %s_C = %lld, %s_cpu = strata_is_cpu(queue);", v, (long long)h->c, v);
+    cg_glue_value(g, "/* B: a GPU's work-groups have 256 work-items; a CPU's one, which owns its subhistograms */");
+    cg_glue_value(g, "long %s_B = %s_cpu ? 1 : 256;", v, v);
     cg_glue_value(g, "/* local: ⌈B / C⌉ subhistograms per group (C = min(H, B) left out), as many as fit */");
     cg_glue_value(g, "long %s_Cl = %s_C ? %s_C : %s_H < %s_B ? %s_H : %s_B;", v, v, v, v, v, v, v);
     cg_glue_value(g, "if (%s_Cl < 1) %s_Cl = 1;", v, v);
@@ -318,11 +320,7 @@ static void local_kernel(cg *g, const hist *h) {
     cg_kernel_begin(g, CG_SHAPE_WRG, NULL, "hist_local", h->e);
     cg_kernel *k = g->k;
     k->count_c = cg_str(g, "(%s_local ? %s_G : 0)", v, v);
-    const st_size **lanes = cg_alloc(g, sizeof *lanes);
-    if (!lanes) return;
-    lanes[0] = st_size_const(g->cx, 256);
-    k->nlanes = 1;
-    k->lanes = lanes;
+    k->lanes_c = cg_str(g, "%s_B", v);
     g->level = CG_THREAD;
     const char *H = val(g, h, "H"), *all = cg_str(g, "%s * %s", val(g, h, "hpb"), H);
     const char *count_c = cg_str(g, "%s_hpb * %s_H", v, v);
