@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 static uint64_t state;
 static double unit(void) { /* xorshift64*, [0, 1) */
     state ^= state >> 12;
@@ -59,17 +61,6 @@ static int make(const char *kind, long h, long n, unsigned long seed, const char
     return fclose(f) ? (perror(out), 1) : 0;
 }
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int time_it(const char *in, long h, long runs) {
     FILE *f = fopen(in, "rb");
     if (!f) return perror(in), 1;
@@ -95,8 +86,7 @@ static int time_it(const char *in, long h, long runs) {
         if (r >= 0) ms[r] = now_ms() - t;
         check += hist[h / 2];
     }
-    qsort(ms, (size_t)runs, sizeof *ms, by_value);
-    printf("%.6f\n", runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2);
+    printf("%.6f\n", median_ms(ms, runs));
     fprintf(stderr, "hist_seq: checksum %ld\n", check);
     return 0;
 }

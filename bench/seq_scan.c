@@ -8,16 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "timing.h"
 
 int main(int argc, char **argv) {
     if (argc != 3) {
@@ -48,9 +39,7 @@ int main(int argc, char **argv) {
         if (r >= 0) ms[r] = now_ms() - t;
         check += out[n - 1];
     }
-    qsort(ms, (size_t)runs, sizeof *ms, by_value);
-    double median = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
-    printf("%.6f\n", median);
+    printf("%.6f\n", median_ms(ms, runs));
     fprintf(stderr, "seq_scan: checksum %g\n", (double)check); /* keeps the loop from being optimised away */
     free(xs);
     free(out);

@@ -85,3 +85,13 @@ void cg_line(cg *g, const char *fmt, ...) {
     }
     st_buf_puts(b, "\n");
 }
+
+void cg_open(cg *g, const char *line) {
+    cg_line(g, "%s", line);
+    g->indent++;
+}
+
+void cg_close(cg *g) {
+    g->indent--;
+    cg_line(g, "}");
+}

@@ -200,6 +200,9 @@ bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) __attribute__((form
 const char *cg_str(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_name(cg *g, const char *base);  /* a fresh C identifier */
 void cg_line(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line that opens a block (`for (…) {`), and the `}` that closes it. */
+void cg_open(cg *g, const char *line);
+void cg_close(cg *g);
 void *cg_alloc(cg *g, size_t size);
 
 /* ---- cg_c.c: C types, literals and scalar operators ---- */

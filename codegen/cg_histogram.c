@@ -54,16 +54,6 @@ static const char *val(cg *g, const hist *h, const char *name) {
     return v;
 }
 
-static void open_block(cg *g, const char *line) {
-    cg_line(g, "%s", line);
-    g->indent++;
-}
-
-static void close_block(cg *g) {
-    g->indent--;
-    cg_line(g, "}");
-}
-
 /* ---- the update of one bucket ---- */
 
 static const char *hw_name(st_binop b) {
@@ -116,11 +106,11 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
             return;
         }
         const char *word = wide(k) ? "ulong" : "uint";
-        open_block(g, "{");
+        cg_open(g, "{");
         cg_line(g, "volatile %s %s *hs_p = (volatile %s %s *)%s;", space_name(m->space), word, space_name(m->space),
                 word, addr);
         cg_line(g, "%s hs_old = *hs_p, hs_seen;", word);
-        open_block(g, "do {");
+        cg_open(g, "do {");
         cg_line(g, "hs_seen = hs_old;");
         cg_value args[2] = {cg_scalar(h->t, from_word(g, k, "hs_seen")), *v};
         cg_value r = cg_apply(g, h->op, 2, args, h->env);
@@ -128,7 +118,7 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
         cg_line(g, "hs_old = %s(hs_p, hs_seen, %s);", wide(k) ? "atom_cmpxchg" : "atomic_cmpxchg", to_word(g, k, r.c));
         g->indent--;
         cg_line(g, "} while (hs_old != hs_seen);");
-        close_block(g);
+        cg_close(g);
         return;
     }
     const cg_place *lq = cg_place_index(g, locks, lock_at);
@@ -137,10 +127,10 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
     const char *fence = q->tuple || q->mem.space != CG_LOCAL ? "CLK_GLOBAL_MEM_FENCE" : "CLK_LOCAL_MEM_FENCE";
     if (lq->mem.space == CG_LOCAL) fence = "CLK_LOCAL_MEM_FENCE";
     const char *ct = cg_ctype(g, h->t);
-    open_block(g, "{");
+    cg_open(g, "{");
     cg_line(g, "int hs_done = 0;");
-    open_block(g, "while (!hs_done) {");
-    open_block(g, cg_str(g, "if (atomic_xchg(%s, 1) == 0) {", lock));
+    cg_open(g, "while (!hs_done) {");
+    cg_open(g, cg_str(g, "if (atomic_xchg(%s, 1) == 0) {", lock));
     cg_line(g, "mem_fence(%s);", fence);
     cg_line(g, "%s hs_cur, hs_new;", ct);
     cg_exchange(g, q, h->t, "hs_cur", true);
@@ -152,9 +142,9 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
     cg_line(g, "mem_fence(%s);", fence);
     cg_line(g, "atomic_xchg(%s, 0);", lock);
     cg_line(g, "hs_done = 1;");
-    close_block(g);
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
+    cg_close(g);
 }
 
 /* op(bucket, v) into the bucket, atomically unless the subhistogram is the
@@ -163,7 +153,7 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
  * atomic operation. */
 static void update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_place *locks,
                    const char *lock_at, const cg_value *v, const char *exclusive) {
-    open_block(g, cg_str(g, "if (%s) {", exclusive));
+    cg_open(g, cg_str(g, "if (%s) {", exclusive));
     const cg_place *q = cg_place_index(g, place, at);
     cg_value cur = cg_value_of_place(g, h->t, q);
     cg_value args[2] = {cg_materialize(g, &cur), *v};
@@ -173,7 +163,7 @@ static void update(cg *g, const hist *h, const cg_place *place, const char *at, 
     cg_line(g, "} else {");
     g->indent++;
     atomic_update(g, h, place, at, locks, lock_at, v);
-    close_block(g);
+    cg_close(g);
 }
 
 /* `for (i = …) {` over the elements of work-item t of T: on a GPU every
@@ -185,7 +175,7 @@ static void elements_begin(cg *g, const hist *h, const char *t, const char *thre
     cg_line(g, "const long hs_t = %s, hs_threads = %s, hs_chunk = (%s + hs_threads - 1) / hs_threads;", t, threads, n);
     cg_line(g, "const long hs_first = %s ? hs_t * hs_chunk : hs_t, hs_step = %s ? 1 : hs_threads;", cpu, cpu);
     cg_line(g, "const long hs_end = %s && hs_first + hs_chunk < %s ? hs_first + hs_chunk : %s;", cpu, n, n);
-    open_block(g, "for (long i = hs_first; i < hs_end; i += hs_step) {");
+    cg_open(g, "for (long i = hs_first; i < hs_end; i += hs_step) {");
 }
 
 /* Element i's index and value, and `if (the index is a bucket) {` */
@@ -194,11 +184,27 @@ static cg_value element(cg *g, const hist *h, const char *i, const char *buckets
     cg_line(g, "const long hs_at = (long)(%s);", idx.c);
     cg_value v = cg_element(g, h->vs, h->env, i);
     v = cg_materialize(g, &v);
-    open_block(g, cg_str(g, "if (hs_at >= 0 && hs_at < %s) {", buckets));
+    cg_open(g, cg_str(g, "if (hs_at >= 0 && hs_at < %s) {", buckets));
     return v;
 }
 
 /* ---- the kernels ---- */
+
+/* Bucket b: first, then op with bucket b of subhistograms from .. to-1 of
+ * subs (each H long), in order, into `into`. */
+static void fold_buckets(cg *g, const hist *h, const cg_place *first, const cg_place *subs, const char *from,
+                         const char *to, const cg_place *into) {
+    cg_line(g, "%s hs_acc;", cg_ctype(g, h->t));
+    cg_value start = cg_value_of_place(g, h->t, first);
+    cg_value acc = cg_fields_of(g, h->t, "hs_acc");
+    cg_assign(g, &acc, &start);
+    cg_open(g, cg_str(g, "for (long s = %s; s < %s; s++) {", from, to));
+    cg_value args[2] = {acc, cg_value_of_place(g, h->t, cg_place_index(g, subs, cg_str(g, "s * %s + b", val(g, h, "H"))))};
+    cg_value r = cg_apply(g, h->op, 2, args, h->env);
+    cg_assign(g, &acc, &r);
+    cg_close(g);
+    cg_store(g, into, &acc);
+}
 
 /* bytes of a value in memory, leaf by leaf */
 static size_t leaf_bytes(const st_type *t) {
@@ -274,17 +280,17 @@ static void init_kernel(cg *g, const hist *h) {
     g->k->what = "the global subhistograms filled with the neutral element, their locks opened";
     g->level = CG_THREAD;
     const char *all = cg_str(g, "%s * %s", val(g, h, "S"), val(g, h, "H"));
-    open_block(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", all));
-    open_block(g, cg_str(g, "if (i < %s * %s) {", val(g, h, "nsub"), val(g, h, "H")));
+    cg_open(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", all));
+    cg_open(g, cg_str(g, "if (i < %s * %s) {", val(g, h, "nsub"), val(g, h, "H")));
     cg_value z = cg_thread_value(g, h->z, h->env);
     cg_store(g, cg_place_index(g, h->subs, "i"), &z);
-    close_block(g);
+    cg_close(g);
     if (h->locks) {
         const cg_place *l = cg_place_index(g, h->locks, "i");
         cg_use_buffer(g, l->mem.buffer, true);
         cg_line(g, "%s[%s] = 0;", l->mem.base, l->mem.offset);
     }
-    close_block(g);
+    cg_close(g);
     cg_kernel_end(g);
 }
 
@@ -302,16 +308,16 @@ static void global_kernel(cg *g, const hist *h) {
     const char *own = cg_str(g, "%s == 1", C);
     elements_begin(g, h, "get_global_id(0)", T);
     cg_value x = element(g, h, "i", H);
-    open_block(g, "if (hs_s == 0) {");
+    cg_open(g, "if (hs_s == 0) {");
     update(g, h, h->out, "hs_at", h->locks, "hs_at", &x, own);
     g->indent--;
     cg_line(g, "} else {");
     g->indent++;
     update(g, h, h->subs, cg_str(g, "(hs_s - 1) * %s + hs_at", H), h->locks, cg_str(g, "hs_s * %s + hs_at", H), &x,
            own);
-    close_block(g);
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
+    cg_close(g);
     cg_kernel_end(g);
 }
 
@@ -334,34 +340,25 @@ static void local_kernel(cg *g, const hist *h) {
     each_leaf(g, lh, count_c, add_local);
     if (ll) each_leaf(g, ll, count_c, add_local);
     cg_line(g, "const long hs_l = get_local_id(0), hs_b = get_local_size(0);");
-    open_block(g, cg_str(g, "for (long i = hs_l; i < %s; i += hs_b) {", all));
+    cg_open(g, cg_str(g, "for (long i = hs_l; i < %s; i += hs_b) {", all));
     cg_value z = cg_thread_value(g, h->z, h->env);
     cg_store(g, cg_place_index(g, lh, "i"), &z);
     if (ll) cg_line(g, "%s[i] = 0;", cg_place_index(g, ll, "i")->mem.base);
-    close_block(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     cg_line(g, "const long hs_s = hs_l / %s; /* its subhistogram */", val(g, h, "Cl"));
     elements_begin(g, h, "get_group_id(0) * hs_b + hs_l", "get_num_groups(0) * hs_b");
     cg_value x = element(g, h, "i", H);
     update(g, h, lh, cg_str(g, "hs_s * %s + hs_at", H), ll, cg_str(g, "hs_s * %s + hs_at", H), &x,
            cg_str(g, "%s == 1", val(g, h, "Cl")));
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     /* the group's subhistograms into one of its own in global memory */
-    const char *ct = cg_ctype(g, h->t);
-    open_block(g, cg_str(g, "for (long b = hs_l; b < %s; b += hs_b) {", H));
-    cg_line(g, "%s hs_acc;", ct);
-    cg_value first = cg_value_of_place(g, h->t, cg_place_index(g, lh, "b"));
-    cg_value acc = cg_fields_of(g, h->t, "hs_acc");
-    cg_assign(g, &acc, &first);
-    open_block(g, cg_str(g, "for (long s = 1; s < %s; s++) {", val(g, h, "hpb")));
-    cg_value args[2] = {acc, cg_value_of_place(g, h->t, cg_place_index(g, lh, cg_str(g, "s * %s + b", H)))};
-    cg_value r = cg_apply(g, h->op, 2, args, h->env);
-    cg_assign(g, &acc, &r);
-    close_block(g);
-    cg_store(g, cg_place_index(g, h->subs, cg_str(g, "get_group_id(0) * %s + b", H)), &acc);
-    close_block(g);
+    cg_open(g, cg_str(g, "for (long b = hs_l; b < %s; b += hs_b) {", H));
+    fold_buckets(g, h, cg_place_index(g, lh, "b"), lh, "1", val(g, h, "hpb"),
+                 cg_place_index(g, h->subs, cg_str(g, "get_group_id(0) * %s + b", H)));
+    cg_close(g);
     cg_kernel_end(g);
 }
 
@@ -373,19 +370,10 @@ static void final_kernel(cg *g, const hist *h) {
     g->k->what = "the subhistograms reduced into the output";
     g->level = CG_THREAD;
     const char *H = val(g, h, "H");
-    const char *ct = cg_ctype(g, h->t);
-    open_block(g, cg_str(g, "for (long b = get_global_id(0); b < %s; b += get_global_size(0)) {", H));
-    cg_line(g, "%s hs_acc;", ct);
-    cg_value first = cg_value_of_place(g, h->t, cg_place_index(g, h->out, "b"));
-    cg_value acc = cg_fields_of(g, h->t, "hs_acc");
-    cg_assign(g, &acc, &first);
-    open_block(g, cg_str(g, "for (long s = 0; s < %s; s++) {", val(g, h, "nsub")));
-    cg_value args[2] = {acc, cg_value_of_place(g, h->t, cg_place_index(g, h->subs, cg_str(g, "s * %s + b", H)))};
-    cg_value r = cg_apply(g, h->op, 2, args, h->env);
-    cg_assign(g, &acc, &r);
-    close_block(g);
-    cg_store(g, cg_place_index(g, h->out, "b"), &acc);
-    close_block(g);
+    cg_open(g, cg_str(g, "for (long b = get_global_id(0); b < %s; b += get_global_size(0)) {", H));
+    const cg_place *out = cg_place_index(g, h->out, "b");
+    fold_buckets(g, h, out, h->subs, "0", val(g, h, "nsub"), out);
+    cg_close(g);
     cg_kernel_end(g);
 }
 

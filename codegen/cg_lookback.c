@@ -91,16 +91,6 @@ static void combine(cg *g, const lookback *lb, const char *lvalue, const char *a
     set(g, lb->acc, lvalue, &r);
 }
 
-static void open_block(cg *g, const char *line) {
-    cg_line(g, "%s", line);
-    g->indent++;
-}
-
-static void close_block(cg *g) {
-    g->indent--;
-    cg_line(g, "}");
-}
-
 static const char *buffer_of(cg *g, const cg_place *p) {
     cg_use_buffer(g, p->mem.buffer, true);
     return p->mem.base;
@@ -126,7 +116,7 @@ static void state_leaves(cg *g, const cg_place *p, const st_type *t, const char 
 /* Group `lb_id` publishes value (a C lvalue) with flag. A group the test
  * hook STRATA_LOOKBACK_SILENT_GROUP names never publishes, as if lost. */
 static void publish(cg *g, const lookback *lb, int flag, const char *value) {
-    open_block(g, "if (lb_id != STRATA_LOOKBACK_SILENT_GROUP) {");
+    cg_open(g, "if (lb_id != STRATA_LOOKBACK_SILENT_GROUP) {");
     if (lb->packed) {
         cg_line(g, "atom_xchg(&%s[lb_id], ((ulong)%d << 32) | (ulong)%s);", buffer_of(g, lb->desc), flag,
                 to_bits(g, lb->acc->scalar, value));
@@ -135,7 +125,7 @@ static void publish(cg *g, const lookback *lb, int flag, const char *value) {
         cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
         cg_line(g, "atomic_xchg(&%s[lb_id], %d);", buffer_of(g, lb->flags), flag);
     }
-    close_block(g);
+    cg_close(g);
 }
 
 /* Read group j's descriptor into the C variables flag and value (the value
@@ -148,37 +138,37 @@ static void read_descriptor(cg *g, const lookback *lb, const char *j, const char
         return;
     }
     cg_line(g, "%s = atomic_add(&%s[%s], 0);", flag, buffer_of(g, lb->flags), j);
-    open_block(g, cg_str(g, "if (%s != 0) {", flag));
+    cg_open(g, cg_str(g, "if (%s != 0) {", flag));
     cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
-    open_block(g, cg_str(g, "if (%s == 2) {", flag));
+    cg_open(g, cg_str(g, "if (%s == 2) {", flag));
     state_leaves(g, lb->prefixes, lb->acc, value, j, true);
     g->indent--;
     cg_line(g, "} else {");
     g->indent++;
     state_leaves(g, lb->aggregates, lb->acc, value, j, true);
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
 }
 
 /* The bounded wait: `if (++lb_spins > bound) { record the stall; then }`. */
 static void give_up(cg *g, const lookback *lb, const char *then) {
-    open_block(g, "if (++lb_spins > STRATA_LOOKBACK_SPINS) {");
+    cg_open(g, "if (++lb_spins > STRATA_LOOKBACK_SPINS) {");
     cg_line(g, "atomic_cmpxchg(&%s[1], 0, (int)lb_id + 1);", buffer_of(g, lb->ctl));
     cg_line(g, "%s", then);
-    close_block(g);
+    cg_close(g);
 }
 
 /* ---- the phases ---- */
 
 static void load_block(cg *g, const lookback *lb, const char *n) {
-    open_block(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
+    cg_open(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
     cg_line(g, "const long lb_i = lb_base + lb_q;");
-    open_block(g, cg_str(g, "if (lb_i < %s) {", n));
+    cg_open(g, cg_str(g, "if (lb_i < %s) {", n));
     cg_value x = cg_element(g, lb->xs, lb->env, "lb_i");
     set(g, lb->elem, "lb_x[lb_q]", &x);
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
@@ -188,15 +178,15 @@ static void thread_scan(cg *g, const lookback *lb, const char *n, const char *v)
     cg_value z = cg_thread_value(g, lb->z, lb->env);
     cg_line(g, "%s lb_acc;", lb->acc_c);
     set(g, lb->acc, "lb_acc", &z);
-    open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
+    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_l * %lld + lb_j;", (long long)lb->m);
-    open_block(g, cg_str(g, "if (lb_base + lb_q < %s) {", n));
+    cg_open(g, cg_str(g, "if (lb_base + lb_q < %s) {", n));
     cg_value args[2] = {at(g, lb->acc, "lb_acc"), at(g, lb->elem, "lb_x[lb_q]")};
     cg_value r = cg_apply(g, lb->fold ? lb->fold : lb->op, 2, args, lb->env);
     set(g, lb->acc, "lb_acc", &r);
-    close_block(g);
+    cg_close(g);
     cg_line(g, "%s[lb_q] = lb_acc;", v);
-    close_block(g);
+    cg_close(g);
     cg_line(g, "lb_s[lb_l] = lb_acc;");
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
@@ -205,58 +195,58 @@ static void thread_scan(cg *g, const lookback *lb, const char *n, const char *v)
  * barrier and writing after it; the order of operands is kept. */
 static void group_scan(cg *g, const lookback *lb) {
     if (lb->direct) {
-        open_block(g, "if (lb_l == 0) {");
-        open_block(g, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d++) {", (long long)lb->wg));
+        cg_open(g, "if (lb_l == 0) {");
+        cg_open(g, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d++) {", (long long)lb->wg));
         combine(g, lb, "lb_s[lb_d]", "lb_s[lb_d - 1]", "lb_s[lb_d]");
-        close_block(g);
-        close_block(g);
+        cg_close(g);
+        cg_close(g);
         cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
         return;
     }
-    open_block(g, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d <<= 1) {", (long long)lb->wg));
+    cg_open(g, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d <<= 1) {", (long long)lb->wg));
     cg_line(g, "%s lb_t = lb_s[lb_l];", lb->acc_c);
-    open_block(g, "if (lb_l >= lb_d) {");
+    cg_open(g, "if (lb_l >= lb_d) {");
     combine(g, lb, "lb_t", "lb_s[lb_l - lb_d]", "lb_t");
-    close_block(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     cg_line(g, "lb_s[lb_l] = lb_t;");
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
-    close_block(g);
+    cg_close(g);
 }
 
 /* LW = 1: work-item 0 walks back one predecessor at a time. */
 static void look_back_one(cg *g, const lookback *lb) {
-    open_block(g, "if (lb_l == 0) {");
+    cg_open(g, "if (lb_l == 0) {");
     cg_line(g, "%s lb_agg = lb_s[%lld];", lb->acc_c, (long long)lb->wg - 1);
     cg_value z = cg_thread_value(g, lb->z, lb->env);
     cg_line(g, "%s lb_pre;", lb->acc_c);
     set(g, lb->acc, "lb_pre", &z);
-    open_block(g, "if (lb_id == 0) {");
+    cg_open(g, "if (lb_id == 0) {");
     publish(g, lb, FLAG_P, "lb_agg");
     g->indent--;
     cg_line(g, "} else {");
     g->indent++;
     publish(g, lb, FLAG_A, "lb_agg");
     cg_line(g, "long lb_j = lb_id - 1, lb_spins = 0;");
-    open_block(g, "for (;;) {");
+    cg_open(g, "for (;;) {");
     cg_line(g, "int lb_f;");
     cg_line(g, "%s lb_val;", lb->acc_c);
     read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
-    open_block(g, "if (lb_f == 0) {");
+    cg_open(g, "if (lb_f == 0) {");
     give_up(g, lb, "break;");
     cg_line(g, "continue;");
-    close_block(g);
+    cg_close(g);
     combine(g, lb, "lb_pre", "lb_val", "lb_pre");
     cg_line(g, "if (lb_f == 2) break;");
     cg_line(g, "lb_j--;");
     cg_line(g, "lb_spins = 0;");
-    close_block(g);
+    cg_close(g);
     cg_line(g, "%s lb_inc;", lb->acc_c);
     combine(g, lb, "lb_inc", "lb_pre", "lb_agg");
     publish(g, lb, FLAG_P, "lb_inc");
-    close_block(g);
+    cg_close(g);
     cg_line(g, "lb_prefix = lb_pre;");
-    close_block(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
@@ -268,57 +258,57 @@ static void look_back_wide(cg *g, const lookback *lb) {
     cg_line(g, "%s lb_agg = lb_s[%lld];", lb->acc_c, (long long)lb->wg - 1);
     cg_line(g, "%s lb_pre;", lb->acc_c);
     set(g, lb->acc, "lb_pre", &z);
-    open_block(g, "if (lb_id == 0) {");
-    open_block(g, "if (lb_l == 0) {");
+    cg_open(g, "if (lb_id == 0) {");
+    cg_open(g, "if (lb_l == 0) {");
     publish(g, lb, FLAG_P, "lb_agg");
     cg_line(g, "lb_prefix = lb_pre;");
-    close_block(g);
+    cg_close(g);
     g->indent--;
     cg_line(g, "} else {");
     g->indent++;
-    open_block(g, "if (lb_l == 0) {");
+    cg_open(g, "if (lb_l == 0) {");
     publish(g, lb, FLAG_A, "lb_agg");
     cg_line(g, "lb_next = lb_id - 1;");
-    close_block(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
-    open_block(g, "for (;;) {");
-    open_block(g, cg_str(g, "if (lb_l < %lld) {", (long long)lb->lw));
+    cg_open(g, "for (;;) {");
+    cg_open(g, cg_str(g, "if (lb_l < %lld) {", (long long)lb->lw));
     cg_line(g, "const long lb_j = lb_next - lb_l;");
     cg_line(g, "int lb_f = 2;");
     cg_line(g, "%s lb_val;", lb->acc_c);
     set(g, lb->acc, "lb_val", &z);
-    open_block(g, "if (lb_j >= 0) {");
+    cg_open(g, "if (lb_j >= 0) {");
     cg_line(g, "long lb_spins = 0;");
-    open_block(g, "for (;;) {");
+    cg_open(g, "for (;;) {");
     read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
     cg_line(g, "if (lb_f != 0) break;");
     give_up(g, lb, "lb_f = 2;");
     cg_line(g, "if (lb_f != 0) break;");
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
     cg_line(g, "lb_wf[lb_l] = lb_f;");
     cg_line(g, "lb_wv[lb_l] = lb_val;");
-    close_block(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
-    open_block(g, "if (lb_l == 0) {");
+    cg_open(g, "if (lb_l == 0) {");
     cg_line(g, "int lb_found = 0;");
-    open_block(g, cg_str(g, "for (int lb_w = 0; lb_w < %lld && !lb_found; lb_w++) {", (long long)lb->lw));
+    cg_open(g, cg_str(g, "for (int lb_w = 0; lb_w < %lld && !lb_found; lb_w++) {", (long long)lb->lw));
     combine(g, lb, "lb_pre", "lb_wv[lb_w]", "lb_pre");
     cg_line(g, "lb_found = lb_wf[lb_w] == 2;");
-    close_block(g);
+    cg_close(g);
     cg_line(g, "lb_more = !lb_found;");
     cg_line(g, "lb_next -= %lld;", (long long)lb->lw);
-    open_block(g, "if (lb_found) {");
+    cg_open(g, "if (lb_found) {");
     cg_line(g, "%s lb_inc;", lb->acc_c);
     combine(g, lb, "lb_inc", "lb_pre", "lb_agg");
     publish(g, lb, FLAG_P, "lb_inc");
     cg_line(g, "lb_prefix = lb_pre;");
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     cg_line(g, "if (!lb_more) break;");
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
@@ -326,13 +316,13 @@ static void look_back_wide(cg *g, const lookback *lb) {
  * group) onto its elements. */
 static void distribute(cg *g, const lookback *lb, const char *v) {
     cg_line(g, "%s lb_p = lb_prefix;", lb->acc_c);
-    open_block(g, "if (lb_l > 0) {");
+    cg_open(g, "if (lb_l > 0) {");
     combine(g, lb, "lb_p", "lb_p", "lb_s[lb_l - 1]");
-    close_block(g);
-    open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
+    cg_close(g);
+    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_l * %lld + lb_j;", (long long)lb->m);
     combine(g, lb, cg_str(g, "%s[lb_q]", v), "lb_p", cg_str(g, "%s[lb_q]", v));
-    close_block(g);
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
@@ -357,14 +347,14 @@ static void store_one(cg *g, const lookback *lb, const cg_value *acc, const cg_v
 /* The block out, coalesced, from local memory. */
 static void store_block(cg *g, const lookback *lb, const char *n, const char *v, const cg_place *p,
                         const st_node *scatter) {
-    open_block(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
+    cg_open(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
     cg_line(g, "const long lb_i = lb_base + lb_q;");
-    open_block(g, cg_str(g, "if (lb_i < %s) {", n));
+    cg_open(g, cg_str(g, "if (lb_i < %s) {", n));
     cg_value acc = at(g, lb->acc, cg_str(g, "%s[lb_q]", v)), x = at(g, lb->elem, "lb_x[lb_q]");
     store_one(g, lb, &acc, &x, p, scatter);
-    close_block(g);
-    close_block(g);
+    cg_close(g);
+    cg_close(g);
 }
 
 /* ---- LOAD = direct: each work-item reads its own M elements ---- */
@@ -378,9 +368,9 @@ static int64_t chains_of(const lookback *lb) { return lb->m % 4 == 0 ? 4 : lb->m
  * `if (lb_i < n)`; the caller closes the block. */
 static cg_value own_element(cg *g, const lookback *lb, const char *n, int64_t c) {
     int64_t run = lb->m / chains_of(lb);
-    open_block(g, "{");
+    cg_open(g, "{");
     cg_line(g, "const long lb_i = lb_base + lb_l * %lld + %lld + lb_j;", (long long)lb->m, (long long)(c * run));
-    open_block(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
+    cg_open(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
     cg_value x = cg_element(g, lb->xs, lb->env, "lb_i");
     return cg_materialize(g, &x);
 }
@@ -401,14 +391,14 @@ static void thread_reduce(cg *g, const lookback *lb, const char *n) {
         cg_line(g, "%s lb_a%lld;", lb->acc_c, (long long)c);
         set(g, lb->acc, cg_str(g, "lb_a%lld", (long long)c), &z);
     }
-    open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
+    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
     for (int64_t c = 0; c < k; c++) {
         cg_value x = own_element(g, lb, n, c);
         fold_into(g, lb, cg_str(g, "lb_a%lld", (long long)c), &x);
-        close_block(g);
-        close_block(g);
+        cg_close(g);
+        cg_close(g);
     }
-    close_block(g);
+    cg_close(g);
     cg_line(g, "lb_s[lb_l] = lb_a0;");
     for (int64_t c = 1; c < k; c++) combine(g, lb, "lb_s[lb_l]", "lb_s[lb_l]", cg_str(g, "lb_a%lld", (long long)c));
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
@@ -419,25 +409,25 @@ static void thread_reduce(cg *g, const lookback *lb, const char *n) {
 static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const st_node *scatter) {
     int64_t k = chains_of(lb);
     cg_line(g, "%s lb_p0 = lb_prefix;", lb->acc_c);
-    open_block(g, "if (lb_l > 0) {");
+    cg_open(g, "if (lb_l > 0) {");
     combine(g, lb, "lb_p0", "lb_p0", "lb_s[lb_l - 1]");
-    close_block(g);
+    cg_close(g);
     for (int64_t c = 1; c < k; c++) {
         cg_line(g, "%s lb_p%lld;", lb->acc_c, (long long)c);
         combine(g, lb, cg_str(g, "lb_p%lld", (long long)c), cg_str(g, "lb_p%lld", (long long)c - 1),
                 cg_str(g, "lb_a%lld", (long long)c - 1));
     }
-    open_block(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
+    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
     for (int64_t c = 0; c < k; c++) {
         const char *acc = cg_str(g, "lb_p%lld", (long long)c);
         cg_value x = own_element(g, lb, n, c);
         fold_into(g, lb, acc, &x);
         cg_value y = at(g, lb->acc, acc);
         store_one(g, lb, &y, &x, p, scatter);
-        close_block(g);
-        close_block(g);
+        cg_close(g);
+        cg_close(g);
     }
-    close_block(g);
+    cg_close(g);
 }
 
 /* ---- the kernels ---- */
@@ -464,10 +454,10 @@ static void reset_kernel(cg *g, const lookback *lb) {
     g->level = CG_THREAD;
     const char *flags = buffer_of(g, lb->packed ? lb->desc : lb->flags);
     const char *ctl = buffer_of(g, lb->ctl);
-    open_block(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", cg_size(g, lb->groups)));
+    cg_open(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", cg_size(g, lb->groups)));
     cg_line(g, "%s[i] = 0;", flags);
     cg_line(g, "if (i == 0) %s[0] = %s[1] = 0;", ctl, ctl);
-    close_block(g);
+    cg_close(g);
     cg_kernel_end(g);
 }
 

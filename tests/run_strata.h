@@ -99,6 +99,21 @@ static inline int cli_strata(cli *c, const char *const *args, char **out, char *
     return strata_spawn(c->a, c->dir, environ, args, out, err);
 }
 
+/* examples/NAME.strata */
+static inline const char *cli_example(cli *c, const char *name) {
+    return arena_text(c->a, "%s/%s.strata", getenv("STRATA_EXAMPLES"), name);
+}
+
+/* text written to c's folder as NAME.strata: its path */
+static inline const char *cli_file(cli *c, const char *name, const char *text) {
+    const char *path = arena_text(c->a, "%s/%s.strata", c->dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "%s", path);
+    fputs(text, f);
+    ck_assert(fclose(f) == 0);
+    return path;
+}
+
 /* Where `strata export --into results` files a program's kernels for the
  * device the tests run on (the first: CI has PoCL alone). */
 static inline const char *export_folder(st_arena *a, const char *results, const char *program) {

@@ -237,29 +237,16 @@ END_TEST
 /* The command line                                                         */
 /* ------------------------------------------------------------------------ */
 
-static const char *example(cli *c, const char *name) {
-    return arena_text(c->a, "%s/%s.strata", getenv("STRATA_EXAMPLES"), name);
-}
-
-static const char *program(cli *c, const char *name, const char *src) {
-    const char *path = arena_text(c->a, "%s/%s.strata", c->dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert(f != NULL);
-    fputs(src, f);
-    fclose(f);
-    return path;
-}
-
 START_TEST(run_and_rewrite_take_the_rule) {
     cli c;
     cli_open(&c, "histogram");
     char *out, *err;
-    int rc = cli_strata(&c, ARGS("run", example(&c, "histogram"), "-s", "subhistogram(C=8, MEM=local)", "--size",
+    int rc = cli_strata(&c, ARGS("run", cli_example(&c, "histogram"), "-s", "subhistogram(C=8, MEM=local)", "--size",
                                  "N=100003", "--input", "H=256", "--check"),
                         &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(err, "check: the results equal the interpreter's");
-    rc = cli_strata(&c, ARGS("rewrite", example(&c, "histogram"), "-s", "subhistogram(MEM=global)"), &out, &err);
+    rc = cli_strata(&c, ARGS("rewrite", cli_example(&c, "histogram"), "-s", "subhistogram(MEM=global)"), &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(out, "subhistograms(0, 1, 1, replicate(H, 0), +, 0, is, replicate(N, 1))");
     cli_close(&c);
@@ -270,24 +257,24 @@ START_TEST(bad_parameters_are_refused_with_a_place) {
     cli c;
     cli_open(&c, "histogram");
     char *out, *err;
-    const char *hist = example(&c, "histogram");
+    const char *hist = cli_example(&c, "histogram");
     ck_assert_int_eq(cli_strata(&c, ARGS("rewrite", hist, "-s", "subhistogram(MEM=shared)"), &out, &err), 1);
     ck_assert_has(err, "strategy:1:18: error: MEM is one of global, local, not `shared`");
     ck_assert_int_eq(cli_strata(&c, ARGS("rewrite", hist, "-s", "subhistogram(C=0)"), &out, &err), 1);
     ck_assert_has(err, "C");
-    const char *mx = program(&c, "max", MAX_F32);
+    const char *mx = cli_file(&c, "max", MAX_F32);
     ck_assert_int_eq(cli_strata(&c, ARGS("rewrite", mx, "-s", "subhistogram(ATOMIC=add)"), &out, &err), 1);
     ck_assert_has(err, "ATOMIC=add needs a hardware atomic, and this operator on f32 has none");
-    const char *am = program(&c, "argmin", ARGMIN);
+    const char *am = cli_file(&c, "argmin", ARGMIN);
     ck_assert_int_eq(cli_strata(&c, ARGS("rewrite", am, "-s", "subhistogram(ATOMIC=cas)"), &out, &err), 1);
     ck_assert_has(err, "ATOMIC=cas needs values of one 32- or 64-bit number");
     /* by hand, with the primitive's own checks */
-    const char *bad = program(&c, "bad",
+    const char *bad = cli_file(&c, "bad",
                               "def main(is: [N]i64, vs: [N]f32, H: i64): [H]f32 =\n"
                               "  subhistograms(0, 0, 1, replicate(H, 0.0), max, 0.0, is, vs)\n");
     ck_assert_int_eq(cli_strata(&c, ARGS("check", bad), &out, &err), 1);
     ck_assert_has(err, "bad.strata:2:23: error: subhistograms' ATOMIC is 1 (a hardware atomic)");
-    const char *nested = program(&c, "nested",
+    const char *nested = cli_file(&c, "nested",
                                  "def main(is: [N][8]i64): [N][4]i32 =\n"
                                  "  is |> map(row => subhistograms(0, 0, 0, replicate(4, 0), +, 0, row, replicate(8, 1)))\n");
     ck_assert_int_eq(cli_strata(&c, ARGS("run", nested, "--size", "N=3"), &out, &err), 1);
@@ -302,7 +289,7 @@ START_TEST(the_histogram_space_explores) {
     cli_open(&c, "histogram");
     char *out, *err;
     const char *dir = arena_text(c.a, "%s/explored", c.dir);
-    int rc = cli_strata(&c, ARGS("explore", example(&c, "histogram"), "--space",
+    int rc = cli_strata(&c, ARGS("explore", cli_example(&c, "histogram"), "--space",
                                  "subhistogram(C=[1, 16, 256], MEM=[global, local])", "--out", dir, "--size", "N=100003",
                                  "--input", "H=256", "--runs", "7", "--cache", "none"),
                         &out, &err);

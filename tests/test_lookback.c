@@ -199,28 +199,18 @@ END_TEST
 /* The command line                                                         */
 /* ------------------------------------------------------------------------ */
 
-static const char *example(cli *c, const char *name) {
-    return arena_text(c->a, "%s/%s.strata", getenv("STRATA_EXAMPLES"), name);
-}
-
 START_TEST(run_rewrite_and_check_take_the_rule) {
     cli c;
     cli_open(&c, "lookback");
     char *out, *err;
-    int rc = cli_strata(&c, ARGS("rewrite", example(&c, "prefix_sum"), "-s", "lookback(M=8, WG=128, LOAD=direct)"), &out, &err);
+    int rc = cli_strata(&c, ARGS("rewrite", cli_example(&c, "prefix_sum"), "-s", "lookback(M=8, WG=128, LOAD=direct)"), &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(out, "xs |> scanLookback(8, 128, 1, 1, +, 0.0)");
     /* what it prints reads back */
-    char path[300];
-    snprintf(path, sizeof path, "%s/printed.strata", c.dir);
-    FILE *f = fopen(path, "w");
-    ck_assert(f != NULL);
-    fputs(out, f);
-    fclose(f);
-    rc = cli_strata(&c, ARGS("run", path, "--size", "N=65537", "--check"), &out, &err);
+    rc = cli_strata(&c, ARGS("run", cli_file(&c, "printed", out), "--size", "N=65537", "--check"), &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(err, "check: the results equal the interpreter's");
-    rc = cli_strata(&c, ARGS("run", example(&c, "filter"), "-s", FUSED LB("M=4, WG=64, LW=8"), "--size", "N=99991", "--check"),
+    rc = cli_strata(&c, ARGS("run", cli_example(&c, "filter"), "-s", FUSED LB("M=4, WG=64, LW=8"), "--size", "N=99991", "--check"),
                 &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(err, "check: the results equal the interpreter's");
@@ -232,7 +222,7 @@ START_TEST(bad_parameters_and_programs_are_refused_with_a_place) {
     cli c;
     cli_open(&c, "lookback");
     char *out, *err;
-    const char *ps = example(&c, "prefix_sum");
+    const char *ps = cli_example(&c, "prefix_sum");
     ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "-s", "lookback(M=8, WG=64, LOAD=nowhere)", "--size", "N=10"), &out, &err), 1);
     ck_assert_has(err, "strategy:1:27: error: LOAD is one of local, direct, not `nowhere`");
     ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "-s", "lookback(M=8, WG=16, LW=32)", "--size", "N=10"), &out, &err), 1);
@@ -243,13 +233,8 @@ START_TEST(bad_parameters_and_programs_are_refused_with_a_place) {
     ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "-s", "lookback(M=2048, WG=1024)", "--size", "N=1000"), &out, &err), 1);
     ck_assert_has(err, "bytes of local memory per work-group");
     /* by hand, with a size that is not a literal */
-    char path[300];
-    snprintf(path, sizeof path, "%s/bad.strata", c.dir);
-    FILE *f = fopen(path, "w");
-    ck_assert(f != NULL);
-    fputs("def main(xs: [N]f32): [N]f32 =\n  xs |> scanLookback(N, 8, 1, 0, +, 0.0)\n", f);
-    fclose(f);
-    ck_assert_int_eq(cli_strata(&c, ARGS("check", path), &out, &err), 1);
+    const char *bad = cli_file(&c, "bad", "def main(xs: [N]f32): [N]f32 =\n  xs |> scanLookback(N, 8, 1, 0, +, 0.0)\n");
+    ck_assert_int_eq(cli_strata(&c, ARGS("check", bad), &out, &err), 1);
     ck_assert_has(err, "bad.strata:2:22: error: scanLookback's M, the elements per work-item, must be a literal");
     cli_close(&c);
 }
@@ -261,7 +246,7 @@ START_TEST(the_lookback_space_explores) {
     cli_open(&c, "lookback");
     char *out, *err;
     const char *dir = arena_text(c.a, "%s/explored", c.dir);
-    int rc = cli_strata(&c, ARGS("explore", example(&c, "prefix_sum"), "--space",
+    int rc = cli_strata(&c, ARGS("explore", cli_example(&c, "prefix_sum"), "--space",
                              "lookback(M=[4, 64], WG=[16, 64], LOAD=[local, direct])", "--out", dir, "--size",
                              "N=100003", "--runs", "7", "--cache", "none"),
                     &out, &err);
