@@ -58,6 +58,8 @@ const char *cg_opencl(cg *g) {
                           "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
                           "/* reads of a predecessor's flag before a look-back gives up and reports a stall */\n"
                           "#ifndef STRATA_LOOKBACK_SPINS\n#define STRATA_LOOKBACK_SPINS (1L << 26)\n#endif\n"
+                          "/* a look-back's flags: no value yet, a group's aggregate, its inclusive prefix */\n"
+                          "#define LB_X 0\n#define LB_A 1\n#define LB_P 2\n"
                           "/* a group that never publishes, to test that bound (-1: none) */\n"
                           "#ifndef STRATA_LOOKBACK_SILENT_GROUP\n#define STRATA_LOOKBACK_SILENT_GROUP (-1L)\n#endif\n");
     st_buf_puts(&out, cg_prelude());

@@ -14,6 +14,11 @@
  *           of them per subhistogram: the first subhistogram is the output
  *           itself, the others global arrays filled with z first.
  *
+ * On a CPU, whose work-items of a group run in turn in one thread, the
+ * heuristic (C left out) gives each work-group a single work-item with a
+ * subhistogram of its own, updated without atomics; a C that is given asks
+ * for cooperation, and gets groups of 256.
+ *
  * Local memory is used when MEM allows it and one subhistogram fits (else
  * global, whatever MEM says: never a failed launch), and then a last
  * kernel reduces the global subhistograms into the output, bucket by
@@ -238,8 +243,9 @@ static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
     cg_glue_value(g, "long %s_N = (long)(%s), %s_H = (long)(%s), %s_units = strata_compute_units(queue);", v, n, v,
                   buckets, v);
     cg_glue_value(g, "long %s_C = %lld, %s_cpu = strata_is_cpu(queue);", v, (long long)h->c, v);
-    cg_glue_value(g, "/* B: a GPU's work-groups have 256 work-items; a CPU's one, which owns its subhistograms */");
-    cg_glue_value(g, "long %s_B = %s_cpu ? 1 : 256;", v, v);
+    cg_glue_value(g, "/* B: work-groups of 256 work-items, but of one on a CPU when C is left out: it owns its "
+                     "subhistogram, so no atomics */");
+    cg_glue_value(g, "long %s_B = %s_cpu && !%s_C ? 1 : 256;", v, v, v);
     cg_glue_value(g, "/* local: ⌈B / C⌉ subhistograms per group (C = min(H, B) left out), as many as fit */");
     cg_glue_value(g, "long %s_Cl = %s_C ? %s_C : %s_H < %s_B ? %s_H : %s_B;", v, v, v, v, v, v, v);
     cg_glue_value(g, "if (%s_Cl < 1) %s_Cl = 1;", v, v);

@@ -1,4 +1,4 @@
-/* codegen/cg_lookback.c — scanLookback(M, WG, LW, op, [fold, [post,]] z, xs):
+/* codegen/cg_lookback.c — scanLookback(M, WG, LW, LOAD, op, [fold, [post,]] z, xs):
  * the single-pass scan with decoupled look-back, as one kernel.
  *
  * The seed is single-pass-scan-decoupled-lookback.txt. Each work-group of
@@ -28,10 +28,9 @@
  * the look-back each work-item folds its elements again from its prefix
  * and stores them as it goes (6), reading them from the cache.
  *
- * The look-back is done by
- * one work-item and followed by a barrier (LW = 1): that is right on every
- * device, PoCL's included, whose work-items are loops and not lock-step
- * lanes. With LW > 1, LW work-items read LW predecessors at once and work-
+ * The look-back is done by one work-item and followed by a barrier
+ * (LW = 1): that is right on every device, PoCL's included, whose
+ * work-items are loops and not lock-step lanes. With LW > 1, LW work-items read LW predecessors at once and work-
  * item 0 combines them after a barrier: fewer round trips on a GPU.
  *
  * Memory ordering on OpenCL 1.2, which has no acquire or release: a 32-bit
@@ -51,7 +50,10 @@
 
 #include <string.h>
 
-enum { FLAG_X = 0, FLAG_A = 1, FLAG_P = 2 };
+/* The flags, as the kernels name them (LB_X LB_A LB_P, defined in the
+ * prelude cg_glue.c writes): no value yet, the group's aggregate, its
+ * inclusive prefix. */
+typedef enum flag { FLAG_A, FLAG_P } flag;
 
 typedef struct lookback {
     const st_node *e;
@@ -115,15 +117,16 @@ static void state_leaves(cg *g, const cg_place *p, const st_type *t, const char 
 
 /* Group `lb_id` publishes value (a C lvalue) with flag. A group the test
  * hook STRATA_LOOKBACK_SILENT_GROUP names never publishes, as if lost. */
-static void publish(cg *g, const lookback *lb, int flag, const char *value) {
+static void publish(cg *g, const lookback *lb, flag f, const char *value) {
+    const char *name = f == FLAG_A ? "LB_A" : "LB_P";
     cg_open(g, "if (lb_id != STRATA_LOOKBACK_SILENT_GROUP) {");
     if (lb->packed) {
-        cg_line(g, "atom_xchg(&%s[lb_id], ((ulong)%d << 32) | (ulong)%s);", buffer_of(g, lb->desc), flag,
+        cg_line(g, "atom_xchg(&%s[lb_id], ((ulong)%s << 32) | (ulong)%s);", buffer_of(g, lb->desc), name,
                 to_bits(g, lb->acc->scalar, value));
     } else {
-        state_leaves(g, flag == FLAG_A ? lb->aggregates : lb->prefixes, lb->acc, value, "lb_id", false);
+        state_leaves(g, f == FLAG_A ? lb->aggregates : lb->prefixes, lb->acc, value, "lb_id", false);
         cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
-        cg_line(g, "atomic_xchg(&%s[lb_id], %d);", buffer_of(g, lb->flags), flag);
+        cg_line(g, "atomic_xchg(&%s[lb_id], %s);", buffer_of(g, lb->flags), name);
     }
     cg_close(g);
 }
@@ -138,9 +141,9 @@ static void read_descriptor(cg *g, const lookback *lb, const char *j, const char
         return;
     }
     cg_line(g, "%s = atomic_add(&%s[%s], 0);", flag, buffer_of(g, lb->flags), j);
-    cg_open(g, cg_str(g, "if (%s != 0) {", flag));
+    cg_open(g, cg_str(g, "if (%s != LB_X) {", flag));
     cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
-    cg_open(g, cg_str(g, "if (%s == 2) {", flag));
+    cg_open(g, cg_str(g, "if (%s == LB_P) {", flag));
     state_leaves(g, lb->prefixes, lb->acc, value, j, true);
     g->indent--;
     cg_line(g, "} else {");
@@ -232,12 +235,12 @@ static void look_back_one(cg *g, const lookback *lb) {
     cg_line(g, "int lb_f;");
     cg_line(g, "%s lb_val;", lb->acc_c);
     read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
-    cg_open(g, "if (lb_f == 0) {");
+    cg_open(g, "if (lb_f == LB_X) {");
     give_up(g, lb, "break;");
     cg_line(g, "continue;");
     cg_close(g);
     combine(g, lb, "lb_pre", "lb_val", "lb_pre");
-    cg_line(g, "if (lb_f == 2) break;");
+    cg_line(g, "if (lb_f == LB_P) break;");
     cg_line(g, "lb_j--;");
     cg_line(g, "lb_spins = 0;");
     cg_close(g);
@@ -274,16 +277,16 @@ static void look_back_wide(cg *g, const lookback *lb) {
     cg_open(g, "for (;;) {");
     cg_open(g, cg_str(g, "if (lb_l < %lld) {", (long long)lb->lw));
     cg_line(g, "const long lb_j = lb_next - lb_l;");
-    cg_line(g, "int lb_f = 2;");
+    cg_line(g, "int lb_f = LB_P;");
     cg_line(g, "%s lb_val;", lb->acc_c);
     set(g, lb->acc, "lb_val", &z);
     cg_open(g, "if (lb_j >= 0) {");
     cg_line(g, "long lb_spins = 0;");
     cg_open(g, "for (;;) {");
     read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
-    cg_line(g, "if (lb_f != 0) break;");
-    give_up(g, lb, "lb_f = 2;");
-    cg_line(g, "if (lb_f != 0) break;");
+    cg_line(g, "if (lb_f != LB_X) break;");
+    give_up(g, lb, "lb_f = LB_P;");
+    cg_line(g, "if (lb_f != LB_X) break;");
     cg_close(g);
     cg_close(g);
     cg_line(g, "lb_wf[lb_l] = lb_f;");
@@ -294,7 +297,7 @@ static void look_back_wide(cg *g, const lookback *lb) {
     cg_line(g, "int lb_found = 0;");
     cg_open(g, cg_str(g, "for (int lb_w = 0; lb_w < %lld && !lb_found; lb_w++) {", (long long)lb->lw));
     combine(g, lb, "lb_pre", "lb_wv[lb_w]", "lb_pre");
-    cg_line(g, "lb_found = lb_wf[lb_w] == 2;");
+    cg_line(g, "lb_found = lb_wf[lb_w] == LB_P;");
     cg_close(g);
     cg_line(g, "lb_more = !lb_found;");
     cg_line(g, "lb_next -= %lld;", (long long)lb->lw);
