@@ -214,6 +214,10 @@ const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const 
 const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a);
 const char *cg_conv(cg *g, st_scalar_kind to, st_scalar_kind from, const char *a);
 const char *cg_prelude(void);                      /* helper functions every kernel file has */
+/* A scalar as the bits of the unsigned word of its size (uint, ulong; bool
+ * as a uint), for atomics that move words; and a word back to the scalar. */
+const char *cg_to_bits(cg *g, st_scalar_kind k, const char *x);
+const char *cg_from_bits(cg *g, st_scalar_kind k, const char *w);
 /* A size as C text over the scalars s_NAME (kernels and glue alike). */
 const char *cg_size(cg *g, const st_size *s);
 

@@ -190,3 +190,25 @@ const char *cg_size(cg *g, const st_size *s) {
     }
     return size_node(g, n);
 }
+
+/* A scalar as the bits of the unsigned word of its size (bool as a uint),
+ * for atomics that move words, and back. */
+const char *cg_to_bits(cg *g, st_scalar_kind k, const char *x) {
+    switch (k) {
+    case ST_F32: case ST_I32: return cg_str(g, "as_uint(%s)", x);
+    case ST_F64: case ST_I64: return cg_str(g, "as_ulong(%s)", x);
+    case ST_BOOL: return cg_str(g, "(uint)(%s)", x);
+    default: return x;
+    }
+}
+
+const char *cg_from_bits(cg *g, st_scalar_kind k, const char *w) {
+    switch (k) {
+    case ST_F32: return cg_str(g, "as_float(%s)", w);
+    case ST_I32: return cg_str(g, "as_int(%s)", w);
+    case ST_F64: return cg_str(g, "as_double(%s)", w);
+    case ST_I64: return cg_str(g, "as_long(%s)", w);
+    case ST_BOOL: return cg_str(g, "(%s != 0u)", w);
+    default: return w;
+    }
+}

@@ -74,25 +74,6 @@ static const char *hw_name(st_binop b) {
 
 static bool wide(st_scalar_kind k) { return k == ST_I64 || k == ST_U64 || k == ST_F64; }
 
-/* The word a compare-and-swap works on, and the casts to and from it. */
-static const char *to_word(cg *g, st_scalar_kind k, const char *x) {
-    switch (k) {
-    case ST_F32: case ST_I32: return cg_str(g, "as_uint(%s)", x);
-    case ST_F64: case ST_I64: return cg_str(g, "as_ulong(%s)", x);
-    default: return x;
-    }
-}
-
-static const char *from_word(cg *g, st_scalar_kind k, const char *w) {
-    switch (k) {
-    case ST_F32: return cg_str(g, "as_float(%s)", w);
-    case ST_I32: return cg_str(g, "as_int(%s)", w);
-    case ST_F64: return cg_str(g, "as_double(%s)", w);
-    case ST_I64: return cg_str(g, "as_long(%s)", w);
-    default: return w;
-    }
-}
-
 static const char *space_name(cg_space s) { return s == CG_LOCAL ? "__local" : "__global"; }
 
 /* op(bucket, v) into the bucket: element `at` of place, whose lock (XCHG)
@@ -117,10 +98,10 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
         cg_line(g, "%s hs_old = *hs_p, hs_seen;", word);
         cg_open(g, "do {");
         cg_line(g, "hs_seen = hs_old;");
-        cg_value args[2] = {cg_scalar(h->t, from_word(g, k, "hs_seen")), *v};
+        cg_value args[2] = {cg_scalar(h->t, cg_from_bits(g, k, "hs_seen")), *v};
         cg_value r = cg_apply(g, h->op, 2, args, h->env);
         r = cg_materialize(g, &r);
-        cg_line(g, "hs_old = %s(hs_p, hs_seen, %s);", wide(k) ? "atom_cmpxchg" : "atomic_cmpxchg", to_word(g, k, r.c));
+        cg_line(g, "hs_old = %s(hs_p, hs_seen, %s);", wide(k) ? "atom_cmpxchg" : "atomic_cmpxchg", cg_to_bits(g, k, r.c));
         g->indent--;
         cg_line(g, "} while (hs_old != hs_seen);");
         cg_close(g);

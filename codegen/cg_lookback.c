@@ -100,16 +100,6 @@ static const char *buffer_of(cg *g, const cg_place *p) {
 
 /* ---- publishing and reading a group's descriptor ---- */
 
-/* The 32 bits of a packed accumulator, and back. */
-static const char *to_bits(cg *g, st_scalar_kind k, const char *v) {
-    return k == ST_F32 ? cg_str(g, "as_uint(%s)", v) : k == ST_I32 ? cg_str(g, "as_uint(%s)", v) : cg_str(g, "(uint)(%s)", v);
-}
-
-static const char *from_bits(cg *g, st_scalar_kind k, const char *u) {
-    return k == ST_F32 ? cg_str(g, "as_float(%s)", u) : k == ST_I32 ? cg_str(g, "as_int(%s)", u)
-                       : k == ST_BOOL ? cg_str(g, "(%s != 0u)", u) : u;
-}
-
 /* The accumulator lvalue var to or from element idx of a state array. */
 static void state_leaves(cg *g, const cg_place *p, const st_type *t, const char *var, const char *idx, bool load) {
     cg_exchange(g, cg_place_index(g, p, idx), t, var, load);
@@ -122,7 +112,7 @@ static void publish(cg *g, const lookback *lb, flag f, const char *value) {
     cg_open(g, "if (lb_id != STRATA_LOOKBACK_SILENT_GROUP) {");
     if (lb->packed) {
         cg_line(g, "atom_xchg(&%s[lb_id], ((ulong)%s << 32) | (ulong)%s);", buffer_of(g, lb->desc), name,
-                to_bits(g, lb->acc->scalar, value));
+                cg_to_bits(g, lb->acc->scalar, value));
     } else {
         state_leaves(g, f == FLAG_A ? lb->aggregates : lb->prefixes, lb->acc, value, "lb_id", false);
         cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
@@ -137,7 +127,7 @@ static void read_descriptor(cg *g, const lookback *lb, const char *j, const char
     if (lb->packed) {
         cg_line(g, "const ulong lb_word = atom_add(&%s[%s], 0UL);", buffer_of(g, lb->desc), j);
         cg_line(g, "%s = (int)(lb_word >> 32);", flag);
-        cg_line(g, "%s = %s;", value, from_bits(g, lb->acc->scalar, "(uint)lb_word"));
+        cg_line(g, "%s = %s;", value, cg_from_bits(g, lb->acc->scalar, "(uint)lb_word"));
         return;
     }
     cg_line(g, "%s = atomic_add(&%s[%s], 0);", flag, buffer_of(g, lb->flags), j);

@@ -20,6 +20,13 @@
 /* A scratch folder /tmp/strata-NAME-XXXXXX for a whole suite. The runner
  * makes it before the tests and removes it after: a failing check ends a
  * test's process at once, so a test cannot be trusted to clean up. */
+/* How many times part occurs in text (overlaps counted). */
+static inline int count_of(const char *text, const char *part) {
+    int n = 0;
+    for (const char *p = strstr(text, part); p; p = strstr(p + 1, part)) n++;
+    return n;
+}
+
 static inline void scratch_make(char *dir, size_t cap, const char *name) {
     snprintf(dir, cap, "/tmp/strata-%s-XXXXXX", name);
     if (!mkdtemp(dir)) {

@@ -760,12 +760,6 @@ static const char *line_starting(const char *text, const char *start) {
     return NULL;
 }
 
-static int count_of(const char *text, const char *part) {
-    int n = 0;
-    for (const char *p = strstr(text, part); p; p = strstr(p + 1, part)) n++;
-    return n;
-}
-
 START_TEST(strategies_lists_every_rule) {
     char *out = expect_ok(ARGS("strategies"));
     /* the rules of DESIGN.md, with their parameters */

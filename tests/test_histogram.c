@@ -295,9 +295,7 @@ START_TEST(the_histogram_space_explores) {
                         &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     char *csv = slurp_file(c.a, arena_text(c.a, "%s/results.csv", dir), NULL);
-    int ok = 0;
-    for (const char *p = strstr(csv, ",ok,"); p; p = strstr(p + 1, ",ok,")) ok++;
-    ck_assert_int_eq(ok, 6);
+    ck_assert_int_eq(count_of(csv, ",ok,"), 6);
     cli_close(&c);
 }
 END_TEST

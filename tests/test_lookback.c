@@ -49,12 +49,6 @@ static const example_case example_cases[] = {
 
 static const int64_t example_lengths[] = {1, 7, 1000, 65536, 1000003};
 
-static int count_of(const char *text, const char *part) {
-    int n = 0;
-    for (const char *p = strstr(text, part); p; p = strstr(p + 1, part)) n++;
-    return n;
-}
-
 START_TEST(examples_through_lookback_equal_the_interpreter) {
     const example_case *c = &example_cases[_i];
     const char *label = text_of("%s under %s", c->program, c->strategy);
