@@ -95,3 +95,15 @@ void cg_close(cg *g) {
     g->indent--;
     cg_line(g, "}");
 }
+
+bool cg_leading_sizes(cg *g, const st_node *e, int64_t *out) {
+    uint32_t n;
+    st_prim_after_sizes(e->u.prim, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        st_err inner = {0};
+        const st_size *s = st_node_as_size(g->cx, e->kids[i], &inner);
+        if (!s || !st_size_is_const(s, &out[i]))
+            return cg_fail(g, e, "%s's sizes must be literals", st_prim_get(e->u.prim)->name);
+    }
+    return true;
+}

@@ -200,6 +200,8 @@ bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) __attribute__((form
 const char *cg_str(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_name(cg *g, const char *base);  /* a fresh C identifier */
 void cg_line(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The leading literal sizes of e (st_prim_after_sizes) into out. */
+bool cg_leading_sizes(cg *g, const st_node *e, int64_t *out);
 /* A line that opens a block (`for (…) {`), and the `}` that closes it. */
 void cg_open(cg *g, const char *line);
 void cg_close(cg *g);

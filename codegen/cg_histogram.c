@@ -367,15 +367,11 @@ static void final_kernel(cg *g, const hist *h) {
 void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     if (g->failed || !p) return;
     hist h = {.e = e, .env = env, .out = p};
-    int64_t *sizes[ST_HIST_SIZES] = {&h.c, &h.mem, &h.atomic};
-    for (int i = 0; i < ST_HIST_SIZES; i++) {
-        st_err inner = {0};
-        const st_size *s = st_node_as_size(g->cx, e->kids[i], &inner);
-        if (!s || !st_size_is_const(s, sizes[i])) {
-            cg_fail(g, e, "subhistograms' sizes must be literals");
-            return;
-        }
-    }
+    int64_t sizes[ST_HIST_SIZES];
+    if (!cg_leading_sizes(g, e, sizes)) return;
+    h.c = sizes[0];
+    h.mem = sizes[1];
+    h.atomic = sizes[2];
     const st_node *const *kids = e->kids + ST_HIST_SIZES;
     h.op = kids[1];
     h.z = kids[2];

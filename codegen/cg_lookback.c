@@ -157,7 +157,7 @@ static void load_block(cg *g, const lookback *lb, const char *n) {
     cg_open(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
     cg_line(g, "const long lb_i = lb_base + lb_q;");
-    cg_open(g, cg_str(g, "if (lb_i < %s) {", n));
+    cg_open(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
     cg_value x = cg_element(g, lb->xs, lb->env, "lb_i");
     set(g, lb->elem, "lb_x[lb_q]", &x);
     cg_close(g);
@@ -173,7 +173,7 @@ static void thread_scan(cg *g, const lookback *lb, const char *n, const char *v)
     set(g, lb->acc, "lb_acc", &z);
     cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_l * %lld + lb_j;", (long long)lb->m);
-    cg_open(g, cg_str(g, "if (lb_base + lb_q < %s) {", n));
+    cg_open(g, cg_str(g, "if (lb_full || lb_base + lb_q < %s) {", n));
     cg_value args[2] = {at(g, lb->acc, "lb_acc"), at(g, lb->elem, "lb_x[lb_q]")};
     cg_value r = cg_apply(g, lb->fold ? lb->fold : lb->op, 2, args, lb->env);
     set(g, lb->acc, "lb_acc", &r);
@@ -343,7 +343,7 @@ static void store_block(cg *g, const lookback *lb, const char *n, const char *v,
     cg_open(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
     cg_line(g, "const long lb_i = lb_base + lb_q;");
-    cg_open(g, cg_str(g, "if (lb_i < %s) {", n));
+    cg_open(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
     cg_value acc = at(g, lb->acc, cg_str(g, "%s[lb_q]", v)), x = at(g, lb->elem, "lb_x[lb_q]");
     store_one(g, lb, &acc, &x, p, scatter);
     cg_close(g);
@@ -487,9 +487,9 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
     cg_line(g, "if (lb_l == 0) lb_id = atomic_inc(&%s[0]);", buffer_of(g, lb->ctl));
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     cg_line(g, "const long lb_base = lb_id * %lldL;", mw);
-    if (lb->direct) /* a block without a tail, tested once: its loops run unguarded */
-        cg_line(g, "const bool lb_full = lb_base + %lldL <= %s;", mw, cg_size(g, lb->xs->type->size));
     const char *n = cg_size(g, lb->xs->type->size);
+    /* a block without a tail, tested once: its loops run unguarded */
+    cg_line(g, "const bool lb_full = lb_base + %lldL <= %s;", mw, n);
     if (lb->direct) {
         thread_reduce(g, lb, n);
     } else {
@@ -513,16 +513,12 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
     e = cg_host_hoist_args(g, e, ST_LOOKBACK_SIZES, &env);
     if (!e) return;
     lookback lb = {.e = e, .env = env};
-    int64_t direct = 0, *sizes[ST_LOOKBACK_SIZES] = {&lb.m, &lb.wg, &lb.lw, &direct};
-    for (int i = 0; i < ST_LOOKBACK_SIZES; i++) {
-        st_err inner = {0};
-        const st_size *s = st_node_as_size(g->cx, e->kids[i], &inner);
-        if (!s || !st_size_is_const(s, sizes[i])) {
-            cg_fail(g, e, "scanLookback's sizes must be literals");
-            return;
-        }
-    }
-    lb.direct = direct == 1;
+    int64_t sizes[ST_LOOKBACK_SIZES];
+    if (!cg_leading_sizes(g, e, sizes)) return;
+    lb.m = sizes[0];
+    lb.wg = sizes[1];
+    lb.lw = sizes[2];
+    lb.direct = sizes[3] == 1;
     const st_node *const *kids = e->kids + ST_LOOKBACK_SIZES;
     uint32_t k = e->nkids - ST_LOOKBACK_SIZES;
     lb.op = kids[0];

@@ -105,8 +105,9 @@ static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) 
  * only what a parallel version combines partial results with); a scan's
  * post-function maps each accumulator and its element to the output. */
 static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_value *out) {
-    /* scanLookback is a scan after its sizes */
-    uint32_t skip = n->u.prim == ST_PRIM_SCAN_LOOKBACK ? ST_LOOKBACK_SIZES : 0, k = n->nkids - skip;
+    uint32_t skip; /* scanLookback is a scan after its sizes */
+    st_prim_after_sizes(n->u.prim, &skip);
+    uint32_t k = n->nkids - skip;
     const st_node *const *kids = n->kids + skip;
     a += skip;
     bool seq = n->u.prim == ST_PRIM_REDUCE_SEQ || n->u.prim == ST_PRIM_SCAN_SEQ;
@@ -213,11 +214,10 @@ static bool index_of(const st_value *v, int64_t *out) {
 }
 
 static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *out) {
-    /* subhistograms is a reduce_by_index after its sizes */
-    uint32_t skip = n->u.prim == ST_PRIM_SUBHISTOGRAMS ? ST_HIST_SIZES : 0;
+    uint32_t skip; /* subhistograms is a reduce_by_index after its sizes */
+    bool hist = st_prim_after_sizes(n->u.prim, &skip) == ST_PRIM_REDUCE_BY_INDEX;
     const st_node *const *kids = n->kids + skip;
     a += skip;
-    bool hist = n->u.prim == ST_PRIM_REDUCE_BY_INDEX || skip;
     const st_value *dest = &a[0], *is, *vs;
     if (n->nkids == 2) { /* scatter(dest, ivs): the pairs are a tuple of two arrays */
         is = &a[1].u.items[0];

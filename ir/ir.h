@@ -342,6 +342,12 @@ enum { ST_LOOKBACK_SIZES = 4 };
 /* subhistograms' leading sizes (C, MEM, ATOMIC) and their values; what
  * follows them is a reduce_by_index's. */
 enum { ST_HIST_SIZES = 3 };
+/* A primitive that is another after leading literal sizes, its choices
+ * (scanLookback a scan, subhistograms a reduce_by_index): that other, with
+ * the count in *nsizes; any other primitive is itself, with 0. The type
+ * checker, the interpreter and codegen read such a primitive as its other
+ * after the sizes. */
+st_prim st_prim_after_sizes(st_prim p, uint32_t *nsizes);
 typedef enum st_hist_mem { ST_HIST_MEM_AUTO, ST_HIST_MEM_GLOBAL, ST_HIST_MEM_LOCAL } st_hist_mem;
 typedef enum st_hist_atomic { ST_HIST_AUTO, ST_HIST_ADD, ST_HIST_CAS, ST_HIST_XCHG } st_hist_atomic;
 

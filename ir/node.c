@@ -390,18 +390,12 @@ static bool folding_form(st_prim p, uint32_t nargs) {
 
 bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
                     const st_type **params, int *nparams, const st_type **result, st_err *err) {
-    if (p == ST_PRIM_SCAN_LOOKBACK) { /* scan's, after the three sizes */
-        bool ok = ntypes > ST_LOOKBACK_SIZES &&
-                  st_prim_expect(cx, ST_PRIM_SCAN, arg - ST_LOOKBACK_SIZES, types + ST_LOOKBACK_SIZES,
-                                 ntypes - ST_LOOKBACK_SIZES, params, nparams, result, err);
-        if (!ok && err && err->arg >= 0) err->arg += ST_LOOKBACK_SIZES;
-        return ok;
-    }
-    if (p == ST_PRIM_SUBHISTOGRAMS) { /* reduce_by_index's, after the three sizes */
-        bool ok = ntypes > ST_HIST_SIZES &&
-                  st_prim_expect(cx, ST_PRIM_REDUCE_BY_INDEX, arg - ST_HIST_SIZES, types + ST_HIST_SIZES,
-                                 ntypes - ST_HIST_SIZES, params, nparams, result, err);
-        if (!ok && err && err->arg >= 0) err->arg += ST_HIST_SIZES;
+    uint32_t skip;
+    st_prim base = st_prim_after_sizes(p, &skip);
+    if (skip) { /* the other primitive's, after the sizes */
+        bool ok = ntypes > (int)skip && st_prim_expect(cx, base, arg - (int)skip, types + skip, ntypes - (int)skip,
+                                                      params, nparams, result, err);
+        if (!ok && err && err->arg >= 0) err->arg += (int)skip;
         return ok;
     }
     uint32_t n = (uint32_t)ntypes;
@@ -478,48 +472,48 @@ static const st_size *length_arg(st_ctx *cx, st_prim p, const st_node *n, int ar
 static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
                                 const st_type **out, st_err *err);
 
-/* scanLookback(M, WG, LW, LOAD, …): four literal sizes, then a scan. */
-static const st_node *type_lookback(st_ctx *cx, uint32_t n, const st_node *const *a, const st_type **out,
-                                    st_err *err) {
-    static const char *const what[ST_LOOKBACK_SIZES] = {
-        "M, the elements per work-item, must be a literal from 1 to 65536",
-        "WG, the work-items per group, must be a literal from 1 to 65536",
-        "LW, the work-items reading predecessors at once, must be a literal from 1 to 65536",
-        "LOAD must be 0 (through local memory) or 1 (each work-item reads its own elements)"};
-    for (int i = 0; i < ST_LOOKBACK_SIZES; i++) {
-        const st_size *s = length_arg(cx, ST_PRIM_SCAN_LOOKBACK, a[i], i, err);
+/* The leading sizes of a primitive that is another after them: each one's
+ * range, and what it is, for the message. */
+typedef struct lead_size {
+    int64_t min, max;
+    const char *what;
+} lead_size;
+
+static const lead_size lookback_sizes[ST_LOOKBACK_SIZES] = {
+    {1, 1 << 16, "M, the elements per work-item, must be a literal from 1 to 65536"},
+    {1, 1 << 16, "WG, the work-items per group, must be a literal from 1 to 65536"},
+    {1, 1 << 16, "LW, the work-items reading predecessors at once, must be a literal from 1 to 65536"},
+    {0, 1, "LOAD must be 0 (through local memory) or 1 (each work-item reads its own elements)"}};
+
+static const lead_size hist_sizes[ST_HIST_SIZES] = {
+    {0, 1 << 30, "C, the work-items per subhistogram, must be a literal from 0 (the heuristic) to 2^30"},
+    {0, 2, "MEM must be 0 (local memory where it fits, else global), 1 (global) or 2 (local)"},
+    {0, 3, "ATOMIC must be 0 (what the operator allows), 1 (a hardware atomic), 2 (compare-and-swap) or 3 (a lock)"}};
+
+/* scanLookback(M, WG, LW, LOAD, …) and subhistograms(C, MEM, ATOMIC, …):
+ * literal sizes in their ranges (into v), then the other primitive. */
+static const st_node *type_after_sizes(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
+                                       const st_type **out, int64_t *v, st_err *err) {
+    uint32_t skip;
+    st_prim base = st_prim_after_sizes(p, &skip);
+    const lead_size *sizes = p == ST_PRIM_SCAN_LOOKBACK ? lookback_sizes : hist_sizes;
+    for (uint32_t i = 0; i < skip; i++) {
+        const st_size *s = length_arg(cx, p, a[i], (int)i, err);
         if (!s) return NULL;
-        int64_t v;
-        bool load = i == ST_LOOKBACK_SIZES - 1;
-        if (!st_size_is_const(s, &v) || v < !load || v > (load ? 1 : 1 << 16))
-            return fail_at(err, i, "scanLookback's %s", what[i]);
+        if (!st_size_is_const(s, &v[i]) || v[i] < sizes[i].min || v[i] > sizes[i].max)
+            return fail_at(err, (int)i, "%s's %s", pname(p), sizes[i].what);
     }
-    if (!type_prim(cx, ST_PRIM_SCAN, n - ST_LOOKBACK_SIZES, a + ST_LOOKBACK_SIZES, out, err)) {
-        if (err && err->arg >= 0) err->arg += ST_LOOKBACK_SIZES;
+    if (!type_prim(cx, base, n - skip, a + skip, out, err)) {
+        if (err && err->arg >= 0) err->arg += (int)skip;
         return NULL;
     }
     return a[0];
 }
 
-/* subhistograms(C, MEM, ATOMIC, …): three literals, then a reduce_by_index
- * whose operator the atomic strategy can apply. */
+/* subhistograms: besides, the atomic strategy must suit the operator. */
 static const st_node *type_hist(st_ctx *cx, uint32_t n, const st_node *const *a, const st_type **out, st_err *err) {
-    static const char *const what[ST_HIST_SIZES] = {
-        "C, the work-items per subhistogram, must be a literal from 0 (the heuristic) to 2^30",
-        "MEM must be 0 (local memory where it fits, else global), 1 (global) or 2 (local)",
-        "ATOMIC must be 0 (what the operator allows), 1 (a hardware atomic), 2 (compare-and-swap) or 3 (a lock)"};
-    static const int64_t most[ST_HIST_SIZES] = {1 << 30, 2, 3};
     int64_t v[ST_HIST_SIZES];
-    for (int i = 0; i < ST_HIST_SIZES; i++) {
-        const st_size *s = length_arg(cx, ST_PRIM_SUBHISTOGRAMS, a[i], i, err);
-        if (!s) return NULL;
-        if (!st_size_is_const(s, &v[i]) || v[i] < 0 || v[i] > most[i])
-            return fail_at(err, i, "subhistograms' %s", what[i]);
-    }
-    if (!type_prim(cx, ST_PRIM_REDUCE_BY_INDEX, n - ST_HIST_SIZES, a + ST_HIST_SIZES, out, err)) {
-        if (err && err->arg >= 0) err->arg += ST_HIST_SIZES;
-        return NULL;
-    }
+    if (!type_after_sizes(cx, ST_PRIM_SUBHISTOGRAMS, n, a, out, v, err)) return NULL;
     const st_node *op = a[ST_HIST_SIZES + 1];
     const st_type *t = (*out)->elem;
     st_binop b;
@@ -706,7 +700,10 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
     case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
         *out = a[0]->type;
         return a[0];
-    case ST_PRIM_SCAN_LOOKBACK: return type_lookback(cx, n, a, out, err);
+    case ST_PRIM_SCAN_LOOKBACK: {
+        int64_t v[ST_LOOKBACK_SIZES];
+        return type_after_sizes(cx, p, n, a, out, v, err);
+    }
     case ST_PRIM_SUBHISTOGRAMS: return type_hist(cx, n, a, out, err);
     default:
         (void)np;

@@ -84,6 +84,14 @@ st_arg_role st_prim_arg_role(st_prim p, int arg, uint32_t nargs) {
     return r == 'f' ? ST_ARG_FUN : r == 'n' ? ST_ARG_NEUTRAL : ST_ARG_DATA;
 }
 
+st_prim st_prim_after_sizes(st_prim p, uint32_t *nsizes) {
+    switch (p) {
+    case ST_PRIM_SCAN_LOOKBACK: *nsizes = ST_LOOKBACK_SIZES; return ST_PRIM_SCAN;
+    case ST_PRIM_SUBHISTOGRAMS: *nsizes = ST_HIST_SIZES; return ST_PRIM_REDUCE_BY_INDEX;
+    default: *nsizes = 0; return p;
+    }
+}
+
 int st_prim_data_arg(st_prim p, uint32_t nargs) {
     switch (p) {
     case ST_PRIM_REDUCE_BY_INDEX: return 0;

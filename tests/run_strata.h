@@ -114,6 +114,19 @@ static inline const char *cli_file(cli *c, const char *name, const char *text) {
     return path;
 }
 
+/* `strata explore` run with args, which give its --out DIR, in c's
+ * folder: it succeeds, and DIR/results.csv is its report. */
+static inline char *cli_explored(cli *c, const char *const *args) {
+    const char *out_dir = NULL;
+    for (size_t i = 0; args[i]; i++)
+        if (!strcmp(args[i], "--out") && args[i + 1]) out_dir = args[i + 1];
+    ck_assert_msg(out_dir != NULL, "cli_explored needs --out");
+    char *out, *err;
+    int rc = cli_strata(c, args, &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    return slurp_file(c->a, arena_text(c->a, "%s/results.csv", out_dir), NULL);
+}
+
 /* Where `strata export --into results` files a program's kernels for the
  * device the tests run on (the first: CI has PoCL alone). */
 static inline const char *export_folder(st_arena *a, const char *results, const char *program) {

@@ -287,14 +287,10 @@ END_TEST
 START_TEST(the_histogram_space_explores) {
     cli c;
     cli_open(&c, "histogram");
-    char *out, *err;
-    const char *dir = arena_text(c.a, "%s/explored", c.dir);
-    int rc = cli_strata(&c, ARGS("explore", cli_example(&c, "histogram"), "--space",
-                                 "subhistogram(C=[1, 16, 256], MEM=[global, local])", "--out", dir, "--size", "N=100003",
-                                 "--input", "H=256", "--runs", "7", "--cache", "none"),
-                        &out, &err);
-    ck_assert_msg(rc == 0, "%s", err);
-    char *csv = slurp_file(c.a, arena_text(c.a, "%s/results.csv", dir), NULL);
+    char *csv = cli_explored(&c, ARGS("explore", cli_example(&c, "histogram"), "--space",
+                                      "subhistogram(C=[1, 16, 256], MEM=[global, local])", "--out",
+                                      arena_text(c.a, "%s/explored", c.dir), "--size", "N=100003", "--input", "H=256",
+                                      "--runs", "7", "--cache", "none"));
     ck_assert_int_eq(count_of(csv, ",ok,"), 6);
     cli_close(&c);
 }
