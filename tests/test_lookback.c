@@ -128,8 +128,12 @@ static st_launch *launch_of(st_exe *exe, const st_def *d, int64_t n, st_arena *a
 /* A group that never publishes (the kernel's test hook) leaves its
  * successors waiting: after STRATA_LOOKBACK_SPINS reads they give up, and
  * the run is an error that names the first to, not a hang. Both protocols.
- * Every group after the lost one waits on it (each passes the aggregates
- * of those between), so which gives up first is the scheduler's. */
+ * Which group gives up first is the scheduler's: every group after the lost
+ * one waits on it, and on a loaded machine even a group before it may
+ * exhaust its reads while its own predecessor's thread is descheduled (CI
+ * saw group 1 give up). Only group 0, which has no predecessor, never
+ * waits. The bound is high enough (2^20 reads) to make that rare, and low
+ * enough that the ~30 waiting groups give up within a second. */
 START_TEST(a_lost_predecessor_is_an_error_not_a_hang) {
     static const char *const programs[] = {"prefix_sum", "advanced"};
     static const char *const strategies[] = {LB("M=4, WG=8"), LB("M=4, WG=8, LW=4, LOAD=direct")};
@@ -138,7 +142,7 @@ START_TEST(a_lost_predecessor_is_an_error_not_a_hang) {
             const char *label = text_of("%s under %s", programs[p], strategies[s]);
             const st_def *orig = example_def(programs[p]);
             st_code code = generated(lowered(apply(orig, strategies[s], label), label), label);
-            code.opencl = text_of("#define STRATA_LOOKBACK_SPINS 1000L\n#define STRATA_LOOKBACK_SILENT_GROUP 2L\n%s",
+            code.opencl = text_of("#define STRATA_LOOKBACK_SPINS (1L << 20)\n#define STRATA_LOOKBACK_SILENT_GROUP 2L\n%s",
                                   code.opencl);
             st_exe *exe = built(&code, label);
             st_arena *a = st_arena_new();
@@ -149,7 +153,7 @@ START_TEST(a_lost_predecessor_is_an_error_not_a_hang) {
             int group = -1;
             ck_assert_msg(at && sscanf(at, "work-group %d waited more than STRATA_LOOKBACK_SPINS reads", &group) == 1,
                           "%s: %s", label, err.message);
-            ck_assert_msg(group >= 3, "%s: group %d, before the lost one, gave up: %s", label, group, err.message);
+            ck_assert_msg(group >= 1, "%s: group %d, which has no predecessor, gave up: %s", label, group, err.message);
             ck_assert_has(err.message, "waited more than STRATA_LOOKBACK_SPINS reads for a predecessor's flag");
             ck_assert_has(err.message, "STRATA_LOOKBACK_STALLED");
             st_launch_free(l);
