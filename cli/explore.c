@@ -15,7 +15,8 @@ const option explore_options[] = {
     {"--size", NULL, "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
     {"--input", NULL, "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
     {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
-    {"--device", NULL, "D", false, "the OpenCL device: its index in `strata devices`, or part of its name"},
+    {"--device", NULL, "D", false, "the device: its index in `strata devices`, or part of its name"},
+    {"--backend", NULL, "B", false, "opencl (default), or cuda: the same kernels compiled by NVRTC, run by the CUDA driver"},
     {"--runs", NULL, "K", false, "timed runs per variant, after 2 warm-up runs (default 10, at least 7)"},
     {"--timeout", NULL, "SECONDS", false, "a variant's time limit to build, check and time it (default 60)"},
     {"--jobs", NULL, "J", false, "variants built and checked in parallel (default: the number of processors)"},
@@ -138,10 +139,9 @@ int run_explore(const command *cmd, int argc, char **argv) {
         if (!st_scalar_parse(ST_U64, opt(&a, "--seed"), "--seed", &s, &err)) goto fail;
         seed = s.u64;
     }
-    if (opt(&a, "--device") && !opt(&a, "--device")[0]) {
-        st_fail(&err, (st_loc){0}, "--device needs an index or part of a device's name (`strata devices` lists them)");
-        goto fail;
-    }
+    char spec_buf[512];
+    const char *spec;
+    if (!device_option(&a, spec_buf, sizeof spec_buf, &spec, &err)) goto fail;
     for (int i = 0; i < a.nopts; i++)
         if (!strcmp(a.opt_name[i], "--size") || !strcmp(a.opt_name[i], "--input")) inputs[ninputs++] = a.opt_value[i];
     if (!(space = st_space_parse("space", opt(&a, "--space"), &err))) {
@@ -154,7 +154,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
     st_explore_setup setup = {
         .cx = l.cx, .program = l.program, .def = l.def, .reg = reg, .program_path = a.positional[0],
         .program_source = l.source, .program_name = name, .inputs = inputs, .ninputs = ninputs, .seed = seed,
-        .device = opt(&a, "--device"), .cache_dir = cache[0] ? cache : NULL, .runs = (uint32_t)runs, .warmups = 2,
+        .device = spec, .cache_dir = cache[0] ? cache : NULL, .runs = (uint32_t)runs, .warmups = 2,
         .rtol = 1e-3, .timeout_s = (double)timeout, .build_timeout_s = (double)timeout, .jobs = (uint32_t)jobs};
     if (opt(&a, "--serve")) {
         if (opt(&a, "--shard") || opt(&a, "--jobs")) {

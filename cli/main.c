@@ -98,6 +98,21 @@ bool number_option(const args *a, const char *name, int64_t lo, int64_t hi, int6
     return true;
 }
 
+bool device_option(const args *a, char *buf, size_t cap, const char **spec, st_err *err) {
+    const char *backend = opt(a, "--backend"), *device = opt(a, "--device");
+    *spec = device;
+    if (device && !device[0])
+        return st_fail(err, (st_loc){0}, "--device needs an index or part of a device's name (`strata devices` lists them)");
+    if (!backend || !strcmp(backend, "opencl")) return true;
+    if (strcmp(backend, "cuda"))
+        return st_fail(err, (st_loc){0}, "--backend is opencl or cuda, not `%s`", backend);
+    const char *rest;
+    if (device && st_cuda_spec(device, &rest)) device = rest; /* --backend cuda --device cuda:0 */
+    snprintf(buf, cap, device ? "cuda:%s" : "cuda", device);
+    *spec = buf;
+    return true;
+}
+
 const char *opt(const args *a, const char *name) {
     for (int i = 0; i < a->nopts; i++)
         if (!strcmp(a->opt_name[i], name)) return a->opt_value[i];
@@ -421,6 +436,9 @@ done:
 }
 
 static const option no_options[] = {{0}};
+static const option devices_options[] = {
+    {"--backend", NULL, "B", false, "opencl (default): the OpenCL platforms; cuda: the CUDA devices"},
+    {0}};
 
 static int run_strategies(const command *cmd, int argc, char **argv) {
     args a;
@@ -467,7 +485,13 @@ static int run_devices(const command *cmd, int argc, char **argv) {
     st_err err = {0};
     st_device_info *list;
     size_t n;
-    if (!st_devices_list(&list, &n, &err)) return report(&err, NULL);
+    const char *backend = opt(&a, "--backend");
+    if (backend && strcmp(backend, "opencl") && strcmp(backend, "cuda")) {
+        st_fail(&err, (st_loc){0}, "--backend is opencl or cuda, not `%s`", backend);
+        return report(&err, NULL);
+    }
+    bool cuda = backend && !strcmp(backend, "cuda");
+    if (!(cuda ? st_cuda_devices_list(&list, &n, &err) : st_devices_list(&list, &n, &err))) return report(&err, NULL);
     uint32_t platform = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
         const st_device_info *d = &list[i];
@@ -509,16 +533,19 @@ static const command commands[] = {
      "The output parses again. A strategy that does not apply is an error (exit 1) that says why.",
      1, rewrite_options, run_rewrite, 0, true},
     {"run", "run PROG [-s STRATEGY] [--input NAME=VALUE]… [--size N=VALUE]… [--seed S] [--output DIR]\n"
-            "                  [--device D] [--check] [--time [--runs K]] [--emit DIR] [--entry NAME]",
+            "                  [--device D] [--backend opencl|cuda] [--check] [--time [--runs K]] [--emit DIR] [--entry NAME]",
      "Rewrite, lower and generate OpenCL for PROG, and run it on a device.",
      "The strategy (if any) is applied first, then the default lowering (lower-opencl), which maps what\n"
      "is left to work-groups, work-items and sequential loops; a strategy may do its own lowering.\n"
      "Inputs are given as for `strata eval`. --check compares with the interpreter, --time measures the\n"
-     "kernels by profiling events, --emit DIR writes the lowered program, kernels.cl and host.c.\n"
-     "The default device is the first GPU, else the first device (`strata devices` lists them).",
+     "kernels by profiling events, --emit DIR writes the lowered program, kernels.cl, kernels.cu and host.c.\n"
+     "The default device is the first GPU, else the first device (`strata devices` lists them).\n"
+     "--backend cuda runs the same kernels through CUDA: kernels.cu is kernels.cl behind a prelude that maps\n"
+     "OpenCL's built-ins to CUDA's, compiled by NVRTC for the GPU's architecture and launched by the driver.",
      1, run_options, run_run, 0, true},
     {"explore", "explore PROG --space SPACE --out DIR [--size N=VALUE]… [--input NAME=VALUE]… [--seed S]\n"
-                "                  [--device D] [--runs K] [--timeout S] [--jobs J] [--shard I/N] [--cache DIR] [--serve]",
+                "                  [--device D] [--backend opencl|cuda] [--runs K] [--timeout S] [--jobs J] [--shard I/N]\n"
+                "                  [--cache DIR] [--serve]",
      "Build, check and time every point of a space of strategies for PROG on a device.",
      "A space is a strategy whose arguments may be ranges, with constraints after `where`:\n"
      "  parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2]) where BS % BF == 0\n"
@@ -553,7 +580,10 @@ static const command commands[] = {
      1, export_options, run_export, 0, true},
     {"strategies", "strategies", "List the rewrite rules, their parameters and conditions.", NULL, 0, no_options,
      run_strategies, 0, true},
-    {"devices", "devices", "List the OpenCL platforms and devices.", NULL, 0, no_options, run_devices, 0, false},
+    {"devices", "devices [--backend opencl|cuda]", "List the OpenCL platforms and devices.",
+     "With --backend cuda, the CUDA devices instead: what `--backend cuda --device D` picks from (CUDA 0 is\n"
+     "also `--device cuda:0`). The CUDA backend loads the driver (libcuda.so.1) and NVRTC when asked for.",
+     0, devices_options, run_devices, 0, false},
 };
 
 static void print_overview(FILE *f) {

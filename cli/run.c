@@ -13,11 +13,12 @@ const option run_options[] = {
     {"--size", NULL, "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
     {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
     {"--output", NULL, "DIR", false, "write the results as DIR/0.npy, DIR/1.npy, …"},
-    {"--device", NULL, "D", false, "the OpenCL device: its index in `strata devices`, or part of its name"},
+    {"--device", NULL, "D", false, "the device: its index in `strata devices`, or part of its name"},
+    {"--backend", NULL, "B", false, "opencl (default), or cuda: the same kernels compiled by NVRTC, run by the CUDA driver"},
     {"--check", NULL, NULL, false, "compare the results with the reference interpreter's"},
     {"--time", NULL, NULL, false, "time the kernels: warm-up runs, then --runs runs; median, min, max and GB/s"},
     {"--runs", NULL, "K", false, "timed runs for --time (default 10)"},
-    {"--emit", NULL, "DIR", false, "write the lowered program, the kernels (.cl) and the host glue (.c) to DIR"},
+    {"--emit", NULL, "DIR", false, "write the lowered program, the kernels (.cl, and .cu for CUDA) and the host glue (.c) to DIR"},
     {"--entry", NULL, "NAME", false, "the def to run (default: main, or the only def)"},
     {0}};
 
@@ -126,10 +127,9 @@ int run_run(const command *cmd, int argc, char **argv) {
     }
     int64_t runs;
     if (!timed_runs(&a, &runs, &err)) goto fail;
-    if (opt(&a, "--device") && !opt(&a, "--device")[0]) {
-        st_fail(&err, (st_loc){0}, "--device needs an index or part of a device's name (`strata devices` lists them)");
-        goto fail;
-    }
+    char spec_buf[512];
+    const char *spec;
+    if (!device_option(&a, spec_buf, sizeof spec_buf, &spec, &err)) goto fail;
     /* an unusable output directory is found before the work, not after */
     if (opt(&a, "--output") && !st_make_dirs(opt(&a, "--output"), &err)) goto fail;
     const st_value *values;
@@ -139,7 +139,7 @@ int run_run(const command *cmd, int argc, char **argv) {
         shown = l.source;
         goto fail;
     }
-    if (!(cl = st_cl_open(opt(&a, "--device"), &err))) goto fail;
+    if (!(cl = st_cl_open(spec, &err))) goto fail;
     const st_device_info *dev = st_cl_device(cl);
     const st_def *def = lowered_best(&a, &l, reg, dev, &err);
     if (!def) {
@@ -153,7 +153,8 @@ int run_run(const command *cmd, int argc, char **argv) {
         st_buf prog = {0};
         st_print_def(def, &prog);
         bool ok = st_make_dirs(emit, &err) && write_file(emit, "program.strata", prog.data ? prog.data : "", &err) &&
-                  write_file(emit, "kernels.cl", code.opencl, &err) && write_file(emit, "host.c", code.host, &err);
+                  write_file(emit, "kernels.cl", code.opencl, &err) && write_file(emit, "kernels.cu", code.cuda, &err) &&
+                  write_file(emit, "host.c", code.host, &err);
         st_buf_free(&prog);
         if (!ok) goto fail;
     }

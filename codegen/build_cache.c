@@ -26,7 +26,7 @@ static void path_of(const char *dir, const char *key, const char *suffix, char *
     snprintf(out, cap, "%s/%s.bin%s", dir, key, suffix);
 }
 
-cl_program build_cache_load(const char *dir, const char *key, cl_context context, cl_device_id device,
+cl_program build_cache_load(const cl_api *api, const char *dir, const char *key, cl_context context, cl_device_id device,
                             const char *options) {
     char path[4200];
     path_of(dir, key, "", path, sizeof path);
@@ -44,11 +44,11 @@ cl_program build_cache_load(const char *dir, const char *key, cl_context context
     size_t len = (size_t)size;
     cl_int status, rc;
     const unsigned char *binary = bytes;
-    cl_program program = clCreateProgramWithBinary(context, 1, &device, &len, &binary, &status, &rc);
+    cl_program program = api->CreateProgramWithBinary(context, 1, &device, &len, &binary, &status, &rc);
     free(bytes);
     if (program && (rc != CL_SUCCESS || status != CL_SUCCESS ||
-                    clBuildProgram(program, 1, &device, options, NULL, NULL) != CL_SUCCESS)) {
-        clReleaseProgram(program);
+                    api->BuildProgram(program, 1, &device, options, NULL, NULL) != CL_SUCCESS)) {
+        api->ReleaseProgram(program);
         program = NULL;
     }
     if (!program) unlink(path); /* stale (another driver version wrote it): build it again */
@@ -70,9 +70,9 @@ static bool make_dir(const char *dir) {
     return true;
 }
 
-void build_cache_store(const char *dir, const char *key, cl_program program) {
+void build_cache_store(const cl_api *api, const char *dir, const char *key, cl_program program) {
     size_t size = 0;
-    if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || !size) return;
+    if (api->GetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || !size) return;
     unsigned char *bytes = malloc(size);
     if (!bytes) return;
     unsigned char *binaries[1] = {bytes};
@@ -82,7 +82,7 @@ void build_cache_store(const char *dir, const char *key, cl_program program) {
      * same key, and a reader must never see half a file */
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     FILE *f = NULL;
-    if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binaries, binaries, NULL) == CL_SUCCESS &&
+    if (api->GetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binaries, binaries, NULL) == CL_SUCCESS &&
         make_dir(dir) && (f = fopen(tmp, "wb"))) {
         bool ok = fwrite(bytes, 1, size, f) == size;
         ok = fclose(f) == 0 && ok;

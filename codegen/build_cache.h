@@ -3,19 +3,16 @@
 #ifndef STRATA_BUILD_CACHE_H
 #define STRATA_BUILD_CACHE_H
 
-#define CL_TARGET_OPENCL_VERSION 120
-#include "codegen.h"
-
-#include <CL/cl.h>
+#include "cl_api.h"
 
 /* The key of a source built for a device with these options. */
 void build_cache_key(const st_device_info *dev, const char *options, const char *source, char key[65]);
 /* The program stored under key, created from its binary and built (NULL when
  * there is none or it does not load: the caller builds from source). */
-cl_program build_cache_load(const char *dir, const char *key, cl_context context, cl_device_id device,
+cl_program build_cache_load(const cl_api *api, const char *dir, const char *key, cl_context context, cl_device_id device,
                             const char *options);
 /* Store a built program's binary under key; failures are ignored (a cache
  * that cannot be written costs a build next time, nothing else). */
-void build_cache_store(const char *dir, const char *key, cl_program program);
+void build_cache_store(const cl_api *api, const char *dir, const char *key, cl_program program);
 
 #endif

@@ -361,5 +361,11 @@ void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place
 /* ---- cg_glue.c: the host glue ---- */
 const char *cg_glue(cg *g);
 const char *cg_opencl(cg *g);
+const char *cg_cuda(cg *g);                         /* the same kernels in CUDA C++ */
+
+/* ---- cg_cuda.c: what the CUDA text changes ---- */
+const char *cg_cuda_prelude(void);                  /* OpenCL's built-ins in CUDA */
+void cg_cuda_translate(const char *opencl, st_buf *out); /* each __local made CUDA's */
+void cg_cuda_kernel(cg *g, const cg_kernel *k, st_buf *out); /* signature and body */
 
 #endif

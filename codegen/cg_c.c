@@ -130,8 +130,7 @@ const char *cg_conv(cg *g, st_scalar_kind to, st_scalar_kind from, const char *a
 /* Integer division and modulo as the interpreter defines them, without the
  * traps of C: x / 0 is 0 here, and MIN / -1 wraps. */
 const char *cg_prelude(void) {
-    return "#pragma OPENCL FP_CONTRACT OFF\n"
-           "#define ST_DIVMOD(T, MIN)                                                       \\\n"
+    return "#define ST_DIVMOD(T, MIN)                                                       \\\n"
            "    static inline T st_div_##T(T a, T b) { return b == 0 ? 0 : (b == -1 && a == MIN) ? a : a / b; } \\\n"
            "    static inline T st_mod_##T(T a, T b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
            "/* signed + - * wrap around, as strata's interpreter says; in C they are undefined */\n"

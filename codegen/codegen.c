@@ -32,6 +32,7 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
     cg g = {.cx = cx, .a = a, .def = named, .err = err, .level = CG_HOST};
     bool ok = cg_host(&g);
     const char *opencl = ok ? cg_opencl(&g) : NULL;
+    const char *cuda = ok ? cg_cuda(&g) : NULL;
     const char *host = ok && !g.failed ? cg_glue(&g) : NULL;
     ok = ok && !g.failed;
     if (ok) {
@@ -39,6 +40,7 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
         for (uint32_t i = 0; names && i < g.nkernels; i++) names[i] = g.kernels[i]->name;
         out->def = def;
         out->opencl = opencl;
+        out->cuda = cuda;
         out->host = host;
         out->nkernels = g.nkernels;
         out->kernel_names = names;

@@ -36,7 +36,12 @@
 /* Devices                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* What runs the kernels: OpenCL, or CUDA (NVRTC and the driver API, loaded
+ * when asked for; the same kernels behind a prelude, see cg_cuda.c). */
+typedef enum st_backend { ST_BACKEND_OPENCL, ST_BACKEND_CUDA } st_backend;
+
 typedef struct st_device_info {
+    st_backend backend;
     uint32_t index;          /* across all platforms, in listing order */
     uint32_t platform_index, device_index;
     char platform[128];      /* "Portable Computing Language" */
@@ -54,6 +59,8 @@ typedef struct st_device_info {
 /* Every OpenCL device of every platform. *out is malloc'ed (free it); a
  * machine without any OpenCL platform is an error that says how to get one. */
 bool st_devices_list(st_device_info **out, size_t *count, st_err *err);
+/* Every CUDA device, the same way; no driver is an error that says so. */
+bool st_cuda_devices_list(st_device_info **out, size_t *count, st_err *err);
 
 /* ------------------------------------------------------------------------ */
 /* Code generation                                                          */
@@ -73,6 +80,7 @@ typedef struct st_code_array {
 typedef struct st_code {
     const st_def *def;           /* what it computes (its result type shapes the outputs) */
     const char *opencl;          /* OpenCL C 1.2: every kernel of the program */
+    const char *cuda;            /* the same kernels in CUDA C++ for NVRTC (cg_cuda.c) */
     const char *host;            /* the host glue in C (see the top of this file) */
     uint32_t nkernels;
     const char *const *kernel_names;
@@ -99,8 +107,16 @@ typedef struct st_cl st_cl;
 
 /* spec: NULL for the default (the first GPU, else the first device), a
  * number for the index `strata devices` lists, else a case-insensitive
- * substring of the device's name (or its platform's). */
+ * substring of the device's name (or its platform's). "cuda" or "cuda:" and
+ * such a spec picks among the CUDA devices instead (st_cuda_devices_list). */
 st_cl *st_cl_open(const char *spec, st_err *err);
+/* Does spec pick a CUDA device? *rest is what follows "cuda:" ("" for "cuda"). */
+bool st_cuda_spec(const char *spec, const char **rest);
+/* Compile code->cuda with NVRTC for compute capability arch/10.arch%10 (90:
+ * an H100) into a CUBIN of *cubin_bytes, without a GPU or a driver: what the
+ * CUDA backend would load. False with NVRTC's log when it does not compile,
+ * or when there is no NVRTC. */
+bool st_cuda_compile_check(const st_code *code, int arch, size_t *cubin_bytes, st_err *err);
 void st_cl_close(st_cl *cl);
 const st_device_info *st_cl_device(const st_cl *cl);
 /* Keep built kernels in dir (NULL: no cache): a program is stored under the

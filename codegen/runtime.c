@@ -12,6 +12,7 @@
  * context they live in); an st_launch uses its st_exe. Each must outlive what
  * was made from it. */
 #include "build_cache.h"
+#include "cl_api.h"
 #include "jit.h"
 
 #include <CL/cl.h>
@@ -66,12 +67,21 @@ static const char *cl_error_name(cl_int rc) {
 /* ------------------------------------------------------------------------ */
 
 struct st_cl {
+    const cl_api *api;    /* OpenCL's functions, or the CUDA backend's */
     st_device_info info;
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
     char *cache;          /* the build cache's directory, or NULL */
 };
+
+/* An error code, and for the CUDA backend what CUDA or NVRTC said. */
+static const char *error_text(const st_cl *cl, cl_int rc, char *buf, size_t cap) {
+    const char *more = cl->api->detail ? cl->api->detail(cl->context) : NULL;
+    if (!more) return cl_error_name(rc);
+    snprintf(buf, cap, "%s; %s", cl_error_name(rc), more);
+    return buf;
+}
 
 static bool contains_nocase(const char *text, const char *part) {
     size_t n = strlen(part);
@@ -91,7 +101,7 @@ static void list_devices(const st_device_info *list, size_t n, st_buf *out) {
 
 /* The index into list that spec names (see st_cl_open), or SIZE_MAX with
  * *err filled. */
-static size_t choose(const st_device_info *list, size_t n, const char *spec, st_err *err) {
+static size_t choose(const st_device_info *list, size_t n, const char *spec, const char *kind, st_err *err) {
     if (!spec || !*spec) {
         for (size_t i = 0; i < n; i++)
             if (!strcmp(list[i].type, "GPU")) return i;
@@ -109,12 +119,12 @@ static size_t choose(const st_device_info *list, size_t n, const char *spec, st_
     st_buf b = {0};
     list_devices(list, n, &b);
     if (!spec[digits] && n == 1)
-        st_fail(err, (st_loc){0}, "there is no OpenCL device %s: the only device is 0 (%s)", spec, b.data ? b.data + 3 : "");
+        st_fail(err, (st_loc){0}, "there is no %s device %s: the only device is 0 (%s)", kind, spec, b.data ? b.data + 3 : "");
     else if (!spec[digits])
-        st_fail(err, (st_loc){0}, "there is no OpenCL device %s: the devices are numbered 0 to %zu (%s)", spec,
+        st_fail(err, (st_loc){0}, "there is no %s device %s: the devices are numbered 0 to %zu (%s)", kind, spec,
                 n - 1, b.data ? b.data : "");
     else
-        st_fail(err, (st_loc){0}, "no OpenCL device matches `%s`; the devices are: %s", spec, b.data ? b.data : "");
+        st_fail(err, (st_loc){0}, "no %s device matches `%s`; the devices are: %s", kind, spec, b.data ? b.data : "");
     st_buf_free(&b);
     return SIZE_MAX;
 }
@@ -141,28 +151,34 @@ static bool device_id(const st_device_info *info, cl_platform_id *platform, cl_d
     return ok || st_fail_internal(err, "the OpenCL device %u (%s) went away", info->index, info->name);
 }
 
-st_cl *st_cl_open(const char *spec, st_err *err) {
-    st_device_info *list;
-    size_t n;
-    if (!st_devices_list(&list, &n, err)) return NULL;
-    size_t i = choose(list, n, spec, err);
-    st_cl *cl = i == SIZE_MAX ? NULL : calloc(1, sizeof *cl);
-    if (i != SIZE_MAX && !cl) st_fail_internal(err, "out of memory");
-    if (cl) cl->info = list[i];
-    free(list);
-    if (!cl) return NULL;
+/* The OpenCL device of cl->info: a context and a profiling, in-order queue. */
+static bool open_opencl(st_cl *cl, st_err *err) {
     cl_platform_id platform = NULL;
-    if (!device_id(&cl->info, &platform, &cl->device, err)) {
-        free(cl);
-        return NULL;
-    }
+    if (!device_id(&cl->info, &platform, &cl->device, err)) return false;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
     cl_int rc;
     cl->context = clCreateContext(props, 1, &cl->device, NULL, NULL, &rc);
     if (cl->context)
         cl->queue = clCreateCommandQueue(cl->context, cl->device, CL_QUEUE_PROFILING_ENABLE, &rc);
-    if (!cl->queue) {
-        st_fail(err, (st_loc){0}, "cannot open the OpenCL device %s (%s)", cl->info.name, cl_error_name(rc));
+    if (!cl->queue)
+        return st_fail(err, (st_loc){0}, "cannot open the OpenCL device %s (%s)", cl->info.name, cl_error_name(rc));
+    return true;
+}
+
+st_cl *st_cl_open(const char *spec, st_err *err) {
+    const char *rest = NULL;
+    bool cuda = st_cuda_spec(spec, &rest);
+    st_device_info *list;
+    size_t n;
+    if (!(cuda ? cuda_devices(&list, &n, err) : st_devices_list(&list, &n, err))) return NULL;
+    size_t i = choose(list, n, cuda ? rest : spec, cuda ? "CUDA" : "OpenCL", err);
+    st_cl *cl = i == SIZE_MAX ? NULL : calloc(1, sizeof *cl);
+    if (i != SIZE_MAX && !cl) st_fail_internal(err, "out of memory");
+    if (cl) cl->info = list[i];
+    free(list);
+    if (!cl) return NULL;
+    cl->api = cuda ? &cl_api_cuda : &cl_api_opencl;
+    if (!(cuda ? cuda_open(cl->info.device_index, &cl->context, &cl->device, &cl->queue, err) : open_opencl(cl, err))) {
         st_cl_close(cl);
         return NULL;
     }
@@ -172,10 +188,12 @@ st_cl *st_cl_open(const char *spec, st_err *err) {
 void st_cl_close(st_cl *cl) {
     if (!cl) return;
     free(cl->cache);
-    if (cl->queue) clReleaseCommandQueue(cl->queue);
-    if (cl->context) clReleaseContext(cl->context);
+    if (cl->queue) cl->api->ReleaseCommandQueue(cl->queue);
+    if (cl->context) cl->api->ReleaseContext(cl->context);
     free(cl);
 }
+
+bool st_cuda_devices_list(st_device_info **out, size_t *count, st_err *err) { return cuda_devices(out, count, err); }
 
 const st_device_info *st_cl_device(const st_cl *cl) { return &cl->info; }
 
@@ -207,22 +225,21 @@ struct st_exe {
     bool cached;          /* the program came from the build cache */
 };
 
-/* What the glue may call: the OpenCL it needs and snprintf for its message. */
-static const st_jit_symbol glue_symbols[] = {
-    {"clCreateBuffer", (const void *)clCreateBuffer},
-    {"clReleaseMemObject", (const void *)clReleaseMemObject},
-    {"clSetKernelArg", (const void *)clSetKernelArg},
-    {"clEnqueueNDRangeKernel", (const void *)clEnqueueNDRangeKernel},
-    {"clGetKernelWorkGroupInfo", (const void *)clGetKernelWorkGroupInfo},
-    {"clGetCommandQueueInfo", (const void *)clGetCommandQueueInfo},
-    {"clGetDeviceInfo", (const void *)clGetDeviceInfo},
-    {"clEnqueueCopyBuffer", (const void *)clEnqueueCopyBuffer},
-    {"clEnqueueReadBuffer", (const void *)clEnqueueReadBuffer},
-    {"clEnqueueFillBuffer", (const void *)clEnqueueFillBuffer},
-    {"clReleaseEvent", (const void *)clReleaseEvent},
-    {"clFinish", (const void *)clFinish},
-    {"snprintf", (const void *)snprintf},
-};
+/* What the glue may call: the OpenCL it needs, from the device's backend,
+ * and snprintf for its message. */
+#define GLUE_SYMBOLS(X)                                                                                     \
+    X(CreateBuffer) X(ReleaseMemObject) X(SetKernelArg) X(EnqueueNDRangeKernel) X(GetKernelWorkGroupInfo) \
+    X(GetCommandQueueInfo) X(GetDeviceInfo) X(EnqueueCopyBuffer) X(EnqueueReadBuffer) X(EnqueueFillBuffer) \
+    X(ReleaseEvent) X(Finish)
+
+static size_t glue_symbols(const cl_api *api, st_jit_symbol *out) {
+    size_t n = 0;
+#define GLUE_SYMBOL(name) out[n++] = (st_jit_symbol){"cl" #name, (const void *)api->name};
+    GLUE_SYMBOLS(GLUE_SYMBOL)
+#undef GLUE_SYMBOL
+    out[n++] = (st_jit_symbol){"snprintf", (const void *)snprintf};
+    return n;
+}
 
 /* One line of a build log as shown: drivers compile from a temporary file
  * (PoCL: "error: /root/.cache/pocl/kcache/tempfile_oJnBVZ.cl:2:11: …"), whose
@@ -256,9 +273,10 @@ static bool has_error(const char *line, size_t n) {
 static void build_error(st_exe *exe, const char *prefix, st_err *err) {
     size_t len = 0;
     char *log = NULL;
-    if (clGetProgramBuildInfo(exe->program, exe->cl->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) == CL_SUCCESS &&
+    const cl_api *api = exe->cl->api;
+    if (api->GetProgramBuildInfo(exe->program, exe->cl->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) == CL_SUCCESS &&
         len > 0 && (log = calloc(1, len + 1)))
-        clGetProgramBuildInfo(exe->program, exe->cl->device, CL_PROGRAM_BUILD_LOG, len, log, NULL);
+        api->GetProgramBuildInfo(exe->program, exe->cl->device, CL_PROGRAM_BUILD_LOG, len, log, NULL);
     bool errors_only = log && has_error(log, strlen(log));
     st_buf b = {0};
     st_buf_puts(&b, prefix);
@@ -294,20 +312,21 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
     }
     exe->cl = cl;
     exe->code = code;
+    const cl_api *api = cl->api;
     const char *name = cl->info.name, *options = "-cl-std=CL1.2";
     cl_int rc = CL_SUCCESS;
-    const char *source = code->opencl;
+    const char *source = cl->info.backend == ST_BACKEND_CUDA ? code->cuda : code->opencl;
     char key[65];
     build_cache_key(&cl->info, options, source, key);
-    if (cl->cache) exe->program = build_cache_load(cl->cache, key, cl->context, cl->device, options);
+    if (cl->cache) exe->program = build_cache_load(api, cl->cache, key, cl->context, cl->device, options);
     exe->cached = exe->program != NULL;
-    if (!exe->program) exe->program = clCreateProgramWithSource(cl->context, 1, &source, NULL, &rc);
+    if (!exe->program) exe->program = api->CreateProgramWithSource(cl->context, 1, &source, NULL, &rc);
     if (!exe->program) {
         st_fail(err, (st_loc){0}, "cannot load the generated kernels on %s (%s)", name, cl_error_name(rc));
         goto fail;
     }
-    if (!exe->cached) rc = clBuildProgram(exe->program, 1, &cl->device, options, NULL, NULL);
-    if (rc == CL_SUCCESS && !exe->cached && cl->cache) build_cache_store(cl->cache, key, exe->program);
+    if (!exe->cached) rc = api->BuildProgram(exe->program, 1, &cl->device, options, NULL, NULL);
+    if (rc == CL_SUCCESS && !exe->cached && cl->cache) build_cache_store(api, cl->cache, key, exe->program);
     if (rc != CL_SUCCESS) {
         char prefix[400];
         if (rc == CL_BUILD_PROGRAM_FAILURE)
@@ -318,15 +337,15 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
         goto fail;
     }
     for (uint32_t i = 0; i < code->nkernels; i++) {
-        exe->kernels[i] = clCreateKernel(exe->program, code->kernel_names[i], &rc);
+        exe->kernels[i] = api->CreateKernel(exe->program, code->kernel_names[i], &rc);
         if (!exe->kernels[i]) {
             st_fail_internal(err, "the generated kernels have no kernel `%s` (%s)", code->kernel_names[i], cl_error_name(rc));
             goto fail;
         }
     }
     void *entry;
-    exe->jit = st_jit_compile(code->host, glue_symbols, sizeof glue_symbols / sizeof *glue_symbols, "strata_run",
-                              &entry, err);
+    st_jit_symbol symbols[16];
+    exe->jit = st_jit_compile(code->host, symbols, glue_symbols(cl->api, symbols), "strata_run", &entry, err);
     if (!exe->jit) goto fail;
     /* tcc hands out a data pointer; POSIX guarantees it converts to a function */
     exe->run = (strata_run_fn)entry;
@@ -342,9 +361,9 @@ void st_exe_free(st_exe *exe) {
     if (!exe) return;
     st_jit_free(exe->jit);
     for (uint32_t i = 0; i < exe->code->nkernels; i++)
-        if (exe->kernels[i]) clReleaseKernel(exe->kernels[i]);
+        if (exe->kernels[i]) exe->cl->api->ReleaseKernel(exe->kernels[i]);
     free(exe->kernels);
-    if (exe->program) clReleaseProgram(exe->program);
+    if (exe->program) exe->cl->api->ReleaseProgram(exe->program);
     free(exe);
 }
 
@@ -386,10 +405,13 @@ static bool count_of(const st_size *length, st_scalar_kind k, const st_binding *
  * filled from host when host is not NULL. */
 static cl_mem new_buffer(st_launch *l, size_t bytes, const void *host, st_err *err) {
     cl_int rc;
-    cl_mem m = clCreateBuffer(l->exe->cl->context, CL_MEM_READ_WRITE | (host && bytes ? CL_MEM_COPY_HOST_PTR : 0),
+    const st_cl *cl = l->exe->cl;
+    char why[700];
+    cl_mem m = cl->api->CreateBuffer(cl->context, CL_MEM_READ_WRITE | (host && bytes ? CL_MEM_COPY_HOST_PTR : 0),
                               bytes ? bytes : 1, host && bytes ? (void *)host : NULL, &rc);
     if (!m)
-        st_fail(err, (st_loc){0}, "cannot allocate %zu bytes on %s (%s)", bytes, l->exe->cl->info.name, cl_error_name(rc));
+        st_fail(err, (st_loc){0}, "cannot allocate %zu bytes on %s (%s)", bytes, cl->info.name,
+                error_text(cl, rc, why, sizeof why));
     return m;
 }
 
@@ -402,10 +424,11 @@ static cl_mem new_output(st_launch *l, size_t bytes, st_err *err) {
     cl_mem m = new_buffer(l, bytes + GUARD_BYTES, NULL, err);
     unsigned char guard[GUARD_BYTES];
     memset(guard, GUARD_PATTERN, sizeof guard);
-    cl_int rc = m ? clEnqueueWriteBuffer(l->exe->cl->queue, m, CL_TRUE, bytes, sizeof guard, guard, 0, NULL, NULL)
+    const cl_api *api = l->exe->cl->api;
+    cl_int rc = m ? api->EnqueueWriteBuffer(l->exe->cl->queue, m, CL_TRUE, bytes, sizeof guard, guard, 0, NULL, NULL)
                   : CL_SUCCESS;
     if (rc != CL_SUCCESS) {
-        clReleaseMemObject(m);
+        api->ReleaseMemObject(m);
         st_fail(err, (st_loc){0}, "cannot fill an output's guard region on %s (%s)", l->exe->cl->info.name,
                 cl_error_name(rc));
         return NULL;
@@ -416,7 +439,8 @@ static cl_mem new_output(st_launch *l, size_t bytes, st_err *err) {
 /* Did a kernel write into output i's guard region? */
 static bool guard_intact(st_launch *l, uint32_t i, size_t bytes, st_err *err) {
     unsigned char guard[GUARD_BYTES];
-    cl_int rc = clEnqueueReadBuffer(l->exe->cl->queue, l->outputs[i], CL_TRUE, bytes, sizeof guard, guard, 0, NULL, NULL);
+    cl_int rc = l->exe->cl->api->EnqueueReadBuffer(l->exe->cl->queue, l->outputs[i], CL_TRUE, bytes, sizeof guard,
+                                                   guard, 0, NULL, NULL);
     if (rc != CL_SUCCESS)
         return st_fail(err, (st_loc){0}, "reading output %u's guard region from %s (%s)", i, l->exe->cl->info.name,
                        cl_error_name(rc));
@@ -533,7 +557,7 @@ fail:
 static void release_events(st_launch *l) {
     for (uint32_t i = 0; i < l->exe->code->nlaunches; i++)
         if (l->events[i]) {
-            clReleaseEvent(l->events[i]);
+            l->exe->cl->api->ReleaseEvent(l->events[i]);
             l->events[i] = NULL;
         }
 }
@@ -544,13 +568,15 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
     if (ms) *ms = 0;
     cl_int rc = l->exe->run(cl->context, cl->queue, l->exe->kernels, l->inputs, l->outputs, l->scalar_ptrs,
                             l->events, msg, sizeof msg);
-    cl_int done = clFinish(cl->queue); /* also after a failure: nothing may still use the buffers */
+    cl_int done = cl->api->Finish(cl->queue); /* also after a failure: nothing may still use the buffers */
     if (rc != CL_SUCCESS || done != CL_SUCCESS) {
         release_events(l);
+        char why[700];
         if (rc != CL_SUCCESS)
             return st_fail(err, (st_loc){0}, "running on %s: %s (%s)", cl->info.name,
-                           msg[0] ? msg : "the host glue failed", cl_error_name(rc));
-        return st_fail(err, (st_loc){0}, "running on %s: the kernels failed (%s)", cl->info.name, cl_error_name(done));
+                           msg[0] ? msg : "the host glue failed", error_text(cl, rc, why, sizeof why));
+        return st_fail(err, (st_loc){0}, "running on %s: the kernels failed (%s)", cl->info.name,
+                       error_text(cl, done, why, sizeof why));
     }
     l->ran = true;
     /* from the first kernel's start to the last one's end, in nanoseconds */
@@ -558,8 +584,9 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
     for (uint32_t i = 0; i < l->exe->code->nlaunches; i++) {
         cl_ulong start, end;
         if (!l->events[i]) continue;
-        rc = clGetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
-        if (rc == CL_SUCCESS) rc = clGetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+        rc = cl->api->GetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+        if (rc == CL_SUCCESS)
+            rc = cl->api->GetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
         if (rc != CL_SUCCESS) {
             release_events(l);
             return st_fail(err, (st_loc){0}, "timing on %s: no profiling information (%s)", cl->info.name, cl_error_name(rc));
@@ -615,7 +642,8 @@ static bool read_leaves(st_launch *l, st_value *v, uint32_t *next, st_err *err) 
     size_t size = st_scalar_size(v->scalar), bytes = (size_t)count * size;
     st_scalar scalar = {.bits = 0};
     void *dst = v->kind == ST_VALUE_ARRAY ? v->u.a.data : (void *)&scalar;
-    cl_int rc = bytes ? clEnqueueReadBuffer(l->exe->cl->queue, l->outputs[i], CL_TRUE, 0, bytes, dst, 0, NULL, NULL)
+    cl_int rc = bytes ? l->exe->cl->api->EnqueueReadBuffer(l->exe->cl->queue, l->outputs[i], CL_TRUE, 0, bytes, dst, 0,
+                                                           NULL, NULL)
                       : CL_SUCCESS;
     if (rc != CL_SUCCESS)
         return st_fail(err, (st_loc){0}, "reading the results from %s (%s)", l->exe->cl->info.name, cl_error_name(rc));
@@ -645,9 +673,9 @@ void st_launch_free(st_launch *l) {
     const st_code *code = l->exe->code;
     if (l->events) release_events(l);
     for (uint32_t i = 0; l->inputs && i < code->ninputs; i++)
-        if (l->inputs[i]) clReleaseMemObject(l->inputs[i]);
+        if (l->inputs[i]) l->exe->cl->api->ReleaseMemObject(l->inputs[i]);
     for (uint32_t i = 0; l->outputs && i < code->noutputs; i++)
-        if (l->outputs[i]) clReleaseMemObject(l->outputs[i]);
+        if (l->outputs[i]) l->exe->cl->api->ReleaseMemObject(l->outputs[i]);
     free(l->env);
     free(l->inputs);
     free(l->outputs);
@@ -657,3 +685,10 @@ void st_launch_free(st_launch *l) {
     free(l->events);
     free(l);
 }
+
+const cl_api cl_api_opencl = {
+#define CL_API_OPENCL(name) .name = cl##name,
+    CL_API_FUNCTIONS(CL_API_OPENCL)
+#undef CL_API_OPENCL
+    .detail = NULL,
+};

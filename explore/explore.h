@@ -373,5 +373,8 @@ bool st_results_lookup(const char *into, const st_device_info *dev, const char *
 /* "pthread-skylake-avx512-intel-r-xeon-r-processor": a device's name as a
  * folder name (lowercase letters, digits and single dashes). */
 void st_device_slug(const char *name, char *out, size_t cap);
+/* The folder and index key of a device: its slug, and "-cuda" after it for
+ * a CUDA device, so that both backends of one GPU keep their own results. */
+void st_device_key(const st_device_info *dev, char *out, size_t cap);
 
 #endif

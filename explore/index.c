@@ -27,6 +27,12 @@ void st_device_slug(const char *name, char *out, size_t cap) {
     out[n < cap ? n : cap - 1] = 0;
 }
 
+void st_device_key(const st_device_info *dev, char *out, size_t cap) {
+    st_device_slug(dev->name, out, cap);
+    size_t n = strlen(out);
+    if (dev->backend == ST_BACKEND_CUDA && n + 6 < cap) snprintf(out + n, cap - n, "-cuda");
+}
+
 /* One exported variant, as the index lists it. */
 typedef struct entry {
     const char *device_key, *device, *vendor, *type, *program, *strategy, *path;
@@ -188,7 +194,7 @@ bool index_add(const char *into, const st_device_info *dev, const char *program,
                const char *path, double median_ms, double gb_per_s, st_err *err) {
     char file[4200], key[128];
     snprintf(file, sizeof file, "%s/index.json", into);
-    st_device_slug(dev->name, key, sizeof key);
+    st_device_key(dev, key, sizeof key);
     st_arena *a = st_arena_new();
     entries es;
     bool ok = a ? read_index(file, a, &es, err) : st_fail_internal(err, "out of memory");
@@ -214,7 +220,7 @@ bool st_results_lookup(const char *into, const st_device_info *dev, const char *
     *found = false;
     char file[4200], key[128];
     snprintf(file, sizeof file, "%s/index.json", into);
-    st_device_slug(dev->name, key, sizeof key);
+    st_device_key(dev, key, sizeof key);
     st_arena *a = st_arena_new();
     entries es;
     if (!a) return st_fail_internal(err, "out of memory");

@@ -347,6 +347,7 @@ void describe_device(st_buf *b, const st_device_info *dev) {
     describe_field(b, "driver", dev->driver);
     describe_field(b, "platform", dev->platform);
     describe_field(b, "platform_version", dev->platform_version);
+    describe_field(b, "backend", dev->backend == ST_BACKEND_CUDA ? "cuda" : "opencl");
 }
 
 void record_take_figures(st_record *to, st_record *from) {

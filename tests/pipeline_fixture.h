@@ -1,7 +1,8 @@
 /* tests/pipeline_fixture.h — the whole pipeline of `strata run`, step by
  * step, for the suites that check generated code against the interpreter:
  * parse, rewrite with a strategy, lower, generate, build on the default
- * device (PoCL on CI), run, and compare with st_eval of the original def.
+ * device (PoCL on CI; $STRATA_TEST_DEVICE picks another), run, and compare
+ * with st_eval of the original def.
  * Included by one test file each (its globals are that file's). */
 #ifndef STRATA_TESTS_PIPELINE_FIXTURE_H
 #define STRATA_TESTS_PIPELINE_FIXTURE_H
@@ -21,10 +22,13 @@ static inline void pipeline_teardown(void) {
     rules_teardown();
 }
 
+/* The default device, or $STRATA_TEST_DEVICE as --device takes it: `cuda`
+ * runs a suite's kernels through the CUDA backend on an NVIDIA GPU. */
 static inline st_cl *device(void) {
     if (!device_cl) {
         st_err err = {0};
-        device_cl = st_cl_open(NULL, &err);
+        const char *spec = getenv("STRATA_TEST_DEVICE");
+        device_cl = st_cl_open(spec && spec[0] ? spec : NULL, &err);
         ck_assert_msg(device_cl != NULL, "st_cl_open: %s", err.message);
     }
     return device_cl;

@@ -7,6 +7,7 @@
  * indices, N = 0, H = 0 and H > N; local memory that does not fit falls
  * back to global; a map of indices runs inside the kernels; and the
  * command line's refusals. */
+#include "histogram_programs.h"
 #include "pipeline_fixture.h"
 #include "run_strata.h"
 
@@ -15,24 +16,6 @@
 /* ------------------------------------------------------------------------ */
 /* Programs and inputs                                                      */
 /* ------------------------------------------------------------------------ */
-
-#define ADD_I32 "def main(is: [N]i64, H: i64): [H]i32 =\n  reduce_by_index(replicate(H, 0), +, 0, is, replicate(N, 1))\n"
-#define ADD_F32                                                  \
-    "def main(is: [N]i64, vs: [N]f32, H: i64): [H]f32 =\n" \
-    "  reduce_by_index(replicate(H, 0.0), +, 0.0, is, vs)\n"
-#define MAX_F32                                                  \
-    "def main(is: [N]i64, vs: [N]f32, H: i64): [H]f32 =\n" \
-    "  reduce_by_index(replicate(H, -1000.0), max, -1000.0, is, vs)\n"
-/* the least value in each bucket and the first index that has it */
-#define ARGMIN                                                                                        \
-    "def main(is: [N]i64, vs: [N]f32, H: i64): [H](f32, i64) =\n"                               \
-    "  reduce_by_index(replicate(H, (1000.0, -1i64)),\n"                                              \
-    "    (a, b) => if a.0 < b.0 || (a.0 == b.0 && a.1 < b.1) then a else b,\n"                           \
-    "    (1000.0, -1i64), is, zip(vs, iota(N)))\n"
-/* the bucket computed from the value, inside the histogram's kernels */
-#define FUSED                                                                                     \
-    "def main(vs: [N]f32, H: i64): [H]i32 =\n"                                                    \
-    "  reduce_by_index(replicate(H, 0), +, 0, vs |> map(v => i64(v * f32(H))), replicate(N, 1))\n"
 
 typedef enum dist { UNIFORM, SKEWED, SINGLE, OUT_OF_BOUNDS, NDISTS } dist;
 static const char *const dist_names[NDISTS] = {"uniform", "skewed", "one bucket", "partly out of bounds"};
@@ -89,7 +72,7 @@ static st_inputs *inputs_of(const st_def *d, const char *dir, int64_t n, int64_t
     for (int64_t i = 0; i < n; i++) vs[i] = (float)(unit(&s) * 100.0 - 50.0);
     if (has_param(d, "is")) {
         ck_assert(st_inputs_set(in, text_of("is=%s", npy_of(dir, "is", ST_I64, n, is)), &err));
-    } else { /* FUSED: the values make the indices, is[i] / h of the way up */
+    } else { /* MAPPED_INDICES: the values make the indices, is[i] / h of the way up */
         for (int64_t i = 0; i < n; i++) vs[i] = h ? ((float)is[i] + 0.5f) / (float)h : 0.5f;
     }
     if (has_param(d, "vs")) ck_assert(st_inputs_set(in, text_of("vs=%s", npy_of(dir, "vs", ST_F32, n, vs)), &err));
@@ -142,32 +125,6 @@ static void agrees_everywhere(const st_def *d, const st_def *now, st_exe *exe, c
 /* ------------------------------------------------------------------------ */
 /* Every operator under every choice, on the device                         */
 /* ------------------------------------------------------------------------ */
-
-typedef struct hist_case {
-    const char *what, *src, *strategy;
-} hist_case;
-
-static const hist_case hist_cases[] = {
-    /* the thesis' heuristic: local where it fits, the atomic the operator allows */
-    {"+ on i32", ADD_I32, "subhistogram"},
-    {"+ on i32", ADD_I32, "subhistogram(MEM=global)"},
-    {"+ on i32", ADD_I32, "subhistogram(C=1, MEM=global)"},
-    {"+ on i32", ADD_I32, "subhistogram(C=300, MEM=global, ATOMIC=cas)"},
-    {"+ on i32", ADD_I32, "subhistogram(C=1, MEM=local)"},
-    {"+ on i32", ADD_I32, "subhistogram(C=64, MEM=local, ATOMIC=xchg)"},
-    {"+ on f32", ADD_F32, "subhistogram"},
-    {"+ on f32", ADD_F32, "subhistogram(MEM=global)"},
-    {"+ on f32", ADD_F32, "subhistogram(C=8, MEM=local, ATOMIC=xchg)"},
-    {"max on f32", MAX_F32, "subhistogram(MEM=global)"},
-    {"max on f32", MAX_F32, "subhistogram(C=16, MEM=local)"},
-    {"max on f32", MAX_F32, "subhistogram(C=2, MEM=global, ATOMIC=xchg)"},
-    {"arg-min of pairs", ARGMIN, "subhistogram"},
-    {"arg-min of pairs", ARGMIN, "subhistogram(MEM=global)"},
-    {"arg-min of pairs", ARGMIN, "subhistogram(C=1, MEM=local)"},
-    {"arg-min of pairs", ARGMIN, "subhistogram(C=1000, MEM=global)"},
-    {"a map of indices", FUSED, "subhistogram"},
-    {"a map of indices", FUSED, "subhistogram(C=4, MEM=global)"},
-};
 
 START_TEST(histograms_equal_the_interpreter) {
     const hist_case *c = &hist_cases[_i];

@@ -1,0 +1,252 @@
+/* tests/test_cuda.c — the CUDA backend (codegen/cg_cuda.c, cuda_cl.c,
+ * cuda_lib.c).
+ *
+ * Without a GPU: every kernel strata generates — each scan rule, the
+ * look-back in both protocols, widths and loads, each histogram choice, the
+ * reductions, tuples, 64-bit and f64 — compiles with NVRTC for the H100
+ * (sm_90) and an older GPU (sm_75, the oldest CUDA 13 has), as `--backend cuda` would build it; the
+ * CUDA text is the OpenCL text with each __local made CUDA's; a kernel
+ * that does not compile is an error with NVRTC's log; and without a
+ * driver, --backend cuda says so and exits 1.
+ *
+ * With a GPU (a CUDA driver that sees one): examples run through the
+ * backend equal the interpreter. The whole look-back, histogram and
+ * codegen suites run there too with STRATA_TEST_DEVICE=cuda.
+ *
+ * Where NVRTC is missing (it comes with the CUDA toolkit, not with
+ * Debian's packages), the checks that need it say so on stderr and pass. */
+#include "histogram_programs.h"
+#include "lookback_cases.h"
+#include "pipeline_fixture.h"
+#include "run_strata.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Does this machine have NVRTC? Asked once: a program that compiles says. */
+static bool have_nvrtc(void) {
+    static int known = -1;
+    if (known < 0) {
+        st_code code = {.cuda = "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\n"};
+        st_err err = {0};
+        known = st_cuda_compile_check(&code, 90, NULL, &err);
+        if (!known) {
+            ck_assert_msg(strstr(err.message, "no NVRTC here") != NULL, "NVRTC is here but fails: %s", err.message);
+            fprintf(stderr, "cuda: NVRTC checks skipped: %s\n", err.message);
+        }
+    }
+    return known;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Every kernel compiles                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct program_case {
+    const char *what;   /* an example's name, or a label for src */
+    const char *src;    /* NULL: examples/<what>.strata */
+    const char *strategy;
+} program_case;
+
+#define BLOCKS_SCAN "def main(xs: [N]f32): [N]f32 where N % 512 == 0 =\n  xs |> scan(+, 0.0)\n"
+#define F64_SCAN "def main(xs: [N]f64): [N]f64 =\n  xs |> scan(+, 0.0f64)\n"
+#define I64_MAX_SCAN "def main(xs: [N]i64): [N]i64 =\n  xs |> scan(max, -9223372036854775808i64)\n"
+#define BOOL_SCAN "def main(xs: [N]bool): [N]bool =\n  xs |> scan(||, false)\n"
+#define U32_SUM "def main(xs: [N]u32): u32 =\n  xs |> reduce(+, 0u32)\n"
+
+static const program_case program_cases[] = {
+    /* the default lowering, and every scan rule of the paper */
+    {"prefix_sum", NULL, NULL},
+    {"prefix_sum", NULL, "parallel-scan(BS=256, BF=2, SE=4)"},
+    {"prefix_sum", NULL, "parallel-scan(BS=16, BF=2, TD=2)"},
+    {"blocks of 512", BLOCKS_SCAN, "scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))"},
+    {"prefix_sum", NULL, "first(scan, sequential-scan)"},
+    {"advanced", NULL, NULL},
+    {"linear_recurrence", NULL, "first(scan, parallel-scan(BS=64, BF=4, SE=4))"},
+    {"filter", NULL, NULL},
+    {"radix_step", NULL, NULL},
+    {"dot", NULL, NULL},
+    {"block_sums", NULL, NULL},
+    {"histogram", NULL, NULL},
+    /* scalar types a prelude must map */
+    {"an f64 scan", F64_SCAN, NULL},
+    {"an i64 max scan", I64_MAX_SCAN, NULL},
+    {"a bool scan", BOOL_SCAN, NULL},
+    {"a u32 sum", U32_SUM, NULL},
+};
+
+static st_code code_of(const char *what, const char *src, const char *strategy) {
+    const char *label = text_of("%s under %s", what, strategy ? strategy : "the default lowering");
+    const st_def *d = src ? def_of(src) : example_def(what);
+    return generated(lowered(apply(d, strategy, label), label), label);
+}
+
+/* code compiles for the H100 and an older GPU, into a CUBIN. */
+static void compiles(const st_code *code, const char *label) {
+    static const int archs[] = {90, 75};
+    for (size_t i = 0; i < sizeof archs / sizeof *archs; i++) {
+        st_err err = {0};
+        size_t bytes = 0;
+        ck_assert_msg(st_cuda_compile_check(code, archs[i], &bytes, &err), "%s, sm_%d: %s", label, archs[i],
+                      err.message);
+        ck_assert_msg(bytes > 0, "%s: an empty CUBIN", label);
+    }
+}
+
+START_TEST(each_program_compiles_with_nvrtc) {
+    if (!have_nvrtc()) return;
+    const program_case *c = &program_cases[_i];
+    st_code code = code_of(c->what, c->src, c->strategy);
+    compiles(&code, text_of("%s under %s", c->what, c->strategy ? c->strategy : "the default lowering"));
+}
+END_TEST
+
+START_TEST(each_lookback_compiles_with_nvrtc) {
+    if (!have_nvrtc()) return;
+    const example_case *c = &example_cases[_i];
+    st_code code = code_of(c->program, NULL, c->strategy);
+    compiles(&code, text_of("%s under %s", c->program, c->strategy));
+}
+END_TEST
+
+START_TEST(each_histogram_compiles_with_nvrtc) {
+    if (!have_nvrtc()) return;
+    const hist_case *c = &hist_cases[_i];
+    st_code code = code_of(c->what, c->src, text_of("first(reduce_by_index, %s)", c->strategy));
+    compiles(&code, text_of("%s under %s", c->what, c->strategy));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The CUDA text                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A local histogram has both kinds of __local: an array the kernel declares
+ * (lb_…, hs_…) and a parameter sized by the host; the look-back declares
+ * its own. In CUDA the first are __shared__, the parameters offsets into
+ * the launch's dynamic shared memory, and no __local is left. */
+START_TEST(each_local_becomes_shared_memory_or_an_offset) {
+    st_code h = code_of("+ on i32", ADD_I32, "first(reduce_by_index, subhistogram(C=64, MEM=local, ATOMIC=xchg))");
+    ck_assert_msg(!strstr(h.cuda, "__local"), "a __local is left in the CUDA text");
+    ck_assert_int_eq(count_of(h.opencl, "__local int *hs_sub"), 1);
+    ck_assert_int_eq(count_of(h.cuda, "unsigned long long hs_sub_at"), 1);
+    ck_assert_int_eq(count_of(h.cuda, "int *hs_sub = (int *)(strata_shared + hs_sub_at);"), 1);
+    /* a pointer into local memory is a generic pointer */
+    ck_assert_int_gt(count_of(h.opencl, "(volatile __local int *)"), 0);
+    ck_assert_int_eq(count_of(h.cuda, "(volatile int *)"), count_of(h.opencl, "(volatile __local int *)"));
+    st_code l = code_of("prefix_sum", NULL, LB("M=4, WG=64"));
+    ck_assert_msg(!strstr(l.cuda, "__local"), "a __local is left in the CUDA text");
+    ck_assert_int_eq(count_of(l.cuda, "__shared__ float lb_x["), 1);
+    ck_assert_int_eq(count_of(l.cuda, "__shared__ long lb_id;"), 1);
+    /* every kernel, under its own name, in both texts */
+    for (uint32_t i = 0; i < l.nkernels; i++) {
+        ck_assert_int_eq(count_of(l.opencl, text_of("__kernel void %s(", l.kernel_names[i])), 1);
+        ck_assert_int_eq(count_of(l.cuda, text_of("extern \"C\" __global__ void %s(", l.kernel_names[i])), 1);
+    }
+}
+END_TEST
+
+START_TEST(kernels_that_do_not_compile_are_an_error_with_the_log) {
+    if (!have_nvrtc()) return;
+    st_code code = {.cuda = "extern \"C\" __global__ void k(int *x) {\n    x[0] = no_such_name;\n}\n"};
+    st_err err = {0};
+    ck_assert(!st_cuda_compile_check(&code, 90, NULL, &err));
+    ck_assert_has(err.message, "do not compile with NVRTC for sm_90");
+    ck_assert_has(err.message, "kernels.cu(2)");
+    ck_assert_has(err.message, "no_such_name");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The backend on a GPU, or its absence                                    */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(examples_through_the_backend_equal_the_interpreter) {
+    st_err err = {0};
+    st_cl *cl = st_cl_open("cuda", &err);
+    if (!cl) {
+        ck_assert_msg(strstr(err.message, "no CUDA driver here") || strstr(err.message, "sees no GPU") ||
+                          strstr(err.message, "does not start"),
+                      "%s", err.message);
+        fprintf(stderr, "cuda: the device checks skipped: %s\n", err.message);
+        return;
+    }
+    ck_assert_int_eq(st_cl_device(cl)->backend, ST_BACKEND_CUDA);
+    static const struct {
+        const char *program, *strategy, *sets;
+    } runs[] = {
+        {"prefix_sum", NULL, "N=1000003"},
+        {"prefix_sum", LB("M=16, WG=256, LW=32"), "N=1000003"},
+        {"filter", FUSED LB("M=8, WG=256"), "N=65536"},
+        {"advanced", LB("M=4, WG=128"), "N=4099"},
+        {"histogram", "first(reduce_by_index, subhistogram)", "N=100000 H=256"},
+        {"block_sums", NULL, "N=65536"},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        const char *label = text_of("%s under %s on CUDA", runs[i].program, runs[i].strategy ? runs[i].strategy : "-");
+        const st_def *orig = example_def(runs[i].program);
+        st_code code = generated(lowered(apply(orig, runs[i].strategy, label), label), label);
+        st_exe *exe = st_exe_build(cl, &code, &err);
+        ck_assert_msg(exe != NULL, "%s: %s", label, err.message);
+        agrees(exe, orig, runs[i].sets, 7, label);
+        st_exe_free(exe);
+    }
+    st_cl_close(cl);
+}
+END_TEST
+
+START_TEST(the_command_line_takes_the_backend) {
+    cli c;
+    cli_open(&c, "cuda");
+    char *out, *err;
+    const char *ps = cli_example(&c, "prefix_sum");
+    ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "--size", "N=10", "--backend", "metal"), &out, &err), 1);
+    ck_assert_has(err, "--backend is opencl or cuda, not `metal`");
+    ck_assert_int_eq(cli_strata(&c, ARGS("devices", "--backend", "metal"), &out, &err), 1);
+    ck_assert_has(err, "--backend is opencl or cuda, not `metal`");
+    /* --emit writes the CUDA text beside the OpenCL */
+    const char *emit = arena_text(c.a, "%s/emitted", c.dir);
+    int rc = cli_strata(&c, ARGS("run", ps, "--size", "N=10", "--emit", emit), &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_has(slurp_file(c.a, arena_text(c.a, "%s/kernels.cu", emit), NULL), "extern \"C\" __global__ void");
+    st_err e = {0};
+    st_cl *cl = st_cl_open("cuda", &e);
+    rc = cli_strata(&c, ARGS("run", ps, "--size", "N=1000", "--backend", "cuda", "--check"), &out, &err);
+    if (cl) { /* a GPU: the run checks */
+        ck_assert_msg(rc == 0, "%s", err);
+        ck_assert_has(err, "(CUDA)");
+        ck_assert_has(err, "check: the results equal the interpreter's");
+        st_cl_close(cl);
+    } else { /* none: the library's words, and exit 1 */
+        ck_assert_int_eq(rc, 1);
+        ck_assert_has(err, e.message);
+        ck_assert_int_eq(cli_strata(&c, ARGS("devices", "--backend", "cuda"), &out, &err), 1);
+        ck_assert_has(err, e.message);
+        ck_assert_int_eq(cli_strata(&c, ARGS("run", ps, "--size", "N=10", "--device", "cuda:0"), &out, &err), 1);
+        ck_assert_has(err, e.message);
+    }
+    cli_close(&c);
+}
+END_TEST
+
+static Suite *cuda_suite(void) {
+    Suite *s = suite_create("cuda");
+    TCase *nv = tcase_create("nvrtc");
+    tcase_set_timeout(nv, 600);
+    tcase_add_checked_fixture(nv, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(nv, each_program_compiles_with_nvrtc, 0, (int)(sizeof program_cases / sizeof *program_cases));
+    tcase_add_loop_test(nv, each_lookback_compiles_with_nvrtc, 0, (int)(sizeof example_cases / sizeof *example_cases));
+    tcase_add_loop_test(nv, each_histogram_compiles_with_nvrtc, 0, (int)(sizeof hist_cases / sizeof *hist_cases));
+    tcase_add_test(nv, each_local_becomes_shared_memory_or_an_offset);
+    tcase_add_test(nv, kernels_that_do_not_compile_are_an_error_with_the_log);
+    suite_add_tcase(s, nv);
+    TCase *gpu = tcase_create("gpu");
+    tcase_set_timeout(gpu, 600);
+    tcase_add_checked_fixture(gpu, rules_setup, pipeline_teardown);
+    tcase_add_test(gpu, examples_through_the_backend_equal_the_interpreter);
+    tcase_add_test(gpu, the_command_line_takes_the_backend);
+    suite_add_tcase(s, gpu);
+    return s;
+}
+
+int main(void) { return run_suite(cuda_suite()); }
