@@ -209,7 +209,9 @@ if [[ " $PHASES " == *" hist "* ]]; then
             IFS=$'\t' read -r kind h heur best_ms best_s cub_ms torch <<<"$r"
             awk -v k="$kind" -v h="$h" -v he="$heur" -v b="$best_ms" -v bs="$best_s" -v c="$cub_ms" -v t="$torch" '
                 function up(x) { return (c == "n/a" || x == "n/a" || x == "") ? "n/a" : sprintf("%.2f", c / x) }
-                BEGIN { printf "| %s | %d | %s | %s | %s | %s | %s | %s | `%s` |\n", k, h, he, up(he), b, up(b), c, t, bs }'
+                function ms(x) { return (x == "n/a" || x == "") ? "n/a" : sprintf("%.3f", x) }
+                BEGIN { printf "| %s | %d | %s | %s | %s | %s | %s | %s | `%s` |\n", k, h, ms(he), up(he), ms(b), up(b),
+                        ms(c), ms(t), bs }'
         done
         [ -n "$cub_why" ] && printf '\nCUB: n/a: %s\n' "$cub_why"
         [ -n "$torch_why" ] && printf 'PyTorch: n/a: %s\n' "$torch_why"
