@@ -7,12 +7,13 @@
 #include <string.h>
 
 /* The first of names that dlopen finds (NULL-terminated); `env`, when set,
- * comes first. */
+ * instead. Never unloaded (RTLD_NODELETE): the driver keeps threads of its
+ * own after cuInit, and a second device opened loads it again for free. */
 static void *open_first(const char *env, const char *const *names, char *why, size_t cap) {
     const char *own = getenv(env);
     if (own && own[0]) names = (const char *const[]){own, NULL};
     for (const char *const *name = names; *name; name++) {
-        void *h = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
+        void *h = dlopen(*name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (h) return h;
         if (name == names) snprintf(why, cap, "%s", dlerror()); /* the first failure says most */
     }
