@@ -366,6 +366,5 @@ const char *cg_cuda(cg *g);                         /* the same kernels in CUDA 
 /* ---- cg_cuda.c: what the CUDA text changes ---- */
 const char *cg_cuda_prelude(void);                  /* OpenCL's built-ins in CUDA */
 void cg_cuda_translate(const char *opencl, st_buf *out); /* each __local made CUDA's */
-void cg_cuda_kernel(cg *g, const cg_kernel *k, st_buf *out); /* signature and body */
 
 #endif

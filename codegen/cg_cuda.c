@@ -14,8 +14,9 @@
  *     (cuda_cl.c) assigns when it launches, and the body gets the pointer
  *     back under the parameter's name.
  *
- * The runtime recognises buffer parameters by their `*` (cuda_cl.c parses
- * the signatures): only buffers are pointers in a CUDA signature. */
+ * kernel_text (cg_glue.c) writes both signatures; the runtime recognises
+ * buffer parameters by their `*` (cuda_cl.c parses the signatures): only
+ * buffers are pointers in a CUDA signature. */
 #include "cg.h"
 
 #include <string.h>
@@ -140,41 +141,4 @@ void cg_cuda_translate(const char *text, st_buf *out) {
             st_buf_puts(out, "__shared__");
     }
     st_buf_puts(out, p);
-}
-
-/* A kernel's signature and the start of its body in CUDA: buffers are
- * pointers, scalars and computed values stay `long`s and scalars, and a
- * __local parameter is an offset (`NAME_at`) into strata_shared. */
-void cg_cuda_kernel(cg *g, const cg_kernel *k, st_buf *out) {
-    st_buf_printf(out, "extern \"C\" __global__ void %s(", k->name);
-    st_buf locals = {0};
-    for (uint32_t i = 0; i < k->nargs; i++) {
-        const cg_arg *a = &k->args[i];
-        const char *sep = i ? ",\n        " : "";
-        switch (a->kind) {
-        case CG_ARG_SCALAR: {
-            const st_code_scalar *s = &g->scalars[a->index];
-            st_buf_printf(out, "%s%s s_%s", sep, cg_mem_ctype(s->kind), s->name);
-            break;
-        }
-        case CG_ARG_BUFFER: {
-            const cg_buffer *b = &g->buffers[a->index];
-            st_buf_printf(out, a->written ? "%s%s *%s" : "%sconst %s *__restrict__ %s", sep, cg_mem_ctype(b->kind),
-                          b->name);
-            break;
-        }
-        case CG_ARG_LOCAL: {
-            const char *t = cg_mem_ctype(a->elem);
-            st_buf_printf(out, "%sunsigned long long %s_at", sep, a->name);
-            st_buf_printf(&locals, "    %s *%s = (%s *)(strata_shared + %s_at);\n", t, a->name, t, a->name);
-            break;
-        }
-        case CG_ARG_VALUE: st_buf_printf(out, "%slong %s", sep, a->name); break;
-        }
-    }
-    st_buf_puts(out, ") {\n");
-    if (locals.data) st_buf_puts(out, locals.data);
-    st_buf_free(&locals);
-    cg_cuda_translate(k->body.data ? k->body.data : "", out);
-    st_buf_puts(out, "}\n\n");
 }

@@ -18,8 +18,15 @@ static const char *shape_name(cg_shape s) {
 
 /* ---- the kernels ---- */
 
-static void kernel_text(cg *g, const cg_kernel *k, st_buf *out) {
-    st_buf_printf(out, "/* %s: %s */\n__kernel void %s(", shape_name(k->shape), k->what, k->name);
+/* One kernel: its signature and body, in OpenCL C, or (cuda) in CUDA C++,
+ * where buffers are plain pointers (and the only pointers: cuda_cl.c tells
+ * them by their `*`), a __local parameter an offset NAME_at into the
+ * launch's dynamic shared memory that the body turns back into NAME, and
+ * the body's own __local made CUDA's (cg_cuda_translate). */
+static void kernel_text(cg *g, const cg_kernel *k, bool cuda, st_buf *out) {
+    st_buf_printf(out, "/* %s: %s */\n%s void %s(", shape_name(k->shape), k->what,
+                  cuda ? "extern \"C\" __global__" : "__kernel", k->name);
+    st_buf locals = {0};
     for (uint32_t i = 0; i < k->nargs; i++) {
         const cg_arg *a = &k->args[i];
         const char *sep = i ? ",\n        " : "";
@@ -33,15 +40,34 @@ static void kernel_text(cg *g, const cg_kernel *k, st_buf *out) {
             /* restrict only where nothing is written: memory that work-items
              * share across a barrier must not be cached past it */
             const cg_buffer *b = &g->buffers[a->index];
-            st_buf_printf(out, a->written ? "%s__global %s *%s" : "%s__global const %s *restrict %s", sep,
-                          cg_mem_ctype(b->kind), b->name);
+            const char *space = cuda ? "" : "__global ", *restrict_ = cuda ? "__restrict__" : "restrict";
+            if (a->written)
+                st_buf_printf(out, "%s%s%s *%s", sep, space, cg_mem_ctype(b->kind), b->name);
+            else
+                st_buf_printf(out, "%s%sconst %s *%s %s", sep, space, cg_mem_ctype(b->kind), restrict_, b->name);
             break;
         }
-        case CG_ARG_LOCAL: st_buf_printf(out, "%s__local %s *%s", sep, cg_mem_ctype(a->elem), a->name); break;
+        case CG_ARG_LOCAL: {
+            const char *t = cg_mem_ctype(a->elem);
+            if (!cuda) {
+                st_buf_printf(out, "%s__local %s *%s", sep, t, a->name);
+                break;
+            }
+            st_buf_printf(out, "%sunsigned long long %s_at", sep, a->name);
+            st_buf_printf(&locals, "    %s *%s = (%s *)(strata_shared + %s_at);\n", t, a->name, t, a->name);
+            break;
+        }
         case CG_ARG_VALUE: st_buf_printf(out, "%slong %s", sep, a->name); break;
         }
     }
-    st_buf_printf(out, ") {\n%s}\n\n", k->body.data ? k->body.data : "");
+    st_buf_puts(out, ") {\n");
+    if (locals.data) st_buf_puts(out, locals.data);
+    st_buf_free(&locals);
+    if (cuda)
+        cg_cuda_translate(k->body.data ? k->body.data : "", out);
+    else
+        st_buf_puts(out, k->body.data ? k->body.data : "");
+    st_buf_puts(out, "}\n\n");
 }
 
 /* The kernels in OpenCL C, or (cuda) the same kernels in CUDA C++ for NVRTC:
@@ -75,14 +101,7 @@ static const char *kernels_text(cg *g, bool cuda) {
     if (g->types.data) st_buf_printf(&out, "%s\n", g->types.data);
     if (g->funcs.data && cuda) cg_cuda_translate(g->funcs.data, &out);
     if (g->funcs.data && !cuda) st_buf_puts(&out, g->funcs.data);
-    for (uint32_t i = 0; i < g->nkernels; i++) {
-        if (cuda) {
-            st_buf_printf(&out, "/* %s: %s */\n", shape_name(g->kernels[i]->shape), g->kernels[i]->what);
-            cg_cuda_kernel(g, g->kernels[i], &out);
-        } else {
-            kernel_text(g, g->kernels[i], &out);
-        }
-    }
+    for (uint32_t i = 0; i < g->nkernels; i++) kernel_text(g, g->kernels[i], cuda, &out);
     const char *r = cg_str(g, "%s", out.data ? out.data : "");
     if (out.failed) cg_fail(g, NULL, "out of memory");
     st_buf_free(&out);
