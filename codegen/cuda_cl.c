@@ -2,8 +2,9 @@
  * with the CUDA driver API, the kernels compiled by NVRTC.
  *
  * The runtime and the generated glue stay as they are: they call OpenCL
- * functions through a table, and for a CUDA device the table holds these.
- * Each OpenCL handle is a struct of this file:
+ * functions through a table, and for a CUDA device the table holds these
+ * (and cuda_device.c's, for the device, the context and the queue).
+ * Each OpenCL handle is a struct of cuda_cl.h:
  *
  *   cl_context        cu_context: the loaded driver and NVRTC, the device's
  *                     primary context, the last failure in words
@@ -16,7 +17,7 @@
  *
  * Kernel arguments: OpenCL sets a buffer by its cl_mem and CUDA takes the
  * device pointer, so the kernel must know which parameters are buffers. It
- * reads its own signature, which cg_cuda.c writes with buffers, and only
+ * reads its own signature, which cg_glue.c writes with buffers, and only
  * buffers, as pointers. A __local argument (set with a NULL value and a
  * size) is an offset into the launch's dynamic shared memory, assigned at
  * the launch in the order of the arguments.
@@ -26,285 +27,16 @@
  * an epoch event recorded before the first launch made while no event is
  * alive, so the times within one run of a program stay small and exact
  * (the runtime releases a run's events before the next run). */
-#include "cl_api.h"
-#include "cuda_lib.h"
+#include "cuda_cl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-typedef struct cu_context cu_context;
-
-typedef struct cu_device {
-    cu_context *c;
-    CUdevice dev;
-    int arch;                   /* 90 for compute capability 9.0 */
-    int units, max_threads, shared_default, shared_optin;
-    size_t global_bytes;
-    char name[256];
-} cu_device;
-
-struct cu_context {
-    cuda_driver drv;
-    cuda_nvrtc nvrtc;           /* loaded at the first build from source */
-    CUcontext ctx;              /* the device's primary context */
-    cu_device device;
-    char detail[600];           /* the last failure in CUDA's or NVRTC's words */
-};
-
-typedef struct cu_queue {
-    cu_context *c;
-    CUstream stream;
-    CUevent epoch;
-    uint32_t live_events;       /* events handed out and not yet released */
-} cu_queue;
-
-typedef struct cu_mem {
-    cu_context *c;
-    CUdeviceptr ptr;
-    size_t size;
-} cu_mem;
-
-typedef struct cu_program {
-    cu_context *c;
-    char *source;
-    char *cubin;
-    size_t cubin_len;
-    CUmodule module;
-    char *log;                  /* what the last build said */
-} cu_program;
-
-enum { ARG_VALUE, ARG_BUFFER, ARG_LOCAL };
-
-typedef struct cu_arg {
-    int kind;                   /* from the signature: VALUE or BUFFER; LOCAL once set so */
-    size_t local_bytes;
-    unsigned long long value;   /* what the launch passes: the bytes set, a device pointer, an offset */
-} cu_arg;
-
-typedef struct cu_kernel {
-    cu_program *p;
-    CUfunction f;
-    uint32_t nargs;
-    cu_arg *args;
-} cu_kernel;
-
-typedef struct cu_event {
-    cu_queue *q;
-    CUevent start, end;
-} cu_event;
 
 /* The binary form of a program, for strata's build cache: this tag, the
  * source's length (8 bytes), the source, the CUBIN. The source comes along
  * because the kernels' signatures are read from it. */
 static const char binary_tag[16] = "strata-cuda 1\n";
-
-/* ---- failures ---- */
-
-/* Record what CUDA said about a failed call and map it to an OpenCL code. */
-static cl_int failed(cu_context *c, const char *call, CUresult rc, cl_int code) {
-    char why[300];
-    cuda_error_text(&c->drv, rc, why, sizeof why);
-    snprintf(c->detail, sizeof c->detail, "%s: %s", call, why);
-    return rc == CUDA_ERROR_OUT_OF_MEMORY ? CL_MEM_OBJECT_ALLOCATION_FAILURE : code;
-}
-
-static const char *detail(cl_context context) {
-    cu_context *c = (cu_context *)context;
-    return c && c->detail[0] ? c->detail : NULL;
-}
-
-/* The driver's calls act on the calling thread's current context. */
-static bool current(cu_context *c) { return c->drv.cuCtxSetCurrent(c->ctx) == 0; }
-
-static cl_int put_info(const void *what, size_t size, size_t cap, void *value, size_t *size_ret) {
-    if (size_ret) *size_ret = size;
-    if (!value) return CL_SUCCESS;
-    if (cap < size) return CL_INVALID_VALUE;
-    memcpy(value, what, size);
-    return CL_SUCCESS;
-}
-
-/* ---- devices ---- */
-
-static void read_device(const cuda_driver *d, CUdevice dev, cu_device *out) {
-    int major = 0, minor = 0;
-    d->cuDeviceGetName(out->name, sizeof out->name - 1, dev);
-    d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-    d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-    d->cuDeviceGetAttribute(&out->units, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-    d->cuDeviceGetAttribute(&out->max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
-    d->cuDeviceGetAttribute(&out->shared_default, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
-    d->cuDeviceGetAttribute(&out->shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
-    if (out->shared_optin < out->shared_default) out->shared_optin = out->shared_default;
-    d->cuDeviceTotalMem(&out->global_bytes, dev);
-    out->dev = dev;
-    out->arch = major * 10 + minor;
-}
-
-static void describe(const cuda_driver *d, const cu_device *cd, uint32_t index, st_device_info *info) {
-    int version = 0;
-    d->cuDriverGetVersion(&version);
-    memset(info, 0, sizeof *info);
-    info->index = index;
-    info->device_index = index;
-    info->backend = ST_BACKEND_CUDA;
-    snprintf(info->platform, sizeof info->platform, "CUDA");
-    snprintf(info->platform_version, sizeof info->platform_version, "CUDA %d.%d", version / 1000, version % 1000 / 10);
-    snprintf(info->name, sizeof info->name, "%s", cd->name);
-    snprintf(info->vendor, sizeof info->vendor, "NVIDIA Corporation");
-    snprintf(info->version, sizeof info->version, "CUDA compute capability %d.%d", cd->arch / 10, cd->arch % 10);
-    snprintf(info->driver, sizeof info->driver, "CUDA driver %d.%d", version / 1000, version % 1000 / 10);
-    info->type = "GPU";
-    info->compute_units = (uint32_t)cd->units;
-    info->global_mem_bytes = cd->global_bytes;
-    info->local_mem_bytes = (uint64_t)cd->shared_optin;
-    info->max_work_group = (size_t)cd->max_threads;
-}
-
-bool st_cuda_spec(const char *spec, const char **rest) {
-    if (!spec || strncasecmp(spec, "cuda", 4) || (spec[4] && spec[4] != ':')) return false;
-    *rest = spec[4] ? spec + 5 : "";
-    return true;
-}
-
-bool cuda_devices(st_device_info **out, size_t *count, st_err *err) {
-    *out = NULL;
-    *count = 0;
-    cuda_driver d;
-    if (!cuda_driver_load(&d, err)) return false;
-    int n = 0;
-    CUresult rc = d.cuDeviceGetCount(&n);
-    st_device_info *list = rc == 0 && n > 0 ? calloc((size_t)n, sizeof *list) : NULL;
-    for (int i = 0; list && i < n; i++) {
-        CUdevice dev;
-        cu_device cd = {0};
-        if (d.cuDeviceGet(&dev, i) == 0) read_device(&d, dev, &cd);
-        describe(&d, &cd, (uint32_t)i, &list[i]);
-    }
-    cuda_driver_unload(&d);
-    if (!list)
-        return rc == 0 && n == 0 ? st_fail(err, (st_loc){0}, "the CUDA driver here sees no GPU")
-                                 : st_fail_internal(err, "cannot list the CUDA devices");
-    *out = list;
-    *count = (size_t)n;
-    return true;
-}
-
-bool cuda_open(uint32_t ordinal, cl_context *context, cl_device_id *device, cl_command_queue *queue, st_err *err) {
-    cu_context *c = calloc(1, sizeof *c);
-    cu_queue *q = calloc(1, sizeof *q);
-    if (!c || !q) {
-        free(c);
-        free(q);
-        return st_fail_internal(err, "out of memory");
-    }
-    if (!cuda_driver_load(&c->drv, err)) {
-        free(c);
-        free(q);
-        return false;
-    }
-    CUdevice dev;
-    CUresult rc = c->drv.cuDeviceGet(&dev, (int)ordinal);
-    const char *call = "cuDeviceGet";
-    if (rc == 0) {
-        read_device(&c->drv, dev, &c->device);
-        c->device.c = c;
-        call = "cuDevicePrimaryCtxRetain";
-        rc = c->drv.cuDevicePrimaryCtxRetain(&c->ctx, dev);
-    }
-    if (rc == 0 && (call = "cuCtxSetCurrent", rc = c->drv.cuCtxSetCurrent(c->ctx)) == 0 &&
-        (call = "cuStreamCreate", rc = c->drv.cuStreamCreate(&q->stream, 0)) == 0)
-        call = "cuEventCreate", rc = c->drv.cuEventCreate(&q->epoch, 0);
-    if (rc != 0) {
-        char why[300];
-        cuda_error_text(&c->drv, rc, why, sizeof why);
-        st_fail(err, (st_loc){0}, "cannot open the CUDA device %u (%s: %s)", ordinal, call, why);
-        if (q->stream) c->drv.cuStreamDestroy(q->stream);
-        if (c->ctx) c->drv.cuDevicePrimaryCtxRelease(dev);
-        cuda_driver_unload(&c->drv);
-        free(c);
-        free(q);
-        return false;
-    }
-    q->c = c;
-    *context = (cl_context)c;
-    *device = (cl_device_id)&c->device;
-    *queue = (cl_command_queue)q;
-    return true;
-}
-
-static cl_int cu_GetDeviceInfo(cl_device_id device, cl_device_info what, size_t cap, void *value, size_t *size_ret) {
-    const cu_device *d = (const cu_device *)device;
-    switch (what) {
-    case CL_DEVICE_TYPE: {
-        cl_device_type t = CL_DEVICE_TYPE_GPU;
-        return put_info(&t, sizeof t, cap, value, size_ret);
-    }
-    case CL_DEVICE_MAX_COMPUTE_UNITS: {
-        cl_uint u = (cl_uint)d->units;
-        return put_info(&u, sizeof u, cap, value, size_ret);
-    }
-    case CL_DEVICE_MAX_WORK_GROUP_SIZE: {
-        size_t s = (size_t)d->max_threads;
-        return put_info(&s, sizeof s, cap, value, size_ret);
-    }
-    case CL_DEVICE_LOCAL_MEM_SIZE: { /* a launch opts in to more than the default 48 KiB */
-        cl_ulong b = (cl_ulong)d->shared_optin;
-        return put_info(&b, sizeof b, cap, value, size_ret);
-    }
-    case CL_DEVICE_GLOBAL_MEM_SIZE: {
-        cl_ulong b = d->global_bytes;
-        return put_info(&b, sizeof b, cap, value, size_ret);
-    }
-    case CL_DEVICE_NAME: return put_info(d->name, strlen(d->name) + 1, cap, value, size_ret);
-    default: return CL_INVALID_VALUE;
-    }
-}
-
-/* ---- the context and the queue ---- */
-
-static cl_int cu_ReleaseContext(cl_context context) {
-    cu_context *c = (cu_context *)context;
-    if (!c) return CL_INVALID_CONTEXT;
-    c->drv.cuDevicePrimaryCtxRelease(c->device.dev);
-    if (c->nvrtc.handle) cuda_nvrtc_unload(&c->nvrtc);
-    cuda_driver_unload(&c->drv);
-    free(c);
-    return CL_SUCCESS;
-}
-
-static cl_int cu_ReleaseCommandQueue(cl_command_queue queue) {
-    cu_queue *q = (cu_queue *)queue;
-    if (!q) return CL_INVALID_COMMAND_QUEUE;
-    current(q->c);
-    q->c->drv.cuStreamSynchronize(q->stream);
-    q->c->drv.cuEventDestroy(q->epoch);
-    q->c->drv.cuStreamDestroy(q->stream);
-    free(q);
-    return CL_SUCCESS;
-}
-
-static cl_int cu_GetCommandQueueInfo(cl_command_queue queue, cl_command_queue_info what, size_t cap, void *value,
-                                     size_t *size_ret) {
-    cu_queue *q = (cu_queue *)queue;
-    if (what == CL_QUEUE_DEVICE) {
-        cl_device_id d = (cl_device_id)&q->c->device;
-        return put_info(&d, sizeof d, cap, value, size_ret);
-    }
-    if (what == CL_QUEUE_CONTEXT) {
-        cl_context c = (cl_context)q->c;
-        return put_info(&c, sizeof c, cap, value, size_ret);
-    }
-    return CL_INVALID_VALUE;
-}
-
-static cl_int cu_Finish(cl_command_queue queue) {
-    cu_queue *q = (cu_queue *)queue;
-    CUresult rc = current(q->c) ? q->c->drv.cuStreamSynchronize(q->stream) : 1;
-    return rc == 0 ? CL_SUCCESS : failed(q->c, "cuStreamSynchronize", rc, CL_OUT_OF_RESOURCES);
-}
 
 /* ---- events ---- */
 
@@ -324,7 +56,7 @@ static cl_int event_begin(cu_queue *q, cl_event *event, cu_event **out) {
         if (e->start) d->cuEventDestroy(e->start);
         if (e->end) d->cuEventDestroy(e->end);
         free(e);
-        return failed(q->c, "cuEventRecord", rc, CL_OUT_OF_RESOURCES);
+        return cu_failed(q->c, "cuEventRecord", rc, CL_OUT_OF_RESOURCES);
     }
     e->q = q;
     q->live_events++;
@@ -365,9 +97,9 @@ static cl_int cu_GetEventProfilingInfo(cl_event event, cl_profiling_info what, s
     float ms = 0;
     CUresult rc = d->cuEventSynchronize(e->end);
     if (rc == 0) rc = d->cuEventElapsedTime(&ms, e->q->epoch, what == CL_PROFILING_COMMAND_START ? e->start : e->end);
-    if (rc != 0) return failed(e->q->c, "cuEventElapsedTime", rc, CL_PROFILING_INFO_NOT_AVAILABLE);
+    if (rc != 0) return cu_failed(e->q->c, "cuEventElapsedTime", rc, CL_PROFILING_INFO_NOT_AVAILABLE);
     cl_ulong ns = ms > 0 ? (cl_ulong)((double)ms * 1e6) : 0;
-    return put_info(&ns, sizeof ns, cap, value, size_ret);
+    return cu_put_info(&ns, sizeof ns, cap, value, size_ret);
 }
 
 /* ---- buffers ---- */
@@ -375,12 +107,12 @@ static cl_int cu_GetEventProfilingInfo(cl_event event, cl_profiling_info what, s
 static cl_mem cu_CreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host, cl_int *errcode) {
     cu_context *c = (cu_context *)context;
     cu_mem *m = calloc(1, sizeof *m);
-    CUresult rc = !m ? CUDA_ERROR_OUT_OF_MEMORY : current(c) ? c->drv.cuMemAlloc(&m->ptr, size ? size : 1) : 1;
+    CUresult rc = !m ? CUDA_ERROR_OUT_OF_MEMORY : cu_current(c) ? c->drv.cuMemAlloc(&m->ptr, size ? size : 1) : 1;
     if (rc == 0 && (flags & CL_MEM_COPY_HOST_PTR) && host) rc = c->drv.cuMemcpyHtoD(m->ptr, host, size);
     if (rc != 0) {
         if (m && m->ptr) c->drv.cuMemFree(m->ptr);
         free(m);
-        if (errcode) *errcode = failed(c, "cuMemAlloc", rc, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        if (errcode) *errcode = cu_failed(c, "cuMemAlloc", rc, CL_MEM_OBJECT_ALLOCATION_FAILURE);
         return NULL;
     }
     m->c = c;
@@ -393,9 +125,9 @@ static cl_int cu_ReleaseMemObject(cl_mem mem) {
     cu_mem *m = (cu_mem *)mem;
     if (!m) return CL_INVALID_MEM_OBJECT;
     /* kernels still queued may use it, as OpenCL allows: wait for them */
-    CUresult rc = current(m->c) ? m->c->drv.cuCtxSynchronize() : 1;
+    CUresult rc = cu_current(m->c) ? m->c->drv.cuCtxSynchronize() : 1;
     if (rc == 0) rc = m->c->drv.cuMemFree(m->ptr);
-    cl_int out = rc == 0 ? CL_SUCCESS : failed(m->c, "cuMemFree", rc, CL_INVALID_MEM_OBJECT);
+    cl_int out = rc == 0 ? CL_SUCCESS : cu_failed(m->c, "cuMemFree", rc, CL_INVALID_MEM_OBJECT);
     free(m);
     return out;
 }
@@ -411,12 +143,12 @@ static cl_int cu_EnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool b
     cu_mem *m = (cu_mem *)mem;
     if (!in_bounds(m, offset, size)) return CL_INVALID_VALUE;
     cu_event *e;
-    cl_int out = current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
+    cl_int out = cu_current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
     if (out != CL_SUCCESS) return out;
     CUresult rc = q->c->drv.cuStreamSynchronize(q->stream);
     if (rc == 0) rc = q->c->drv.cuMemcpyDtoH(host, m->ptr + offset, size);
     event_end(e, event, rc);
-    return rc == 0 ? CL_SUCCESS : failed(q->c, "cuMemcpyDtoH", rc, CL_OUT_OF_RESOURCES);
+    return rc == 0 ? CL_SUCCESS : cu_failed(q->c, "cuMemcpyDtoH", rc, CL_OUT_OF_RESOURCES);
 }
 
 static cl_int cu_EnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset, size_t size,
@@ -426,12 +158,12 @@ static cl_int cu_EnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_bool 
     cu_mem *m = (cu_mem *)mem;
     if (!in_bounds(m, offset, size)) return CL_INVALID_VALUE;
     cu_event *e;
-    cl_int out = current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
+    cl_int out = cu_current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
     if (out != CL_SUCCESS) return out;
     CUresult rc = q->c->drv.cuStreamSynchronize(q->stream);
     if (rc == 0) rc = q->c->drv.cuMemcpyHtoD(m->ptr + offset, host, size);
     event_end(e, event, rc);
-    return rc == 0 ? CL_SUCCESS : failed(q->c, "cuMemcpyHtoD", rc, CL_OUT_OF_RESOURCES);
+    return rc == 0 ? CL_SUCCESS : cu_failed(q->c, "cuMemcpyHtoD", rc, CL_OUT_OF_RESOURCES);
 }
 
 static cl_int cu_EnqueueCopyBuffer(cl_command_queue queue, cl_mem from, cl_mem to, size_t from_offset,
@@ -441,11 +173,11 @@ static cl_int cu_EnqueueCopyBuffer(cl_command_queue queue, cl_mem from, cl_mem t
     cu_mem *a = (cu_mem *)from, *b = (cu_mem *)to;
     if (!in_bounds(a, from_offset, size) || !in_bounds(b, to_offset, size)) return CL_INVALID_VALUE;
     cu_event *e;
-    cl_int out = current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
+    cl_int out = cu_current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
     if (out != CL_SUCCESS) return out;
     CUresult rc = q->c->drv.cuMemcpyDtoDAsync(b->ptr + to_offset, a->ptr + from_offset, size, q->stream);
     event_end(e, event, rc);
-    return rc == 0 ? CL_SUCCESS : failed(q->c, "cuMemcpyDtoDAsync", rc, CL_OUT_OF_RESOURCES);
+    return rc == 0 ? CL_SUCCESS : cu_failed(q->c, "cuMemcpyDtoDAsync", rc, CL_OUT_OF_RESOURCES);
 }
 
 /* A pattern of one byte, or of whole equal 4-byte words, is a driver
@@ -461,7 +193,7 @@ static cl_int cu_EnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const voi
     for (size_t i = 1; i < psize; i++) bytes = bytes && p[i] == p[0];
     for (size_t i = 4; words && i < psize; i++) words = p[i] == p[i % 4];
     cu_event *e;
-    cl_int out = current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
+    cl_int out = cu_current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
     if (out != CL_SUCCESS) return out;
     const cuda_driver *d = &q->c->drv;
     CUresult rc;
@@ -479,7 +211,7 @@ static cl_int cu_EnqueueFillBuffer(cl_command_queue queue, cl_mem mem, const voi
         free(host);
     }
     event_end(e, event, rc);
-    return rc == 0 ? CL_SUCCESS : failed(q->c, "cuMemset", rc, CL_OUT_OF_RESOURCES);
+    return rc == 0 ? CL_SUCCESS : cu_failed(q->c, "cuMemset", rc, CL_OUT_OF_RESOURCES);
 }
 
 /* ---- programs ---- */
@@ -551,9 +283,9 @@ static cl_int cu_BuildProgram(cl_program program, cl_uint ndevices, const cl_dev
         }
     }
     if (p->module) return CL_SUCCESS;
-    CUresult rc = current(c) ? c->drv.cuModuleLoadData(&p->module, p->cubin) : 1;
+    CUresult rc = cu_current(c) ? c->drv.cuModuleLoadData(&p->module, p->cubin) : 1;
     if (rc != 0) {
-        cl_int code = failed(c, "cuModuleLoadData", rc, CL_BUILD_PROGRAM_FAILURE);
+        cl_int code = cu_failed(c, "cuModuleLoadData", rc, CL_BUILD_PROGRAM_FAILURE);
         set_log(p, c->detail);
         return code;
     }
@@ -567,14 +299,14 @@ static cl_int cu_GetProgramBuildInfo(cl_program program, cl_device_id device, cl
     cu_program *p = (cu_program *)program;
     if (what != CL_PROGRAM_BUILD_LOG) return CL_INVALID_VALUE;
     const char *log = p->log ? p->log : "";
-    return put_info(log, strlen(log) + 1, cap, value, size_ret);
+    return cu_put_info(log, strlen(log) + 1, cap, value, size_ret);
 }
 
 static cl_int cu_GetProgramInfo(cl_program program, cl_program_info what, size_t cap, void *value, size_t *size_ret) {
     cu_program *p = (cu_program *)program;
     if (!p->cubin) return CL_INVALID_PROGRAM_EXECUTABLE;
     size_t source_len = strlen(p->source), size = sizeof binary_tag + 8 + source_len + p->cubin_len;
-    if (what == CL_PROGRAM_BINARY_SIZES) return put_info(&size, sizeof size, cap, value, size_ret);
+    if (what == CL_PROGRAM_BINARY_SIZES) return cu_put_info(&size, sizeof size, cap, value, size_ret);
     if (what != CL_PROGRAM_BINARIES) return CL_INVALID_VALUE;
     if (size_ret) *size_ret = sizeof(unsigned char *);
     if (!value) return CL_SUCCESS;
@@ -591,7 +323,7 @@ static cl_int cu_GetProgramInfo(cl_program program, cl_program_info what, size_t
 static cl_int cu_ReleaseProgram(cl_program program) {
     cu_program *p = (cu_program *)program;
     if (!p) return CL_INVALID_PROGRAM;
-    if (p->module && current(p->c)) p->c->drv.cuModuleUnload(p->module);
+    if (p->module && cu_current(p->c)) p->c->drv.cuModuleUnload(p->module);
     free(p->source);
     free(p->cubin);
     free(p->log);
@@ -632,9 +364,9 @@ static cl_kernel cu_CreateKernel(cl_program program, const char *name, cl_int *e
     cu_kernel *k = calloc(1, sizeof *k);
     cl_int rc = !k ? CL_OUT_OF_HOST_MEMORY : !p->module ? CL_INVALID_PROGRAM_EXECUTABLE : CL_SUCCESS;
     if (rc == CL_SUCCESS && !read_signature(p->source, name, k)) rc = CL_INVALID_KERNEL_NAME;
-    if (rc == CL_SUCCESS && current(p->c)) {
+    if (rc == CL_SUCCESS && cu_current(p->c)) {
         CUresult r = p->c->drv.cuModuleGetFunction(&k->f, p->module, name);
-        if (r != 0) rc = failed(p->c, "cuModuleGetFunction", r, CL_INVALID_KERNEL_NAME);
+        if (r != 0) rc = cu_failed(p->c, "cuModuleGetFunction", r, CL_INVALID_KERNEL_NAME);
     }
     if (errcode) *errcode = rc;
     if (rc != CL_SUCCESS) {
@@ -694,12 +426,12 @@ static cl_int cu_GetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, c
     if (what == CL_KERNEL_WORK_GROUP_SIZE) {
         d->cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->f);
         size_t s = v > 0 ? (size_t)v : 1;
-        return put_info(&s, sizeof s, cap, value, size_ret);
+        return cu_put_info(&s, sizeof s, cap, value, size_ret);
     }
     if (what == CL_KERNEL_LOCAL_MEM_SIZE) { /* its own shared memory and the __local arguments set */
         d->cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->f);
         cl_ulong b = (cl_ulong)(v > 0 ? v : 0) + local_bytes(k);
-        return put_info(&b, sizeof b, cap, value, size_ret);
+        return cu_put_info(&b, sizeof b, cap, value, size_ret);
     }
     return CL_INVALID_VALUE;
 }
@@ -732,7 +464,7 @@ static cl_int cu_EnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, 
     int own = 0;
     d->cuFuncGetAttribute(&own, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->f);
     cl_int out = CL_SUCCESS;
-    CUresult rc = current(q->c) ? 0 : 1;
+    CUresult rc = cu_current(q->c) ? 0 : 1;
     if (rc == 0 && shared + (size_t)own > (size_t)q->c->device.shared_optin) out = CL_OUT_OF_RESOURCES;
     /* more than the default 48 KiB of shared memory is opted in to per function */
     if (rc == 0 && out == CL_SUCCESS && shared + (size_t)own > (size_t)q->c->device.shared_default)
@@ -745,7 +477,7 @@ static cl_int cu_EnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, 
         event_end(e, event, rc);
     }
     free(params);
-    if (rc != 0) return failed(q->c, "cuLaunchKernel", rc, CL_OUT_OF_RESOURCES);
+    if (rc != 0) return cu_failed(q->c, "cuLaunchKernel", rc, CL_OUT_OF_RESOURCES);
     return out;
 }
 
@@ -765,5 +497,5 @@ const cl_api cl_api_cuda = {
 #define CL_API_CUDA(name) .name = cu_##name,
     CL_API_FUNCTIONS(CL_API_CUDA)
 #undef CL_API_CUDA
-    .detail = detail,
+    .detail = cu_detail,
 };
