@@ -135,35 +135,34 @@ static cl_int cu_ReleaseMemObject(cl_mem mem) {
 static bool in_bounds(const cu_mem *m, size_t offset, size_t size) { return offset <= m->size && size <= m->size - offset; }
 
 /* Reads and writes wait for the queue, as a blocking OpenCL call would
- * after the commands before it; non-blocking ones are done as blocking. */
-static cl_int cu_EnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset, size_t size,
-                                   void *host, cl_uint nwait, const cl_event *wait, cl_event *event) {
-    (void)blocking, (void)nwait, (void)wait;
+ * after the commands before it; non-blocking ones are done as blocking.
+ * One of to_host (a read) and from_host (a write) is given. */
+static cl_int transfer(cl_command_queue queue, cl_mem mem, size_t offset, size_t size, void *to_host,
+                       const void *from_host, cl_event *event) {
     cu_queue *q = (cu_queue *)queue;
     cu_mem *m = (cu_mem *)mem;
     if (!in_bounds(m, offset, size)) return CL_INVALID_VALUE;
     cu_event *e;
     cl_int out = cu_current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
     if (out != CL_SUCCESS) return out;
-    CUresult rc = q->c->drv.cuStreamSynchronize(q->stream);
-    if (rc == 0) rc = q->c->drv.cuMemcpyDtoH(host, m->ptr + offset, size);
+    const cuda_driver *d = &q->c->drv;
+    CUresult rc = d->cuStreamSynchronize(q->stream);
+    if (rc == 0)
+        rc = to_host ? d->cuMemcpyDtoH(to_host, m->ptr + offset, size) : d->cuMemcpyHtoD(m->ptr + offset, from_host, size);
     event_end(e, event, rc);
-    return rc == 0 ? CL_SUCCESS : cu_failed(q->c, "cuMemcpyDtoH", rc, CL_OUT_OF_RESOURCES);
+    return rc == 0 ? CL_SUCCESS : cu_failed(q->c, to_host ? "cuMemcpyDtoH" : "cuMemcpyHtoD", rc, CL_OUT_OF_RESOURCES);
+}
+
+static cl_int cu_EnqueueReadBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset, size_t size,
+                                   void *host, cl_uint nwait, const cl_event *wait, cl_event *event) {
+    (void)blocking, (void)nwait, (void)wait;
+    return transfer(queue, mem, offset, size, host, NULL, event);
 }
 
 static cl_int cu_EnqueueWriteBuffer(cl_command_queue queue, cl_mem mem, cl_bool blocking, size_t offset, size_t size,
                                     const void *host, cl_uint nwait, const cl_event *wait, cl_event *event) {
     (void)blocking, (void)nwait, (void)wait;
-    cu_queue *q = (cu_queue *)queue;
-    cu_mem *m = (cu_mem *)mem;
-    if (!in_bounds(m, offset, size)) return CL_INVALID_VALUE;
-    cu_event *e;
-    cl_int out = cu_current(q->c) ? event_begin(q, event, &e) : CL_INVALID_CONTEXT;
-    if (out != CL_SUCCESS) return out;
-    CUresult rc = q->c->drv.cuStreamSynchronize(q->stream);
-    if (rc == 0) rc = q->c->drv.cuMemcpyHtoD(m->ptr + offset, host, size);
-    event_end(e, event, rc);
-    return rc == 0 ? CL_SUCCESS : cu_failed(q->c, "cuMemcpyHtoD", rc, CL_OUT_OF_RESOURCES);
+    return transfer(queue, mem, offset, size, NULL, host, event);
 }
 
 static cl_int cu_EnqueueCopyBuffer(cl_command_queue queue, cl_mem from, cl_mem to, size_t from_offset,
