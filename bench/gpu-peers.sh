@@ -45,28 +45,13 @@ HIST_N=${HIST_N:-20000000}
 PHASES=${PHASES:-scan hist}
 RESULTS=${RESULTS:-results}
 WORK=${WORK:-out/bench-gpu}
-STRATA=build/strata
 PAPER_SPACE=${PAPER_SPACE:-'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])'}
 LOOKBACK_SPACE=${LOOKBACK_SPACE:-'lookback(M=[4, 8, 12, 16, 24, 32], WG=[128, 256, 512, 1024], LW=[1, 32]) where M * WG <= 16384'}
 HIST_SPACE=${HIST_SPACE:-'subhistogram(C=[1, 4, 16, 64, 256, 1024], MEM=[global, local], ATOMIC=[add, cas])'}
-device=()
-[ -n "${DEVICE:-}" ] && device=(--device "$DEVICE")
-
-./dev.sh build >/dev/null
+. bench/common.sh
 mkdir -p "$WORK" "$RESULTS"
 say() { echo "$*" >&2; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "n/a" }'; }
-# the median ms of `strata run --time`
-strata_ms() {
-    "$STRATA" run "$@" --time --runs 15 "${device[@]}" 2>&1 | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'
-}
-# an exploration's fastest ok point: "median<TAB>strategy"
-best_of() {
-    sed -n 's/^{"point": [0-9]*, "strategy": "\([^"]*\)", .*"status": "ok".*"median_ms": \([0-9.eE+-]*\),.*/\2\t\1/p' \
-        "$1/results.jsonl" | sort -t$'\t' -k1,1g | head -1
-}
-device_name=$("$STRATA" run examples/prefix_sum_i32.strata --size N=1 "${device[@]}" 2>&1 |
-    sed -n 's/^device [0-9]*: \(.*\); .*/\1/p')
+device_name=$(device_name_of examples/prefix_sum_i32.strata --size N=1)
 say "device: $device_name"
 
 # ---- the peers: CUB (built here), PyTorch (when installed) ----
@@ -118,8 +103,8 @@ if [[ " $PHASES " == *" scan "* ]]; then
         "$STRATA" explore "$prog" --size "N=$N" --space "$s" --out "$WORK/explored-$space" --cache "$WORK/cache" \
             "${device[@]}" >"$WORK/explore-$space.log" 2>&1 || say "explore $space failed: see $WORK/explore-$space.log"
     done
-    paper=$(best_of "$WORK/explored-paper" || true)
-    lookback=$(best_of "$WORK/explored-lookback" || true)
+    paper=$(best_of "$WORK/explored-paper")
+    lookback=$(best_of "$WORK/explored-lookback")
     [ -n "$paper$lookback" ] || { say "no variant of either space ran; see $WORK/explore-*.log"; exit 1; }
     winner=paper
     if [ -n "$lookback" ] && { [ -z "$paper" ] || awk -v a="${lookback%%$'\t'*}" -v b="${paper%%$'\t'*}" 'BEGIN { exit !(a < b) }'; }; then
@@ -192,7 +177,7 @@ if [[ " $PHASES " == *" hist "* ]]; then
         rm -rf "$WORK/explored-$name"
         "$STRATA" explore "$prog" --space "$HIST_SPACE" --input "is=$data" --input "H=$h" --out "$WORK/explored-$name" \
             --cache "$WORK/cache" "${device[@]}" >"$WORK/explore-$name.log" 2>&1 || true
-        best=$(best_of "$WORK/explored-$name" || true)
+        best=$(best_of "$WORK/explored-$name")
         [ -n "$best" ] && { "$STRATA" export "$WORK/explored-$name" --into "$RESULTS" --cache "$WORK/cache" \
             >"$WORK/export-$name.log" 2>&1 || say "export of $name failed: see $WORK/export-$name.log"; }
         cub_ms=n/a torch=n/a

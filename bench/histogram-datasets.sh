@@ -29,12 +29,9 @@ N=${1:-20000000}
 RUNS=${2:-9}
 SPACE=${SPACE:-'subhistogram(C=[1, 16, 256, 4096, 65536], MEM=[global, local], ATOMIC=[add, xchg])'}
 WORK=${WORK:-out/bench-histogram}
-STRATA=build/strata
 PROGRAM=examples/histogram.strata
-device=()
-[ -n "${DEVICE:-}" ] && device=(--device "$DEVICE")
-
-./dev.sh build >/dev/null
+TIMED_RUNS=$RUNS
+. bench/common.sh
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cc -O2 -o "$WORK/hist_seq" bench/hist_seq.c -lm
@@ -43,11 +40,6 @@ datasets=("uniform 16" "uniform 256" "uniform 4096" "uniform 65536"
           "normal:64 2048" "normal:128 2048" "normal:256 2048" "normal:512 2048"
           "single 16" "single 256" "single 4096" "single 65536")
 
-best_of() { # the explored directory's fastest ok point: "median<TAB>strategy"
-    sed -n 's/^{"point": [0-9]*, "strategy": "\([^"]*\)", .*"status": "ok".*"median_ms": \([0-9.eE+-]*\),.*/\2\t\1/p' \
-        "$1/results.jsonl" | sort -t$'\t' -k1,1g | head -1
-}
-
 rows=()
 for d in "${datasets[@]}"; do
     read -r kind h <<<"$d"
@@ -55,8 +47,7 @@ for d in "${datasets[@]}"; do
     echo "$kind, H=$h" >&2
     "$WORK/hist_seq" make "$kind" "$h" "$N" 1 "$data"
     seq_ms=$("$WORK/hist_seq" time "$data" "$h" "$RUNS" 2>/dev/null)
-    heur_ms=$("$STRATA" run "$PROGRAM" -s subhistogram --input "is=$data" --input "H=$h" --time --runs "$RUNS" \
-        "${device[@]}" 2>&1 | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
+    heur_ms=$(strata_ms "$PROGRAM" -s subhistogram --input "is=$data" --input "H=$h")
     dir="$WORK/explored-${kind/:/-}-$h"
     "$STRATA" explore "$PROGRAM" --space "$SPACE" --input "is=$data" --input "H=$h" --out "$dir" \
         --runs "$RUNS" --cache "$WORK/cache" "${device[@]}" >"$dir.log" 2>&1 || true
@@ -65,7 +56,7 @@ for d in "${datasets[@]}"; do
     rm -f "$data"
 done
 
-device_name=$("$STRATA" run "$PROGRAM" --size N=1 --input H=1 "${device[@]}" 2>&1 | sed -n 's/^device [0-9]*: \(.*\); .*/\1/p')
+device_name=$(device_name_of "$PROGRAM" --size N=1 --input H=1)
 {
     printf 'histograms of %d i32 indices on %s; medians in ms, speed-ups over the sequential C histogram\n\n' "$N" "$device_name"
     printf '| dataset | H | sequential C | strata, heuristic | speed-up | strata, best | speed-up | best variant |\n'

@@ -28,11 +28,7 @@ N=${1:-4194304}
 ROUNDS=${2:-5}
 SPACE=${SPACE:-'lookback(M=[4..16384 pow4], WG=[1, 4, 16, 64, 256], LOAD=[local, direct]) where M * WG <= 65536'}
 WORK=${WORK:-out/bench-lookback}
-STRATA=build/strata
-device=()
-[ -n "${DEVICE:-}" ] && device=(--device "$DEVICE")
-
-./dev.sh build >/dev/null
+. bench/common.sh
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cc -O2 -o "$WORK/seq_scan" bench/seq_scan.c
@@ -41,27 +37,19 @@ printf 'def main(xs: [N]f32): [N]f32 =\n  xs |> map(x => x)\n' >"$WORK/copy.stra
 echo "explore: $SPACE, N=$N" >&2
 $STRATA explore examples/prefix_sum.strata --size "N=$N" --space "$SPACE" --out "$WORK/explored" \
     --cache "$WORK/cache" "${device[@]}" >"$WORK/explore.log" 2>&1
-best=$(sed -n 's/^{"point": [0-9]*, "strategy": "\([^"]*\)", .*"status": "ok".*"median_ms": \([0-9.eE+-]*\),.*/\2\t\1/p' \
-    "$WORK/explored/results.jsonl" | sort -t$'\t' -k1,1g | head -1 | cut -f2)
+best=$(best_of "$WORK/explored" | cut -f2)
 [ -n "$best" ] || { echo "no variant of the space ran; see $WORK/explore.log" >&2; exit 1; }
 echo "best: $best" >&2
-
-# the median of `strata run --time` (ms)
-strata_ms() {
-    "$STRATA" run "$@" --size "N=$N" --time --runs 15 "${device[@]}" 2>&1 |
-        sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 : >"$WORK/scan.ms"; : >"$WORK/copy.ms"; : >"$WORK/seq.ms"
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r of $ROUNDS" >&2
-    strata_ms examples/prefix_sum.strata -s "$best" >>"$WORK/scan.ms"
-    strata_ms "$WORK/copy.strata" >>"$WORK/copy.ms"
+    strata_ms examples/prefix_sum.strata -s "$best" --size "N=$N" >>"$WORK/scan.ms"
+    strata_ms "$WORK/copy.strata" --size "N=$N" >>"$WORK/copy.ms"
     "$WORK/seq_scan" "$N" 15 2>/dev/null >>"$WORK/seq.ms"
 done
 scan=$(median <"$WORK/scan.ms"); copy=$(median <"$WORK/copy.ms"); seq=$(median <"$WORK/seq.ms")
-device_name=$("$STRATA" run "$WORK/copy.strata" --size N=1 "${device[@]}" 2>&1 | sed -n 's/^device [0-9]*: \(.*\); .*/\1/p')
+device_name=$(device_name_of "$WORK/copy.strata" --size N=1)
 
 awk -v n="$N" -v scan="$scan" -v copy="$copy" -v seq="$seq" -v best="$best" -v dev="$device_name" 'BEGIN {
     bytes = 8 * n  # four bytes read and four written per element

@@ -1,0 +1,30 @@
+# bench/common.sh — what the benchmark scripts share; sourced, from the
+# project's root, after the script has set its own variables.
+#   DEVICE=D in the environment picks the device (as --device takes it);
+#   TIMED_RUNS (default 15) is how many runs `strata_ms` takes the median of.
+
+STRATA=build/strata
+device=()
+[ -n "${DEVICE:-}" ] && device=(--device "$DEVICE")
+./dev.sh build >/dev/null
+
+# The median of the numbers on standard input, one a line ("n/a" for none).
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "n/a" }'
+}
+
+# The median ms of `strata run ARGS… --time` on the device.
+strata_ms() {
+    "$STRATA" run "$@" --time --runs "${TIMED_RUNS:-15}" "${device[@]}" 2>&1 | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'
+}
+
+# An exploration's fastest ok point, "median<TAB>strategy" (nothing when none ran).
+best_of() {
+    { sed -n 's/^{"point": [0-9]*, "strategy": "\([^"]*\)", .*"status": "ok".*"median_ms": \([0-9.eE+-]*\),.*/\2\t\1/p' \
+        "$1/results.jsonl" 2>/dev/null || true; } | sort -t$'\t' -k1,1g | head -1
+}
+
+# The device's name as `strata run ARGS…` reports it.
+device_name_of() {
+    "$STRATA" run "$@" "${device[@]}" 2>&1 | sed -n 's/^device [0-9]*: \(.*\); .*/\1/p'
+}
