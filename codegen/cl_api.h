@@ -31,10 +31,7 @@ typedef struct cl_api {
 /* OpenCL's own functions. */
 extern const cl_api cl_api_opencl;
 
-/* ---- cuda_cl.c: the CUDA backend ---- */
-
-/* The CUDA devices, as st_devices_list gives OpenCL's. */
-bool cuda_devices(st_device_info **out, size_t *count, st_err *err);
+/* ---- the CUDA backend (cuda_device.c, cuda_cl.c) ---- */
 
 /* Open CUDA device `ordinal`: its primary context and a stream, as the
  * handles cl_api_cuda takes. */

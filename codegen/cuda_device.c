@@ -77,7 +77,7 @@ bool st_cuda_spec(const char *spec, const char **rest) {
     return true;
 }
 
-bool cuda_devices(st_device_info **out, size_t *count, st_err *err) {
+bool st_cuda_devices_list(st_device_info **out, size_t *count, st_err *err) {
     *out = NULL;
     *count = 0;
     cuda_driver d;

@@ -170,7 +170,7 @@ st_cl *st_cl_open(const char *spec, st_err *err) {
     bool cuda = st_cuda_spec(spec, &rest);
     st_device_info *list;
     size_t n;
-    if (!(cuda ? cuda_devices(&list, &n, err) : st_devices_list(&list, &n, err))) return NULL;
+    if (!(cuda ? st_cuda_devices_list(&list, &n, err) : st_devices_list(&list, &n, err))) return NULL;
     size_t i = choose(list, n, cuda ? rest : spec, cuda ? "CUDA" : "OpenCL", err);
     st_cl *cl = i == SIZE_MAX ? NULL : calloc(1, sizeof *cl);
     if (i != SIZE_MAX && !cl) st_fail_internal(err, "out of memory");
@@ -192,8 +192,6 @@ void st_cl_close(st_cl *cl) {
     if (cl->context) cl->api->ReleaseContext(cl->context);
     free(cl);
 }
-
-bool st_cuda_devices_list(st_device_info **out, size_t *count, st_err *err) { return cuda_devices(out, count, err); }
 
 const st_device_info *st_cl_device(const st_cl *cl) { return &cl->info; }
 
