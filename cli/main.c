@@ -98,14 +98,23 @@ bool number_option(const args *a, const char *name, int64_t lo, int64_t hi, int6
     return true;
 }
 
+/* --backend: false with an error for a name it is not; *cuda for cuda. */
+static bool backend_option(const args *a, bool *cuda, st_err *err) {
+    const char *backend = opt(a, "--backend");
+    *cuda = backend && !strcmp(backend, "cuda");
+    if (backend && !*cuda && strcmp(backend, "opencl"))
+        return st_fail(err, (st_loc){0}, "--backend is opencl or cuda, not `%s`", backend);
+    return true;
+}
+
 bool device_option(const args *a, char *buf, size_t cap, const char **spec, st_err *err) {
-    const char *backend = opt(a, "--backend"), *device = opt(a, "--device");
+    const char *device = opt(a, "--device");
+    bool cuda;
     *spec = device;
     if (device && !device[0])
         return st_fail(err, (st_loc){0}, "--device needs an index or part of a device's name (`strata devices` lists them)");
-    if (!backend || !strcmp(backend, "opencl")) return true;
-    if (strcmp(backend, "cuda"))
-        return st_fail(err, (st_loc){0}, "--backend is opencl or cuda, not `%s`", backend);
+    if (!backend_option(a, &cuda, err)) return false;
+    if (!cuda) return true;
     const char *rest;
     if (device && st_cuda_spec(device, &rest)) device = rest; /* --backend cuda --device cuda:0 */
     snprintf(buf, cap, device ? "cuda:%s" : "cuda", device);
@@ -485,13 +494,8 @@ static int run_devices(const command *cmd, int argc, char **argv) {
     st_err err = {0};
     st_device_info *list;
     size_t n;
-    const char *backend = opt(&a, "--backend");
-    if (backend && strcmp(backend, "opencl") && strcmp(backend, "cuda")) {
-        st_fail(&err, (st_loc){0}, "--backend is opencl or cuda, not `%s`", backend);
-        return report(&err, NULL);
-    }
-    bool cuda = backend && !strcmp(backend, "cuda");
-    if (!(cuda ? st_cuda_devices_list(&list, &n, &err) : st_devices_list(&list, &n, &err))) return report(&err, NULL);
+    bool cuda;
+    if (!backend_option(&a, &cuda, &err) || !(cuda ? st_cuda_devices_list(&list, &n, &err) : st_devices_list(&list, &n, &err))) return report(&err, NULL);
     uint32_t platform = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
         const st_device_info *d = &list[i];
