@@ -16,13 +16,7 @@ static const char *const scalar_ctype[ST_SCALAR_KIND_COUNT] = {
 /* OpenCL keeps bool out of buffers and kernel arguments: one byte there. */
 const char *cg_mem_ctype(st_scalar_kind k) { return k == ST_BOOL ? "uchar" : scalar_ctype[k]; }
 
-bool cg_is_plain(const st_type *t) {
-    if (t->kind == ST_TYPE_SCALAR) return true;
-    if (t->kind != ST_TYPE_TUPLE) return false;
-    for (uint32_t i = 0; i < t->n; i++)
-        if (!cg_is_plain(t->items[i])) return false;
-    return true;
-}
+bool cg_is_plain(const st_type *t) { return st_type_is_plain(t); }
 
 /* Tuples become structs, one typedef per tuple type (types are
  * hash-consed, so the pointer is the identity). */

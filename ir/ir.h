@@ -263,6 +263,8 @@ const st_type *st_type_fun(st_ctx *cx, uint32_t nparams, const st_type *const *p
                            const st_type *result);
 bool st_type_is_scalar(const st_type *t, st_scalar_kind k);
 bool st_type_is_int(const st_type *t); /* an integer scalar */
+/* a scalar or a tuple of scalars: what fits a register or a C struct, no array inside */
+bool st_type_is_plain(const st_type *t);
 void st_type_print(const st_type *t, st_buf *out); /* "[N](i32, f32)" */
 
 /* ------------------------------------------------------------------------ */
@@ -456,6 +458,10 @@ const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node
  * parameter per component. */
 bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
                     const st_type **params, int *nparams, const st_type **result, st_err *err);
+
+/* The most kids a node that a rewrite rebuilds may have (a primitive's
+ * arguments, a let's or lambda's variables), for arrays on the stack. */
+#define ST_MAX_KIDS 64
 
 /* n with its kids replaced (same count, same types), through the constructor
  * of its kind: how traversals rebuild the path above a rewritten node. */

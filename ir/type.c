@@ -70,6 +70,14 @@ bool st_type_is_int(const st_type *t) {
     return t->kind == ST_TYPE_SCALAR && st_scalar_is_int(t->scalar);
 }
 
+bool st_type_is_plain(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return true;
+    if (t->kind != ST_TYPE_TUPLE) return false;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!st_type_is_plain(t->items[i])) return false;
+    return true;
+}
+
 void st_type_print(const st_type *t, st_buf *out) {
     switch (t->kind) {
     case ST_TYPE_SCALAR: st_buf_puts(out, st_scalar_name(t->scalar)); return;

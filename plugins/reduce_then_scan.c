@@ -101,7 +101,7 @@ static const st_node *reduce_then_scan(st_rw *rw, const st_node *e, const int64_
     const st_strategy *all = st_size_divides(st_size_const(cx, args[0]), s.xs->type->size)
                                  ? then
                                  : st_s_binary(cx, ST_S_SEQ, st_s_rule(cx, pad, args), then);
-    return all ? st_rewrite(rw, all, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+    return all ? st_rewrite_node(rw, all, e, why) : (st_fail_internal(why, "out of memory"), NULL);
 }
 
 static const st_rule rule_reduce_then_scan = {

@@ -38,6 +38,7 @@ struct st_rw {
     size_t nlog, caplog;
     int depth;  /* of rules within rules */
     int nest;   /* of st_rewrite calls: composites call it too */
+    int lambdas; /* lambdas between the root and the node a traversal is at */
 };
 
 st_rw *st_rw_new(st_ctx *cx, const st_registry *reg) {
@@ -62,6 +63,12 @@ void st_rw_set_trace(st_rw *rw, st_trace_fn fn, void *data) {
 st_ctx *st_rw_ctx(st_rw *rw) { return rw->cx; }
 const st_def *st_rw_def(st_rw *rw) { return rw->def; }
 const st_registry *st_rw_registry(st_rw *rw) { return rw->reg; }
+bool st_rw_under_lambda(const st_rw *rw) { return rw->lambdas > 0; }
+
+/* Traversals keep count of the lambdas they are inside, so that a rule knows
+ * whether the node it is given runs once per program or once per element. */
+static void enter(st_rw *rw, const st_node *e) { rw->lambdas += e->kind == ST_NODE_LAMBDA; }
+static void leave(st_rw *rw, const st_node *e) { rw->lambdas -= e->kind == ST_NODE_LAMBDA; }
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 
@@ -87,8 +94,8 @@ static void pattern_name(st_pattern p, char *buf, size_t cap) {
 
 /* n with kid i replaced by k */
 static const st_node *replace_kid(st_rw *rw, const st_node *n, uint32_t i, const st_node *k, st_err *why) {
-    const st_node *kids[64];
-    if (n->nkids > 64) return st_fail_internal(why, "a node with more than 64 kids"), NULL;
+    const st_node *kids[ST_MAX_KIDS];
+    if (n->nkids > ST_MAX_KIDS) return st_fail_internal(why, "a node with more than %d kids", ST_MAX_KIDS), NULL;
     memcpy(kids, n->kids, n->nkids * sizeof *kids);
     kids[i] = k;
     st_err inner = {0};
@@ -124,7 +131,7 @@ static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node 
     const st_node *out = NULL;
     if (r->expand) {
         const st_strategy *body = r->expand(rw, s->args, &reason);
-        out = body ? run(rw, body, e, &reason) : NULL;
+        out = body ? st_rewrite_node(rw, body, e, &reason) : NULL;
     } else {
         out = r->apply(rw, e, s->args, &reason);
     }
@@ -157,7 +164,9 @@ static const st_node *at_first(st_rw *rw, const st_strategy *s, const st_node *e
     }
     for (uint32_t i = 0; i < e->nkids; i++) {
         if (st_is_binder(e, i)) continue;
+        enter(rw, e);
         const st_node *k = at_first(rw, s, e->kids[i], found, why);
+        leave(rw, e);
         if (*found) return k ? replace_kid(rw, e, i, k, why) : NULL;
     }
     return e;
@@ -166,10 +175,12 @@ static const st_node *at_first(st_rw *rw, const st_strategy *s, const st_node *e
 /* each(pattern, s): s at every node matching, innermost first, so that s
  * never sees what it produced; *count says how many matched. */
 static const st_node *at_each(st_rw *rw, const st_strategy *s, const st_node *e, uint32_t *count, st_err *why) {
-    const st_node *kids[64];
-    if (e->nkids > 64) return st_fail_internal(why, "a node with more than 64 kids"), NULL;
+    const st_node *kids[ST_MAX_KIDS];
+    if (e->nkids > ST_MAX_KIDS) return st_fail_internal(why, "a node with more than %d kids", ST_MAX_KIDS), NULL;
+    enter(rw, e);
     for (uint32_t i = 0; i < e->nkids; i++)
-        if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : at_each(rw, s, e->kids[i], count, why))) return NULL;
+        if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : at_each(rw, s, e->kids[i], count, why))) return leave(rw, e), NULL;
+    leave(rw, e);
     st_err inner = {0};
     const st_node *n = st_rebuild(rw->cx, e, kids, &inner);
     if (!n) return st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message), NULL;
@@ -186,7 +197,9 @@ static const st_node *topdown(st_rw *rw, const st_strategy *a, const st_node *e,
     if (why.kind == ST_ERR_INTERNAL) return NULL;
     for (uint32_t i = 0; i < e->nkids; i++) {
         if (st_is_binder(e, i)) continue;
+        enter(rw, e);
         const st_node *k = topdown(rw, a, e->kids[i], best);
+        leave(rw, e);
         if (k) return replace_kid(rw, e, i, k, best);
         if (best->kind == ST_ERR_INTERNAL) return NULL;
     }
@@ -196,7 +209,9 @@ static const st_node *topdown(st_rw *rw, const st_strategy *a, const st_node *e,
 static const st_node *bottomup(st_rw *rw, const st_strategy *a, const st_node *e, st_err *best) {
     for (uint32_t i = 0; i < e->nkids; i++) {
         if (st_is_binder(e, i)) continue;
+        enter(rw, e);
         const st_node *k = bottomup(rw, a, e->kids[i], best);
+        leave(rw, e);
         if (k) return replace_kid(rw, e, i, k, best);
         if (best->kind == ST_ERR_INTERNAL) return NULL;
     }
@@ -323,10 +338,12 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
         return r ? r : nowhere(why, &best, s->kind == ST_S_TOPDOWN ? "topdown" : "bottomup");
     }
     case ST_S_ALL: {
-        const st_node *kids[64];
-        if (e->nkids > 64) return st_fail_internal(why, "a node with more than 64 kids"), NULL;
+        const st_node *kids[ST_MAX_KIDS];
+        if (e->nkids > ST_MAX_KIDS) return st_fail_internal(why, "a node with more than %d kids", ST_MAX_KIDS), NULL;
+        enter(rw, e);
         for (uint32_t i = 0; i < e->nkids; i++)
-            if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : run(rw, s->a, e->kids[i], why))) return NULL;
+            if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : run(rw, s->a, e->kids[i], why))) return leave(rw, e), NULL;
+        leave(rw, e);
         st_err inner = {0};
         const st_node *r = st_rebuild(rw->cx, e, kids, &inner);
         if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
@@ -337,7 +354,9 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
         for (uint32_t i = 0; i < e->nkids; i++) {
             if (st_is_binder(e, i)) continue;
             st_err inner = {0};
+            enter(rw, e);
             const st_node *k = run(rw, s->a, e->kids[i], &inner);
+            leave(rw, e);
             if (k) return replace_kid(rw, e, i, k, why);
             keep_reason(&best, &inner);
             if (inner.kind == ST_ERR_INTERNAL) break;
@@ -350,7 +369,7 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
 
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
-    if (rw->nest == 0) rw->steps = rw->work = 0; /* each rewrite has its own budget */
+    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = 0; /* each rewrite has its own budget */
     rw->nest++;
     const st_node *r = run(rw, s, e, &reason);
     rw->nest--;
@@ -362,6 +381,53 @@ const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_
                       rw->log[i].after);
         rw->nlog = 0;
     }
+    return r;
+}
+
+/* ---- a composite acts on its node ---- */
+
+/* Is kid i of e an input that a composite must not look into: data, not a
+ * function, and more than a name or a literal (which hold nothing to find)? */
+static bool hides(const st_node *e, uint32_t i) {
+    const st_node *k = e->kids[i];
+    return st_prim_arg_role(e->u.prim, (int)i, e->nkids) != ST_ARG_FUN && k->kind != ST_NODE_VAR &&
+           k->kind != ST_NODE_LIT;
+}
+
+/* Each hidden input goes back where it was when the result uses it once and
+ * not inside a lambda; else it is computed once, let-bound around the result,
+ * so that what the composite built does not recompute it per element. */
+static const st_node *put_back(st_rw *rw, const st_node *r, const st_node *var, const st_node *input, st_err *why) {
+    bool under = false;
+    uint32_t uses = st_count_uses(r, var, &under);
+    st_err inner = {0};
+    const st_node *out = uses == 0 ? r
+                         : uses == 1 && !under ? st_subst(rw->cx, r, var, input, &inner)
+                         : st_let(rw->cx, 1, &var, input, r, &inner);
+    if (!out) st_fail_internal(why, "putting a composite's input back failed: %s", inner.message);
+    return out;
+}
+
+const st_node *st_rewrite_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    if (e->kind != ST_NODE_PRIM || e->nkids > ST_MAX_KIDS) return st_rewrite(rw, s, e, why);
+    const st_node *kids[ST_MAX_KIDS], *vars[ST_MAX_KIDS] = {0};
+    bool any = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        kids[i] = e->kids[i];
+        if (!hides(e, i)) continue;
+        const char *name = st_fresh_name(rw->cx, "input");
+        if (!name || !(vars[i] = st_let_var(rw->cx, name, kids[i])))
+            return st_fail_internal(why, "out of memory"), NULL;
+        kids[i] = vars[i];
+        any = true;
+    }
+    if (!any) return st_rewrite(rw, s, e, why);
+    st_err inner = {0};
+    const st_node *opaque = st_rebuild(rw->cx, e, kids, &inner);
+    if (!opaque) return st_fail_internal(why, "hiding a composite's inputs failed: %s", inner.message), NULL;
+    const st_node *r = st_rewrite(rw, s, opaque, why);
+    for (uint32_t i = e->nkids; r && i-- > 0;)
+        if (vars[i]) r = put_back(rw, r, vars[i], e->kids[i], why);
     return r;
 }
 

@@ -231,6 +231,16 @@ static inline const st_node *st_b_size(st_build *b, const st_size *s) {
 /* The element type of an array type. */
 static inline const st_type *st_elem_of(const st_node *xs) { return xs ? xs->type->elem : NULL; }
 
+/* The condition of a rule whose result makes kernels of its own (lookback,
+ * subhistogram): the node runs once per program, at the top level of a def,
+ * not inside a lambda (a map's function, an operator), where it would run
+ * once per element. False, with the reason, when it is inside one. */
+static inline bool st_at_top_level(st_rw *rw, const char *rule, const char *what, st_err *why) {
+    if (!st_rw_under_lambda(rw)) return true;
+    return st_fail(why, (st_loc){0}, "%s: this %s is inside a lambda (a map's function or an operator), so it runs once "
+                   "per element; %s makes kernels of its own and takes a %s at the top level of a def", rule, what, rule, what);
+}
+
 /* A rule's "not of my shape" answer. */
 static inline const st_node *st_no_match(st_err *why, const char *fmt, const char *what) {
     st_fail(why, (st_loc){0}, fmt, what);

@@ -179,6 +179,16 @@ const st_def *st_rw_def(st_rw *rw);
 
 /* Apply s to e: the result, or NULL with why it did not apply. */
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+/* Apply s to e as a composite rule does (an `expand` rule's strategy always
+ * runs so): on e and on what s builds there, never inside e's inputs, which
+ * stand behind fresh variables while s runs. So `first(scan, …)` in s finds
+ * the scans s made, not a scan that computes e's input. An input that s
+ * leaves used more than once, or inside a lambda, is let-bound once. */
+const st_node *st_rewrite_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+/* Is the node being rewritten inside a lambda (a map's function, an
+ * operator), so that it runs once per element rather than once per program?
+ * A rule whose result makes kernels of its own refuses there. */
+bool st_rw_under_lambda(const st_rw *rw);
 /* Apply s to the body of def: a new def (same parameters, facts and result
  * type), or NULL with the reason. */
 const st_def *st_rewrite_def(st_rw *rw, const st_strategy *s, const st_def *def, st_err *why);

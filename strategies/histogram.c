@@ -33,6 +33,10 @@ static const st_node *subhistogram(st_rw *rw, const st_node *e, const int64_t *a
         return st_no_match(why, "%s", "subhistogram rewrites a reduce_by_index");
     const st_node *dest = e->kids[0], *op = e->kids[1];
     const st_type *t = dest->type->elem;
+    if (!st_at_top_level(rw, "subhistogram", "reduce_by_index", why)) return NULL;
+    if (!st_type_is_plain(t))
+        return st_fail(why, (st_loc){0}, "subhistogram keeps buckets of scalars and tuples of scalars, and these "
+                       "buckets hold arrays (rows)"), NULL;
     int64_t c = args[0] == ST_PARAM_UNSET ? 0 : args[0];
     int64_t mem = args[1] == ST_PARAM_UNSET ? ST_HIST_MEM_AUTO : args[1] == 0 ? ST_HIST_MEM_GLOBAL : ST_HIST_MEM_LOCAL;
     int64_t atomic = args[2] == ST_PARAM_UNSET ? (int64_t)st_hist_atomic_for(op, t) : args[2] + 1;
@@ -59,7 +63,8 @@ static const st_rule rule_subhistogram = {
     .summary = "reduce_by_index in subhistograms: C work-items cooperate on each, in global or local memory, updated "
                "by a hardware atomic, a compare-and-swap loop or a lock, then reduced into the destination; left out, "
                "C, MEM and ATOMIC take the thesis' heuristic (C = H global, min(H, B) local; local where it fits)",
-    .conditions = "a reduce_by_index whose operator is associative and commutative; add needs + min max & | ^ on "
+    .conditions = "a reduce_by_index at the top level of a def (not inside a map) whose buckets are scalars or tuples "
+                  "of scalars and whose operator is associative and commutative; add needs + min max & | ^ on "
                   "integers, cas one 32- or 64-bit number",
     .origin = "built-in",
     .nparams = 3,

@@ -27,6 +27,10 @@ static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
 static const st_node *lookback(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_scan_form_of(e, &p)) return st_no_match(why, "%s", "lookback rewrites a scan");
+    if (!st_at_top_level(rw, "lookback", "scan", why)) return NULL;
+    if (!st_type_is_plain(p.z->type) || !st_type_is_plain(p.xs->type->elem))
+        return st_fail(why, (st_loc){0}, "lookback scans scalars and tuples of scalars, and this scan's elements or "
+                       "accumulator hold arrays (rows); parallel-scan or no rule takes it"), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *m = st_b_count(b, args[0]), *wg = st_b_count(b, args[1]), *lw = st_b_count(b, args[2]),
                   *load = st_b_count(b, args[3]);
@@ -48,7 +52,8 @@ static const st_rule rule_lookback = {
                "M elements per work-item, WG work-items per group, LW of them reading predecessors' flags at once "
                "(1 is right everywhere; a warp's width suits GPUs), LOAD through local memory or direct; a fused map, "
                "post-function or scatter stays in it",
-    .conditions = "a scan, of any length and any form; LW <= WG",
+    .conditions = "a scan at the top level of a def (not inside a map), of any length and any form, whose elements and "
+                  "accumulator are scalars or tuples of scalars; LW <= WG",
     .origin = "built-in",
     .nparams = 4,
     .params = {{.name = "M", .doc = "elements per work-item", .min = 1, .max = 65536},

@@ -236,7 +236,7 @@ static const st_node *brent_kung(st_rw *rw, const st_node *e, const int64_t *arg
     const st_strategy *s = st_s_binary(cx, ST_S_SEQ,
         st_s_iterate(cx, td, st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_brent_kung_step, &bf))),
         st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_sequential_scan, NULL)));
-    return s ? st_rewrite(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+    return s ? st_rewrite_node(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
 }
 
 static bool brent_kung_check(const int64_t *args, st_err *why) {
@@ -292,7 +292,7 @@ static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *
         st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_brent_kung, bk)));
     if (s && !divides(rw, bs, p.xs->type->size))
         s = st_s_binary(cx, ST_S_SEQ, st_s_rule(cx, &rule_pad_scan, &bs), s);
-    return s ? st_rewrite(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+    return s ? st_rewrite_node(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
 }
 
 /* ---- the table ---- */
