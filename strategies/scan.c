@@ -331,7 +331,7 @@ static const st_rule rule_sequential_scan = {
 static const st_rule rule_brent_kung = {
     .name = "brent-kung",
     .summary = "TD layers of a Brent-Kung tree around a sequential middle (listing 6); TD = log_BF(length) is the full tree",
-    .conditions = "BF^TD divides the scan's length",
+    .conditions = "BF^TD divides the scan's length; acts on the scan it is applied to, not on a scan in its input",
     .origin = "built-in",
     .nparams = 2,
     .params = {BF_PARAM, {.name = "TD", .doc = "the tree's depth", .min = 0, .max = 62}},
@@ -353,7 +353,8 @@ static const st_rule rule_parallel_scan = {
     .name = "parallel-scan",
     .summary = "scan-then-propagate(BS) with a Brent-Kung tree of depth TD in each block (listing 7), for any length "
                "(padding when BS does not divide it); the tree's sequential middle scans SE = BS / BF^TD elements",
-    .conditions = "BS % BF == 0; exactly one of TD and SE; BF^TD divides BS (TD), or BS / SE is a power of BF (SE)",
+    .conditions = "BS % BF == 0; exactly one of TD and SE; BF^TD divides BS (TD), or BS / SE is a power of BF (SE); "
+                  "any length; acts on the scan it is applied to, not on a scan in its input (each(scan, …) takes those)",
     .origin = "built-in",
     .nparams = 4,
     .params = {BS_PARAM, BF_PARAM,
