@@ -97,7 +97,7 @@ static const st_node *reduce_then_scan(st_rw *rw, const st_node *e, const int64_
     const st_rule *pad = st_registry_find(st_rw_registry(rw), "pad-scan");
     const st_rule *step = st_registry_find(st_rw_registry(rw), "reduce-then-scan-step");
     if (!pad || !step) return st_fail_internal(why, "reduce-then-scan needs the rules pad-scan and reduce-then-scan-step"), NULL;
-    const st_strategy *then = st_s_at(cx, ST_S_FIRST, (st_pattern){ST_PAT_PRIM, ST_PRIM_SCAN}, st_s_rule(cx, step, args));
+    const st_strategy *then = st_s_at(cx, ST_S_FIRST, st_pattern_of(ST_PRIM_SCAN), st_s_rule(cx, step, args));
     const st_strategy *all = st_size_divides(st_size_const(cx, args[0]), s.xs->type->size)
                                  ? then
                                  : st_s_binary(cx, ST_S_SEQ, st_s_rule(cx, pad, args), then);

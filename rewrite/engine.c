@@ -77,7 +77,8 @@ static void keep_reason(st_err *best, const st_err *now) {
     if (now->kind == ST_ERR_INTERNAL || !best->message[0] || (best->mismatch && !now->mismatch)) *best = *now;
 }
 
-static bool matches(st_pattern p, const st_node *n) {
+static bool matches(const st_rw *rw, st_pattern p, const st_node *n) {
+    if (p.top && rw->lambdas > 0) return false;
     switch (p.kind) {
     case ST_PAT_PRIM: return n->kind == ST_NODE_PRIM && n->u.prim == p.prim;
     case ST_PAT_LET: return n->kind == ST_NODE_LET;
@@ -89,7 +90,7 @@ static bool matches(st_pattern p, const st_node *n) {
 static void pattern_name(st_pattern p, char *buf, size_t cap) {
     const char *name = p.kind == ST_PAT_PRIM ? st_prim_get(p.prim)->name : p.kind == ST_PAT_LET ? "let"
                        : p.kind == ST_PAT_LAMBDA ? "lambda" : "expression";
-    snprintf(buf, cap, "%s", name);
+    snprintf(buf, cap, "%s%s", p.top ? "top-level " : "", name);
 }
 
 /* n with kid i replaced by k */
@@ -158,7 +159,7 @@ static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node 
 /* first(pattern, s): s at the first node matching, in program order (pre-
  * order, left to right). *found tells whether there was one. */
 static const st_node *at_first(st_rw *rw, const st_strategy *s, const st_node *e, bool *found, st_err *why) {
-    if (matches(s->pattern, e)) {
+    if (matches(rw, s->pattern, e)) {
         *found = true;
         return run(rw, s->a, e, why);
     }
@@ -184,7 +185,7 @@ static const st_node *at_each(st_rw *rw, const st_strategy *s, const st_node *e,
     st_err inner = {0};
     const st_node *n = st_rebuild(rw->cx, e, kids, &inner);
     if (!n) return st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message), NULL;
-    if (!matches(s->pattern, e)) return n;
+    if (!matches(rw, s->pattern, e)) return n;
     ++*count;
     return run(rw, s->a, n, why);
 }
@@ -305,7 +306,7 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
         bool found = false;
         st_err inner = {0};
         const st_node *r = at_first(rw, s, e, &found, &inner);
-        char p[32];
+        char p[48];
         pattern_name(s->pattern, p, sizeof p);
         if (!found) {
             st_fail(why, (st_loc){0}, "there is no %s here", p);
@@ -323,7 +324,7 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
         uint32_t count = 0;
         const st_node *r = at_each(rw, s, e, &count, why);
         if (r && count == 0) {
-            char p[32];
+            char p[48];
             pattern_name(s->pattern, p, sizeof p);
             st_fail(why, (st_loc){0}, "there is no %s here", p);
             why->mismatch = true;

@@ -7,7 +7,7 @@
  *             | try(s) | repeat(s) | topdown(s) | bottomup(s) | all(s) | one(s) | normalize(s)
  *             | iterate(N, s) | first(PATTERN, s) | each(PATTERN, s)
  *             | RULE [ '(' [arg (',' arg)*] ')' ]      arg := [NAME '='] INTEGER
- *   PATTERN  := a primitive's name, let, lambda or any
+ *   PATTERN  := [top] (a primitive's name, let, lambda or any); top: outside every lambda
  *
  * `;` binds tighter than `<+`. Errors carry the column. */
 #include "rewrite.h"
@@ -147,16 +147,19 @@ static bool integer(sparser *p, int64_t *out) {
 }
 
 static bool pattern(sparser *p, st_pattern *out) {
-    if (p->t.kind != T_NAME) return unexpected(p, "a pattern: a primitive's name (scan, map, …), let, lambda or any"), false;
-    if (is(&p->t, "let")) *out = (st_pattern){ST_PAT_LET, 0};
-    else if (is(&p->t, "lambda")) *out = (st_pattern){ST_PAT_LAMBDA, 0};
-    else if (is(&p->t, "any")) *out = (st_pattern){ST_PAT_ANY, 0};
+    bool top = p->t.kind == T_NAME && is(&p->t, "top");
+    if (top) advance(p);
+    if (p->t.kind != T_NAME) return unexpected(p, "a pattern: a primitive's name (scan, map, …), let, lambda or any, after `top` or not"), false;
+    if (is(&p->t, "let")) *out = (st_pattern){.kind = ST_PAT_LET};
+    else if (is(&p->t, "lambda")) *out = (st_pattern){.kind = ST_PAT_LAMBDA};
+    else if (is(&p->t, "any")) *out = (st_pattern){.kind = ST_PAT_ANY};
     else if (st_prim_from_name(p->t.start, p->t.len, &out->prim)) out->kind = ST_PAT_PRIM;
     else {
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(p->t.len > 40 ? 40 : p->t.len), p->t.start);
         return fail(p, p->t.col, "`%s` is not a pattern: use a primitive's name (scan, map, …), let, lambda or any", name), false;
     }
+    out->top = top;
     advance(p);
     return true;
 }

@@ -117,13 +117,19 @@ typedef enum st_strategy_kind {
     ST_S_NORMALIZE  /* normalize(a): wherever a applies, until it applies nowhere */
 } st_strategy_kind;
 
-/* What first and each look for: a primitive, `let`, `lambda`, or anything. */
+/* What first and each look for: a primitive, `let`, `lambda`, or anything;
+ * written `top scan`, only such a node outside every lambda (at the top
+ * level of a def: run once per program, not once per element). */
 typedef enum st_pattern_kind { ST_PAT_PRIM, ST_PAT_LET, ST_PAT_LAMBDA, ST_PAT_ANY } st_pattern_kind;
 
 typedef struct st_pattern {
     st_pattern_kind kind;
     st_prim prim;
+    bool top;
 } st_pattern;
+
+/* The pattern of a primitive, anywhere: what first(scan, …) finds. */
+static inline st_pattern st_pattern_of(st_prim prim) { return (st_pattern){.kind = ST_PAT_PRIM, .prim = prim}; }
 
 struct st_strategy {
     st_strategy_kind kind;

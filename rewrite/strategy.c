@@ -71,6 +71,7 @@ static const char *unary_name(st_strategy_kind k) {
 }
 
 static void pattern(st_pattern p, st_buf *out) {
+    if (p.top) st_buf_puts(out, "top ");
     switch (p.kind) {
     case ST_PAT_PRIM: st_buf_puts(out, st_prim_get(p.prim)->name); return;
     case ST_PAT_LET: st_buf_puts(out, "let"); return;

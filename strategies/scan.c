@@ -219,7 +219,7 @@ static int64_t power(int64_t bf, int64_t td) {
     return v;
 }
 
-static st_pattern scan_pattern(void) { return (st_pattern){ST_PAT_PRIM, ST_PRIM_SCAN}; }
+static st_pattern scan_pattern(void) { return st_pattern_of(ST_PRIM_SCAN); }
 
 /* brent-kung(BF, TD), listing 6: TD steps, then the middle sequentially:
  *   iterate(TD, first(scan, brent-kung-step(BF))) ; first(scan, sequential-scan) */

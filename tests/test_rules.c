@@ -1383,6 +1383,14 @@ START_TEST(kernel_makers_refuse_inside_a_map) {
     const st_def *now = rewrite_ok(d, "each(scan, try(lookback(M=4, WG=4)))");
     ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN_LOOKBACK), 1);
     ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN), 1);
+    /* a `top` pattern finds only nodes outside every lambda: each takes
+     * the top-level scan and never tries the one inside the map */
+    now = rewrite_ok(d, "each(top scan, lookback(M=4, WG=4))");
+    ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN_LOOKBACK), 1);
+    ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN), 1);
+    st_err err = refusal(entry_of(parse_ok(cx, "def main(xss: [M][K]i32) = xss |> map(xs => xs |> scan(+, 0))")),
+                         "first(top scan, lookback(M=4, WG=4))");
+    ck_assert_has(err.message, "there is no top-level scan here");
     /* the default strategy leaves a histogram per row as it is */
     const st_def *h = entry_of(parse_ok(cx, "def main(iss: [M][N]i32, H: i64) = "
                                             "iss |> map(is => reduce_by_index(replicate(H, 0), +, 0, is, replicate(N, 1)))"));

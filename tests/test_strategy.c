@@ -368,7 +368,7 @@ static bool same_strategy(const st_strategy *a, const st_strategy *b) {
     case ST_S_ITERATE: return a->n == b->n && same_strategy(a->a, b->a);
     case ST_S_FIRST:
     case ST_S_EACH:
-        return a->pattern.kind == b->pattern.kind &&
+        return a->pattern.kind == b->pattern.kind && a->pattern.top == b->pattern.top &&
                (a->pattern.kind != ST_PAT_PRIM || a->pattern.prim == b->pattern.prim) && same_strategy(a->a, b->a);
     default: return same_strategy(a->a, b->a) && same_strategy(a->b, b->b);
     }
@@ -471,6 +471,11 @@ START_TEST(parse_combinators) {
     ck_assert_int_eq(s->pattern.prim, ST_PRIM_REDUCE_BY_INDEX);
     s = strat("first(scanSeq, id)");
     ck_assert_int_eq(s->pattern.prim, ST_PRIM_SCAN_SEQ);
+    ck_assert(!s->pattern.top);
+    s = strat("each(top scan, id)");
+    ck_assert(s->pattern.top);
+    ck_assert_int_eq(s->pattern.prim, ST_PRIM_SCAN);
+    ck_assert(strat("first(top any, id)")->pattern.top);
 
     /* the DESIGN's example */
     s = strat("scan-then-propagate(BS=512) ; first(scan, brent-kung(BF=2, TD=5))");
@@ -552,6 +557,7 @@ START_TEST(print_parse_print) {
         {"each(let, id ; fail)", "each(let, id ; fail)"},
         {"each(lambda, id <+ fail)", "each(lambda, id <+ fail)"},
         {"first(any, id)", "first(any, id)"},
+        {"each( top  scan, id)", "each(top scan, id)"},
         {"each(map, fuse-map-map)", "each(map, fuse-map-map)"},
         {"topdown(all(one(bottomup(normalize(id)))))", "topdown(all(one(bottomup(normalize(id)))))"},
         {"try((id <+ fail) ; id)", "try((id <+ fail) ; id)"},
