@@ -168,6 +168,8 @@ static cg_value declare(cg *g, const st_type *t) {
 }
 
 static cg_value ternary(cg *g, const char *c, const cg_value *a, const cg_value *b) {
+    /* after a failure a branch may be a placeholder of another shape */
+    if (g->failed || a->kind != b->kind || (a->kind == CG_TUPLE && a->n != b->n)) return *a;
     if (a->kind == CG_SCALAR) return cg_scalar(a->type, cg_str(g, "(%s ? %s : %s)", c, a->c, b->c));
     cg_value *items = cg_alloc(g, a->n * sizeof *items);
     if (!items) return *a;
