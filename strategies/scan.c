@@ -187,7 +187,8 @@ static const st_node *fused(st_build *b, const st_node *read) {
  *   let padded = iota(m) |> map(i => if i < n then xs |> get(i) else z)
  *   let scanned = padded |> scan(op, z)
  *   in iota(n) |> map(i => scanned |> get(i))
- * The reads of xs are index-fused, so padded is a map of the index alone:
+ * The reads of xs are index-fused, so padded is a map of the index alone
+ * (xs is let-bound first when an element of it costs more than a read):
  * a view (st_is_view), which lowering leaves unmaterialised and codegen
  * reads where the scan reads it, with the bounds test. The padding adds no
  * kernel and no buffer of its own.
@@ -208,7 +209,15 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *n_e = st_b_size(b, n), *m_e = st_b_size(b, m), *n_value = st_b_size_value(b, n);
     const st_node *i = st_b_var(b, "i", st_type_scalar(cx, ST_I64));
-    const st_node *x = fused(b, ST_PRIM(b, ST_PRIM_GET, i, p.xs));
+    const st_node *xs = p.xs, *input = NULL;
+    const st_node *x = fused(b, ST_PRIM(b, ST_PRIM_GET, i, xs));
+    if (x && !st_is_view(x, true)) {
+        /* one element of the input costs more than a read (it is an element
+         * of a scan, a reduction): the input is computed once, into memory */
+        input = st_b_bound(b, "input", p.xs);
+        xs = input;
+        x = ST_PRIM(b, ST_PRIM_GET, i, input);
+    }
     const st_node *item = p.fold ? ST_CALL(b, p.fold, p.z, x) : x;
     const st_node *padded_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, st_b_if(b, st_b_binop(b, ST_OP_LT, i, n_value), item, p.z), i),
                                    ST_PRIM(b, ST_PRIM_IOTA, m_e));
@@ -216,9 +225,10 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     const st_node *scanned_v = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.z, padded);
     const st_node *scanned = st_b_bound(b, "scanned", scanned_v);
     const st_node *j = st_b_var(b, "i", st_type_scalar(cx, ST_I64));
-    const st_node *kept = finish(b, &p, ST_PRIM(b, ST_PRIM_GET, j, scanned), p.post ? fused(b, ST_PRIM(b, ST_PRIM_GET, j, p.xs)) : NULL);
+    const st_node *kept = finish(b, &p, ST_PRIM(b, ST_PRIM_GET, j, scanned), p.post ? fused(b, ST_PRIM(b, ST_PRIM_GET, j, xs)) : NULL);
     const st_node *out = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, kept, j), ST_PRIM(b, ST_PRIM_IOTA, n_e));
-    return st_b_let(b, padded, padded_v, st_b_let(b, scanned, scanned_v, out));
+    const st_node *r = st_b_let(b, padded, padded_v, st_b_let(b, scanned, scanned_v, out));
+    return input ? st_b_let(b, input, p.xs, r) : r;
 }
 
 /* ---- composites ---- */
