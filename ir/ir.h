@@ -488,6 +488,11 @@ st_hist_atomic st_hist_atomic_for(const st_node *op, const st_type *t);
  * does), so not a view. */
 bool st_is_view(const st_node *e, bool placed_is_memory);
 
+/* Is e a scalar (or a tuple of scalars) computed from views alone, scalar
+ * lets among them, and nothing placed (toLocal(x) is a computation here):
+ * what one element costs when it costs no loop and no memory of its own. */
+bool st_is_view_scalar(const st_node *e);
+
 /* Is kid i of n a variable n binds (a let's pattern, a lambda's parameter)?
  * Traversals pass over those: they are names, not expressions. */
 static inline bool st_is_binder(const st_node *n, uint32_t i) {

@@ -168,7 +168,8 @@ static bool index_map(const st_node *e, bool placed_is_memory) {
     if (xs->kind != ST_NODE_PRIM || xs->u.prim != ST_PRIM_IOTA || !view(xs, placed_is_memory, false)) return false;
     if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) != 1) return false;
     const st_node *body = st_lambda_body(f);
-    return plain_type(body->type) && view(body, placed_is_memory, true);
+    /* what the body places in memory, it computes: no element's cost */
+    return plain_type(body->type) && view(body, false, true);
 }
 
 static bool view(const st_node *e, bool placed_is_memory, bool scalar_lets) {
@@ -176,7 +177,8 @@ static bool view(const st_node *e, bool placed_is_memory, bool scalar_lets) {
     case ST_NODE_VAR: case ST_NODE_LIT: return true;
     case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV: break;
     case ST_NODE_IF:
-        if (e->type->kind != ST_TYPE_SCALAR) return false; /* choosing between arrays is a copy */
+        /* choosing between arrays is a copy; an element may be a tuple */
+        if (e->type->kind != ST_TYPE_SCALAR && !(scalar_lets && plain_type(e->type))) return false;
         break;
     case ST_NODE_LET:
         if (!scalar_lets || !plain_type(st_let_value(e)->type)) return false;
@@ -198,3 +200,5 @@ static bool view(const st_node *e, bool placed_is_memory, bool scalar_lets) {
 }
 
 bool st_is_view(const st_node *e, bool placed_is_memory) { return view(e, placed_is_memory, false); }
+
+bool st_is_view_scalar(const st_node *e) { return plain_type(e->type) && view(e, false, true); }

@@ -473,9 +473,10 @@ static void local_memory_is_constant(const char *d, const char *label) {
 }
 
 START_TEST(pad_scan_adds_no_kernel) {
-    /* a mapped input (and a zip of two) padded to BS must launch as many
-     * kernels as the same scan of a let-bound map whose length BS divides:
-     * the padding is read where the scan reads it, the map with it */
+    /* a mapped input (and a zip of two) padded to BS must launch no more
+     * kernels than the same scan of a let-bound map whose length BS
+     * divides: the padding is read where the scan reads it, the map with
+     * it, and keeping the first N elements is the scan's last step */
     const char *padded = write_text("padded.strata", "def main(xs: [N]i32): [N]i32 =\n"
                                                      "  xs |> map(x => x * 3 - 1) |> scan(+, 0)\n");
     const char *zipped = write_text("zipped.strata", "def main(xs: [N]i32, ys: [N]f32): [N]f32 =\n"
@@ -492,17 +493,20 @@ START_TEST(pad_scan_adds_no_kernel) {
     for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
         const char *d = path_of(arena_printf("%s%s", "padded-", lengths[i] + 2));
         run_checked(ARGS("run", padded, "-s", s, "--size", lengths[i], "--emit", d, "--check"));
-        ck_assert_msg(kernels_in(d) == want, "%s: %u kernels with padding, %u without", lengths[i], kernels_in(d), want);
+        ck_assert_msg(kernels_in(d) <= want, "%s: %u kernels with padding, %u without", lengths[i], kernels_in(d), want);
         local_memory_is_constant(d, lengths[i]);
         const char *z = path_of(arena_printf("%s%s", "zipped-", lengths[i] + 2));
         run_checked(ARGS("run", zipped, "-s", s, "--size", lengths[i], "--emit", z, "--check"));
-        ck_assert_msg(kernels_in(z) == want, "zip, %s: %u kernels with padding, %u without", lengths[i], kernels_in(z),
+        ck_assert_msg(kernels_in(z) <= want, "zip, %s: %u kernels with padding, %u without", lengths[i], kernels_in(z),
                       want);
         local_memory_is_constant(z, lengths[i]);
     }
-    /* the padded program is not a kernel of its own */
-    ck_assert_msg(!strstr(slurp(arena_printf("%s/%s", path_of("padded-1009"), "kernels.cl"), NULL), "_padded("),
-                  "a kernel computes the padded input");
+    /* the let-bound map is a kernel of its own; neither the map in the
+     * pipeline, nor the padding, nor keeping the first N elements is */
+    const char *cl = slurp(arena_printf("%s/%s", path_of("padded-1009"), "kernels.cl"), NULL);
+    ck_assert_msg(!strstr(cl, "_padded("), "a kernel computes the padded input:\n%s", cl);
+    ck_assert_msg(kernels_in(path_of("padded-1009")) < want, "%u kernels with padding, %u without:\n%s",
+                  kernels_in(path_of("padded-1009")), want, cl);
 }
 END_TEST
 
