@@ -366,7 +366,8 @@ static const st_rule rule_brent_kung = {
 
 static const st_rule rule_pad_scan = {
     .name = "pad-scan",
-    .summary = "pad a scan's input with the neutral element to a multiple of BS, scan, and keep the first elements",
+    .summary = "pad a scan's input with the neutral element to a multiple of BS, scan, and keep the first elements; "
+               "the padded input is a view (read where the scan reads it, no kernel or buffer of its own)",
     .conditions = "the scan's length is not already a multiple of BS",
     .origin = "built-in",
     .nparams = 1,
