@@ -1401,6 +1401,44 @@ START_TEST(index_fusion_preserves_results) {
 }
 END_TEST
 
+/* A let-bound array read only element by element, each element a few
+ * operations, is read where it is read (not stored); one read whole, or
+ * whose elements cost a loop, stays bound. The results never change. */
+START_TEST(let_read_element_wise_is_inlined) {
+    const struct {
+        const char *src;
+        bool inlined;
+    } cases[] = {
+        {"def main(xs: [N]i32) = let ys = xs |> map(x => x * 2 - 1) in "
+         "iota(N) |> map(i => (ys |> get(i)) + (ys |> get(N - 1 - i)))", true},
+        {"def main(xs: [N]i32) = let ys = zip(xs, iota(N)) |> map((x, j) => x + i32(j)) in "
+         "iota(N) |> map(i => ys |> get(i))", true},
+        {"def main(xs: [N]i32) = let ys = xs |> scan(+, 0) in iota(N) |> map(i => ys |> get(i))", false},
+        {"def main(xs: [N]i32) = let ys = xs |> map(x => x * 2) in (ys, ys |> reduce(+, 0))", false},
+        /* the inner ys is another array: its reads are not the outer's */
+        {"def main(xs: [N]i32) = let ys = xs |> map(x => x * 2) in "
+         "iota(N) |> map(i => (ys |> get(i)) + (let ys = xs |> scan(+, 0) in ys |> get(N - 1 - i)))", true},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const st_def *d = entry_of(parse_ok(cx, cases[k].src));
+        st_err err = {0};
+        const st_node *body = st_fuse_index(cx, d, d->body, &err);
+        ck_assert_msg(body != NULL, "%s: %s", cases[k].src, err.message);
+        bool bound = body->kind == ST_NODE_LET;
+        ck_assert_msg(bound != cases[k].inlined, "%s: %s:\n%s", cases[k].src,
+                      cases[k].inlined ? "still bound" : "inlined", node_text(body));
+        st_def *now = st_arena_alloc(ar, sizeof *now);
+        ck_assert(now != NULL);
+        *now = *d;
+        now->body = body;
+        faults f = {0};
+        const int64_t lengths[] = {1, 7, 1000, 1009};
+        same_results_noted(&f, cases[k].src, d, now, lengths, 4, 0, 9);
+        no_faults(&f);
+    }
+}
+END_TEST
+
 START_TEST(pad_scan_reads_its_input_as_a_view) {
     /* the padded input of a mapped or zipped scan is an index map (a view):
      * no kernel and no buffer of its own; a scan of a scan binds the inner
@@ -1441,7 +1479,7 @@ int main(void) {
         {"scan rule lengths", {scan_rule_refuses_lengths_it_cannot_divide}, NSCAN_CASES},
         {"fusion", {fusion_preserves_results}, NFUSION_CASES},
         {"index fusion", {index_fusion_preserves_results}, NINDEX_CASES},
-        {"padding", {pad_scan_reads_its_input_as_a_view}, 0},
+        {"padding", {pad_scan_reads_its_input_as_a_view, let_read_element_wise_is_inlined}, 0},
         {"scan rules in context", {scan_rules_in_context_preserve_results}, NCONTEXT_CASES},
         {"by hand",
          {scan_then_propagate_by_hand, affine_recurrence_keeps_its_order_by_hand, segmented_scan_by_hand,
