@@ -18,7 +18,10 @@
 # `strata run --time` (median of 15 kernel timings) of each. The table gives
 # each one's kernels and median over the rounds, and the ratio of the
 # padded program's time to the unpadded one's: padding is a view read where
-# the scan reads it, so it should add no kernel and next to no time.
+# the scan reads it, and keeping the first N elements is the scan's last
+# step (index fusion), so the padded program should launch no more kernels
+# than the unpadded one (whose let-bound map is a kernel of its own) and
+# take about its time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
