@@ -76,7 +76,8 @@ typedef enum cg_view_kind {
     CG_V_TRANSPOSE, /* [a][b]t as [b][a]t */
     CG_V_COLUMN,    /* element j is inner[j][col] */
     CG_V_IOTA,      /* element i is i */
-    CG_V_REPLICATE  /* every element is `elem` */
+    CG_V_REPLICATE, /* every element is `elem` */
+    CG_V_MAP        /* element i is fn(inner[i]), computed where it is read (an index map) */
 } cg_view_kind;
 
 struct cg_view {
@@ -89,6 +90,8 @@ struct cg_view {
     const char *start;          /* SHIFT: C expression; COLUMN: the column */
     const st_size *k;           /* SPLIT: the block length; JOIN: the inner length */
     cg_value elem;              /* REPLICATE */
+    const st_node *fn;          /* MAP: the function, */
+    const struct cg_binding *env; /*   in the scope it was made in */
 };
 
 static inline cg_value cg_scalar(const st_type *t, const char *c) {
@@ -236,6 +239,9 @@ cg_value cg_zip(cg *g, const st_type *t, uint32_t n, const cg_value *arrs);
 cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr);
 cg_value cg_iota(cg *g, const st_type *t);
 cg_value cg_replicate(cg *g, const st_type *t, const cg_value *elem);
+/* fn over xs, each element computed where it is read (st_is_view's index
+ * maps): no loop and no memory of its own. */
+cg_value cg_map_view(cg *g, const st_type *t, const st_node *fn, const struct cg_binding *env, const cg_value *xs);
 /* A place of type t in fresh memory (private arrays, local arguments, host buffers). */
 const cg_place *cg_place_new(cg *g, const st_type *t, cg_space space, const char *base);
 const st_size *cg_mem_elements(cg *g, const cg_mem *m); /* the product of its dims */

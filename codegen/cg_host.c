@@ -345,6 +345,7 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
             cg_fail(g, e, "mapLcl outside a work-group; at the top a parallel map is mapGlb or mapWrg");
             return;
         case ST_PRIM_MAP:
+            if (cg_is_view(e)) break; /* an index map: copied below like any view */
             cg_fail(g, e, "a map that was not lowered; apply lower-opencl (or map-glb, map-wrg) first");
             return;
         case ST_PRIM_SCATTER: kernel_scatter(g, e, env, p, "scatter"); return;

@@ -418,6 +418,12 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
         cg_thread_into(g, inner, env, p);
         return cg_value_of_place(g, t, p);
     }
+    case ST_PRIM_MAP:
+        if (cg_is_view(e)) { /* an index map: each element where it is read */
+            cg_value xs = cg_thread_value(g, e->kids[1], env);
+            return cg_map_view(g, t, e->kids[0], env, &xs);
+        }
+        __attribute__((fallthrough)); /* any other map is computed */
     default: {
         if (parallel_map(e)) {
             cg_fail(g, e, "%s inside one work-item's sequential code; a parallel map must be directly "

@@ -300,6 +300,10 @@ static cg_value view_index(cg *g, const cg_view *v, const char *i) {
     }
     case CG_V_IOTA: return cg_scalar(elem, cg_str(g, "((long)(%s))", i));
     case CG_V_REPLICATE: return v->elem;
+    case CG_V_MAP: {
+        cg_value x = view_index(g, v->inner, i);
+        return cg_apply(g, v->fn, 1, &x, v->env);
+    }
     }
     return cg_scalar(elem, "0");
 }
@@ -399,6 +403,15 @@ cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr) {
 }
 
 cg_value cg_iota(cg *g, const st_type *t) { return cg_array(t, new_view(g, CG_V_IOTA, t)); }
+
+cg_value cg_map_view(cg *g, const st_type *t, const st_node *fn, const cg_binding *env, const cg_value *xs) {
+    if (g->failed || xs->kind != CG_ARRAY || !xs->view) return *xs; /* after an error: anything */
+    cg_view *m = new_view(g, CG_V_MAP, t);
+    m->inner = xs->view;
+    m->fn = fn;
+    m->env = env;
+    return cg_array(t, m);
+}
 
 cg_value cg_replicate(cg *g, const st_type *t, const cg_value *elem) {
     if (elem->kind == CG_TUPLE) {

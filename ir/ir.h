@@ -484,12 +484,20 @@ st_hist_atomic st_hist_atomic_for(const st_node *op, const st_type *t);
 
 /* Is e a view: built only from variables, literals, tuples and projections,
  * scalar operators (a scalar `if` among them), split, join, zip, unzip,
- * transpose, iota, replicate and get? Codegen reads a view as index
+ * transpose, iota, replicate and get, and index maps: `iota(n) |> map(i =>
+ * body)` with body a scalar or tuple of scalars built from those (and
+ * scalar lets), such as the padding `if i < n then xs |> get(i) else z`
+ * that pad-scan makes? Codegen reads a view as index
  * arithmetic over what it views; it needs no memory of its own. With
  * placed_is_memory, toGlobal/toLocal/toPrivate(x) counts as memory already
  * there (as lowering sees it); without, as a request for memory (as codegen
  * does), so not a view. */
 bool st_is_view(const st_node *e, bool placed_is_memory);
+
+/* Is e a scalar (or a tuple of scalars) computed from views alone, scalar
+ * lets among them, and nothing placed (toLocal(x) is a computation here):
+ * what one element costs when it costs no loop and no memory of its own. */
+bool st_is_view_scalar(const st_node *e);
 
 /* Is kid i of n a variable n binds (a let's pattern, a lambda's parameter)?
  * Traversals pass over those: they are names, not expressions. */

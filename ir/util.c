@@ -148,24 +148,57 @@ int st_closest_names(const char *name, const char *const *candidates, int ncandi
     return count;
 }
 
-bool st_is_view(const st_node *e, bool placed_is_memory) {
+/* a scalar, or a tuple of them: what one element of an index map may be */
+static bool plain_type(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return true;
+    if (t->kind != ST_TYPE_TUPLE) return false;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!plain_type(t->items[i])) return false;
+    return true;
+}
+
+static bool view(const st_node *e, bool placed_is_memory, bool scalar_lets);
+
+/* iota(n) |> map(i => body), body a scalar (or tuple of scalars) computed
+ * from views: element i is body at i, computed where it is read, as a split
+ * or a zip is. Its scalar lets name parts of the body once. */
+static bool index_map(const st_node *e, bool placed_is_memory) {
+    if (e->nkids != 2) return false;
+    const st_node *f = e->kids[0], *xs = e->kids[1];
+    if (xs->kind != ST_NODE_PRIM || xs->u.prim != ST_PRIM_IOTA || !view(xs, placed_is_memory, false)) return false;
+    if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) != 1) return false;
+    const st_node *body = st_lambda_body(f);
+    /* what the body places in memory, it computes: no element's cost */
+    return plain_type(body->type) && view(body, false, true);
+}
+
+static bool view(const st_node *e, bool placed_is_memory, bool scalar_lets) {
     switch (e->kind) {
     case ST_NODE_VAR: case ST_NODE_LIT: return true;
     case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV: break;
     case ST_NODE_IF:
-        if (e->type->kind != ST_TYPE_SCALAR) return false; /* choosing between arrays is a copy */
+        /* choosing between arrays is a copy; an element may be a tuple */
+        if (e->type->kind != ST_TYPE_SCALAR && !(scalar_lets && plain_type(e->type))) return false;
+        break;
+    case ST_NODE_LET:
+        if (!scalar_lets || !plain_type(st_let_value(e)->type)) return false;
         break;
     case ST_NODE_PRIM:
         switch (e->u.prim) {
         case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE: return placed_is_memory;
         case ST_PRIM_SPLIT: case ST_PRIM_JOIN: case ST_PRIM_ZIP: case ST_PRIM_UNZIP: case ST_PRIM_TRANSPOSE:
         case ST_PRIM_IOTA: case ST_PRIM_REPLICATE: case ST_PRIM_GET: break;
+        case ST_PRIM_MAP: return index_map(e, placed_is_memory);
         default: return false;
         }
         break;
-    default: return false; /* let, lambda, operator */
+    default: return false; /* lambda, operator */
     }
     for (uint32_t i = 0; i < e->nkids; i++)
-        if (!st_is_view(e->kids[i], placed_is_memory)) return false;
+        if (!view(e->kids[i], placed_is_memory, scalar_lets)) return false;
     return true;
 }
+
+bool st_is_view(const st_node *e, bool placed_is_memory) { return view(e, placed_is_memory, false); }
+
+bool st_is_view_scalar(const st_node *e) { return plain_type(e->type) && view(e, false, true); }

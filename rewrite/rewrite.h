@@ -218,6 +218,13 @@ const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
  * capture a free variable of repl are renamed. */
 const st_node *st_subst(st_ctx *cx, const st_node *e, const st_node *var, const st_node *repl,
                         st_err *err);
+/* e with index fusion applied everywhere: a read of one element of a
+ * producer reads only what that element needs. get(i, map(f, xs)) is
+ * f(get(i, xs)); through zip a tuple of reads, iota the index (as i64),
+ * replicate the value, join get(i % m, get(i / m, rows)), a row of a split
+ * or of a transpose one read of what they view. Same values, never more
+ * work. def's sizes write symbolic row lengths (NULL: such joins stay). */
+const st_node *st_fuse_index(st_ctx *cx, const st_def *def, const st_node *e, st_err *err);
 /* def with every variable it binds renamed by its place in the program:
  * the first binder of a base name (`blk`, from `blk_3`) in program order
  * takes the base name, the next ones `blk_2`, `blk_3`, …; the def's

@@ -187,6 +187,7 @@ static st_prim space_of(level lv) {
  * operator runs in one work-item, and so does every other function argument
  * (lower_kids sends them to THREAD), so a map there is sequential anyway. */
 static bool has_parallel(const st_node *e) {
+    if (is_prim(e, ST_PRIM_MAP) && st_is_view(e, true)) return false; /* read element by element */
     if (is_prim(e, ST_PRIM_MAP) || is_prim(e, ST_PRIM_MAP_LCL)) return true;
     for (uint32_t i = 0; i < e->nkids; i++)
         if (!st_is_binder(e, i) && !is_fun_arg(e, i) && has_parallel(e->kids[i])) return true;
@@ -262,7 +263,10 @@ static const st_node *lower_map(st_build *b, const st_node *e, level lv) {
  * are: a mapWrg or mapGlb inside a group is codegen's to report. */
 static const st_node *lower_prim(st_build *b, const st_node *e, level lv) {
     switch (e->u.prim) {
-    case ST_PRIM_MAP: return lower_map(b, e, lv);
+    case ST_PRIM_MAP:
+        /* a map of the index alone is a view: codegen reads it where it is
+         * read, so it needs no runner and no memory */
+        return st_is_view(e, true) ? e : lower_map(b, e, lv);
     case ST_PRIM_MAP_WRG: return lower_kids(b, e, lv, lv == HOST ? GROUP : THREAD);
     case ST_PRIM_SCAN:
     case ST_PRIM_REDUCE: {
@@ -296,8 +300,13 @@ static const st_node *lower_opencl(st_rw *rw, const st_node *e, const int64_t *a
     if (e->depth > ST_MAX_DEPTH)
         return st_fail(why, (st_loc){0}, "lower-opencl: the program is nested %u levels deep, more than the %d that strata reads back",
                        e->depth, ST_MAX_DEPTH), NULL;
+    /* index fusion first, so that no kernel computes a whole producer to
+     * read one element of it, and maps of the index alone become views */
+    st_err ferr = {0};
+    const st_node *fused = st_fuse_index(st_rw_ctx(rw), st_rw_def(rw), e, &ferr);
+    if (!fused) return *why = ferr, NULL;
     st_build B = st_build_of(rw, why);
-    return lower(&B, e, HOST);
+    return lower(&B, fused, HOST);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -171,11 +171,27 @@ static const st_node *sequential_scan(st_rw *rw, const st_node *e, const int64_t
 
 /* ---- pad-scan(BS): every length ---- */
 
+/* A read of one element of the scan's input, index-fused: of a producer
+ * (a map, a zip of maps) it computes that element only, not the whole
+ * producer once per element. */
+static const st_node *fused(st_build *b, const st_node *read) {
+    if (!read) return NULL;
+    st_err e = {0};
+    const st_node *r = st_fuse_index(b->cx, st_rw_def(b->rw), read, &e);
+    if (!r && !b->err->message[0]) *b->err = e;
+    return r;
+}
+
 /* scan(op, z, xs) with n not a multiple of BS becomes a scan of m = ⌈n/BS⌉·BS
  * elements, the tail filled with z, of which the first n are kept:
  *   let padded = iota(m) |> map(i => if i < n then xs |> get(i) else z)
  *   let scanned = padded |> scan(op, z)
  *   in iota(n) |> map(i => scanned |> get(i))
+ * The reads of xs are index-fused, so padded is a map of the index alone
+ * (xs is let-bound first when an element of it costs more than a read):
+ * a view (st_is_view), which lowering leaves unmaterialised and codegen
+ * reads where the scan reads it, with the bounds test. The padding adds no
+ * kernel and no buffer of its own.
  * With a fold the padding is of accumulators (fold(z, x) for an element,
  * z for the tail), so that the scan of them is a plain one. */
 static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
@@ -193,7 +209,15 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *n_e = st_b_size(b, n), *m_e = st_b_size(b, m), *n_value = st_b_size_value(b, n);
     const st_node *i = st_b_var(b, "i", st_type_scalar(cx, ST_I64));
-    const st_node *x = ST_PRIM(b, ST_PRIM_GET, i, p.xs);
+    const st_node *xs = p.xs, *input = NULL;
+    const st_node *x = fused(b, ST_PRIM(b, ST_PRIM_GET, i, xs));
+    if (x && !st_is_view(x, true)) {
+        /* one element of the input costs more than a read (it is an element
+         * of a scan, a reduction): the input is computed once, into memory */
+        input = st_b_bound(b, "input", p.xs);
+        xs = input;
+        x = ST_PRIM(b, ST_PRIM_GET, i, input);
+    }
     const st_node *item = p.fold ? ST_CALL(b, p.fold, p.z, x) : x;
     const st_node *padded_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, st_b_if(b, st_b_binop(b, ST_OP_LT, i, n_value), item, p.z), i),
                                    ST_PRIM(b, ST_PRIM_IOTA, m_e));
@@ -201,9 +225,10 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     const st_node *scanned_v = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.z, padded);
     const st_node *scanned = st_b_bound(b, "scanned", scanned_v);
     const st_node *j = st_b_var(b, "i", st_type_scalar(cx, ST_I64));
-    const st_node *kept = finish(b, &p, ST_PRIM(b, ST_PRIM_GET, j, scanned), p.post ? ST_PRIM(b, ST_PRIM_GET, j, p.xs) : NULL);
+    const st_node *kept = finish(b, &p, ST_PRIM(b, ST_PRIM_GET, j, scanned), p.post ? fused(b, ST_PRIM(b, ST_PRIM_GET, j, xs)) : NULL);
     const st_node *out = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, kept, j), ST_PRIM(b, ST_PRIM_IOTA, n_e));
-    return st_b_let(b, padded, padded_v, st_b_let(b, scanned, scanned_v, out));
+    const st_node *r = st_b_let(b, padded, padded_v, st_b_let(b, scanned, scanned_v, out));
+    return input ? st_b_let(b, input, p.xs, r) : r;
 }
 
 /* ---- composites ---- */
@@ -341,7 +366,8 @@ static const st_rule rule_brent_kung = {
 
 static const st_rule rule_pad_scan = {
     .name = "pad-scan",
-    .summary = "pad a scan's input with the neutral element to a multiple of BS, scan, and keep the first elements",
+    .summary = "pad a scan's input with the neutral element to a multiple of BS, scan, and keep the first elements; "
+               "the padded input is a view (read where the scan reads it, no kernel or buffer of its own)",
     .conditions = "the scan's length is not already a multiple of BS",
     .origin = "built-in",
     .nparams = 1,

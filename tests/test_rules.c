@@ -1401,6 +1401,159 @@ START_TEST(kernel_makers_refuse_inside_a_map) {
 END_TEST
 
 /* ------------------------------------------------------------------------ */
+/* Index fusion                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Reads of one element of a producer, each inside a map over the index (as
+ * pad-scan makes them): fused, the interpreter gives the same results, and
+ * no read of a producer it fuses through is left. */
+typedef struct index_case {
+    const char *what, *src;
+    bool stays; /* a producer it cannot read element-wise (a scan): unchanged */
+} index_case;
+
+#define TWO "def main(xs: [N]i32, ys: [N]f32) = "
+static const index_case INDEX_CASES[] = {
+    {"map", TWO "iota(N) |> map(i => xs |> map(x => x * x - 3) |> get(i))", false},
+    {"map, its parameter used twice, a computed index",
+     TWO "iota(N) |> map(i => xs |> map(x => x * x + x) |> get(N - 1 - i))", false},
+    {"zip of maps",
+     TWO "iota(N) |> map(i => let (a, b) = zip(xs |> map(x => x + 1), ys |> map(y => y * 2.0)) |> get(i) in f32(a) + b)",
+     false},
+    {"zip of maps, a computed index",
+     TWO "iota(N) |> map(i => zip(xs |> map(x => x + 1), ys |> map(y => y * 2.0)) |> get(i / 2 + i % 2))", false},
+    {"iota", TWO "iota(N) |> map(i => iota(N) |> map(j => j * 2) |> get(N - 1 - i))", false},
+    {"iota, an i32 index", TWO "iota(N) |> map(i => (iota(N) |> get(i32(i))) + i64(xs |> map(x => x * 2) |> get(i32(i))))",
+     false},
+    {"replicate", TWO "iota(N) |> map(i => (replicate(N, 5) |> get(i)) + (xs |> get(i)))", false},
+    {"join of rows made by a map",
+     TWO "iota(N) |> map(i => xs |> map(x => iota(3) |> map(k => x + i32(k))) |> join |> get(3 * i + 2))", false},
+    {"a row of a transpose of a split",
+     TWO "iota(N) |> map(i => xs |> map(x => x - 7) |> split(1) |> transpose |> get(0) |> get(i))", false},
+    {"an element of a row of a mapped split",
+     TWO "iota(N) |> map(i => xs |> split(1) |> map(r => r |> map(x => x + 1)) |> get(i) |> get(0))", false},
+    {"a function that binds the index's name",
+     TWO "iota(N) |> map(i => xs |> map(x => let i = x * 2 in i + 1) |> get(i))", false},
+    {"a scan, read whole", TWO "iota(N) |> map(i => xs |> scan(+, 0) |> get(i))", true},
+};
+#undef TWO
+enum { NINDEX_CASES = sizeof INDEX_CASES / sizeof *INDEX_CASES };
+
+/* e as surface syntax, in the test's arena */
+static const char *node_text(const st_node *e) {
+    st_buf b = {0};
+    st_print_node(e, &b);
+    const char *t = text_of("%s", b.data ? b.data : "?");
+    st_buf_free(&b);
+    return t;
+}
+
+/* a read of a producer that index fusion reads through */
+static bool producer_read(const st_node *e) {
+    if (!is_prim(e, ST_PRIM_GET)) return false;
+    const st_node *xs = e->kids[1];
+    return is_prim(xs, ST_PRIM_MAP) || is_prim(xs, ST_PRIM_ZIP) || is_prim(xs, ST_PRIM_IOTA) ||
+           is_prim(xs, ST_PRIM_REPLICATE) || is_prim(xs, ST_PRIM_JOIN) ||
+           (is_prim(xs, ST_PRIM_GET) && (is_prim(xs->kids[1], ST_PRIM_SPLIT) || is_prim(xs->kids[1], ST_PRIM_TRANSPOSE)));
+}
+
+static int producer_reads(const st_node *e) {
+    int n = producer_read(e);
+    for (uint32_t i = 0; i < e->nkids; i++) n += producer_reads(e->kids[i]);
+    return n;
+}
+
+START_TEST(index_fusion_preserves_results) {
+    const index_case *c = &INDEX_CASES[_i];
+    faults f = {0};
+    const st_program *p = parse_noted(&f, c->what, c->src);
+    const st_def *d = p ? entry_of(p) : NULL;
+    no_faults(&f);
+    st_err err = {0};
+    const st_node *body = st_fuse_index(cx, d, d->body, &err);
+    ck_assert_msg(body != NULL, "%s: %s", c->what, err.message);
+    st_def *now = st_arena_alloc(ar, sizeof *now);
+    ck_assert(now != NULL);
+    *now = *d;
+    now->body = body;
+    const int64_t lengths[] = {1, 7, 1000, 1009};
+    same_results_noted(&f, c->what, d, now, lengths, 4, 0, 31 + (uint64_t)_i);
+    if (c->stays && body != d->body) fault(&f, "%s: changed: %s", c->what, node_text(body));
+    if (!c->stays && (producer_reads(d->body) == 0 || producer_reads(body) != 0))
+        fault(&f, "%s: %d reads of a producer before, %d after: %s", c->what, producer_reads(d->body),
+              producer_reads(body), node_text(body));
+    /* fusing again changes nothing */
+    if (st_fuse_index(cx, d, body, &err) != body) fault(&f, "%s: a second fusion changes the program", c->what);
+    no_faults(&f);
+}
+END_TEST
+
+/* A let-bound array read only element by element, each element a few
+ * operations, is read where it is read (not stored); one read whole, or
+ * whose elements cost a loop, stays bound. The results never change. */
+START_TEST(let_read_element_wise_is_inlined) {
+    const struct {
+        const char *src;
+        bool inlined;
+    } cases[] = {
+        {"def main(xs: [N]i32) = let ys = xs |> map(x => x * 2 - 1) in "
+         "iota(N) |> map(i => (ys |> get(i)) + (ys |> get(N - 1 - i)))", true},
+        {"def main(xs: [N]i32) = let ys = zip(xs, iota(N)) |> map((x, j) => x + i32(j)) in "
+         "iota(N) |> map(i => ys |> get(i))", true},
+        {"def main(xs: [N]i32) = let ys = xs |> scan(+, 0) in iota(N) |> map(i => ys |> get(i))", false},
+        {"def main(xs: [N]i32) = let ys = xs |> map(x => x * 2) in (ys, ys |> reduce(+, 0))", false},
+        /* the inner ys is another array: its reads are not the outer's */
+        {"def main(xs: [N]i32) = let ys = xs |> map(x => x * 2) in "
+         "iota(N) |> map(i => (ys |> get(i)) + (let ys = xs |> scan(+, 0) in ys |> get(N - 1 - i)))", true},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const st_def *d = entry_of(parse_ok(cx, cases[k].src));
+        st_err err = {0};
+        const st_node *body = st_fuse_index(cx, d, d->body, &err);
+        ck_assert_msg(body != NULL, "%s: %s", cases[k].src, err.message);
+        bool bound = body->kind == ST_NODE_LET;
+        ck_assert_msg(bound != cases[k].inlined, "%s: %s:\n%s", cases[k].src,
+                      cases[k].inlined ? "still bound" : "inlined", node_text(body));
+        st_def *now = st_arena_alloc(ar, sizeof *now);
+        ck_assert(now != NULL);
+        *now = *d;
+        now->body = body;
+        faults f = {0};
+        const int64_t lengths[] = {1, 7, 1000, 1009};
+        same_results_noted(&f, cases[k].src, d, now, lengths, 4, 0, 9);
+        no_faults(&f);
+    }
+}
+END_TEST
+
+START_TEST(pad_scan_reads_its_input_as_a_view) {
+    /* the padded input of a mapped or zipped scan is an index map (a view):
+     * no kernel and no buffer of its own; a scan of a scan binds the inner
+     * scan once instead of reading it whole per element */
+    const char *srcs[] = {
+        "def main(xs: [N]i32) = xs |> map(x => 1 - x) |> scan(+, 0)",
+        "def main(xs: [N]i32, ys: [N]i32) = zip(xs |> map(x => x * 2), ys |> map(y => y - 1)) "
+        "|> map((a, b) => a + b) |> scan(+, 0)",
+        "def main(xs: [N]i32) = xs |> scan(+, 0) |> scan(+, 0)",
+    };
+    for (size_t k = 0; k < sizeof srcs / sizeof *srcs; k++) {
+        const st_def *d = entry_of(parse_ok(cx, srcs[k]));
+        const st_def *now = rewrite_ok(d, "pad-scan(BS=64)");
+        const st_node *padded = NULL;
+        for (const st_node *e = now->body; e->kind == ST_NODE_LET; e = st_let_body(e))
+            if (!strncmp(e->kids[0]->u.name, "padded", 6)) padded = st_let_value(e);
+        ck_assert_msg(padded && st_is_view(padded, false), "%s: the padded input is not a view:\n%s", srcs[k],
+                      node_text(now->body));
+        ck_assert_int_eq(producer_reads(now->body), 0);
+        faults f = {0};
+        const int64_t lengths[] = {1, 7, 1000, 1009};
+        same_results_noted(&f, srcs[k], d, now, lengths, 4, 0, 5);
+        no_faults(&f);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
 
 int main(void) {
     Suite *s = suite_create("rules");
@@ -1412,6 +1565,8 @@ int main(void) {
         {"scan rules", {scan_rule_preserves_results}, NSCAN_CASES},
         {"scan rule lengths", {scan_rule_refuses_lengths_it_cannot_divide}, NSCAN_CASES},
         {"fusion", {fusion_preserves_results}, NFUSION_CASES},
+        {"index fusion", {index_fusion_preserves_results}, NINDEX_CASES},
+        {"padding", {pad_scan_reads_its_input_as_a_view, let_read_element_wise_is_inlined}, 0},
         {"scan rules in context", {scan_rules_in_context_preserve_results}, NCONTEXT_CASES},
         {"by hand",
          {scan_then_propagate_by_hand, affine_recurrence_keeps_its_order_by_hand, segmented_scan_by_hand,

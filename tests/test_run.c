@@ -445,6 +445,71 @@ START_TEST(emit_writes_program_kernels_host) {
 }
 END_TEST
 
+/* ---- padding ---- */
+
+/* How many kernels `run --emit` wrote to d/kernels.cl. */
+static unsigned kernels_in(const char *d) {
+    unsigned n = 0;
+    for (const char *c = slurp(arena_printf("%s/%s", d, "kernels.cl"), NULL); (c = strstr(c, "__kernel")); c++) n++;
+    return n;
+}
+
+/* The glue sizes each local argument on the line before it adds it up
+ * (`bytes = …;` then `local_bytes += bytes …`): none of those sizes may
+ * follow N, or a kernel's local memory grows with N and fails on large
+ * inputs. */
+static void local_memory_is_constant(const char *d, const char *label) {
+    const char *host = slurp(arena_printf("%s/%s", d, "host.c"), NULL);
+    unsigned locals = 0;
+    for (const char *c = host; (c = strstr(c, "local_bytes += bytes")); c++, locals++) {
+        const char *line = c;
+        while (line > host && strncmp(line, "bytes = ", 8)) line--;
+        char size[256];
+        snprintf(size, sizeof size, "%.*s", (int)strcspn(line, "\n"), line);
+        ck_assert_msg(line > host, "%s: a local argument with no size before it", label);
+        ck_assert_msg(!strstr(size, "s_N"), "%s: local memory grows with N: %s", label, size);
+    }
+    ck_assert_msg(locals > 0, "%s: no local memory at all: not the work-group scan", label);
+}
+
+START_TEST(pad_scan_adds_no_kernel) {
+    /* a mapped input (and a zip of two) padded to BS must launch no more
+     * kernels than the same scan of a let-bound map whose length BS
+     * divides: the padding is read where the scan reads it, the map with
+     * it, and keeping the first N elements is the scan's last step */
+    const char *padded = write_text("padded.strata", "def main(xs: [N]i32): [N]i32 =\n"
+                                                     "  xs |> map(x => x * 3 - 1) |> scan(+, 0)\n");
+    const char *zipped = write_text("zipped.strata", "def main(xs: [N]i32, ys: [N]f32): [N]f32 =\n"
+                                                     "  zip(xs |> map(x => f32(x)), ys |> map(y => y * 2.0))\n"
+                                                     "    |> map((a, b) => a + b) |> scan(+, 0.0)\n");
+    const char *whole = write_text("whole.strata", "def main(xs: [N]i32): [N]i32 where N % 64 == 0 =\n"
+                                                   "  let ys = xs |> map(x => x * 3 - 1)\n"
+                                                   "  in ys |> scan(+, 0)\n");
+    const char *s = "parallel-scan(BS=64, BF=2, SE=4)", *first = "first(scan, parallel-scan(BS=64, BF=2, SE=4))";
+    const char *base = path_of("whole");
+    run_checked(ARGS("run", whole, "-s", first, "--size", "N=1024", "--emit", base, "--check"));
+    unsigned want = kernels_in(base);
+    const char *lengths[] = {"N=1", "N=7", "N=1000", "N=1009"};
+    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
+        const char *d = path_of(arena_printf("%s%s", "padded-", lengths[i] + 2));
+        run_checked(ARGS("run", padded, "-s", s, "--size", lengths[i], "--emit", d, "--check"));
+        ck_assert_msg(kernels_in(d) <= want, "%s: %u kernels with padding, %u without", lengths[i], kernels_in(d), want);
+        local_memory_is_constant(d, lengths[i]);
+        const char *z = path_of(arena_printf("%s%s", "zipped-", lengths[i] + 2));
+        run_checked(ARGS("run", zipped, "-s", s, "--size", lengths[i], "--emit", z, "--check"));
+        ck_assert_msg(kernels_in(z) <= want, "zip, %s: %u kernels with padding, %u without", lengths[i], kernels_in(z),
+                      want);
+        local_memory_is_constant(z, lengths[i]);
+    }
+    /* the let-bound map is a kernel of its own; neither the map in the
+     * pipeline, nor the padding, nor keeping the first N elements is */
+    const char *cl = slurp(arena_printf("%s/%s", path_of("padded-1009"), "kernels.cl"), NULL);
+    ck_assert_msg(!strstr(cl, "_padded("), "a kernel computes the padded input:\n%s", cl);
+    ck_assert_msg(kernels_in(path_of("padded-1009")) < want, "%u kernels with padding, %u without:\n%s",
+                  kernels_in(path_of("padded-1009")), want, cl);
+}
+END_TEST
+
 /* The first word of device 0's name in `strata devices` ("pthread" for PoCL). */
 static const char *device_word(void) {
     char *out = run_ok(ARGS("devices"), NULL);
@@ -703,6 +768,7 @@ int main(void) {
     Suite *s = suite_create("run");
     TCase *ok = tcase(s, "success");
     tcase_add_test(ok, prefix_sum_check_passes);
+    tcase_add_test(ok, pad_scan_adds_no_kernel);
     tcase_add_test(ok, output_f32_equals_eval);
     tcase_add_test(ok, output_int_equals_eval_exactly);
     tcase_add_test(ok, several_outputs);

@@ -1,0 +1,311 @@
+/* rewrite/fuse.c — index fusion: reading one element of a producer reads
+ * only what that element needs.
+ *
+ * `get(i, map(f, xs))` evaluated as written computes the whole map to keep
+ * one element; inside a map over i (what pad-scan builds) that is the whole
+ * producer once per element. Fused, it is f(get(i, xs)), and likewise
+ * through zip (a tuple of reads), iota (the index), replicate (the value),
+ * join (row i / m, element i % m), a row of a split (one flat index) and a
+ * row of a transpose (the element with the indices swapped).
+ *
+ * Every step replaces a read of a producer with reads of what the producer
+ * reads, so the element is the same value the unfused read gives, and the
+ * work never grows: f runs once where the map ran it n times. */
+#include "rewrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a node-keyed memo: the IR is a DAG, and equal subtrees fuse alike ---- */
+
+typedef struct fuser {
+    st_ctx *cx;
+    const st_def *def; /* its sizes are in scope; NULL: symbolic row lengths stay unfused */
+    st_err *err;
+    const st_node **keys, **vals;
+    size_t cap, n;
+    bool oom;
+} fuser;
+
+static size_t slot_of(const fuser *f, const st_node *k) {
+    size_t i = (size_t)(((uintptr_t)k >> 4) * 0x9e3779b97f4a7c15ULL) & (f->cap - 1);
+    while (f->keys[i] && f->keys[i] != k) i = (i + 1) & (f->cap - 1);
+    return i;
+}
+
+static const st_node *memo_get(const fuser *f, const st_node *k) {
+    if (!f->cap) return NULL;
+    size_t i = slot_of(f, k);
+    return f->keys[i] ? f->vals[i] : NULL;
+}
+
+static void memo_put(fuser *f, const st_node *k, const st_node *v) {
+    if (2 * (f->n + 1) > f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 64;
+        const st_node **keys = calloc(cap, sizeof *keys), **vals = calloc(cap, sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            f->oom = true;
+            return;
+        }
+        fuser grown = *f;
+        grown.keys = keys;
+        grown.vals = vals;
+        grown.cap = cap;
+        for (size_t j = 0; j < f->cap; j++)
+            if (f->keys[j]) {
+                size_t s = slot_of(&grown, f->keys[j]);
+                keys[s] = f->keys[j];
+                vals[s] = f->vals[j];
+            }
+        free(f->keys);
+        free(f->vals);
+        f->keys = keys;
+        f->vals = vals;
+        f->cap = cap;
+    }
+    size_t i = slot_of(f, k);
+    if (!f->keys[i]) f->n++;
+    f->keys[i] = k;
+    f->vals[i] = v;
+}
+
+/* ---- fusion ---- */
+
+static bool is_prim(const st_node *e, st_prim p) { return e->kind == ST_NODE_PRIM && e->u.prim == p; }
+
+/* An index expression cheap enough to repeat (a zip reads it once per
+ * component, a join twice): arithmetic over variables and reads. */
+static bool cheap(const st_node *i) { return i->type->kind == ST_TYPE_SCALAR && st_is_view(i, false) && i->depth <= 8; }
+
+/* A read this cheap may be repeated wherever the array is read (see
+ * inline_reads): arithmetic and reads, no loop, a bounded expression. */
+enum { CHEAP_READ_DEPTH = 24 };
+
+static const st_node *as_i64(fuser *f, const st_node *i) {
+    return st_type_is_scalar(i->type, ST_I64) ? i : st_conv(f->cx, ST_I64, i, f->err);
+}
+
+/* The length s as an i64 value, or NULL (quietly) when the def's sizes
+ * cannot write it. */
+static const st_node *length_value(fuser *f, const st_size *s) {
+    int64_t v;
+    if (st_size_is_const(s, &v)) return st_lit_int(f->cx, ST_I64, v);
+    if (!f->def) return NULL;
+    st_err quiet = {0};
+    return st_size_expr(f->cx, f->def, s, &quiet);
+}
+
+static const st_node *fuse(fuser *f, const st_node *e);
+static const st_node *fuse_get(fuser *f, const st_node *i, const st_node *xs);
+
+/* `let j = i in body(j)` when i is too costly to repeat: with is the
+ * variable to use, *var the binding (NULL when i is used as it is). */
+static const st_node *shared_index(fuser *f, const st_node *i, const st_node **var) {
+    *var = NULL;
+    if (cheap(i)) return i;
+    const char *name = st_fresh_name(f->cx, "j");
+    *var = name ? st_let_var(f->cx, name, i) : NULL;
+    if (!*var) st_fail_internal(f->err, "out of memory");
+    return *var;
+}
+
+static const st_node *bind_index(fuser *f, const st_node *var, const st_node *i, const st_node *body) {
+    if (!body || !var) return body;
+    return st_let(f->cx, 1, &var, i, body, f->err);
+}
+
+/* fn applied to x. A lambda's body is bound to x under the lambda's own
+ * parameter names (substituted when x is a variable or a literal or read
+ * once), never fresh ones: x is outside the scope of the parameters, so
+ * nothing is captured, and fusing one program twice gives one program. */
+static const st_node *apply(fuser *f, const st_node *fn, const st_node *x) {
+    if (fn->kind != ST_NODE_LAMBDA) return st_apply_fn(f->cx, fn, 1, &x, f->err);
+    uint32_t k = st_lambda_nparams(fn);
+    const st_node *body = st_lambda_body(fn);
+    if (k == 1) {
+        bool under;
+        uint32_t uses = st_count_uses(body, fn->kids[0], &under);
+        if (x->kind == ST_NODE_VAR || x->kind == ST_NODE_LIT || uses == 0 || (uses == 1 && !under))
+            return st_subst(f->cx, body, fn->kids[0], x, f->err);
+    }
+    if (k > 1 && k <= 64 && x->kind == ST_NODE_TUPLE && x->nkids == k) {
+        /* a tuple written out: each component substituted as above, the
+         * rest bound together, when no component reads a parameter's name
+         * (one substitution would then rewrite another's argument) */
+        for (uint32_t p = 0; p < k; p++)
+            for (uint32_t a = 0; a < k; a++)
+                if (st_occurs(x->kids[a], fn->kids[p])) return st_let(f->cx, k, fn->kids, x, body, f->err);
+        const st_node *params[64], *args[64];
+        uint32_t kept = 0;
+        for (uint32_t p = 0; p < k && body; p++) {
+            bool under;
+            uint32_t uses = st_count_uses(body, fn->kids[p], &under);
+            const st_node *a = x->kids[p];
+            if (a->kind == ST_NODE_VAR || a->kind == ST_NODE_LIT || uses == 0 || (uses == 1 && !under)) {
+                body = st_subst(f->cx, body, fn->kids[p], a, f->err);
+            } else {
+                params[kept] = fn->kids[p];
+                args[kept++] = a;
+            }
+        }
+        if (!body || kept == 0) return body;
+        const st_node *value = kept == 1 ? args[0] : st_tuple(f->cx, kept, args, f->err);
+        return value ? st_let(f->cx, kept, params, value, body, f->err) : NULL;
+    }
+    /* one parameter, or k of them taking one k-tuple's components */
+    return st_let(f->cx, k, fn->kids, x, body, f->err);
+}
+
+/* element i of xs, both fused already: what reads only that element */
+static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) {
+    if ((is_prim(xs, ST_PRIM_MAP) || is_prim(xs, ST_PRIM_MAP_SEQ)) && xs->nkids == 2) {
+        const st_node *x = fuse_get(f, i, xs->kids[1]);
+        const st_node *r = x ? apply(f, xs->kids[0], x) : NULL;
+        return r ? fuse(f, r) : NULL; /* the function's body may read an element of x */
+    }
+    if (is_prim(xs, ST_PRIM_ZIP) && xs->nkids >= 2 && xs->nkids <= 64) {
+        const st_node *var, *j = shared_index(f, i, &var), *items[64];
+        if (!j) return NULL;
+        for (uint32_t k = 0; k < xs->nkids; k++)
+            if (!(items[k] = fuse_get(f, j, xs->kids[k]))) return NULL;
+        return bind_index(f, var, i, st_tuple(f->cx, xs->nkids, items, f->err));
+    }
+    if (xs->kind == ST_NODE_LET) {
+        /* element i of `let v = e in body` is `let v = e in body[i]`, unless
+         * the index reads a variable of the same name (which v would capture) */
+        for (uint32_t k = 0; k < st_let_nvars(xs); k++)
+            if (st_occurs(i, xs->kids[k])) return NULL;
+        const st_node *inner = fuse_get(f, i, st_let_body(xs));
+        return inner ? st_let(f->cx, st_let_nvars(xs), xs->kids, st_let_value(xs), inner, f->err) : NULL;
+    }
+    if (is_prim(xs, ST_PRIM_IOTA)) return as_i64(f, i);
+    if (is_prim(xs, ST_PRIM_REPLICATE)) return xs->kids[1];
+    if (is_prim(xs, ST_PRIM_JOIN)) {
+        const st_node *rows = xs->kids[0], *m = length_value(f, rows->type->elem->size);
+        if (!m) return NULL;
+        const st_node *wide = as_i64(f, i);
+        const st_node *var, *j = wide ? shared_index(f, wide, &var) : NULL;
+        if (!j) return NULL;
+        const st_node *row_i = st_binary(f->cx, ST_OP_DIV, j, m, f->err);
+        const st_node *col = row_i ? st_binary(f->cx, ST_OP_MOD, j, m, f->err) : NULL;
+        const st_node *row = col ? fuse_get(f, row_i, rows) : NULL;
+        return bind_index(f, var, wide, row ? fuse_get(f, col, row) : NULL);
+    }
+    if (is_prim(xs, ST_PRIM_GET) && is_prim(xs->kids[1], ST_PRIM_SPLIT)) {
+        /* element i of row r of split(k, ys) is ys[r·k + i] */
+        const st_node *k = length_value(f, xs->type->size);
+        if (!k) return NULL;
+        const st_node *r = as_i64(f, xs->kids[0]), *c = as_i64(f, i);
+        const st_node *start = r ? st_binary(f->cx, ST_OP_MUL, r, k, f->err) : NULL;
+        const st_node *at = start && c ? st_binary(f->cx, ST_OP_ADD, start, c, f->err) : NULL;
+        return at ? fuse_get(f, at, xs->kids[1]->kids[1]) : NULL;
+    }
+    if (is_prim(xs, ST_PRIM_GET) && is_prim(xs->kids[1], ST_PRIM_TRANSPOSE)) {
+        /* transpose(ys)[r][i] is ys[i][r] */
+        const st_node *row = fuse_get(f, i, xs->kids[1]->kids[0]);
+        return row ? fuse_get(f, xs->kids[0], row) : NULL;
+    }
+    return NULL;
+}
+
+/* get(i, xs) fused where it can be; its type is always the read's own */
+static const st_node *fuse_get(fuser *f, const st_node *i, const st_node *xs) {
+    const st_node *args[2] = {i, xs};
+    const st_node *plain = st_prim_node(f->cx, ST_PRIM_GET, 2, args, f->err);
+    if (!plain) return NULL;
+    if (f->err->message[0]) return NULL;
+    const st_node *r = fused_read(f, i, xs);
+    if (f->err->message[0]) return NULL;
+    /* a form the read's type does not come back from (a zip the
+     * constructors laid out otherwise) stays a read of the whole */
+    return r && r->type == plain->type ? r : plain;
+}
+
+/* How many reads `get(_, var)` of the free var there are in e. */
+static uint32_t reads_of(const st_node *e, const st_node *var) {
+    if (e->kind == ST_NODE_LAMBDA)
+        for (uint32_t k = 0; k < st_lambda_nparams(e); k++)
+            if (e->kids[k] == var) return 0;
+    uint32_t n = is_prim(e, ST_PRIM_GET) && e->kids[1] == var, last = e->nkids;
+    if (e->kind == ST_NODE_LET)
+        for (uint32_t k = 0; k < st_let_nvars(e); k++)
+            if (e->kids[k] == var) last = e->nkids - 1; /* the body sees another var */
+    for (uint32_t k = 0; k < last; k++)
+        if (!st_is_binder(e, k)) n += reads_of(e->kids[k], var);
+    return n;
+}
+
+/* `let xs = value in body` where body only reads elements of xs, and an
+ * element of value costs a few operations and reads (no loop): each read
+ * becomes that element, and xs is never stored. So the copy that keeps the
+ * first n elements of a padded scan (iota(n) |> map(i => scanned |> get(i)))
+ * reads the scan's last step element by element, and is that step's kernel,
+ * not a kernel after it. The lets value is made of are floated out first
+ * (each computed once, as before), when body does not see their names. */
+static const st_node *inline_reads(fuser *f, const st_node *let) {
+    if (st_let_nvars(let) != 1) return NULL;
+    const st_node *var = let->kids[0], *value = st_let_value(let), *body = st_let_body(let);
+    if (var->type->kind != ST_TYPE_ARRAY) return NULL;
+    const st_node *chain[64];
+    uint32_t n = 0;
+    for (; value->kind == ST_NODE_LET; value = st_let_body(value)) {
+        if (n == 64) return NULL;
+        for (uint32_t k = 0; k < st_let_nvars(value); k++)
+            if (st_occurs(body, value->kids[k]) || value->kids[k]->u.name == var->u.name) return NULL;
+        chain[n++] = value;
+    }
+    uint32_t uses = st_count_uses(body, var, NULL);
+    if (uses == 0 || reads_of(body, var) != uses) return NULL;
+    const st_node *k = st_fresh_var(f->cx, "k", st_type_scalar(f->cx, ST_I64));
+    const st_node *read = k ? fuse_get(f, k, value) : NULL;
+    if (f->err->message[0]) return NULL;
+    if (!read || read->depth > CHEAP_READ_DEPTH || !st_is_view_scalar(read) || reads_of(read, var)) return NULL;
+    const st_node *r = st_subst(f->cx, body, var, value, f->err);
+    r = r ? fuse(f, r) : NULL;
+    while (r && n-- > 0) r = st_let(f->cx, st_let_nvars(chain[n]), chain[n]->kids, st_let_value(chain[n]), r, f->err);
+    return r;
+}
+
+static const st_node *fuse(fuser *f, const st_node *e) {
+    if (e->kind == ST_NODE_LIT || e->kind == ST_NODE_VAR || e->kind == ST_NODE_OPFN) return e;
+    const st_node *done = memo_get(f, e);
+    if (done) return done;
+    const st_node *kids[64], **many = NULL, **k = kids;
+    if (e->nkids > 64 && !(k = many = malloc(e->nkids * sizeof *many)))
+        return st_fail_internal(f->err, "out of memory"), NULL;
+    bool changed = false;
+    for (uint32_t j = 0; j < e->nkids; j++) {
+        k[j] = st_is_binder(e, j) ? e->kids[j] : fuse(f, e->kids[j]);
+        if (!k[j]) {
+            free(many);
+            return NULL;
+        }
+        changed |= k[j] != e->kids[j];
+    }
+    const st_node *r = changed ? st_rebuild(f->cx, e, k, f->err) : e;
+    free(many);
+    if (r && is_prim(r, ST_PRIM_GET)) r = fuse_get(f, r->kids[0], r->kids[1]);
+    if (r && r->kind == ST_NODE_LET) {
+        const st_node *inlined = inline_reads(f, r);
+        if (f->err->message[0]) r = NULL;
+        else if (inlined) r = inlined;
+    }
+    if (r) memo_put(f, e, r);
+    return r;
+}
+
+const st_node *st_fuse_index(st_ctx *cx, const st_def *def, const st_node *e, st_err *err) {
+    /* errors of its own, so that "not fusible" (a NULL with no message)
+     * is told apart from a failure whatever err held before */
+    st_err inner = {0};
+    fuser f = {.cx = cx, .def = def, .err = &inner};
+    const st_node *r = fuse(&f, e);
+    free(f.keys);
+    free(f.vals);
+    if (r && f.oom) return st_fail_internal(err, "out of memory"), NULL;
+    if (!r && !inner.message[0]) st_fail_internal(&inner, "index fusion built nothing");
+    if (!r && err) *err = inner;
+    return r;
+}
