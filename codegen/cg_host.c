@@ -341,6 +341,7 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
         host_let(g, e, env, p, p);
         return;
     }
+    e = cg_hoist_kernels(g, e, &env, &top); /* what a rule put inside a map but is the same for every element */
     if (cg_into_view(g, e, env, p, host_into)) return;
     if (e->kind == ST_NODE_PRIM) {
         switch (e->u.prim) {

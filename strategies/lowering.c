@@ -188,6 +188,7 @@ static st_prim space_of(level lv) {
  * (lower_kids sends them to THREAD), so a map there is sequential anyway. */
 static bool has_parallel(const st_node *e) {
     if (is_prim(e, ST_PRIM_MAP) || is_prim(e, ST_PRIM_MAP_LCL)) return true;
+    if (e->kind == ST_NODE_PRIM && st_prim_makes_kernels(e->u.prim)) return false; /* not the group's: see lower_prim */
     for (uint32_t i = 0; i < e->nkids; i++)
         if (!st_is_binder(e, i) && !is_fun_arg(e, i) && has_parallel(e->kids[i])) return true;
     return false;
@@ -261,6 +262,10 @@ static const st_node *lower_map(st_build *b, const st_node *e, level lv) {
  * Explicit mapGlb, mapWrg, mapLcl and mapSeq keep what they are wherever they
  * are: a mapWrg or mapGlb inside a group is codegen's to report. */
 static const st_node *lower_prim(st_build *b, const st_node *e, level lv) {
+    /* A node that makes kernels of its own runs at the top of the def
+     * wherever it is written (codegen computes one that reads nothing of a
+     * map's element before the map), so what it reads is made at HOST. */
+    if (st_prim_makes_kernels(e->u.prim)) return lower_kids(b, e, HOST, THREAD);
     switch (e->u.prim) {
     case ST_PRIM_MAP: return lower_map(b, e, lv);
     case ST_PRIM_MAP_WRG: return lower_kids(b, e, lv, lv == HOST ? GROUP : THREAD);

@@ -15,31 +15,36 @@
 typedef struct consumer_case {
     const char *what;
     const char *program;
+    bool in_a_map; /* the kernel-maker is inside a map (reading nothing of its element, and of a small input,
+                      since the interpreter computes it once per element): a rule may refuse it there at
+                      rewrite time; if it does not, codegen computes it once, before the map */
 } consumer_case;
 
 /* Scans of a variable, so that the scan's own producer is not in question. */
 static const consumer_case scan_consumers[] = {
-    {"a reduce", "def main(xs: [N]i32): i32 =\n  xs |> scan(+, 0) |> reduce(^, 0)\n"},
-    {"a map", "def main(xs: [N]i32): [N]i32 =\n  xs |> scan(+, 0) |> map(x => x * 3 + 1)\n"},
-    {"a zip", "def main(xs: [N]i32) =\n  zip(xs, xs |> scan(+, 0))\n"},
+    {"a reduce", "def main(xs: [N]i32): i32 =\n  xs |> scan(+, 0) |> reduce(^, 0)\n", false},
+    {"a map", "def main(xs: [N]i32): [N]i32 =\n  xs |> scan(+, 0) |> map(x => x * 3 + 1)\n", false},
+    {"a zip", "def main(xs: [N]i32) =\n  zip(xs, xs |> scan(+, 0))\n", false},
     /* the scan decides which indices are written (each at most once) */
     {"a scatter",
      "def main(xs: [N]i32): [N]i32 =\n"
-     "  scatter(replicate(N, 0), zip(iota(N), xs |> scan(+, 0)) |> map((i, s) => if s % 2 == 0 then N - 1 - i else -1), xs)\n"},
+     "  scatter(replicate(N, 0), zip(iota(N), xs |> scan(+, 0)) |> map((i, s) => if s % 2 == 0 then N - 1 - i else -1), xs)\n", false},
     {"a scatter of its values",
-     "def main(xs: [N]i32): [N]i32 =\n  scatter(replicate(N, 7), iota(N) |> map(i => N - 1 - i), xs |> scan(+, 0))\n"},
-    {"another scan", "def main(xs: [N]i32): [N]i32 =\n  xs |> scan(+, 0) |> scan(max, -2147483648)\n"},
-    {"a tuple", "def main(xs: [N]i32) =\n  (xs |> scan(+, 0), xs |> map(x => x - 1) |> reduce(+, 0))\n"},
+     "def main(xs: [N]i32): [N]i32 =\n  scatter(replicate(N, 7), iota(N) |> map(i => N - 1 - i), xs |> scan(+, 0))\n", false},
+    {"another scan", "def main(xs: [N]i32): [N]i32 =\n  xs |> scan(+, 0) |> scan(max, -2147483648)\n", false},
+    {"a tuple", "def main(xs: [N]i32) =\n  (xs |> scan(+, 0), xs |> map(x => x - 1) |> reduce(+, 0))\n", false},
     {"a tuple of consumers",
-     "def main(xs: [N]i32) =\n  (xs |> scan(+, 0) |> reduce(max, -2147483648), xs |> scan(min, 2147483647) |> map(x => x ^ 5))\n"},
+     "def main(xs: [N]i32) =\n  (xs |> scan(+, 0) |> reduce(max, -2147483648), xs |> scan(min, 2147483647) |> map(x => x ^ 5))\n", false},
     {"a scalar expression",
-     "def main(xs: [N]i32): i32 =\n  (xs |> scan(+, 0) |> reduce(+, 0)) * 3 - (xs |> scan(^, 0) |> reduce(|, 0))\n"},
+     "def main(xs: [N]i32): i32 =\n  (xs |> scan(+, 0) |> reduce(+, 0)) * 3 - (xs |> scan(^, 0) |> reduce(|, 0))\n", false},
     {"a zip with another scan",
-     "def main(xs: [N]i32): [N]i32 =\n  zip(xs |> scan(+, 0), xs |> scan(max, -2147483648)) |> map((a, b) => a - b)\n"},
+     "def main(xs: [N]i32): [N]i32 =\n  zip(xs |> scan(+, 0), xs |> scan(max, -2147483648)) |> map((a, b) => a - b)\n", false},
     {"a reduce_by_index",
      "def main(xs: [N]i32): [16]i32 =\n"
-     "  reduce_by_index(replicate(16, 0), +, 0, xs |> scan(+, 0) |> map(s => i64(s) % 16), xs)\n"},
-    {"an if", "def main(xs: [N]i32): i32 =\n  if N > 3 then xs |> scan(+, 0) |> reduce(^, 0) else 7\n"},
+     "  reduce_by_index(replicate(16, 0), +, 0, xs |> scan(+, 0) |> map(s => i64(s) % 16), xs)\n", false},
+    {"an if", "def main(xs: [N]i32): i32 =\n  if N > 3 then xs |> scan(+, 0) |> reduce(^, 0) else 7\n", false},
+    {"a map that reads all of it",
+     "def main(xs: [N]i32, ys: [100]i32): [N]i32 =\n  xs |> map(x => x - (ys |> scan(+, 0) |> reduce(max, -2147483648)))\n", true},
 };
 
 /* What the look-back suite applies to each: both loads of the single-pass
@@ -53,27 +58,32 @@ static const char *const scan_strategies[] = {
 #define HIST(consumer) "reduce_by_index(replicate(16, 0), +, 0, is |> map(i => i64(i) % 16), is)" consumer
 
 static const consumer_case hist_consumers[] = {
-    {"a reduce", "def main(is: [N]i32): i32 =\n  " HIST(" |> reduce(+, 0)") "\n"},
-    {"a map", "def main(is: [N]i32): [16]i32 =\n  " HIST(" |> map(c => c * 2 - 1)") "\n"},
-    {"a zip", "def main(is: [N]i32) =\n  zip(iota(16), " HIST("") ")\n"},
-    {"a scatter", "def main(is: [N]i32): [16]i32 =\n  scatter(replicate(16, 0), iota(16) |> map(i => 15 - i), " HIST("") ")\n"},
-    {"a scan", "def main(is: [N]i32): [16]i32 =\n  " HIST(" |> scan(+, 0)") "\n"},
-    {"a tuple", "def main(is: [N]i32) =\n  (" HIST("") ", is |> reduce(+, 0))\n"},
+    {"a reduce", "def main(is: [N]i32): i32 =\n  " HIST(" |> reduce(+, 0)") "\n", false},
+    {"a map", "def main(is: [N]i32): [16]i32 =\n  " HIST(" |> map(c => c * 2 - 1)") "\n", false},
+    {"a zip", "def main(is: [N]i32) =\n  zip(iota(16), " HIST("") ")\n", false},
+    {"a scatter", "def main(is: [N]i32): [16]i32 =\n  scatter(replicate(16, 0), iota(16) |> map(i => 15 - i), " HIST("") ")\n", false},
+    {"a scan", "def main(is: [N]i32): [16]i32 =\n  " HIST(" |> scan(+, 0)") "\n", false},
+    {"a tuple", "def main(is: [N]i32) =\n  (" HIST("") ", is |> reduce(+, 0))\n", false},
     {"a reduce_by_index",
      "def main(is: [N]i32): [4]i32 =\n"
-     "  reduce_by_index(replicate(4, 0), +, 0, iota(16) |> map(i => i % 4), " HIST("") ")\n"},
+     "  reduce_by_index(replicate(4, 0), +, 0, iota(16) |> map(i => i % 4), " HIST("") ")\n", false},
+    {"a map that reads all of it",
+     "def main(xs: [N]i32, is: [100]i32): [N]i32 =\n  xs |> map(x => x + get((i64(x) % 16 + 16) % 16, " HIST("") "))\n", true},
 };
 
 static const char *const hist_strategies[] = {
     "each(reduce_by_index, subhistogram)",
     "each(reduce_by_index, subhistogram) ; try(each(scan, lookback(M=4, WG=4)))",
+    /* padding a scan of subhistograms puts them inside a map */
+    "try(each(scan, parallel-scan(BS=64, BF=2, SE=4))) ; each(reduce_by_index, subhistogram)",
 };
 
 static const int64_t consumer_lengths[] = {1, 7, 1000, 1000003};
 
 /* The program under the strategy, lowered, generated, built and run at
  * every length against the interpreter. The rewrite may be refused (a rule's
- * condition, at rewrite time) only where refusal_ok; codegen never refuses. */
+ * condition, at rewrite time) only where refusal_ok or the case is in a map;
+ * codegen never refuses. */
 static inline void consumer_agrees(const consumer_case *c, const char *strategy, bool refusal_ok) {
     const char *label = text_of("%s reading it, under %s", c->what, strategy);
     const st_def *orig = def_of(c->program);
@@ -85,7 +95,7 @@ static inline void consumer_agrees(const consumer_case *c, const char *strategy,
     const st_def *now = st_rewrite_def(rw, s, orig, &err);
     st_rw_free(rw);
     if (!now) {
-        ck_assert_msg(refusal_ok, "%s: the strategy does not apply: %s", label, err.message);
+        ck_assert_msg(refusal_ok || c->in_a_map, "%s: the strategy does not apply: %s", label, err.message);
         return;
     }
     st_code code = generated(lowered(now, label), label);
