@@ -63,6 +63,23 @@ static const st_node *hoist_inside(cg *g, const st_node *e, const cg_binding **e
     return rebuilt(g, e, kids, changed);
 }
 
+/* k, an array a parallel loop reads, there before the loop starts. A zip
+ * is read through: only its parts that are not views are computed, so that
+ * an input beside a computed array (`zip(xs, scan(…, xs))`) is read where
+ * it is rather than copied first. */
+static const st_node *materialise(cg *g, const st_node *k, const cg_binding **env, const cg_stage *st) {
+    if (cg_is_view(k)) return k;
+    if (k->kind != ST_NODE_PRIM || k->u.prim != ST_PRIM_ZIP) return precompute(g, k, env, st);
+    const st_node **kids = cg_alloc(g, (k->nkids + 1) * sizeof *kids);
+    if (!kids) return k;
+    bool changed = false;
+    for (uint32_t i = 0; i < k->nkids; i++) {
+        kids[i] = materialise(g, k->kids[i], env, st);
+        changed |= kids[i] != k->kids[i];
+    }
+    return rebuilt(g, k, kids, changed);
+}
+
 static const st_node *hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st,
                                  bool fusing) {
     const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
@@ -72,7 +89,7 @@ static const st_node *hoist_args(cg *g, const st_node *e, uint32_t first, const 
         const st_node *k = e->kids[i];
         bool compute = i >= first && !is_function(k) && k->type->kind != ST_TYPE_SCALAR && !cg_is_view(k) &&
                        !(fusing && cg_fusible_map(k));
-        kids[i] = compute ? precompute(g, k, env, st) : k;
+        kids[i] = compute ? materialise(g, k, env, st) : k;
         changed |= kids[i] != k;
     }
     return rebuilt(g, e, kids, changed);

@@ -37,6 +37,8 @@ static const consumer_case scan_consumers[] = {
      "def main(xs: [N]i32) =\n  (xs |> scan(+, 0) |> reduce(max, -2147483648), xs |> scan(min, 2147483647) |> map(x => x ^ 5))\n", false},
     {"a scalar expression",
      "def main(xs: [N]i32): i32 =\n  (xs |> scan(+, 0) |> reduce(+, 0)) * 3 - (xs |> scan(^, 0) |> reduce(|, 0))\n", false},
+    {"a map of its zip with the input",
+     "def main(xs: [N]i32): [N]i32 =\n  zip(xs, xs |> scan(+, 0)) |> map((a, b) => a * b - 1)\n", false},
     {"a zip with another scan",
      "def main(xs: [N]i32): [N]i32 =\n  zip(xs |> scan(+, 0), xs |> scan(max, -2147483648)) |> map((a, b) => a - b)\n", false},
     {"a reduce_by_index",
@@ -48,11 +50,13 @@ static const consumer_case scan_consumers[] = {
 };
 
 /* What the look-back suite applies to each: both loads of the single-pass
- * scan, and the paper's parallel scan. */
+ * scan, the paper's parallel scan, and the single-pass scan after fusion. */
 static const char *const scan_strategies[] = {
     "each(scan, lookback(M=4, WG=4))",
     "each(scan, lookback(M=16, WG=1, LOAD=direct))",
     "each(scan, parallel-scan(BS=64, BF=2, SE=4))",
+    /* a map that reads the scan fused into it, where it is the scan's only reader */
+    "try(each(map, try(fuse-scan-map))) ; each(scan, lookback(M=4, WG=4))",
 };
 
 #define HIST(consumer) "reduce_by_index(replicate(16, 0), +, 0, is |> map(i => i64(i) % 16), is)" consumer
