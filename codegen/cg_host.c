@@ -144,12 +144,11 @@ void cg_kernel_end(cg *g) {
 
 static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 
-/* What runs before a kernel at the top, as kernels of its own, into global
- * buffers: mapGlb and mapWrg, and every primitive that makes kernels of its
- * own (a single-pass scan, subhistograms), so that whatever reads one (a
- * reduce, a tuple, a scalar expression) reads its result from memory: the
- * def in A-normal form for kernel-makers, in program order, each computed
- * once. */
+/* What runs before the kernel that reads it, in kernels of its own, into a
+ * global buffer: mapGlb and mapWrg, and every primitive that makes kernels
+ * of its own (a single-pass scan, subhistograms), so that whatever reads
+ * one (a reduce, a tuple, a scalar expression) reads its result from
+ * memory: the def in A-normal form for kernel-makers, in program order. */
 static bool top_parallel(const st_node *e) {
     return e->kind == ST_NODE_PRIM &&
            (e->u.prim == ST_PRIM_MAP_GLB || e->u.prim == ST_PRIM_MAP_WRG || st_prim_makes_kernels(e->u.prim));

@@ -334,7 +334,8 @@ static const st_rule lowering_rules[] = {
     LOWERING("lower-opencl",
              "map the whole program onto OpenCL: kernels of mapWrg (a function with inner maps) or mapGlb, mapLcl "
              "within a group, mapSeq, scanSeq and reduceSeq within a work-item; let-bound intermediates into "
-             "global, local or private memory by where they are made",
+             "global, local or private memory by where they are made; what a scanLookback or subhistograms reads is "
+             "made at the top, where it runs",
              "none: applies to every well-typed program, and to a lowered one without change", lower_opencl),
 };
 
