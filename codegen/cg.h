@@ -327,6 +327,14 @@ const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_b
  * histogram runs inside its kernel. */
 const st_node *cg_hoist_args_fusing(cg *g, const st_node *e, uint32_t first, const cg_binding **env,
                                     const cg_stage *st);
+/* Every node of e inside a function (a lambda, at any depth) that makes
+ * kernels of its own (st_prim_makes_kernels) and reads nothing bound within
+ * e: the same value for every element, so computed once, first, by the
+ * stage (the top of the def), and read through a variable. What a rule put
+ * inside a map (a padded scan's producer, a reduce_by_index that a map
+ * reads) thus runs where it can. One that reads a name bound within e is
+ * left where it is. */
+const st_node *cg_hoist_kernels(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st);
 bool cg_fusible_map(const st_node *e);
 /* Element i of e, a view or a fusible map, in the current kernel. */
 cg_value cg_element(cg *g, const st_node *e, const cg_binding *env, const char *i);

@@ -7,6 +7,8 @@
  * step reads that memory through a variable. */
 #include "cg.h"
 
+#include <string.h>
+
 static bool contains(const st_node *e, const cg_stage *st) {
     if (st->parallel(e)) return true;
     for (uint32_t i = 0; i < e->nkids; i++)
@@ -61,6 +63,23 @@ static const st_node *hoist_inside(cg *g, const st_node *e, const cg_binding **e
     return rebuilt(g, e, kids, changed);
 }
 
+/* k, an array a parallel loop reads, there before the loop starts. A zip
+ * is read through: only its parts that are not views are computed, so that
+ * an input beside a computed array (`zip(xs, scan(…, xs))`) is read where
+ * it is rather than copied first. */
+static const st_node *materialise(cg *g, const st_node *k, const cg_binding **env, const cg_stage *st) {
+    if (cg_is_view(k)) return k;
+    if (k->kind != ST_NODE_PRIM || k->u.prim != ST_PRIM_ZIP) return precompute(g, k, env, st);
+    const st_node **kids = cg_alloc(g, (k->nkids + 1) * sizeof *kids);
+    if (!kids) return k;
+    bool changed = false;
+    for (uint32_t i = 0; i < k->nkids; i++) {
+        kids[i] = materialise(g, k->kids[i], env, st);
+        changed |= kids[i] != k->kids[i];
+    }
+    return rebuilt(g, k, kids, changed);
+}
+
 static const st_node *hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st,
                                  bool fusing) {
     const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
@@ -70,7 +89,7 @@ static const st_node *hoist_args(cg *g, const st_node *e, uint32_t first, const 
         const st_node *k = e->kids[i];
         bool compute = i >= first && !is_function(k) && k->type->kind != ST_TYPE_SCALAR && !cg_is_view(k) &&
                        !(fusing && cg_fusible_map(k));
-        kids[i] = compute ? precompute(g, k, env, st) : k;
+        kids[i] = compute ? materialise(g, k, env, st) : k;
         changed |= kids[i] != k;
     }
     return rebuilt(g, e, kids, changed);
@@ -83,6 +102,89 @@ const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_b
 const st_node *cg_hoist_args_fusing(cg *g, const st_node *e, uint32_t first, const cg_binding **env,
                                     const cg_stage *st) {
     return hoist_args(g, e, first, env, st, true);
+}
+
+/* ---- kernel-makers out of functions ---- */
+
+typedef struct hoisted {
+    const st_node *node, *var;
+} hoisted;
+
+typedef struct invariant {
+    const char **bound; /* the names bound between e and here */
+    uint32_t nbound, capbound;
+    hoisted *done;      /* what was hoisted and its variable: a node met */
+    uint32_t ndone, capdone; /*   twice (nodes are hash-consed) is computed once */
+} invariant;
+
+/* Does n read one of the names bound on the way to it? Conservative: an
+ * occurrence under a binder that shadows the name counts too. */
+static bool reads_bound(const st_node *n, const invariant *in) {
+    if (n->kind == ST_NODE_VAR) {
+        for (uint32_t i = 0; i < in->nbound; i++)
+            if (in->bound[i] == n->u.name) return true;
+        return false;
+    }
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (!st_is_binder(n, i) && reads_bound(n->kids[i], in)) return true;
+    return false;
+}
+
+static bool bind_name(cg *g, invariant *in, const char *name) {
+    if (in->nbound == in->capbound) {
+        uint32_t cap = in->capbound ? 2 * in->capbound : 8;
+        const char **grown = cg_alloc(g, cap * sizeof *grown);
+        if (!grown) return false;
+        if (in->nbound) memcpy(grown, in->bound, in->nbound * sizeof *grown);
+        in->bound = grown;
+        in->capbound = cap;
+    }
+    in->bound[in->nbound++] = name;
+    return true;
+}
+
+static void remember(cg *g, invariant *in, const st_node *node, const st_node *var) {
+    if (in->ndone == in->capdone) {
+        uint32_t cap = in->capdone ? 2 * in->capdone : 4;
+        hoisted *grown = cg_alloc(g, cap * sizeof *grown);
+        if (!grown) return;
+        if (in->ndone) memcpy(grown, in->done, in->ndone * sizeof *grown);
+        in->done = grown;
+        in->capdone = cap;
+    }
+    in->done[in->ndone++] = (hoisted){node, var};
+}
+
+static const st_node *kernels_out(cg *g, const st_node *e, bool in_fn, invariant *in, const cg_binding **env,
+                                  const cg_stage *st) {
+    if (g->failed) return e;
+    if (in_fn && e->kind == ST_NODE_PRIM && st_prim_makes_kernels(e->u.prim) && !reads_bound(e, in)) {
+        for (uint32_t i = 0; i < in->ndone; i++)
+            if (in->done[i].node == e) return in->done[i].var;
+        const st_node *var = precompute(g, e, env, st);
+        if (var != e) remember(g, in, e, var);
+        return var;
+    }
+    /* the names this node binds are in scope in its kids (in a let's value
+     * too: conservative) */
+    uint32_t mark = in->nbound;
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (st_is_binder(e, i) && e->kids[i]->kind == ST_NODE_VAR && !bind_name(g, in, e->kids[i]->u.name)) return e;
+    const st_node **kids = cg_alloc(g, (e->nkids + 1) * sizeof *kids);
+    if (!kids) return e;
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        kids[i] = st_is_binder(e, i) ? e->kids[i]
+                                     : kernels_out(g, e->kids[i], in_fn || is_function(e->kids[i]), in, env, st);
+        changed |= kids[i] != e->kids[i];
+    }
+    in->nbound = mark;
+    return rebuilt(g, e, kids, changed);
+}
+
+const st_node *cg_hoist_kernels(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st) {
+    invariant in = {0};
+    return kernels_out(g, e, false, &in, env, st);
 }
 
 /* ---- maps fused into their reader ---- */

@@ -144,10 +144,14 @@ void cg_kernel_end(cg *g) {
 
 static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 
-/* What runs before a kernel at the top: mapGlb and mapWrg, as kernels of
- * their own, into global buffers. */
+/* What runs before the kernel that reads it, in kernels of its own, into a
+ * global buffer: mapGlb and mapWrg, and every primitive that makes kernels
+ * of its own (a single-pass scan, subhistograms), so that whatever reads
+ * one (a reduce, a tuple, a scalar expression) reads its result from
+ * memory: the def in A-normal form for kernel-makers, in program order. */
 static bool top_parallel(const st_node *e) {
-    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_MAP_GLB || e->u.prim == ST_PRIM_MAP_WRG);
+    return e->kind == ST_NODE_PRIM &&
+           (e->u.prim == ST_PRIM_MAP_GLB || e->u.prim == ST_PRIM_MAP_WRG || st_prim_makes_kernels(e->u.prim));
 }
 
 static const cg_place *top_place(cg *g, const st_type *t) { return cg_host_temp(g, t, "arg"); }
@@ -336,6 +340,7 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
         host_let(g, e, env, p, p);
         return;
     }
+    e = cg_hoist_kernels(g, e, &env, &top); /* what a rule put inside a map but is the same for every element */
     if (cg_into_view(g, e, env, p, host_into)) return;
     if (e->kind == ST_NODE_PRIM) {
         switch (e->u.prim) {

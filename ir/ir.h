@@ -350,6 +350,10 @@ enum { ST_HIST_SIZES = 3 };
  * checker, the interpreter and codegen read such a primitive as its other
  * after the sizes. */
 st_prim st_prim_after_sizes(st_prim p, uint32_t *nsizes);
+/* Does p make kernels of its own (scanLookback, subhistograms)? Such a node
+ * is not an expression a kernel can evaluate: it runs only at the top of a
+ * def, between kernels, and whatever reads it reads its result from memory. */
+bool st_prim_makes_kernels(st_prim p);
 typedef enum st_hist_mem { ST_HIST_MEM_AUTO, ST_HIST_MEM_GLOBAL, ST_HIST_MEM_LOCAL } st_hist_mem;
 typedef enum st_hist_atomic { ST_HIST_AUTO, ST_HIST_ADD, ST_HIST_CAS, ST_HIST_XCHG } st_hist_atomic;
 

@@ -92,6 +92,13 @@ st_prim st_prim_after_sizes(st_prim p, uint32_t *nsizes) {
     }
 }
 
+bool st_prim_makes_kernels(st_prim p) {
+    switch (p) {
+    case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS: return true;
+    default: return false;
+    }
+}
+
 int st_prim_data_arg(st_prim p, uint32_t nargs) {
     switch (p) {
     case ST_PRIM_REDUCE_BY_INDEX: return 0;

@@ -189,6 +189,7 @@ static st_prim space_of(level lv) {
 static bool has_parallel(const st_node *e) {
     if (is_prim(e, ST_PRIM_MAP) && st_is_view(e, true)) return false; /* read element by element */
     if (is_prim(e, ST_PRIM_MAP) || is_prim(e, ST_PRIM_MAP_LCL)) return true;
+    if (e->kind == ST_NODE_PRIM && st_prim_makes_kernels(e->u.prim)) return false; /* not the group's: see lower_prim */
     for (uint32_t i = 0; i < e->nkids; i++)
         if (!st_is_binder(e, i) && !is_fun_arg(e, i) && has_parallel(e->kids[i])) return true;
     return false;
@@ -262,6 +263,10 @@ static const st_node *lower_map(st_build *b, const st_node *e, level lv) {
  * Explicit mapGlb, mapWrg, mapLcl and mapSeq keep what they are wherever they
  * are: a mapWrg or mapGlb inside a group is codegen's to report. */
 static const st_node *lower_prim(st_build *b, const st_node *e, level lv) {
+    /* A node that makes kernels of its own runs at the top of the def
+     * wherever it is written (codegen computes one that reads nothing of a
+     * map's element before the map), so what it reads is made at HOST. */
+    if (st_prim_makes_kernels(e->u.prim)) return lower_kids(b, e, HOST, THREAD);
     switch (e->u.prim) {
     case ST_PRIM_MAP:
         /* a map of the index alone is a view: codegen reads it where it is
@@ -338,7 +343,8 @@ static const st_rule lowering_rules[] = {
     LOWERING("lower-opencl",
              "map the whole program onto OpenCL: kernels of mapWrg (a function with inner maps) or mapGlb, mapLcl "
              "within a group, mapSeq, scanSeq and reduceSeq within a work-item; let-bound intermediates into "
-             "global, local or private memory by where they are made",
+             "global, local or private memory by where they are made; what a scanLookback or subhistograms reads is "
+             "made at the top, where it runs",
              "none: applies to every well-typed program, and to a lowered one without change", lower_opencl),
 };
 

@@ -9,6 +9,7 @@
  * command line's refusals. */
 #include "histogram_programs.h"
 #include "pipeline_fixture.h"
+#include "consumer_cases.h"
 #include "run_strata.h"
 
 #include <math.h>
@@ -253,6 +254,17 @@ START_TEST(the_histogram_space_explores) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Subhistograms read by something other than a let                         */
+/* ------------------------------------------------------------------------ */
+
+#define NHIST_STRATEGIES (sizeof hist_strategies / sizeof *hist_strategies)
+
+START_TEST(subhistograms_read_directly_equal_the_interpreter) {
+    consumer_agrees(&hist_consumers[_i / NHIST_STRATEGIES], hist_strategies[_i % NHIST_STRATEGIES], false);
+}
+END_TEST
+
 static Suite *histogram_suite(void) {
     Suite *s = suite_create("histogram");
     TCase *dev = tcase_create("device");
@@ -261,6 +273,8 @@ static Suite *histogram_suite(void) {
     tcase_add_loop_test(dev, histograms_equal_the_interpreter, 0, (int)(sizeof hist_cases / sizeof *hist_cases));
     tcase_add_test(dev, the_operator_picks_the_atomic);
     tcase_add_test(dev, local_memory_that_does_not_fit_falls_back);
+    tcase_add_loop_test(dev, subhistograms_read_directly_equal_the_interpreter, 0,
+                        (int)(NHIST_STRATEGIES * (sizeof hist_consumers / sizeof *hist_consumers)));
     suite_add_tcase(s, dev);
     TCase *cl = tcase_create("cli");
     tcase_set_timeout(cl, 600);

@@ -6,6 +6,7 @@
  * line's refusals. */
 #include "lookback_cases.h"
 #include "pipeline_fixture.h"
+#include "consumer_cases.h"
 #include "run_strata.h"
 
 #include <unistd.h>
@@ -226,6 +227,23 @@ START_TEST(the_lookback_space_explores) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* A scan read by something other than a let                                */
+/* ------------------------------------------------------------------------ */
+
+#define NSCAN_STRATEGIES (sizeof scan_strategies / sizeof *scan_strategies)
+
+START_TEST(a_scan_read_directly_equals_the_interpreter) {
+    const consumer_case *c = &scan_consumers[_i / NSCAN_STRATEGIES];
+    const char *strategy = scan_strategies[_i % NSCAN_STRATEGIES];
+    /* parallel-scan's own steps may find the outer of two scans and refuse
+     * (issue 18, item 2); a refusal at rewrite time is a next choice, never
+     * a wrong program */
+    bool refusal_ok = !strcmp(c->what, "another scan") && strstr(strategy, "parallel-scan");
+    consumer_agrees(c, strategy, refusal_ok);
+}
+END_TEST
+
 static Suite *lookback_suite(void) {
     Suite *s = suite_create("lookback");
     TCase *ex = tcase_create("examples");
@@ -238,6 +256,12 @@ static Suite *lookback_suite(void) {
     tcase_add_test(ex, the_state_is_reset_between_launches);
     tcase_add_test(ex, a_single_pass_scan_inside_a_map_is_refused);
     suite_add_tcase(s, ex);
+    TCase *co = tcase_create("consumers");
+    tcase_set_timeout(co, 600);
+    tcase_add_checked_fixture(co, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(co, a_scan_read_directly_equals_the_interpreter, 0,
+                        (int)(NSCAN_STRATEGIES * (sizeof scan_consumers / sizeof *scan_consumers)));
+    suite_add_tcase(s, co);
     TCase *cl = tcase_create("cli");
     tcase_set_timeout(cl, 600);
     tcase_add_test(cl, run_rewrite_and_check_take_the_rule);

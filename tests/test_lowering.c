@@ -582,6 +582,24 @@ START_TEST(thread_level_is_sequential_and_private) {
 }
 END_TEST
 
+/* A node that makes kernels of its own runs at the top wherever it is
+ * written (codegen computes it before the map when it reads nothing of the
+ * element): what it reads is made at the top (a mapGlb, not a mapLcl), and
+ * it gives the map around it nothing for a work-group to share (a mapGlb,
+ * not a mapWrg). */
+START_TEST(what_a_kernel_maker_reads_is_made_at_the_top) {
+    const st_def *d = def_of("def main(xs: [N]i32, is: [N]i32) =\n"
+                             "  xs |> map(x => x + get(0, subhistograms(0, 0, 1, replicate(16, 0), +, 0, "
+                             "is |> map(i => i64(i) % 16), is)))");
+    const st_def *now = lowered(d);
+    const char *want = "xs |> mapGlb(x => x + (subhistograms(0, 0, 1, replicate(16, 0), +, 0, "
+                       "is |> mapGlb(i => i64(i) % 16), is) |> get(0)))";
+    ck_assert_msg(!strcmp(printed(now->body), want), "gave\n%s\nexpected\n%s", printed(now->body), want);
+    ck_assert_ptr_eq(lowered(now)->body, now->body);
+    same_results(d, now, 13);
+}
+END_TEST
+
 /* Scalars and views are never placed; a let whose value is a let keeps the
  * level, and what it makes is placed at its innermost body. */
 START_TEST(views_scalars_and_nested_lets) {
@@ -738,7 +756,8 @@ int main(void) {
                             host_maps_become_kernels, maps_in_operators_are_not_parallel_structure,
                             thread_level_is_sequential_and_private, views_scalars_and_nested_lets,
                             other_primitives_keep_their_names, lowered_programs_are_left_alone,
-                            component_choices_are_kept, default_lowering, depth_limits};
+                            component_choices_are_kept, default_lowering, depth_limits,
+                            what_a_kernel_maker_reads_is_made_at_the_top};
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) tcase_add_test(rules, tests[i]);
     suite_add_tcase(s, rules);
     return run_suite(s);
