@@ -139,6 +139,10 @@ const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space spa
     if (parallel && g->slot && (space == CG_GLOBAL || (space == CG_PRIVATE && (!constant_length(t, &elems) ||
                                                                                  elems > PRIVATE_MAX))))
         return scratch(g, t, cg_str(g, "scratch_%s", hint));
+    /* a work-group's array of symbolic length: local memory would grow with
+     * the sizes past what any device has, so the group's slot of scratch */
+    if (space == CG_LOCAL && g->level == CG_GROUP && g->slot && !constant_length(t, &elems))
+        return scratch(g, t, cg_str(g, "scratch_%s", hint));
     if (space == CG_GLOBAL || (space == CG_PRIVATE && g->k->shape == CG_SHAPE_SINGLE)) {
         /* one work-item: a buffer of the host's is as private as it gets, and
          * may be as long as the sizes say */
