@@ -579,11 +579,13 @@ static const rows_case rows_cases[] = {
 };
 enum { NROWS_CASES = sizeof rows_cases / sizeof *rows_cases };
 
-START_TEST(rows_agree) {
-    const rows_case *c = &rows_cases[_i];
+/* Each rows case with no strategy, and (strategy) its scans parallel where
+ * parallel-scan takes them: rows of a block in a work-group's slot of
+ * scratch, a padded element a tuple holding a row. */
+static void rows_run(const rows_case *c, const char *strategy) {
     const st_def *orig = def_of(c->src);
-    st_code code = generated(lowered(orig, c->name), c->name);
-    if (c->scratch) ck_assert_has(code.opencl, "scratch");
+    st_code code = generated(lowered(apply(orig, strategy, c->name), c->name), c->name);
+    if (c->scratch && !strategy) ck_assert_has(code.opencl, "scratch");
     st_exe *exe = built(&code, c->name);
     static const char *const ms[] = {"1", "7"}, *const ks[] = {"1", "13", "1000"};
     bool has_k = strstr(c->src, "[K]") != NULL;
@@ -592,6 +594,13 @@ START_TEST(rows_agree) {
             agrees(exe, orig, text_of("M=%s %s%s %s", ms[m], has_k ? "K=" : "", has_k ? ks[k] : "", c->fixed),
                    41 + 3 * m + k, c->name);
     st_exe_free(exe);
+}
+
+START_TEST(rows_agree) { rows_run(&rows_cases[_i], NULL); }
+END_TEST
+
+START_TEST(rows_agree_parallel) {
+    if (strstr(rows_cases[_i].src, "scan(")) rows_run(&rows_cases[_i], "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4))))");
 }
 END_TEST
 
@@ -859,6 +868,7 @@ int main(void) {
     tcase_add_checked_fixture(rows, rules_setup, pipeline_teardown);
     tcase_set_timeout(rows, 300);
     tcase_add_loop_test(rows, rows_agree, 0, NROWS_CASES);
+    tcase_add_loop_test(rows, rows_agree_parallel, 0, NROWS_CASES);
     suite_add_tcase(s, rows);
 
     TCase *err = tcase_create("errors");
