@@ -12,6 +12,7 @@ bool st_register_fusion_rules(st_registry *r, st_err *err); /* strategies/fusion
 bool st_register_lowering_rules(st_registry *r, st_err *err); /* strategies/lowering.c */
 bool st_register_lookback_rules(st_registry *r, st_err *err); /* strategies/lookback.c */
 bool st_register_histogram_rules(st_registry *r, st_err *err); /* strategies/histogram.c */
+bool st_register_segmented_rules(st_registry *r, st_err *err); /* strategies/segmented.c */
 
 /* The strategy `lower-opencl` of reg (NULL when reg lacks it): what `run`
  * applies after the user's strategy, mapping the program onto OpenCL. */

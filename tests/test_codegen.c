@@ -596,7 +596,27 @@ static void rows_run(const rows_case *c, const char *strategy) {
     st_exe_free(exe);
 }
 
+/* segmented-scan(WG): one row per work-group, WG work-items a row, for
+ * every row length (K below, equal to and above WG, not a multiple). */
+static const rows_case segmented_cases[] = {
+    {"a map of a scan of a map of each row", "def main(xss: [M][K]i32): [M][K]i32 =\n  xss |> map(xs => xs |> map(x => x + 1) |> scan(+, 0))\n", "", false},
+    {"a scan of f32 rows", "def main(xss: [M][K]f32): [M][K]f32 =\n  xss |> map(xs => xs |> scan(+, 0.0))\n", "", false},
+    {"a scan of pairs per row",
+     "def main(xss: [M][K]i32, yss: [M][K]i64) =\n"
+     "  zip(xss, yss) |> map((xs, ys) => zip(xs, ys) |> scan((a, b) => (max(a.0, b.0), a.1 + b.1), (-1000000, 0i64)))\n", "", false},
+    {"a scan of rows per segment",
+     "def main(xsss: [P][M][K]i32): [P][M][K]i32 =\n"
+     "  xsss |> map(xss => xss |> scan((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0)))\n", "P=3", false},
+};
+enum { NSEGMENTED_CASES = sizeof segmented_cases / sizeof *segmented_cases };
+
 START_TEST(rows_agree) { rows_run(&rows_cases[_i], NULL); }
+END_TEST
+
+START_TEST(rows_segmented) {
+    rows_run(&segmented_cases[_i], "first(map, segmented-scan(WG=5))");
+    rows_run(&segmented_cases[_i], "first(map, segmented-scan(WG=256))");
+}
 END_TEST
 
 START_TEST(rows_agree_parallel) {
@@ -869,6 +889,7 @@ int main(void) {
     tcase_set_timeout(rows, 300);
     tcase_add_loop_test(rows, rows_agree, 0, NROWS_CASES);
     tcase_add_loop_test(rows, rows_agree_parallel, 0, NROWS_CASES);
+    tcase_add_loop_test(rows, rows_segmented, 0, NSEGMENTED_CASES);
     suite_add_tcase(s, rows);
 
     TCase *err = tcase_create("errors");
