@@ -18,6 +18,10 @@
  *     in iota(K) |> map(j => join(scanned) |> get(j)))
  *   where step(a, c, i) = let j = c * C + i in if j < K then op(a, ys |> get(j)) else a
  *
+ * A scan with a fold (a map fused in) folds elements with it and combines
+ * totals with op; one with a post-function applies it to each element's
+ * final accumulator and the element, in the last map.
+ *
  * lower-opencl then makes the outer map a mapWrg (its function has maps),
  * the inner maps mapLcl, so WG is the group's width. Like every parallel
  * scan it promises that op is associative and z its neutral element. */
@@ -65,9 +69,6 @@ static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t 
     st_scan_form p;
     if (f->kind != ST_NODE_LAMBDA || !st_scan_form_of(st_lambda_body(f), &p))
         return st_no_match(why, "%s", "segmented-scan rewrites a map whose function scans each element");
-    if (p.fold || p.post)
-        return st_fail(why, (st_loc){0}, "segmented-scan: the scan has a fold or a post-function; it takes a plain "
-                       "scan(op, z, xs) (a map before it stays a map of its own)"), NULL;
     int64_t wg = args[0];
     st_ctx *cx = st_rw_ctx(rw);
     const st_size *n = p.xs->type->size;
@@ -89,8 +90,9 @@ static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t 
     const st_node *chunk_iota = ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, chunk_size));
 
     const st_node *c1 = st_b_var(b, "c", i64);
+    const st_node *stepper = p.fold ? p.fold : p.op; /* what folds one element in */
     const st_node *sums_v = ST_PRIM(b, ST_PRIM_MAP,
-                                 ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_REDUCE_SEQ, chunk_fold(b, p.op, acc_t, c1, chunk, k, ys),
+                                 ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_REDUCE_SEQ, chunk_fold(b, stepper, acc_t, c1, chunk, k, ys),
                                                       p.z, chunk_iota), c1),
                                  lanes);
     const st_node *sums = st_b_bound(b, "sums", sums_v);
@@ -101,13 +103,14 @@ static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t 
     const st_node *before = st_b_if(b, st_b_binop(b, ST_OP_EQ, c2, st_b_i64(b, 0)), p.z,
                                     ST_PRIM(b, ST_PRIM_GET, st_b_binop(b, ST_OP_SUB, c2, st_b_i64(b, 1)), prefixes));
     const st_node *scanned_v = ST_PRIM(b, ST_PRIM_MAP,
-                                    ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_SCAN_SEQ, chunk_fold(b, p.op, acc_t, c2, chunk, k, ys),
+                                    ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_SCAN_SEQ, chunk_fold(b, stepper, acc_t, c2, chunk, k, ys),
                                                          before, chunk_iota), c2),
                                     lanes);
     const st_node *scanned = st_b_bound(b, "scanned", scanned_v);
     const st_node *j = st_b_var(b, "j", i64);
-    const st_node *out = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_GET, j, ST_PRIM(b, ST_PRIM_JOIN, scanned)), j),
-                              ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, n)));
+    const st_node *acc = ST_PRIM(b, ST_PRIM_GET, j, ST_PRIM(b, ST_PRIM_JOIN, scanned));
+    const st_node *item = p.post ? ST_CALL(b, p.post, acc, ST_PRIM(b, ST_PRIM_GET, j, ys)) : acc;
+    const st_node *out = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, item, j), ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, n)));
     const st_node *body = st_b_let(b, sums, sums_v, st_b_let(b, prefixes, prefixes_v, st_b_let(b, scanned, scanned_v, out)));
     if (bind) body = st_b_let(b, ys, p.xs, body);
     if (!body) return NULL;
@@ -126,8 +129,8 @@ static const st_rule rule_segmented_scan = {
     .name = "segmented-scan",
     .summary = "a map that scans each row, one row per work-group: each of WG work-items folds a chunk of the row, "
                "one scans the totals, each scans its chunk from the totals before it (any row length)",
-    .conditions = "a map whose function's body is a plain scan(op, z, xs), no fold or post-function; op associative "
-                  "with neutral z, as every parallel scan",
+    .conditions = "a map whose function's body is a scan, of any form; op associative with neutral z, as every "
+                  "parallel scan",
     .origin = "built-in",
     .nparams = 1,
     .params = {{.name = "WG", .doc = "work-items per row (the work-group's width)", .min = 1, .max = 1024}},
