@@ -32,7 +32,10 @@ static const char *lanes_begin(cg *g, const st_size *n, cg_scratch_saved *saved)
     cg_line(g, "for (long %s = get_local_id(0); %s < %s; %s += get_local_size(0)) {", l, l, cg_size(g, n), l);
     g->indent++;
     g->level = CG_THREAD;
-    *saved = cg_scratch_enter(g, l, n); /* each lane its own scratch, within its group's */
+    /* each lane its own scratch, within its group's; without a group's
+     * slot (a kernel not of mapWrg) a lane's would be shared, so none */
+    *saved = (cg_scratch_saved){g->slot, g->slots};
+    if (g->slot) *saved = cg_scratch_enter(g, l, n);
     return l;
 }
 

@@ -614,6 +614,34 @@ static const rows_case segmented_cases[] = {
 };
 enum { NSEGMENTED_CASES = sizeof segmented_cases / sizeof *segmented_cases };
 
+/* segmented-histogram(WG): a histogram per row, one row per work-group */
+static const rows_case histogram_cases[] = {
+    {"a histogram per segment", "def main(iss: [M][N]i32, H: i64): [M][H]i32 =\n"
+     "  iss |> map(is => reduce_by_index(replicate(H, 0), +, 0, is, replicate(N, 1)))\n", "N=1001 H=5", false},
+    {"a histogram of f32 per segment, mapped indices",
+     "def main(iss: [M][N]i64, vss: [M][N]f32, H: i64): [M][H]f32 =\n"
+     "  zip(iss, vss) |> map((is, vs) => reduce_by_index(replicate(H, 0.0), +, 0.0, is |> map(i => i % 7), vs))\n",
+     "N=1001 H=6", false},
+    {"a max-histogram of unsigned indices into a destination of its own",
+     "def main(iss: [M][N]u32, H: i64): [M][H]i32 =\n"
+     "  iss |> map(is => reduce_by_index(replicate(H, 100), max, -1000000, is, is |> map(i => i32(i) * 3)))\n",
+     "N=13 H=5", false},
+    {"a histogram whose buckets are rows, per segment",
+     "def main(iss: [P][M]i32, vsss: [P][M][K]i32, H: i64): [P][H][K]i32 =\n"
+     "  zip(iss, vsss) |> map((is, vss) =>\n"
+     "    reduce_by_index(replicate(H, replicate(K, 0)), (a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0), is, vss))\n",
+     "P=3 H=5", false},
+};
+enum { NHISTOGRAM_CASES = sizeof histogram_cases / sizeof *histogram_cases };
+
+START_TEST(rows_segmented_histogram) {
+    const rows_case *c = &histogram_cases[_i];
+    ck_assert_has(printed_def(apply(def_of(c->src), "first(map, segmented-histogram(WG=5))", c->name)), "iota(5)");
+    rows_run(c, "first(map, segmented-histogram(WG=5))");
+    rows_run(c, "first(map, segmented-histogram(WG=256))");
+}
+END_TEST
+
 START_TEST(rows_agree) { rows_run(&rows_cases[_i], NULL); }
 END_TEST
 
@@ -897,6 +925,7 @@ int main(void) {
     tcase_add_loop_test(rows, rows_agree, 0, NROWS_CASES);
     tcase_add_loop_test(rows, rows_agree_parallel, 0, NROWS_CASES);
     tcase_add_loop_test(rows, rows_segmented, 0, NSEGMENTED_CASES);
+    tcase_add_loop_test(rows, rows_segmented_histogram, 0, NHISTOGRAM_CASES);
     suite_add_tcase(s, rows);
 
     TCase *err = tcase_create("errors");
