@@ -84,6 +84,10 @@ static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t 
     int64_t wg = args[0];
     st_ctx *cx = st_rw_ctx(rw);
     const st_size *n = p.xs->type->size;
+    int64_t known;
+    if (st_size_is_const(n, &known) && known < wg)
+        return st_fail(why, (st_loc){0}, "segmented-scan: the rows have %lld elements, fewer than WG = %lld work-items; "
+                       "one work-item scans such a row better", (long long)known, (long long)wg), NULL;
     st_err serr = {0};
     const st_size *w = st_size_const(cx, wg);
     const st_size *chunk_size = st_size_div(cx, st_size_add(cx, n, st_size_const(cx, wg - 1), &serr), w, &serr);
@@ -216,8 +220,8 @@ static const st_rule rule_segmented_scan = {
     .name = "segmented-scan",
     .summary = "a map that scans each row, one row per work-group: each of WG work-items folds a chunk of the row, "
                "one scans the totals, each scans its chunk from the totals before it (any row length)",
-    .conditions = "a map whose function's body is a scan, of any form; op associative with neutral z, as every "
-                  "parallel scan",
+    .conditions = "a map whose function's body is a scan, of any form, of rows not known to be shorter than WG; op "
+                  "associative with neutral z, as every parallel scan",
     .origin = "built-in",
     .nparams = 1,
     .params = {{.name = "WG", .doc = "work-items per row (the work-group's width)", .min = 1, .max = 1024}},
