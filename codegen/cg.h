@@ -196,6 +196,12 @@ typedef struct cg {
     bool barrier_pending;       /* group level: a barrier before the next step */
     uint32_t fresh;             /* C names */
     const char *hint;           /* the name the next kernel is for (a let's) */
+    /* Where a work-item of a parallel kernel keeps an array too long (or of
+     * a length not known) for private memory: its slot of a global scratch
+     * buffer of `slots` slots, one per iteration of the parallel loops
+     * around it. NULL where no such loop is open (cg_scratch_enter). */
+    const char *slot;
+    const st_size *slots;
 } cg;
 
 /* ---- cg.c: errors, text, names ---- */
@@ -297,6 +303,15 @@ void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_pl
  * ignored when i is out of bounds. */
 void cg_scatter_write(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *i,
                       const cg_value *v);
+/* The code generated next runs once per slot (a C expression) of n: a
+ * parallel loop's iteration, nested in the slots open before. Returns what
+ * to give cg_scratch_leave when the loop closes. */
+typedef struct cg_scratch_saved {
+    const char *slot;
+    const st_size *slots;
+} cg_scratch_saved;
+cg_scratch_saved cg_scratch_enter(cg *g, const char *slot, const st_size *n);
+void cg_scratch_leave(cg *g, cg_scratch_saved saved);
 /* The place an address-space annotation or the level asks for, sized by t. */
 const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space space, const char *hint);
 

@@ -25,17 +25,22 @@ static void lanes(cg *g, const st_size *n) {
 }
 
 /* for (l = local id; l < n; l += local size) { body(l) } then a barrier */
-static const char *lanes_begin(cg *g, const st_size *n) {
+static const char *lanes_begin(cg *g, const st_size *n, cg_scratch_saved *saved) {
     cg_group_sync(g);
     lanes(g, n);
     const char *l = cg_name(g, "l");
     cg_line(g, "for (long %s = get_local_id(0); %s < %s; %s += get_local_size(0)) {", l, l, cg_size(g, n), l);
     g->indent++;
     g->level = CG_THREAD;
+    /* each lane its own scratch, within its group's; without a group's
+     * slot (a kernel not of mapWrg) a lane's would be shared, so none */
+    *saved = (cg_scratch_saved){g->slot, g->slots};
+    if (g->slot) *saved = cg_scratch_enter(g, l, n);
     return l;
 }
 
-static void lanes_end(cg *g) {
+static void lanes_end(cg *g, cg_scratch_saved saved) {
+    cg_scratch_leave(g, saved);
     g->level = CG_GROUP;
     g->indent--;
     cg_line(g, "}");
@@ -54,20 +59,22 @@ static const cg_stage group = {group_parallel, group_place, cg_group_into};
 static void map_lcl(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     e = cg_hoist_args(g, e, 1, &env, &group); /* what the lanes read is there before they start */
     cg_value xs = cg_thread_value(g, e->kids[1], env);
-    const char *l = lanes_begin(g, cg_length(&xs));
+    cg_scratch_saved saved;
+    const char *l = lanes_begin(g, cg_length(&xs), &saved);
     cg_value x = cg_index(g, &xs, l);
     cg_apply_into(g, e->kids[0], 1, &x, env, cg_place_index(g, p, l));
-    lanes_end(g);
+    lanes_end(g, saved);
 }
 
 /* An array already there (a view, a variable) copied in parallel. */
 static void copy_lcl(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     cg_value v = cg_thread_value(g, e, env);
     if (cg_same_place(&v, p)) return;
-    const char *l = lanes_begin(g, cg_length(&v));
+    cg_scratch_saved saved;
+    const char *l = lanes_begin(g, cg_length(&v), &saved);
     cg_value x = cg_index(g, &v, l);
     cg_store(g, cg_place_index(g, p, l), &x);
-    lanes_end(g);
+    lanes_end(g, saved);
 }
 
 /* Sequential work with a result in memory: work-item 0 does it. */
@@ -109,7 +116,11 @@ static void group_let(cg *g, const st_node *e, const cg_binding *env, const cg_p
             /* every work-item its own copy */
             cg_group_sync(g);
             g->level = CG_THREAD;
+            /* the group's scratch slot is not each work-item's own */
+            cg_scratch_saved saved = {g->slot, g->slots};
+            g->slot = NULL;
             v = cg_thread_value(g, value, env);
+            cg_scratch_leave(g, saved);
             g->level = CG_GROUP;
         } else {
             const cg_place *lp = cg_temp(g, value->type, value, CG_LOCAL, e->kids[0]->u.name);

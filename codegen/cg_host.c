@@ -134,11 +134,15 @@ void cg_kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hi
     g->k = k;
     g->indent = 1;
     g->barrier_pending = false;
+    g->slot = NULL;
+    g->slots = NULL;
     for (uint32_t i = 0; i < g->nscalars; i++) add_arg(g, (cg_arg){.kind = CG_ARG_SCALAR, .index = (int)i});
 }
 
 void cg_kernel_end(cg *g) {
     g->k = NULL;
+    g->slot = NULL;
+    g->slots = NULL;
     g->level = CG_HOST;
 }
 
@@ -184,6 +188,7 @@ static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_
     cg_value xs = cg_thread_value(g, e->kids[1], env);
     const char *i = glb_loop_begin(g, cg_length(&xs));
     cg_value x = cg_index(g, &xs, i);
+    cg_scratch_enter(g, i, cg_length(&xs)); /* the kernel's end leaves it */
     cg_apply_into(g, e->kids[0], 1, &x, env, cg_place_index(g, p, i));
     glb_loop_end(g);
     cg_kernel_end(g);
@@ -199,6 +204,7 @@ static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_
     const char *w = cg_name(g, "wg");
     cg_line(g, "long %s = get_group_id(0);", w);
     cg_value x = cg_index(g, &xs, w);
+    cg_scratch_enter(g, w, cg_length(&xs)); /* the kernel's end leaves it */
     const st_node *f = e->kids[0];
     if (f->kind != ST_NODE_LAMBDA)
         cg_fail(g, f, "mapWrg needs a lambda");

@@ -92,17 +92,66 @@ static bool constant_length(const st_type *t, int64_t *elems) {
     return true;
 }
 
+cg_scratch_saved cg_scratch_enter(cg *g, const char *slot, const st_size *n) {
+    cg_scratch_saved saved = {g->slot, g->slots};
+    if (!g->slot) {
+        g->slot = slot;
+        g->slots = n;
+        return saved;
+    }
+    st_err e = {0};
+    const st_size *slots = st_size_mul(g->cx, g->slots, n, &e);
+    if (!slots) {
+        cg_fail(g, NULL, "%s", e.message);
+        return saved;
+    }
+    g->slot = cg_str(g, "(%s * %s + %s)", g->slot, cg_size(g, n), slot); /* whole, as an index is multiplied */
+    g->slots = slots;
+    return saved;
+}
+
+void cg_scratch_leave(cg *g, cg_scratch_saved saved) {
+    g->slot = saved.slot;
+    g->slots = saved.slots;
+}
+
+/* Memory of a work-item's own in global memory: its slot of a buffer with
+ * one t per slot. What private memory cannot hold (a row of symbolic
+ * length, one too long for registers) lives here; it costs global
+ * traffic, but the work-item is the only one to touch it. */
+static const cg_place *scratch(cg *g, const st_type *t, const char *hint) {
+    const st_type *all = st_type_array(g->cx, g->slots, t);
+    if (!all) {
+        cg_fail(g, NULL, "out of memory");
+        return NULL;
+    }
+    const cg_place *p = cg_host_temp(g, all, hint);
+    return p ? cg_place_index(g, p, g->slot) : NULL;
+}
+
+/* The most elements of a private array: more and it goes to scratch (or
+ * is refused where there is none). */
+enum { PRIVATE_MAX = 16384 };
+
 const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space space, const char *hint) {
+    bool parallel = g->k->shape != CG_SHAPE_SINGLE && g->level != CG_HOST;
+    int64_t elems;
+    if (parallel && g->slot && (space == CG_GLOBAL || (space == CG_PRIVATE && (!constant_length(t, &elems) ||
+                                                                                 elems > PRIVATE_MAX))))
+        return scratch(g, t, cg_str(g, "scratch_%s", hint));
+    /* a work-group's array of symbolic length: local memory would grow with
+     * the sizes past what any device has, so the group's slot of scratch */
+    if (space == CG_LOCAL && g->level == CG_GROUP && g->slot && !constant_length(t, &elems))
+        return scratch(g, t, cg_str(g, "scratch_%s", hint));
     if (space == CG_GLOBAL || (space == CG_PRIVATE && g->k->shape == CG_SHAPE_SINGLE)) {
         /* one work-item: a buffer of the host's is as private as it gets, and
          * may be as long as the sizes say */
-        if (g->k->shape != CG_SHAPE_SINGLE && g->level != CG_HOST)
+        if (parallel)
             cg_fail(g, at, "toGlobal inside a parallel kernel: each work-item would need its own buffer");
         return cg_host_temp(g, t, hint);
     }
     const cg_place *p = cg_place_new(g, t, space, cg_name(g, space == CG_LOCAL ? "l" : "p"));
     if (!p) return NULL;
-    int64_t elems;
     if (space == CG_PRIVATE && !constant_length(t, &elems)) {
         st_buf b = {0};
         st_type_print(t, &b);
@@ -112,7 +161,7 @@ const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space spa
         st_buf_free(&b);
         return p;
     }
-    if (space == CG_PRIVATE && elems > 16384) {
+    if (space == CG_PRIVATE && elems > PRIVATE_MAX) {
         cg_fail(g, at, "a private array of %lld elements is too large for one work-item", (long long)elems);
         return p;
     }
@@ -491,7 +540,7 @@ cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
         return cg_scalar(e->type, cg_conv(g, e->u.conv, a.type->scalar, a.c));
     }
     case ST_NODE_IF:
-        if (e->type->kind != ST_TYPE_ARRAY) return if_value(g, e, env);
+        if (cg_is_plain(e->type)) return if_value(g, e, env);
         break;
     case ST_NODE_LET: return let_value(g, e, env, false, NULL);
     case ST_NODE_PRIM: return prim_value(g, e, env);
@@ -499,7 +548,7 @@ cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
         cg_fail(g, e, "a function where a value is needed");
         return cg_scalar(e->type, "0");
     }
-    /* an array-valued if: computed into a private array */
+    /* an if whose value holds arrays: computed into private memory */
     const cg_place *p = cg_temp(g, e->type, e, CG_PRIVATE, "tmp");
     if (!p) return cg_scalar(e->type, "0");
     cg_thread_into(g, e, env, p);
@@ -547,7 +596,7 @@ void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_pla
         let_value(g, e, env, true, p);
         return;
     }
-    if (e->kind == ST_NODE_IF && e->type->kind == ST_TYPE_ARRAY) {
+    if (e->kind == ST_NODE_IF && !cg_is_plain(e->type)) {
         cg_value c = cg_thread_value(g, e->kids[0], env);
         cg_line(g, "if (%s) {", c.c);
         g->indent++;

@@ -533,6 +533,138 @@ START_TEST(compositions_agree) {
 }
 END_TEST
 
+/* Rows as elements (issue 18, item 5): programs whose elements, accumulators
+ * or buckets are arrays of symbolic length, with no strategy (lower-opencl
+ * alone, as `run -s id`). A work-item of a parallel kernel keeps such a row
+ * in its own slot of a global scratch buffer. */
+typedef struct rows_case {
+    const char *name, *src;
+    const char *fixed;  /* sizes and scalars every run has besides M (and K, which it may not have) */
+    bool scratch;       /* a parallel kernel keeps its rows in scratch */
+} rows_case;
+
+static const rows_case rows_cases[] = {
+    {"a scan of rows with a row-wise operator",
+     "def main(xss: [M][K]i32): [M][K]i32 =\n"
+     "  xss |> scan((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0))\n", "", false},
+    {"a map of a scan of a map of each row",
+     "def main(xss: [M][K]i32): [M][K]i32 =\n"
+     "  xss |> map(xs => xs |> map(x => x + 1) |> scan(+, 0))\n", "", false},
+    {"a scan of rows inside a map",
+     "def main(xsss: [P][M][K]i32): [P][M][K]i32 =\n"
+     "  xsss |> map(xss => xss |> scan((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0)))\n", "P=3", true},
+    {"a scan of tuples holding rows",
+     "def main(xss: [M][K]i32, ys: [M]i32): ([M][K]i32, [M]i32) =\n"
+     "  zip(xss, ys) |> scan((a, b) => (zip(a.0, b.0) |> map((x, y) => x + y), a.1 + b.1), (replicate(K, 0), 0)) |> unzip\n",
+     "", false},
+    {"a scan of tuples holding rows inside a map",
+     "def main(xsss: [P][M][K]i32, yss: [P][M]i32) =\n"
+     "  zip(xsss, yss) |> map((xss, ys) =>\n"
+     "    zip(xss, ys) |> scan((a, b) => (zip(a.0, b.0) |> map((x, y) => max(x, y)), a.1 + b.1), (replicate(K, -100), 0))\n"
+     "    |> unzip)\n", "P=3", true},
+    {"a histogram per segment",
+     "def main(iss: [M][N]i32, H: i64): [M][H]i32 =\n"
+     "  iss |> map(is => reduce_by_index(replicate(H, 0), +, 0, is, replicate(N, 1)))\n", "N=1001 H=5", false},
+    {"a histogram whose buckets are rows",
+     "def main(is: [M]i32, vss: [M][K]i32, H: i64): [H][K]i32 =\n"
+     "  reduce_by_index(replicate(H, replicate(K, 0)), (a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0), is, vss)\n",
+     "H=5", false},
+    {"a histogram whose buckets are rows, per segment",
+     "def main(iss: [P][M]i32, vsss: [P][M][K]i32, H: i64): [P][H][K]i32 =\n"
+     "  zip(iss, vsss) |> map((is, vss) =>\n"
+     "    reduce_by_index(replicate(H, replicate(K, 0)), (a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0), is, vss))\n",
+     "P=3 H=5", true},
+    {"a reduction of rows inside a map",
+     "def main(xsss: [P][M][K]i32): [P][K]i32 =\n"
+     "  xsss |> map(xss => xss |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0)))\n", "P=3", true},
+    {"a scan of a row let-bound in a map, then mapped and scanned again",
+     "def main(xss: [M][K]i32): [M][K]i32 =\n"
+     "  xss |> map(xs => let ys = xs |> scan(+, 0) in ys |> map(y => y * 2) |> scan(max, 0))\n", "", false},
+};
+enum { NROWS_CASES = sizeof rows_cases / sizeof *rows_cases };
+
+/* Each rows case with no strategy, and (strategy) its scans parallel where
+ * parallel-scan takes them: rows of a block in a work-group's slot of
+ * scratch, a padded element a tuple holding a row. */
+static void rows_run(const rows_case *c, const char *strategy) {
+    const st_def *orig = def_of(c->src);
+    st_code code = generated(lowered(apply(orig, strategy, c->name), c->name), c->name);
+    if (c->scratch && !strategy) ck_assert_has(code.opencl, "scratch");
+    st_exe *exe = built(&code, c->name);
+    static const char *const ms[] = {"1", "7"}, *const ks[] = {"1", "13", "1000"};
+    bool has_k = strstr(c->src, "[K]") != NULL;
+    for (size_t m = 0; m < 2; m++)
+        for (size_t k = 0; k < (has_k ? 3 : 1); k++)
+            agrees(exe, orig, text_of("M=%s %s%s %s", ms[m], has_k ? "K=" : "", has_k ? ks[k] : "", c->fixed),
+                   41 + 3 * m + k, c->name);
+    st_exe_free(exe);
+}
+
+/* segmented-scan(WG): one row per work-group, WG work-items a row, for
+ * every row length (K below, equal to and above WG, not a multiple). */
+static const rows_case segmented_cases[] = {
+    {"a map of a scan of a map of each row", "def main(xss: [M][K]i32): [M][K]i32 =\n  xss |> map(xs => xs |> map(x => x + 1) |> scan(+, 0))\n", "", false},
+    {"a scan of f32 rows", "def main(xss: [M][K]f32): [M][K]f32 =\n  xss |> map(xs => xs |> scan(+, 0.0))\n", "", false},
+    {"a scan with a fold and a post-function per row",
+     "def main(xss: [M][K]i32): ([M][K]i64, [M][K]i32) =\n"
+     "  (xss |> map(xs => xs |> scan(+, (a, x) => a + i64(x) * 3i64, 0i64)),\n"
+     "   xss |> map(xs => xs |> scan(+, (a, x) => a + x * 2, (a, x) => a - x, 0)))\n", "", false},
+    {"a scan of pairs per row",
+     "def main(xss: [M][K]i32, yss: [M][K]i64) =\n"
+     "  zip(xss, yss) |> map((xs, ys) => zip(xs, ys) |> scan((a, b) => (max(a.0, b.0), a.1 + b.1), (-1000000, 0i64)))\n", "", false},
+    {"a scan of rows per segment",
+     "def main(xsss: [P][M][K]i32): [P][M][K]i32 =\n"
+     "  xsss |> map(xss => xss |> scan((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0)))\n", "P=3", false},
+};
+enum { NSEGMENTED_CASES = sizeof segmented_cases / sizeof *segmented_cases };
+
+/* segmented-histogram(WG): a histogram per row, one row per work-group */
+static const rows_case histogram_cases[] = {
+    {"a histogram per segment", "def main(iss: [M][N]i32, H: i64): [M][H]i32 =\n"
+     "  iss |> map(is => reduce_by_index(replicate(H, 0), +, 0, is, replicate(N, 1)))\n", "N=1001 H=5", false},
+    {"a histogram of f32 per segment, mapped indices",
+     "def main(iss: [M][N]i64, vss: [M][N]f32, H: i64): [M][H]f32 =\n"
+     "  zip(iss, vss) |> map((is, vs) => reduce_by_index(replicate(H, 0.0), +, 0.0, is |> map(i => i % 7), vs))\n",
+     "N=1001 H=6", false},
+    {"a max-histogram of unsigned indices into a destination of its own",
+     "def main(iss: [M][N]u32, H: i64): [M][H]i32 =\n"
+     "  iss |> map(is => reduce_by_index(replicate(H, 100), max, -1000000, is, is |> map(i => i32(i) * 3)))\n",
+     "N=13 H=5", false},
+    {"a histogram whose buckets are rows, per segment",
+     "def main(iss: [P][M]i32, vsss: [P][M][K]i32, H: i64): [P][H][K]i32 =\n"
+     "  zip(iss, vsss) |> map((is, vss) =>\n"
+     "    reduce_by_index(replicate(H, replicate(K, 0)), (a, b) => zip(a, b) |> map((x, y) => x + y), replicate(K, 0), is, vss))\n",
+     "P=3 H=5", false},
+};
+enum { NHISTOGRAM_CASES = sizeof histogram_cases / sizeof *histogram_cases };
+
+START_TEST(rows_segmented_histogram) {
+    const rows_case *c = &histogram_cases[_i];
+    ck_assert_has(printed_def(apply(def_of(c->src), "first(map, segmented-histogram(WG=5))", c->name)), "iota(5)");
+    rows_run(c, "first(map, segmented-histogram(WG=5))");
+    rows_run(c, "first(map, segmented-histogram(WG=256))");
+}
+END_TEST
+
+START_TEST(rows_agree) { rows_run(&rows_cases[_i], NULL); }
+END_TEST
+
+START_TEST(rows_segmented) {
+    const rows_case *c = &segmented_cases[_i];
+    /* the rule fired: the lanes of a group are there */
+    ck_assert_has(printed_def(apply(def_of(c->src), "each(map, try(segmented-scan(WG=5)))", c->name)), "iota(5)");
+    rows_run(&segmented_cases[_i], "each(map, try(segmented-scan(WG=5)))");
+    rows_run(&segmented_cases[_i], "each(map, try(segmented-scan(WG=256)))");
+}
+END_TEST
+
+START_TEST(rows_agree_parallel) {
+    if (!strstr(rows_cases[_i].src, "scan(")) return;
+    rows_run(&rows_cases[_i], "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4))))");
+    rows_run(&rows_cases[_i], ST_DEFAULT_STRATEGY); /* segmented-scan first where a map scans each row */
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* 4. Errors                                                                */
 /* ------------------------------------------------------------------------ */
@@ -581,8 +713,16 @@ START_TEST(parallel_maps_inside_groups_and_work_items) {
 END_TEST
 
 START_TEST(private_array_of_unknown_length) {
+    /* a work-item of a mapGlb keeps it in its own slot of a global scratch buffer */
+    const st_def *d = def_of("def main(xss: [N][M]i32) =\n"
+                             "  xss |> mapGlb(xs => let p = xs |> mapSeq(x => x + 1) |> toPrivate in p |> reduceSeq(+, 0))");
+    st_code code = generated(d, "scratch");
+    st_exe *exe = built(&code, "scratch");
+    agrees(exe, d, "N=7 M=13", 1, "scratch");
+    st_exe_free(exe);
+    /* every work-item of a group its own copy: no slot is each one's own */
     codegen_fails(def_of("def main(xss: [N][M]i32) =\n"
-                         "  xss |> mapGlb(xs => let p = xs |> mapSeq(x => x + 1) |> toPrivate in p |> reduceSeq(+, 0))"),
+                         "  xss |> mapWrg(xs => let p = xs |> mapSeq(x => x + 1) |> toPrivate in p |> reduceSeq(+, 0))"),
                   (const char *const[]){"an array of type [M]i32 inside one work-item needs a constant length",
                                         "(at `xs |> mapSeq(x => x + 1)", NULL});
     /* toGlobal inside a group: each group would need a buffer of its own */
@@ -784,6 +924,15 @@ int main(void) {
     tcase_set_timeout(comp, 300);
     tcase_add_loop_test(comp, compositions_agree, 0, NCOMPOSE_CASES);
     suite_add_tcase(s, comp);
+
+    TCase *rows = tcase_create("rows");
+    tcase_add_checked_fixture(rows, rules_setup, pipeline_teardown);
+    tcase_set_timeout(rows, 300);
+    tcase_add_loop_test(rows, rows_agree, 0, NROWS_CASES);
+    tcase_add_loop_test(rows, rows_agree_parallel, 0, NROWS_CASES);
+    tcase_add_loop_test(rows, rows_segmented, 0, NSEGMENTED_CASES);
+    tcase_add_loop_test(rows, rows_segmented_histogram, 0, NHISTOGRAM_CASES);
+    suite_add_tcase(s, rows);
 
     TCase *err = tcase_create("errors");
     tcase_add_checked_fixture(err, rules_setup, pipeline_teardown);
