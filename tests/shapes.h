@@ -213,6 +213,11 @@ static const program extra_programs[] = {
 
 enum { N_EXTRA = (int)(sizeof extra_programs / sizeof *extra_programs), N_PROGRAMS = N_SHAPES + N_EXTRA };
 
+/* What program i has, without writing it (no arena: the suite counts its
+ * cases before any test runs). */
+static inline bool program_has_scan(int i) { return i < N_SHAPES || extra_programs[i - N_SHAPES].scan; }
+static inline bool program_has_histogram(int i) { return i >= N_SHAPES && extra_programs[i - N_SHAPES].histogram; }
+
 /* Program i: the product's shapes, then the others. */
 static inline program program_at(st_arena *a, int i) {
     return i < N_SHAPES ? shape_at(a, i) : extra_programs[i - N_SHAPES];
