@@ -6,9 +6,9 @@
  * rewrite (lowering, codegen, build, launch), a wrong result, a crash or a
  * hang is a failure that names the shape, the strategy and the length.
  *
- * By default a fixed sample of SAMPLE_PAIRS (program, strategy) pairs runs,
+ * By default a fixed sample of 15 (program, strategy) pairs runs,
  * each at the four lengths, so CI stays fast; STRATA_SHAPES_ALL=1 runs the
- * whole product. One Check test per pair (so a crash takes only its own
+ * whole product (STRATA_SHAPES_SHARD=k/n: its k-th of n parts). One Check test per pair (so a crash takes only its own
  * pair down); each prints its case line first, so the log of a pair that
  * died names it. A second test case runs build/strata: plain `strata run`
  * (no -s) succeeds wherever `strata run -s id` does. */
@@ -61,8 +61,10 @@ static bool applies(int program, strategy_kind s) {
 /* Which pairs run                                                          */
 /* ------------------------------------------------------------------------ */
 
-/* The default sample: 15 pairs × 4 lengths = 60 runs. */
-enum { SAMPLE_PAIRS = 15 };
+/* The default sample: 15 pairs × 4 lengths = 60 runs, most from the
+ * product, a few from the rows and histograms beside it (so subhistogram is
+ * in the sample: only those have a reduce_by_index). */
+enum { SAMPLE_PRODUCT = 11, SAMPLE_EXTRA = 4 };
 
 typedef struct pair {
     int program;
@@ -74,10 +76,11 @@ static bool run_all(void) {
     return v && !strcmp(v, "1");
 }
 
-/* Every applicable pair, program by program (pairs may be NULL: count only). */
-static int all_pairs(pair *pairs) {
+/* The applicable pairs of programs [from, to), program by program (pairs
+ * may be NULL: count only). */
+static int pairs_of(int from, int to, pair *pairs) {
     int n = 0;
-    for (int i = 0; i < N_PROGRAMS; i++)
+    for (int i = from; i < to; i++)
         for (int s = 0; s < N_STRATEGIES; s++)
             if (applies(i, (strategy_kind)s)) {
                 if (pairs) pairs[n] = (pair){i, (strategy_kind)s};
@@ -86,25 +89,51 @@ static int all_pairs(pair *pairs) {
     return n;
 }
 
-/* The sample's k-th pair: a fixed stride through all of them, coprime to
- * their number, so the sample spreads over producers, consumers, types and
- * strategies alike and is the same on every run. */
+/* The k-th sampled of total: a fixed stride near total / golden ratio,
+ * coprime to total, so the sample spreads over producers, consumers, types
+ * and strategies alike and is the same on every run. */
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
 static int sampled(int k, int total) {
-    int stride = 7919; /* a prime */
-    while (total % stride == 0) stride += 2;
-    return (int)((12345 + (int64_t)k * stride) % total);
+    int stride = (int)(total * 0.6180339887);
+    while (gcd(stride, total) != 1) stride++;
+    return (int)((total / 3 + (int64_t)k * stride) % total);
+}
+
+/* The whole product in shards, for machines with time and cores to spare:
+ * STRATA_SHAPES_SHARD=k/n runs the k-th of n contiguous parts (1 ≤ k ≤ n);
+ * the pairs [*from, *to) of total. */
+static void shard(int total, int *from, int *to) {
+    const char *v = getenv("STRATA_SHAPES_SHARD");
+    int k = 1, n = 1;
+    if (v && (sscanf(v, "%d/%d", &k, &n) != 2 || n < 1 || k < 1 || k > n)) k = n = 1;
+    *from = (int)((int64_t)(k - 1) * total / n);
+    *to = (int)((int64_t)k * total / n);
 }
 
 static int pair_count(void) {
-    int total = all_pairs(NULL);
-    return run_all() || total < SAMPLE_PAIRS ? total : SAMPLE_PAIRS;
+    if (!run_all()) return SAMPLE_PRODUCT + SAMPLE_EXTRA;
+    int from, to;
+    shard(pairs_of(0, N_PROGRAMS, NULL), &from, &to);
+    return to - from;
 }
 
+/* Case k: the k-th pair of the whole product (of its shard), or of the sample. */
 static pair pair_at(int k) {
-    int total = all_pairs(NULL);
+    int from = 0, to = N_PROGRAMS;
+    if (!run_all()) {
+        bool extra = k >= SAMPLE_PRODUCT;
+        from = extra ? N_SHAPES : 0;
+        to = extra ? N_PROGRAMS : N_SHAPES;
+        k -= extra ? SAMPLE_PRODUCT : 0;
+    }
+    int total = pairs_of(from, to, NULL);
     pair *pairs = st_arena_alloc(ar, (size_t)total * sizeof *pairs);
-    all_pairs(pairs);
-    return pairs[run_all() ? k : sampled(k, total)];
+    pairs_of(from, to, pairs);
+    if (!run_all()) return pairs[sampled(k, total)];
+    int first, last;
+    shard(total, &first, &last);
+    return pairs[first + k];
 }
 
 /* ------------------------------------------------------------------------ */
