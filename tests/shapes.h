@@ -30,18 +30,19 @@ enum { N_SHAPES = N_PRODUCERS * N_CONSUMERS * N_ELEMS * N_NESTINGS };
  * sides, so long sums need no care. */
 typedef struct elem_syntax {
     const char *name, *type;
+    bool tuple;              /* made of two arrays, xs and ys (see arrays_of) */
     const char *op, *zero;   /* the scan: operator, neutral element (typed: it seeds replicate too) */
     const char *f;           /* a map of elements: x => f */
-    const char *g;           /* a second map, of ys (zip of maps): y => g */
+    const char *g;           /* a second map, of ys (zip of maps of scalars): y => g */
     const char *rop, *rzero; /* the reduce consumer */
     const char *post;        /* the map consumer: y => post */
 } elem_syntax;
 
 static const elem_syntax elem_syntaxes[] = {
-    {"i32", "i32", "+", "0", "x * 3 - 1", "y * 2 + 1", "+", "0", "y % 10"},
-    {"f32", "f32", "+", "0.0", "x * 0.5 + 0.25", "y * 2.0", "max", "0.0", "y * 2.0"},
-    {"i64", "i64", "+", "0i64", "x * 3 - 1", "y * 2 + 1", "+", "0i64", "y % 10"},
-    {"(i32,f32)", "(i32, f32)", "(a, b) => (a.0 + b.0, a.1 + b.1)", "(0, 0.0)", "(x.0 * 3 - 1, x.1 * 0.5 + 0.25)",
+    {"i32", "i32", false, "+", "0", "x * 3 - 1", "y * 2 + 1", "+", "0", "y % 10"},
+    {"f32", "f32", false, "+", "0.0", "x * 0.5 + 0.25", "y * 2.0", "max", "0.0", "y * 2.0"},
+    {"i64", "i64", false, "+", "0i64", "x * 3 - 1", "y * 2 + 1", "+", "0i64", "y % 10"},
+    {"(i32,f32)", "(i32, f32)", true, "(a, b) => (a.0 + b.0, a.1 + b.1)", "(0, 0.0)", "(x.0 * 3 - 1, x.1 * 0.5 + 0.25)",
      NULL, "(a, b) => (a.0 + b.0, max(a.1, b.1))", "(0, 0.0)", "(y.0 % 10, y.1 * 2.0)"},
 };
 
@@ -73,7 +74,7 @@ typedef struct arrays {
 } arrays;
 
 static inline arrays arrays_of(st_arena *a, producer p, const elem_syntax *e) {
-    bool tuple = e->g == NULL;
+    bool tuple = e->tuple;
     const char *dims = p == P_SCAN_IN_MAP ? "[N][K]" : "[N]";
     const char *x = p == P_SCAN_IN_MAP ? "xss" : "xs", *y = p == P_SCAN_IN_MAP ? "yss" : "ys";
     arrays r = {0};
@@ -89,7 +90,7 @@ static inline arrays arrays_of(st_arena *a, producer p, const elem_syntax *e) {
 
 /* The producer's array of N elements. */
 static inline const char *producer_text(st_arena *a, producer p, const elem_syntax *e, nesting n) {
-    bool tuple = e->g == NULL;
+    bool tuple = e->tuple;
     const char *base = tuple ? "zip(xs, ys)" : "xs";
     const char *row_scan = arena_text(a, "scan(%s, %s) |> reduce(%s, %s)", e->op, e->zero, e->op, e->zero);
     /* iota's element i (and the row r, nested, so rows differ) */
@@ -98,6 +99,7 @@ static inline const char *producer_text(st_arena *a, producer p, const elem_synt
     case P_VAR: return base;
     case P_MAP: return arena_text(a, "%s |> map(x => %s)", base, e->f);
     case P_ZIP_OF_MAPS:
+        /* the tuple's f, a component at a time */
         if (tuple) return "zip(xs |> map(x => x * 3 - 1), ys |> map(y => y * 0.5 + 0.25))";
         return arena_text(a, "zip(xs |> map(x => %s), ys |> map(y => %s)) |> map((a, b) => a + b)", e->f, e->g);
     case P_IOTA:
