@@ -64,6 +64,7 @@ st_ctx *st_rw_ctx(st_rw *rw) { return rw->cx; }
 const st_def *st_rw_def(st_rw *rw) { return rw->def; }
 const st_registry *st_rw_registry(st_rw *rw) { return rw->reg; }
 bool st_rw_under_lambda(const st_rw *rw) { return rw->lambdas > 0; }
+int st_rw_lambda_depth(const st_rw *rw) { return rw->lambdas; }
 
 /* Traversals keep count of the lambdas they are inside, so that a rule knows
  * whether the node it is given runs once per program or once per element. */

@@ -195,6 +195,9 @@ const st_node *st_rewrite_node(st_rw *rw, const st_strategy *s, const st_node *e
  * operator), so that it runs once per element rather than once per program?
  * A rule whose result makes kernels of its own refuses there. */
 bool st_rw_under_lambda(const st_rw *rw);
+/* How many lambdas the node being rewritten is inside (0: the top level of a
+ * def; 2: a map's function inside a map's function, one work-item's code). */
+int st_rw_lambda_depth(const st_rw *rw);
 /* Apply s to the body of def: a new def (same parameters, facts and result
  * type), or NULL with the reason. */
 const st_def *st_rewrite_def(st_rw *rw, const st_strategy *s, const st_def *def, st_err *why);

@@ -308,6 +308,14 @@ static bool parallel_scan_check(const int64_t *args, st_err *why) {
 static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why);
+    /* two lambdas deep the scan is one work-item's (the levels are the host,
+     * a work-group, a work-item): its blocks would run one after another, and
+     * each work-item would keep padded blocks of BS in scratch (10^6 rows of
+     * 3 elements: gigabytes) */
+    if (st_rw_lambda_depth(rw) >= 2)
+        return st_fail(why, (st_loc){0}, "parallel-scan: this scan is inside a map inside a map, so one work-item runs it, "
+                       "where blocks run one after another and each keeps a padded block of BS; parallel-scan takes a "
+                       "scan at the top level of a def or one map deep"), NULL;
     int64_t td;
     if (!tree_depth(args, &td, why)) return NULL;
     st_ctx *cx = st_rw_ctx(rw);
@@ -380,7 +388,8 @@ static const st_rule rule_parallel_scan = {
     .summary = "scan-then-propagate(BS) with a Brent-Kung tree of depth TD in each block (listing 7), for any length "
                "(padding when BS does not divide it); the tree's sequential middle scans SE = BS / BF^TD elements",
     .conditions = "BS % BF == 0; exactly one of TD and SE; BF^TD divides BS (TD), or BS / SE is a power of BF (SE); "
-                  "any length; acts on the scan it is applied to, not on a scan in its input (each(scan, …) takes those)",
+                  "any length; at the top level or one map deep, not in a map inside a map (one work-item's code); acts on "
+                  "the scan it is applied to, not on a scan in its input (each(scan, …) takes those)",
     .origin = "built-in",
     .nparams = 4,
     .params = {BS_PARAM, BF_PARAM,

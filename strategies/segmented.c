@@ -81,6 +81,8 @@ static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t 
     st_scan_form p;
     if (f->kind != ST_NODE_LAMBDA || !st_scan_form_of(st_lambda_body(f), &p))
         return st_no_match(why, "%s", "segmented-scan rewrites a map whose function scans each element");
+    /* a row per work-group is a kernel's shape: inside a map the rows are one work-item's */
+    if (!st_at_top_level(rw, "segmented-scan", "map", why)) return NULL;
     int64_t wg = args[0];
     st_ctx *cx = st_rw_ctx(rw);
     const st_size *n = p.xs->type->size;
@@ -178,6 +180,7 @@ static const st_node *segmented_histogram(st_rw *rw, const st_node *e, const int
     const st_node *f = e->kids[0];
     const st_node *h = f->kind == ST_NODE_LAMBDA ? st_lambda_body(f) : NULL;
     if (!is_prim(h, ST_PRIM_REDUCE_BY_INDEX) || h->nkids != 5) return st_no_match(why, "%s", shape);
+    if (!st_at_top_level(rw, "segmented-histogram", "map", why)) return NULL;
     int64_t wg = args[0];
     st_ctx *cx = st_rw_ctx(rw);
     st_build B = st_build_of(rw, why), *b = &B;
@@ -220,7 +223,7 @@ static const st_rule rule_segmented_scan = {
     .name = "segmented-scan",
     .summary = "a map that scans each row, one row per work-group: each of WG work-items folds a chunk of the row, "
                "one scans the totals, each scans its chunk from the totals before it (any row length)",
-    .conditions = "a map whose function's body is a scan, of any form, of rows not known to be shorter than WG; op "
+    .conditions = "a map at the top level of a def whose function's body is a scan, of any form, of rows not known to be shorter than WG; op "
                   "associative with neutral z, as every parallel scan",
     .origin = "built-in",
     .nparams = 1,
@@ -232,7 +235,7 @@ static const st_rule rule_segmented_histogram = {
     .name = "segmented-histogram",
     .summary = "a map that makes a histogram of each row, one row per work-group: each of WG work-items makes a "
                "subhistogram of a chunk of the row, the group folds them bucket by bucket into the destination",
-    .conditions = "a map whose function's body is a reduce_by_index; op associative with neutral z; WG·H elements "
+    .conditions = "a map at the top level of a def whose function's body is a reduce_by_index; op associative with neutral z; WG·H elements "
                   "of subhistograms per row, so few buckets",
     .origin = "built-in",
     .nparams = 1,

@@ -1376,6 +1376,11 @@ START_TEST(kernel_makers_refuse_inside_a_map) {
                     "reduce_by_index(replicate(H, replicate(K, 0)), (a, b) => zip(a, b) |> map((x, y) => x + y), "
                     "replicate(K, 0), is, vss)",
                     "subhistogram", "buckets hold arrays");
+    /* two maps deep a scan is one work-item's: no blocks, no row per group */
+    refused_because("def main(mxs: [M][N][K]i32) = mxs |> map(xss => xss |> map(xs => xs |> scan(+, 0)))",
+                    "each(scan, parallel-scan(BS=64, BF=2, SE=4))", "inside a map inside a map");
+    refused_because("def main(mxs: [M][N][K]i32) = mxs |> map(xss => xss |> map(xs => xs |> scan(+, 0)))",
+                    "first(lambda, first(map, segmented-scan(WG=4)))", "top level of a def");
     /* with try, each takes the scans it can and leaves the rest as they are */
     const st_def *d = entry_of(parse_ok(cx, "def main(xss: [M][K]i32) = "
                                             "let t = xss |> map(xs => xs |> scan(+, 0)) in "
