@@ -130,29 +130,28 @@ static bool reads_bound(const st_node *n, const invariant *in) {
     return false;
 }
 
+/* Room for one more of *n items of `size` bytes in *items (arena memory:
+ * the old array is left where it is). */
+static bool grow(cg *g, void **items, uint32_t n, uint32_t *cap, size_t size) {
+    if (n < *cap) return true;
+    uint32_t more = *cap ? 2 * *cap : 8;
+    void *grown = cg_alloc(g, more * size);
+    if (!grown) return false;
+    if (n) memcpy(grown, *items, n * size);
+    *items = grown;
+    *cap = more;
+    return true;
+}
+
 static bool bind_name(cg *g, invariant *in, const char *name) {
-    if (in->nbound == in->capbound) {
-        uint32_t cap = in->capbound ? 2 * in->capbound : 8;
-        const char **grown = cg_alloc(g, cap * sizeof *grown);
-        if (!grown) return false;
-        if (in->nbound) memcpy(grown, in->bound, in->nbound * sizeof *grown);
-        in->bound = grown;
-        in->capbound = cap;
-    }
+    if (!grow(g, (void **)&in->bound, in->nbound, &in->capbound, sizeof *in->bound)) return false;
     in->bound[in->nbound++] = name;
     return true;
 }
 
 static void remember(cg *g, invariant *in, const st_node *node, const st_node *var) {
-    if (in->ndone == in->capdone) {
-        uint32_t cap = in->capdone ? 2 * in->capdone : 4;
-        hoisted *grown = cg_alloc(g, cap * sizeof *grown);
-        if (!grown) return;
-        if (in->ndone) memcpy(grown, in->done, in->ndone * sizeof *grown);
-        in->done = grown;
-        in->capdone = cap;
-    }
-    in->done[in->ndone++] = (hoisted){node, var};
+    if (grow(g, (void **)&in->done, in->ndone, &in->capdone, sizeof *in->done))
+        in->done[in->ndone++] = (hoisted){node, var};
 }
 
 static const st_node *kernels_out(cg *g, const st_node *e, bool in_fn, invariant *in, const cg_binding **env,
