@@ -1,12 +1,16 @@
 # bench/common.sh — what the benchmark scripts share; sourced, from the
 # project's root, after the script has set its own variables.
 #   DEVICE=D in the environment picks the device (as --device takes it);
-#   TIMED_RUNS (default 15) is how many runs `strata_ms` takes the median of.
+#   TIMED_RUNS (default 15) is how many runs `strata_ms` takes the median of;
+#   STRATA=PATH runs a strata built elsewhere, unbuilt here (a GPU machine
+#   with no compiler packages: carry the binary); else build/strata, built.
 
-STRATA=build/strata
 device=()
 [ -n "${DEVICE:-}" ] && device=(--device "$DEVICE")
-./dev.sh build >/dev/null
+if [ -z "${STRATA:-}" ]; then
+    STRATA=build/strata
+    ./dev.sh build >/dev/null
+fi
 
 # The median of the numbers on standard input, one a line ("n/a" for none).
 median() {

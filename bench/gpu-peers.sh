@@ -10,6 +10,8 @@
 #     DEVICE=D     the device as --device takes it (default: the first GPU);
 #                  `cuda` or `cuda:0` runs strata through its CUDA backend
 #     HIST_N=M     indices per histogram dataset (default 20000000, as the thesis)
+#     HIST_DATASETS=…  which of the thesis' twelve, as kind/H (default all:
+#                  "uniform/16 … normal:64/2048 … single/65536")
 #     PHASES=…     `scan`, `hist` or both (default "scan hist")
 #     RESULTS=DIR  where the exports go (default results: commit them)
 #     WORK=DIR     everything else (default out/bench-gpu)
@@ -50,7 +52,24 @@ LOOKBACK_SPACE=${LOOKBACK_SPACE:-'lookback(M=[4, 8, 12, 16, 24, 32], WG=[128, 25
 HIST_SPACE=${HIST_SPACE:-'subhistogram(C=[1, 4, 16, 64, 256, 1024], MEM=[global, local], ATOMIC=[add, cas])'}
 . bench/common.sh
 mkdir -p "$WORK" "$RESULTS"
-say() { echo "$*" >&2; }
+say() { echo "[${SECONDS} s] $*" >&2; }
+
+# NVIDIA's OpenCL on a machine that has the driver but no ICD vendor file
+# (a container that mounts the driver) lists no GPU: ocl-icd then takes the
+# library from OCL_ICD_FILENAMES. Failing that, strata's CUDA backend.
+if [ -z "${DEVICE:-}" ] && ! "$STRATA" devices 2>/dev/null | grep -q '\[GPU\]'; then
+    nv=$(ldconfig -p 2>/dev/null | sed -n 's/.*libnvidia-opencl\.so\.1 .*=> //p' | head -1)
+    [ -n "$nv" ] || nv=$(find /usr/local/nvidia /usr/lib /usr/lib64 -name libnvidia-opencl.so.1 2>/dev/null | head -1 || true)
+    if [ -n "$nv" ]; then
+        export OCL_ICD_FILENAMES=$nv
+        say "no OpenCL GPU listed: naming NVIDIA's OpenCL library to the ICD loader ($nv)"
+    fi
+    if ! "$STRATA" devices 2>/dev/null | grep -q '\[GPU\]'; then
+        say "still no OpenCL GPU: strata's CUDA backend instead"
+        DEVICE=cuda
+        device=(--device cuda)
+    fi
+fi
 device_name=$(device_name_of examples/prefix_sum_i32.strata --size N=1)
 say "device: $device_name"
 
@@ -59,7 +78,8 @@ cub="$WORK/cub_peers"
 cub_why=""
 if ! command -v nvcc >/dev/null; then
     cub_why="no nvcc here (the CUDA toolkit builds bench/cub_peers.cu)"
-elif ! nvcc -O2 -std=c++17 -arch=native -o "$cub" bench/cub_peers.cu 2>"$WORK/nvcc.log" &&
+elif [ ! "$cub" -nt bench/cub_peers.cu ] && # else built by an earlier run
+    ! nvcc -O2 -std=c++17 -arch=native -o "$cub" bench/cub_peers.cu 2>"$WORK/nvcc.log" &&
     ! nvcc -O2 -std=c++17 -arch=sm_90 -o "$cub" bench/cub_peers.cu 2>"$WORK/nvcc.log"; then
     cub_why="bench/cub_peers.cu does not build: see $WORK/nvcc.log"
 elif ! "$cub" scan 1024 1 >/dev/null 2>"$WORK/cub.log"; then
@@ -159,13 +179,13 @@ fi
 # ---- the histograms ----
 if [[ " $PHASES " == *" hist "* ]]; then
     cc -O2 -o "$WORK/hist_seq" bench/hist_seq.c -lm
-    datasets=("uniform 16" "uniform 256" "uniform 4096" "uniform 65536"
-              "normal:64 2048" "normal:128 2048" "normal:256 2048" "normal:512 2048"
-              "single 16" "single 256" "single 4096" "single 65536")
+    datasets=(${HIST_DATASETS:-uniform/16 uniform/256 uniform/4096 uniform/65536
+              normal:64/2048 normal:128/2048 normal:256/2048 normal:512/2048
+              single/16 single/256 single/4096 single/65536})
     mkdir -p "$WORK/programs"
     rows=()
     for d in "${datasets[@]}"; do
-        read -r kind h <<<"$d"
+        kind=${d%/*} h=${d##*/}
         name="histogram_${kind/:/_}_$h"
         data="$WORK/data.npy"
         say "$kind, H=$h"
