@@ -46,6 +46,14 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
     e->entry = st_json_get_string(j, "entry");
     e->space = st_json_get_string(j, "space");
     e->device = st_json_get_string(j, "device");
+    /* a CUDA exploration's device is named to st_cl_open as CUDA's, or its
+     * export would look for it among the OpenCL devices */
+    const char *backend = st_json_get_string(j, "backend");
+    if (e->device && backend && !strcmp(backend, "cuda")) {
+        char *spec = st_arena_zalloc(e->arena, strlen(e->device) + 6);
+        if (!spec) return st_fail_internal(err, "out of memory");
+        e->device = strcat(strcpy(spec, "cuda:"), e->device);
+    }
     if (!e->program_name || !e->entry || !e->space || !e->device || !inputs || inputs->kind != ST_JSON_ARRAY ||
         !st_json_get_number(j, "seed", &seed) || !st_json_get_number(j, "runs", &runs) ||
         !st_json_get_number(j, "warmups", &warmups) || !st_json_get_number(j, "tolerance", &rtol))

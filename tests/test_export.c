@@ -150,6 +150,29 @@ START_TEST(export_needs_a_correct_variant) {
 }
 END_TEST
 
+static void write_text(const char *dir, const char *name, const char *text);
+
+/* A CUDA exploration is exported on CUDA's device of its name, not looked
+ * for among the OpenCL devices (which may list the same GPU, or not). */
+START_TEST(a_cuda_exploration_names_its_device_to_cuda) {
+    fixture f;
+    setup(&f);
+    explore_small(&f);
+    const char *json = file_in(&f, f.explored, "explore.json");
+    const char *at = strstr(json, "\"backend\": \"opencl\"");
+    ck_assert_msg(at != NULL, "explore.json names no backend:\n%s", json);
+    const char *cuda = arena_text(f.a, "%.*s\"backend\": \"cuda\"%s", (int)(at - json), json,
+                            at + strlen("\"backend\": \"opencl\""));
+    write_text(f.explored, "explore.json", cuda);
+    st_exploration e;
+    st_err err = {0};
+    ck_assert_msg(st_exploration_read(f.explored, &e, &err), "%s", err.message);
+    ck_assert_msg(!strncmp(e.device, "cuda:", 5) && strlen(e.device) > 5, "device `%s`", e.device);
+    st_exploration_free(&e);
+    teardown(&f);
+}
+END_TEST
+
 /* ---- the index, in the library ---- */
 
 static st_device_info device(const char *name, const char *vendor, const char *type) {
@@ -257,6 +280,7 @@ int main(void) {
     tcase_add_test(cli, export_writes_kernels_record_and_index);
     tcase_add_test(cli, export_refuses_what_is_not_an_exploration);
     tcase_add_test(cli, export_needs_a_correct_variant);
+    tcase_add_test(cli, a_cuda_exploration_names_its_device_to_cuda);
     suite_add_tcase(s, cli);
     TCase *lib = tcase_create("library");
     tcase_add_test(lib, index_falls_back_from_device_to_vendor_to_default);
