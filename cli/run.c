@@ -7,7 +7,7 @@
 #include <string.h>
 
 const option run_options[] = {
-    {"--strategy", "-s", "STRATEGY", false, "the strategy to apply before lowering (default: the best exported for the device, else every scan as a two-level parallel-scan)"},
+    {"--strategy", "-s", "STRATEGY", false, "the strategy to apply before lowering (default: the best exported for the device, else the look-back scan shaped for the device type)"},
     {"--results", NULL, "DIR", false, "where `strata export` wrote the best variants (default: results)"},
     {"--input", NULL, "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
     {"--size", NULL, "N=VALUE", true, "a size; arrays not given as --input are generated at random"},
@@ -20,6 +20,7 @@ const option run_options[] = {
     {"--runs", NULL, "K", false, "timed runs for --time (default 10)"},
     {"--emit", NULL, "DIR", false, "write the lowered program, the kernels (.cl, and .cu for CUDA) and the host glue (.c) to DIR"},
     {"--entry", NULL, "NAME", false, "the def to run (default: main, or the only def)"},
+    {"--verbose", "-v", NULL, false, "also print the program that ran: the strategy's rewriting, lowered"},
     {0}};
 
 /* Floats may differ from the interpreter by reassociation (a parallel scan
@@ -104,8 +105,10 @@ static const st_def *lowered_best(const args *a, const loaded *l, const st_regis
     st_buf_free(&strategy);
     st_buf_free(&from);
     if (def) return def;
-    fprintf(stderr, "strategy: %s (the default; -s picks another)\n", ST_DEFAULT_STRATEGY);
-    return lowered(ST_DEFAULT_STRATEGY, l, reg, err);
+    const char *text = st_default_strategy(dev->type);
+    fprintf(stderr, "strategy: %s (the default for a %s: no export for this device; -s picks another)\n", text,
+            dev->type && !strcmp(dev->type, "CPU") ? "CPU" : "GPU");
+    return lowered(text, l, reg, err);
 }
 
 int run_run(const command *cmd, int argc, char **argv) {
@@ -157,6 +160,12 @@ int run_run(const command *cmd, int argc, char **argv) {
                   write_file(emit, "host.c", code.host, &err);
         st_buf_free(&prog);
         if (!ok) goto fail;
+    }
+    if (opt(&a, "--verbose")) {
+        st_buf prog = {0};
+        st_print_def(def, &prog);
+        fprintf(stderr, "program, rewritten and lowered:\n%s", prog.data ? prog.data : "");
+        st_buf_free(&prog);
     }
     fprintf(stderr, "device %u: %s (%s); %u kernels\n", dev->index, dev->name, dev->platform, code.nkernels);
     if (!(exe = st_exe_build(cl, &code, &err))) goto fail;

@@ -431,7 +431,7 @@ START_TEST(a_plugin_rule_is_explored_and_exported_like_a_built_in) {
     rc = strata(&c, ARGS("run", c.program, "--results", results, "--size", "N=500", "--check"), &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
     ck_assert_has(err, "give it with --plugin");
-    ck_assert_has(err, "(the default;");
+    ck_assert_has(err, "(the default for a ");
     cli_teardown(&c);
 }
 END_TEST

@@ -1399,9 +1399,36 @@ START_TEST(kernel_makers_refuse_inside_a_map) {
     /* the default strategy leaves a histogram per row as it is */
     const st_def *h = entry_of(parse_ok(cx, "def main(iss: [M][N]i32, H: i64) = "
                                             "iss |> map(is => reduce_by_index(replicate(H, 0), +, 0, is, replicate(N, 1)))"));
-    now = rewrite_ok(h, ST_DEFAULT_STRATEGY);
+    now = rewrite_ok(h, st_default_strategy("GPU"));
     ck_assert_int_eq(count_prim(now->body, ST_PRIM_SUBHISTOGRAMS), 0);
     ck_assert_int_eq(count_prim(now->body, ST_PRIM_REDUCE_BY_INDEX), 1);
+}
+END_TEST
+
+/* The default strategy by device type: the top-level scan as the look-back
+ * scan shaped for the device (a CPU: one work-item owning a chunk, read
+ * directly; a GPU, or a type it does not know: 256 work-items of 12, a
+ * warp-wide look-back), each row's scan inside a map to segmented-scan,
+ * whatever the device. */
+START_TEST(the_default_strategy_is_chosen_by_device_type) {
+    const st_def *d = entry_of(parse_ok(cx, "def main(xss: [M][K]i32) = "
+                                            "let t = xss |> map(xs => xs |> scan(+, 0)) in "
+                                            "t |> map(r => r |> reduce(+, 0)) |> scan(+, 0)"));
+    static const struct {
+        const char *type, *lookback;
+    } cases[] = {{"CPU", "scanLookback(16384, 1, 1, 1,"},
+                 {"GPU", "scanLookback(12, 256, 32, 0,"},
+                 {"ACCELERATOR", "scanLookback(12, 256, 32, 0,"},
+                 {NULL, "scanLookback(12, 256, 32, 0,"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const st_def *now = rewrite_ok(d, st_default_strategy(cases[i].type));
+        ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN_LOOKBACK), 1);
+        ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN), 0);
+        st_buf b = {0};
+        st_print_def(now, &b);
+        ck_assert_has(b.data, cases[i].lookback);
+        st_buf_free(&b);
+    }
 }
 END_TEST
 
@@ -1583,7 +1610,8 @@ int main(void) {
          0},
         {"structure", {parallel_scan_has_the_structure_of_listing_8, se_and_td_give_the_same_program}, 0},
         {"conditions", {bad_parameters_are_refused_when_parsed, conditions_on_lengths_are_refused_when_rewriting}, 0},
-        {"where applied", {a_composite_acts_on_the_node_it_is_applied_to, kernel_makers_refuse_inside_a_map}, 0},
+        {"where applied", {a_composite_acts_on_the_node_it_is_applied_to, kernel_makers_refuse_inside_a_map,
+                            the_default_strategy_is_chosen_by_device_type}, 0},
         {"hindrances",
          {producer_used_twice_is_not_fused, producer_used_inside_a_lambda_is_not_fused,
           producer_used_outside_its_consumer_is_not_fused, dependent_scans_are_not_fused_side_by_side,

@@ -20,22 +20,24 @@
 /* Strategies and lengths                                                   */
 /* ------------------------------------------------------------------------ */
 
-typedef enum strategy_kind { S_ID, S_DEFAULT, S_PSCAN_PAD, S_PSCAN_EXACT, S_LOOKBACK, S_SUBHIST, N_STRATEGIES } strategy_kind;
+typedef enum strategy_kind { S_ID, S_DEFAULT_CPU, S_DEFAULT_GPU, S_PSCAN_PAD, S_PSCAN_EXACT, S_LOOKBACK, S_SUBHIST, N_STRATEGIES } strategy_kind;
 
 typedef struct strategy_case {
-    const char *name, *text;
-    bool facts; /* the program's form with `where N % 256 == 0`, run at multiples of 256 */
+    const char *name, *text; /* text NULL: the default strategy for default_for's device type */
+    bool facts;              /* the program's form with `where N % 256 == 0`, run at multiples of 256 */
+    const char *default_for;
 } strategy_case;
 
 #define PSCAN "each(scan, parallel-scan(BS=256, BF=2, SE=4))"
 
 static const strategy_case strategies[] = {
-    {"id", "id", false},
-    {"default", ST_DEFAULT_STRATEGY, false},
-    {"parallel-scan, padded", PSCAN, false},
-    {"parallel-scan, N % 256 == 0", PSCAN, true},
-    {"lookback", "each(scan, lookback(M=4, WG=4))", false},
-    {"subhistogram", "each(reduce_by_index, subhistogram)", false},
+    {"id", "id", false, NULL},
+    {"default for a CPU", NULL, false, "CPU"},
+    {"default for a GPU", NULL, false, "GPU"}, /* its kernels run on the test device too */
+    {"parallel-scan, padded", PSCAN, false, NULL},
+    {"parallel-scan, N % 256 == 0", PSCAN, true, NULL},
+    {"lookback", "each(scan, lookback(M=4, WG=4))", false, NULL},
+    {"subhistogram", "each(reduce_by_index, subhistogram)", false, NULL},
 };
 
 /* The lengths under test, and for the exact form the multiple of 256 next
@@ -225,12 +227,13 @@ START_TEST(every_shape_runs_as_the_interpreter_says) {
     pair pc = pair_at(_i);
     program p = program_at(ar, pc.program);
     const strategy_case *s = &strategies[pc.strategy];
+    const char *text = s->text ? s->text : st_default_strategy(s->default_for);
     const char *src = program_text(ar, &p, s->facts);
     const char *label = text_of("%s under %s", p.label, s->name);
     fprintf(stderr, "shapes %d: %s\n", _i, label);
     const st_def *orig = def_of(src);
     st_err err = {0};
-    const st_def *rw = rewritten(orig, s->text, &err);
+    const st_def *rw = rewritten(orig, text, &err);
     if (!rw) {
         /* a rule's condition said no: the one outcome that is not a run */
         fprintf(stderr, "SKIP %s, every N: %s\n", label, short_message(err.message));
@@ -246,7 +249,7 @@ START_TEST(every_shape_runs_as_the_interpreter_says) {
         if (why) fault(&f, "FAIL %s, N=%lld: %s", label, (long long)n, why);
     }
     if (exe) st_exe_free(exe);
-    if (f.n) st_buf_printf(&f.text, "--- program ---\n%s--- strategy ---\n%s\n", src, s->text);
+    if (f.n) st_buf_printf(&f.text, "--- program ---\n%s--- strategy ---\n%s\n", src, text);
     no_faults(&f);
 }
 END_TEST

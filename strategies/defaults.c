@@ -1,0 +1,19 @@
+/* strategies/defaults.c — the strategy `strata run` applies when it is given
+ * none and no export exists for the device (strategies.h says why each
+ * part is there). */
+#include "strategies.h"
+
+#include <string.h>
+
+#define ROWS "try(each(map, try(segmented-scan(WG=256)))) ; "
+#define PAPER_SCAN "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "
+#define HISTOGRAMS "try(each(reduce_by_index, try(subhistogram)))"
+
+/* Each `try` per scan: a scan lookback refuses stays for parallel-scan; the
+ * second parallel-scan takes the block sums the first left. */
+#define DEFAULT_FOR(lookback) ROWS "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN PAPER_SCAN HISTOGRAMS
+
+const char *st_default_strategy(const char *device_type) {
+    if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("lookback(M=16384, WG=1, LOAD=direct)");
+    return DEFAULT_FOR("lookback(M=12, WG=256, LW=32)");
+}
