@@ -72,17 +72,47 @@ demo() {
         local sizes=(--size N=1000000)
         case $prog in
             *histogram*) sizes+=(--input H=16) ;;
+            *radix_step*) sizes+=(--input B=3) ;;
             *block_sums*) sizes=(--size N=1048576) ;;
         esac
         printf '%-36s ' "$prog"
         $strata run "$prog" "${sizes[@]}" --check 2>&1 >/dev/null | grep -E '^check|error' || true
     done
+    local n=4194304
     say "the paper's space: BS x SE for a 2^22 f32 prefix sum on the default device"
     # resumable: run again and finished points are not redone (rm -rf out/ for a fresh one)
-    $strata explore examples/prefix_sum.strata --size N=4194304 --out out/prefix_sum-paper \
+    $strata explore examples/prefix_sum.strata --size N=$n --out out/prefix_sum-paper \
         --space 'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])'
-    say "the best variant, measured again and exported (strata run without -s uses it)"
-    $strata export out/prefix_sum-paper --into results
+    say "the look-back scan's space, shaped for CPUs (WG=1, direct) and GPUs (WG=256, local)"
+    $strata explore examples/prefix_sum.strata --size N=$n --out out/prefix_sum-lookback \
+        --space 'lookback(M=[12, 4096, 16384], WG=[1, 256], LOAD=[local, direct]) where M * WG <= 16384'
+    headline $n
+}
+
+# The headline: each space's best beside a copy of the same bytes, as
+# ratios, and the faster exported (strata run without -s uses it).
+headline() {
+    local n=$1 paper lookback copy_ms
+    STRATA=build/strata
+    . bench/common.sh
+    paper=$(best_of out/prefix_sum-paper)
+    lookback=$(best_of out/prefix_sum-lookback)
+    mkdir -p out
+    printf 'def main(xs: [N]f32): [N]f32 =\n  xs |> map(x => x)\n' >out/copy.strata
+    copy_ms=$(strata_ms out/copy.strata --size N=$n)
+    say "2^22 f32 prefix sum: the best of each space beside a copy of the same bytes"
+    for row in "the paper's space	$paper" "the look-back space	$lookback" "copy (map(x => x))	$copy_ms	"; do
+        IFS=$'\t' read -r name ms strategy <<<"$row"
+        [ -n "$ms" ] || { printf '  %-20s  none ran\n' "$name"; continue; }
+        awk -v name="$name" -v ms="$ms" -v copy="$copy_ms" -v s="$strategy" 'BEGIN {
+            printf "  %-20s %9.3f ms  %5.2fx copy  %s\n", name, ms, copy == "n/a" ? 0 : copy / ms, s }'
+    done
+    local winner=out/prefix_sum-paper
+    if [ -n "$lookback" ] && { [ -z "$paper" ] || awk -v a="${lookback%%$'\t'*}" -v b="${paper%%$'\t'*}" 'BEGIN { exit !(a < b) }'; }; then
+        winner=out/prefix_sum-lookback
+    fi
+    say "the faster space's best, measured again and exported (strata run without -s uses it)"
+    $strata export "$winner" --into results
 }
 
 run_tests() {
