@@ -5,13 +5,23 @@
 
 #include <string.h>
 
+/* Each row's scan to segmented-scan first, while the map still only scans
+ * (fused into a map of maps, its rows would be one work-item's each); then
+ * producers into their consumers, wherever a rule's condition allows
+ * (used once, not inside a lambda): a map into the scan that reads it, the
+ * scan's map into its post-function, a scatter into the scan of its indices
+ * — so a filter is one pass — and maps into maps and reductions. */
+#define FUSION                                                                                               \
+    "try(each(any, try(fuse-map-map))) ; try(each(any, try(fuse-map-scan))) ; "                              \
+    "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter))) ; "                         \
+    "try(each(any, try(fuse-map-reduce))) ; "
 #define ROWS "try(each(map, try(segmented-scan(WG=256)))) ; "
 #define PAPER_SCAN "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "
 #define HISTOGRAMS "try(each(reduce_by_index, try(subhistogram)))"
 
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan; the
  * second parallel-scan takes the block sums the first left. */
-#define DEFAULT_FOR(lookback) ROWS "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN PAPER_SCAN HISTOGRAMS
+#define DEFAULT_FOR(lookback) ROWS FUSION "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN PAPER_SCAN HISTOGRAMS
 
 const char *st_default_strategy(const char *device_type) {
     if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("lookback(M=16384, WG=1, LOAD=direct)");

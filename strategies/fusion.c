@@ -132,6 +132,12 @@ static const st_node *map_into_fold(st_rw *rw, const st_node *e, st_prim prim, c
     uint32_t n = e->nkids;
     const st_node *op = e->kids[0], *fold = n >= 4 ? e->kids[1] : NULL, *post = n == 5 ? e->kids[2] : NULL;
     const st_node *z = e->kids[n - 2], *map = e->kids[n - 1], *f = map->kids[0], *ys = map->kids[1];
+    /* a scan reads its input in each of its passes (parallel-scan: two),
+     * and the look-back scan takes no rows: a map from rows to scalars stays
+     * apart, computed once, so the scan that reads its result stays cheap */
+    if (prim == ST_PRIM_SCAN && !st_type_is_plain(st_elem_of(ys)) && st_type_is_plain(map->type->elem))
+        return st_fail(why, (st_loc){0}, "%s: the map reduces rows to scalars; fused, the scan would read whole rows in "
+                       "each of its passes and could not be the look-back scan, so the map stays apart", rule), NULL;
     if (post && st_lambda_nparams(post) == 2 && st_occurs(st_lambda_body(post), post->kids[1]))
         return st_fail(why, (st_loc){0}, "%s: the scan's post-function reads the mapped elements, so fusing the map would compute it twice per element (fuse the map first, then the post-function)", rule), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
@@ -287,7 +293,8 @@ static const st_rule fusion_rules[] = {
     FUSION("fuse-map-map", "map(g, map(f, xs)) into map(x => g(f(x)), xs)",
            "the inner map's result is used once, and not inside a lambda", fuse_map_map),
     FUSION("fuse-map-scan", "a map feeding a scan into the scan's fold (scanomap): the scan reads the map's input",
-           "the map's result is used once, by the scan, not inside a lambda; a post-function must not read the mapped elements",
+           "the map's result is used once, by the scan, not inside a lambda; a post-function must not read the mapped elements; "
+           "the map does not reduce rows to scalars (the scan would read whole rows in each pass)",
            fuse_map_scan),
     FUSION("fuse-map-reduce", "a map feeding a reduce into the reduce's fold (redomap)",
            "the map's result is used once, by the reduce, not inside a lambda", fuse_map_reduce),

@@ -23,6 +23,9 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  * "ACCELERATOR", …; another or NULL gets the GPU's):
  *   - a map that scans each row (of a length not known to be short) with
  *     one row per work-group, so that no scan runs as blocks inside a map;
+ *   - producers fused into their consumers where the fusion rules allow: a
+ *     map into a scan, fold or post-function, a scatter into the scan of its
+ *     indices (a filter becomes one pass), maps into maps and reductions;
  *   - every scan at the top level as the look-back scan, shaped for the
  *     device. A CPU: one work-item per group owning M = 16384 elements read
  *     directly (a group's work-items run in turn there; 64 KiB a chunk stays

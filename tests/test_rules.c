@@ -1429,6 +1429,19 @@ START_TEST(the_default_strategy_is_chosen_by_device_type) {
         ck_assert_has(b.data, cases[i].lookback);
         st_buf_free(&b);
     }
+    /* the default fuses (a filter is one pass), but a map from rows to
+     * scalars stays apart from the scan that reads it: fused, that scan
+     * would read rows, and lookback takes none */
+    refused_because("def main(xss: [M][K]i32) = xss |> map(r => r |> reduce(+, 0)) |> scan(+, 0)", "fuse-map-scan",
+                    "reduces rows to scalars");
+    const st_def *filter = entry_of(parse_ok(cx, "def main(xs: [N]i32): [N]i32 = "
+                                                 "let flags = xs |> map(x => if x > 0 then 1i64 else 0) "
+                                                 "let offsets = flags |> scan(+, 0) "
+                                                 "let idx = zip(xs, offsets) |> map((x, o) => if x > 0 then o - 1 else -1) "
+                                                 "in scatter(replicate(N, 0), idx, xs)"));
+    const st_def *one_pass = rewrite_ok(filter, st_default_strategy("CPU"));
+    ck_assert_int_eq(count_prim(one_pass->body, ST_PRIM_SCAN_LOOKBACK), 1);
+    ck_assert_int_eq(count_prim(one_pass->body, ST_PRIM_MAP), 0);
 }
 END_TEST
 

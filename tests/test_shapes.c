@@ -8,7 +8,8 @@
  *
  * By default a fixed sample of 15 (program, strategy) pairs runs,
  * each at the four lengths, so CI stays fast; STRATA_SHAPES_ALL=1 runs the
- * whole product (STRATA_SHAPES_SHARD=k/n: its k-th of n parts). One Check test per pair (so a crash takes only its own
+ * whole product (STRATA_SHAPES_SHARD=k/n: its k-th of n parts;
+ * STRATA_SHAPES_STRATEGY=TEXT: only the strategies whose name holds TEXT). One Check test per pair (so a crash takes only its own
  * pair down); each prints its case line first, so the log of a pair that
  * died names it. A second test case runs build/strata: plain `strata run`
  * (no -s) succeeds wherever `strata run -s id` does. */
@@ -78,13 +79,20 @@ static bool run_all(void) {
     return v && !strcmp(v, "1");
 }
 
+/* STRATA_SHAPES_STRATEGY=TEXT keeps the strategies whose name holds TEXT
+ * ("default" for both defaults): the whole product of one change. */
+static bool chosen(strategy_kind s) {
+    const char *v = getenv("STRATA_SHAPES_STRATEGY");
+    return !v || !*v || strstr(strategies[s].name, v);
+}
+
 /* The applicable pairs of programs [from, to), program by program (pairs
  * may be NULL: count only). */
 static int pairs_of(int from, int to, pair *pairs) {
     int n = 0;
     for (int i = from; i < to; i++)
         for (int s = 0; s < N_STRATEGIES; s++)
-            if (applies(i, (strategy_kind)s)) {
+            if (applies(i, (strategy_kind)s) && chosen((strategy_kind)s)) {
                 if (pairs) pairs[n] = (pair){i, (strategy_kind)s};
                 n++;
             }
