@@ -7,7 +7,7 @@
 #     N     indices per dataset (default 20000000, as the thesis)
 #     RUNS  timings per measurement (default 9)
 #   SPACE='…' in the environment explores another space of subhistogram's
-#   parameters, DEVICE=D picks the OpenCL device, WORK=DIR puts everything
+#   parameters (SPACE=none explores nothing: the peers and the heuristic), DEVICE=D picks the OpenCL device, WORK=DIR puts everything
 #   elsewhere (default out/bench-histogram).
 #
 # The datasets (bench/hist_seq.c makes them, seeded): uniform indices over
@@ -59,9 +59,12 @@ for d in "${datasets[@]}"; do
     omp_ms=$("$WORK/hist_omp" "$data" "$h" "$RUNS" "$THREADS" 2>/dev/null)
     heur_ms=$(strata_ms "$PROGRAM" -s subhistogram --input "is=$data" --input "H=$h")
     dir="$WORK/explored-${kind/:/-}-$h"
-    "$STRATA" explore "$PROGRAM" --space "$SPACE" --input "is=$data" --input "H=$h" --out "$dir" \
-        --runs "$RUNS" --cache "$WORK/cache" "${device[@]}" >"$dir.log" 2>&1 || true
-    best=$(best_of "$dir")
+    best=
+    if [ "$SPACE" != none ]; then
+        "$STRATA" explore "$PROGRAM" --space "$SPACE" --input "is=$data" --input "H=$h" --out "$dir" \
+            --runs "$RUNS" --cache "$WORK/cache" "${device[@]}" >"$dir.log" 2>&1 || true
+        best=$(best_of "$dir")
+    fi
     rows+=("$kind	$h	$seq_ms	$omp_ms	$heur_ms	$best")
     rm -f "$data"
 done
