@@ -23,13 +23,17 @@
  *          subhistograms: work T/C·H + N stays O(N) while S·H ≤ N, and the
  *          thesis' data (appendix A, + in global memory, 16384 and 61440
  *          buckets) shows that what must also hold is that the
- *          subhistograms stay in the cache that serves the atomics (there,
- *          C = 4096 of 61440 buckets, 1.8 MB of subhistograms on a 1.5 MB
- *          cache, is 3.3× slower than C = H; those within a quarter of it
- *          are as fast as C = H). So S = min(N/H, cache/4 / (H·bytes)) when
- *          that is more than T/H: fewer work-items per counter where few
- *          buckets are hit (every index equal: C = H put 54 000 work-items
- *          of an H200 on one counter), no more work, the same cache.
+ *          subhistograms stay in the cache that serves the atomics (on its
+ *          GTX 780 Ti, about 30 720 work-items and a 1.5 MB L2: C = 4096 of
+ *          61440 buckets, about 1.8 MB of subhistograms, is 3.3× slower
+ *          than C = H, while C = 4096 of 16384 buckets and C = 16384 of
+ *          61440, about 0.5 MB, are within 6 % of the best). So
+ *          S = min(N/H, cache/4 / (H·bytes)) when that is more than T/H:
+ *          fewer work-items per counter where few buckets are hit (every
+ *          index equal: C = H put 54 000 work-items of an H200 on one
+ *          counter), no more work, the same cache. The cache is what the
+ *          driver calls its global memory cache; strata's CUDA backend
+ *          answers with the L2 (cuda_device.c).
  *
  * At most 256 MiB of global subhistograms: more work-items to each when
  * they would take more. */
