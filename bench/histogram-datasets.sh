@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # bench/histogram-datasets.sh — strata's histograms on the twelve datasets
 # of the subhistogramming thesis' figure 34, beside a sequential C
-# histogram, in one run on one device.
+# histogram and an OpenMP one, in one run on one device.
 #
 #   bench/histogram-datasets.sh [N] [RUNS]
 #     N     indices per dataset (default 20000000, as the thesis)
 #     RUNS  timings per measurement (default 9)
 #   SPACE='…' in the environment explores another space of subhistogram's
-#   parameters, DEVICE=D picks the OpenCL device, WORK=DIR puts everything
+#   parameters (SPACE=none explores nothing: the peers and the heuristic), DEVICE=D picks the OpenCL device, WORK=DIR puts everything
 #   elsewhere (default out/bench-histogram).
 #
 # The datasets (bench/hist_seq.c makes them, seeded): uniform indices over
@@ -15,18 +15,25 @@
 # buckets with standard deviation 64, 128, 256 and 512, truncated; every
 # index in one bucket of 16, 256, 4096 and 65536. For each, in turn:
 #   - the sequential C histogram (bench/hist_seq.c, cc -O2), median of RUNS;
+#   - the OpenMP peer (bench/hist_omp.c, cc -O2 -fopenmp): THREADS threads
+#     (default 2, the machine's cores), each counting chunks it takes into a
+#     private copy, the copies then added up; median of RUNS;
 #   - strata's heuristic, `subhistogram` with nothing given (C = H in
 #     global memory, min(H, B) in local memory, local where it fits, the
 #     atomic the operator allows), by `strata run --time`;
 #   - strata's best point of SPACE, by `strata explore`, which also checks
 #     every point against the interpreter.
-# The table gives the times and the speed-ups over the sequential
-# histogram, as the thesis' figure 34 does.
+# The table gives the times, the heuristic's speed-ups over the sequential
+# histogram (as the thesis' figure 34 does) and over the OpenMP peer, and
+# the best point's over the sequential one. The load average before and
+# after is printed with it: the machine may be shared, and a peer of two
+# threads on a machine with one core free is no faster than one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N=${1:-20000000}
 RUNS=${2:-9}
+THREADS=${THREADS:-2}
 SPACE=${SPACE:-'subhistogram(C=[1, 16, 256, 4096, 65536], MEM=[global, local], ATOMIC=[add, xchg])'}
 WORK=${WORK:-out/bench-histogram}
 PROGRAM=examples/histogram.strata
@@ -35,6 +42,8 @@ TIMED_RUNS=$RUNS
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cc -O2 -o "$WORK/hist_seq" bench/hist_seq.c -lm
+cc -O2 -fopenmp -o "$WORK/hist_omp" bench/hist_omp.c
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 datasets=("uniform 16" "uniform 256" "uniform 4096" "uniform 65536"
           "normal:64 2048" "normal:128 2048" "normal:256 2048" "normal:512 2048"
@@ -47,23 +56,30 @@ for d in "${datasets[@]}"; do
     echo "$kind, H=$h" >&2
     "$WORK/hist_seq" make "$kind" "$h" "$N" 1 "$data"
     seq_ms=$("$WORK/hist_seq" time "$data" "$h" "$RUNS" 2>/dev/null)
+    omp_ms=$("$WORK/hist_omp" "$data" "$h" "$RUNS" "$THREADS" 2>/dev/null)
     heur_ms=$(strata_ms "$PROGRAM" -s subhistogram --input "is=$data" --input "H=$h")
     dir="$WORK/explored-${kind/:/-}-$h"
-    "$STRATA" explore "$PROGRAM" --space "$SPACE" --input "is=$data" --input "H=$h" --out "$dir" \
-        --runs "$RUNS" --cache "$WORK/cache" "${device[@]}" >"$dir.log" 2>&1 || true
-    best=$(best_of "$dir")
-    rows+=("$kind	$h	$seq_ms	$heur_ms	$best")
+    best=
+    if [ "$SPACE" != none ]; then
+        "$STRATA" explore "$PROGRAM" --space "$SPACE" --input "is=$data" --input "H=$h" --out "$dir" \
+            --runs "$RUNS" --cache "$WORK/cache" "${device[@]}" >"$dir.log" 2>&1 || true
+        best=$(best_of "$dir")
+    fi
+    rows+=("$kind	$h	$seq_ms	$omp_ms	$heur_ms	$best")
     rm -f "$data"
 done
 
 device_name=$(device_name_of "$PROGRAM" --size N=1 --input H=1)
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
-    printf 'histograms of %d i32 indices on %s; medians in ms, speed-ups over the sequential C histogram\n\n' "$N" "$device_name"
-    printf '| dataset | H | sequential C | strata, heuristic | speed-up | strata, best | speed-up | best variant |\n'
-    printf '|---|---|---|---|---|---|---|---|\n'
+    printf 'histograms of %d i32 indices on %s; medians in ms; speed-ups (x) are the other time over strata'"'"'s\n' "$N" "$device_name"
+    printf 'load average %s before, %s after, on %s cores\n\n' "$load_before" "$load_after" "$(nproc)"
+    printf '| dataset | H | sequential C | OpenMP, %d threads | strata, heuristic | over sequential | over OpenMP | strata, best | over sequential | best variant |\n' "$THREADS"
+    printf '|---|---|---|---|---|---|---|---|---|---|\n'
     for r in "${rows[@]}"; do
-        IFS=$'\t' read -r kind h seq heur best_ms best_s <<<"$r"
-        awk -v k="$kind" -v h="$h" -v s="$seq" -v he="$heur" -v b="$best_ms" -v bs="$best_s" 'BEGIN {
-            printf "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | `%s` |\n", k, h, s, he, s / he, b, s / b, bs }'
+        IFS=$'\t' read -r kind h seq omp heur best_ms best_s <<<"$r"
+        awk -v k="$kind" -v h="$h" -v s="$seq" -v o="$omp" -v he="$heur" -v b="$best_ms" -v bs="$best_s" 'BEGIN {
+            x = b > 0 ? sprintf("%.2f | %.2f", b, s / b) : "n/a | n/a"
+            printf "| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %s | `%s` |\n", k, h, s, o, he, s / he, o / he, x, bs }'
     done
 } | tee "$WORK/table.md"

@@ -186,6 +186,7 @@ typedef struct cg {
     bool uses_f64;
     bool uses_lookback;         /* the spin bound and 64-bit atomics in the prelude */
     bool uses_atomics64;        /* 64-bit atomics (histograms) */
+    bool uses_hist_plan;        /* the glue chooses a histogram's plan (hist_plan.c) */
     st_buf glue_values;         /* statements computing the glue's values, before anything is allocated */
 
     /* the kernel being generated */

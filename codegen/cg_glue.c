@@ -138,6 +138,7 @@ static const char *glue_prelude =
     "#define CL_DEVICE_MAX_COMPUTE_UNITS 0x1002\n"
     "#define CL_DEVICE_MAX_WORK_GROUP_SIZE 0x1004\n"
     "#define CL_DEVICE_LOCAL_MEM_SIZE 0x1023\n"
+    "#define CL_DEVICE_GLOBAL_MEM_CACHE_SIZE 0x101E\n"
     "#define CL_QUEUE_DEVICE 0x1091\n"
     "#define CL_KERNEL_WORK_GROUP_SIZE 0x11B0\n"
     "#define CL_KERNEL_LOCAL_MEM_SIZE 0x11B2\n"
@@ -175,7 +176,8 @@ static const char *glue_prelude =
     "    return most && most < want ? most : want;\n"
     "}\n"
     "\n"
-    "/* What the device is and has: a CPU or not, compute units, bytes of local memory. */\n"
+    "/* What the device is and has: a CPU or not, compute units, bytes of local memory and of its\n"
+    "   global memory cache (0 where it does not say). */\n"
     "static inline long strata_compute_units(cl_command_queue queue) {\n"
     "    cl_device_id device;\n"
     "    cl_uint units = 1;\n"
@@ -195,6 +197,14 @@ static const char *glue_prelude =
     "    cl_ulong bytes = 0;\n"
     "    if (clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL) == CL_SUCCESS)\n"
     "        clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof bytes, &bytes, NULL);\n"
+    "    return (long)bytes;\n"
+    "}\n"
+    "static inline long strata_global_cache(cl_command_queue queue) {\n"
+    "    cl_device_id device;\n"
+    "    cl_ulong bytes = 0;\n"
+    "    if (clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL) == CL_SUCCESS &&\n"
+    "        clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS)\n"
+    "        bytes = 0;\n"
     "    return (long)bytes;\n"
     "}\n"
     "\n"
@@ -335,6 +345,10 @@ const char *cg_glue(cg *g) {
                         " * Returns CL_SUCCESS, or an OpenCL error with a sentence in msg.\n */\n",
                   g->nkernels);
     st_buf_puts(&out, glue_prelude);
+    if (g->uses_hist_plan) { /* what a histogram does on the device (codegen/hist_plan.c) */
+        st_buf_puts(&out, "\n/* subhistograms' choices; commented in strata's codegen/hist_plan.c */\n");
+        st_buf_puts(&out, st_hist_plan_source());
+    }
     st_buf_puts(&out, "int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
                       "               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,\n"
                       "               size_t msgcap) {\n");

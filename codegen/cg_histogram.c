@@ -14,16 +14,18 @@
  *           of them per subhistogram: the first subhistogram is the output
  *           itself, the others global arrays filled with z first.
  *
- * On a CPU, whose work-items of a group run in turn in one thread, the
- * heuristic (C left out) gives each work-group a single work-item with a
- * subhistogram of its own, updated without atomics; a C that is given asks
- * for cooperation, and gets groups of 256.
+ * What a device gets (B, C, how many subhistograms, local or global) is
+ * codegen/hist_plan.c's, which the glue carries: on a CPU, whose
+ * work-items of a group run in turn in one thread, the heuristic (C left
+ * out) gives each work-group a single work-item owning up to 4
+ * subhistograms, updated without atomics, four elements at a time; a C
+ * that is given asks for cooperation, and gets groups of 256.
  *
  * Local memory is used when MEM allows it and one subhistogram fits (else
  * global, whatever MEM says: never a failed launch), and then a last
  * kernel reduces the global subhistograms into the output, bucket by
- * bucket. Left out, C is the thesis' heuristic: H in global memory,
- * min(H, B) in local memory.
+ * bucket. Left out, C is the thesis' heuristic: min(H, B) in local memory,
+ * H in global memory, fewer on a GPU whose cache holds more subhistograms.
  *
  * A bucket is updated by the hardware (atomic_add, _min, _max, _and, _or,
  * _xor on 32-bit integers, atom_… on 64-bit ones), by a compare-and-swap
@@ -137,14 +139,18 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
  * work-item's own (`exclusive`, a C expression: C = 1), where a plain
  * read, op and write do: the thesis' data-parallel extreme, without an
  * atomic operation. */
-static void update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_place *locks,
-                   const char *lock_at, const cg_value *v, const char *exclusive) {
-    cg_open(g, cg_str(g, "if (%s) {", exclusive));
+static void plain_update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_value *v) {
     const cg_place *q = cg_place_index(g, place, at);
     cg_value cur = cg_value_of_place(g, h->t, q);
     cg_value args[2] = {cg_materialize(g, &cur), *v};
     cg_value r = cg_apply(g, h->op, 2, args, h->env);
     cg_store(g, q, &r);
+}
+
+static void update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_place *locks,
+                   const char *lock_at, const cg_value *v, const char *exclusive) {
+    cg_open(g, cg_str(g, "if (%s) {", exclusive));
+    plain_update(g, h, place, at, v);
     g->indent--;
     cg_line(g, "} else {");
     g->indent++;
@@ -213,44 +219,27 @@ static void size_buffer(cg *g, const cg_mem *m, const char *count_c) { g->buffer
 
 static void add_local(cg *g, const cg_mem *m, const char *count_c) { cg_add_local_c(g, m->base, m->kind, count_c); }
 
-/* The glue's choices, made when the program runs (see the top). */
+/* The glue's choices, made when the program runs: codegen/hist_plan.c,
+ * which the glue carries, fills the plan; its fields become glue values
+ * (hist0_H, hist0_S, …). */
 static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
     const char *v = h->v;
     size_t bytes = leaf_bytes(h->t);
     if (h->atomic == ST_HIST_XCHG) bytes += 4; /* its lock */
+    g->uses_hist_plan = true;
     cg_glue_value(g, "/* %s: subhistograms(C=%lld, MEM=%s, ATOMIC=%s) */", v, (long long)h->c,
                   h->mem == ST_HIST_MEM_GLOBAL ? "global" : h->mem == ST_HIST_MEM_LOCAL ? "local" : "auto",
                   h->atomic == ST_HIST_ADD ? "add" : h->atomic == ST_HIST_CAS ? "cas" : "xchg");
-    cg_glue_value(g, "long %s_N = (long)(%s), %s_H = (long)(%s), %s_units = strata_compute_units(queue);", v, n, v,
-                  buckets, v);
-    cg_glue_value(g, "long %s_C = %lld, %s_cpu = strata_is_cpu(queue);", v, (long long)h->c, v);
-    cg_glue_value(g, "/* B: work-groups of 256 work-items, but of one on a CPU when C is left out: it owns its "
-                     "subhistogram, so no atomics */");
-    cg_glue_value(g, "long %s_B = %s_cpu && !%s_C ? 1 : 256;", v, v, v);
-    cg_glue_value(g, "/* local: ⌈B / C⌉ subhistograms per group (C = min(H, B) left out), as many as fit */");
-    cg_glue_value(g, "long %s_Cl = %s_C ? %s_C : %s_H < %s_B ? %s_H : %s_B;", v, v, v, v, v, v, v);
-    cg_glue_value(g, "if (%s_Cl < 1) %s_Cl = 1;", v, v);
-    cg_glue_value(g, "if (%s_Cl > %s_B) %s_Cl = %s_B;", v, v, v, v);
-    cg_glue_value(g, "long %s_hpb = (%s_B + %s_Cl - 1) / %s_Cl;", v, v, v, v);
-    cg_glue_value(g, "long %s_room = %s_H > 0 ? strata_local_memory(queue) / (%s_H * %zu) : 0;", v, v, v, bytes);
-    cg_glue_value(g, "if (%s_hpb > %s_room) %s_hpb = %s_room;", v, v, v, v);
-    cg_glue_value(g, "long %s_local = %d && %s_hpb >= 1;", v, h->mem != ST_HIST_MEM_GLOBAL, v);
-    cg_glue_value(g, "if (%s_local) %s_Cl = (%s_B + %s_hpb - 1) / %s_hpb;", v, v, v, v, v);
-    cg_glue_value(g, "long %s_G = (%s_N + %s_B - 1) / %s_B;", v, v, v, v);
-    cg_glue_value(g, "if (%s_G > 4 * %s_units) %s_G = 4 * %s_units;", v, v, v, v);
-    cg_glue_value(g, "/* global: T work-items, C per subhistogram (C = H left out) */");
-    cg_glue_value(g, "long %s_T = (%s_N + 255) / 256 * 256;", v, v);
-    cg_glue_value(g, "if (%s_T > 2048 * %s_units) %s_T = 2048 * %s_units;", v, v, v, v);
-    cg_glue_value(g, "long %s_Cg = %s_C ? %s_C : %s_H;", v, v, v, v);
-    cg_glue_value(g, "if (%s_Cg < 1) %s_Cg = 1;", v, v);
-    cg_glue_value(g, "long %s_S = (%s_T + %s_Cg - 1) / %s_Cg;", v, v, v, v);
-    cg_glue_value(g, "if (%s_S < 1) %s_S = 1;", v, v);
-    cg_glue_value(g, "/* at most 256 MiB of subhistograms: more work-items to each when they would take more */");
-    cg_glue_value(g, "long %s_most = %s_H > 0 ? (256L << 20) / (%s_H * %zu) : 1;", v, v, v, bytes);
-    cg_glue_value(g, "if (%s_most < 1) %s_most = 1;", v, v);
-    cg_glue_value(g, "if (%s_S > %s_most) { %s_S = %s_most; %s_Cg = (%s_T + %s_S - 1) / %s_S; }", v, v, v, v, v, v, v, v);
-    cg_glue_value(g, "/* subhistograms in global memory besides the output */");
-    cg_glue_value(g, "long %s_nsub = %s_N == 0 || %s_H == 0 ? 0 : %s_local ? %s_G : %s_S - 1;", v, v, v, v, v, v);
+    cg_glue_value(g, "strata_hist_plan %s_p = {0};", v);
+    cg_glue_value(g, "%s_p.N = (long)(%s); %s_p.H = (long)(%s); %s_p.bytes = %zu; %s_p.C = %lld; %s_p.may_local = %d;",
+                  v, n, v, buckets, v, bytes, v, (long long)h->c, v, h->mem != ST_HIST_MEM_GLOBAL);
+    cg_glue_value(g, "%s_p.cpu = strata_is_cpu(queue); %s_p.units = strata_compute_units(queue);", v, v);
+    cg_glue_value(g, "%s_p.local_bytes = strata_local_memory(queue); %s_p.cache_bytes = strata_global_cache(queue);", v,
+                  v);
+    cg_glue_value(g, "strata_hist_choose(&%s_p);", v);
+#define GLUE_FIELD(name) cg_glue_value(g, "long %s_" #name " = %s_p." #name "; (void)%s_" #name ";", v, v, v);
+    ST_HIST_PLAN_FIELDS(GLUE_FIELD)
+#undef GLUE_FIELD
 }
 
 /* A place of elem values in global memory of count_c elements (a glue value). */
@@ -308,6 +297,37 @@ static void global_kernel(cg *g, const hist *h) {
     cg_kernel_end(g);
 }
 
+/* A group of one work-item (a CPU's, C left out) owns the group's hpb
+ * subhistograms: its chunk of the elements, four at a time, element j of
+ * the four into subhistogram j % hpb, updated without atomics. Unrolled so
+ * that each of the four has its own counter (consecutive hits on one
+ * bucket would otherwise wait on each other's store; see hist_plan.c) and
+ * the four independent updates overlap. */
+static void own_elements(cg *g, const hist *h, const cg_place *lh) {
+    const char *H = val(g, h, "H"), *n = val(g, h, "N"), *hpb = val(g, h, "hpb");
+    cg_line(g, "const long hs_chunk = (%s + get_num_groups(0) - 1) / get_num_groups(0);", n);
+    cg_line(g, "const long hs_first = get_group_id(0) * hs_chunk;");
+    cg_line(g, "const long hs_end = hs_first + hs_chunk < %s ? hs_first + hs_chunk : %s;", n, n);
+    cg_line(g, "const long hs_o1 = 1 %% %s * %s, hs_o2 = 2 %% %s * %s, hs_o3 = 3 %% %s * %s;", hpb, H, hpb, H, hpb, H);
+    cg_line(g, "long i = hs_first;");
+    cg_open(g, "for (; i + 4 <= hs_end; i += 4) {");
+    static const char *const offsets[4] = {"0", "hs_o1", "hs_o2", "hs_o3"};
+    for (int j = 0; j < 4; j++) {
+        cg_open(g, "{");
+        cg_line(g, "const long hs_i = i + %d;", j);
+        cg_value x = element(g, h, "hs_i", H);
+        plain_update(g, h, lh, cg_str(g, "%s + hs_at", offsets[j]), &x);
+        cg_close(g);
+        cg_close(g);
+    }
+    cg_close(g);
+    cg_open(g, "for (; i < hs_end; i++) {");
+    cg_value x = element(g, h, "i", H);
+    plain_update(g, h, lh, "hs_at", &x);
+    cg_close(g);
+    cg_close(g);
+}
+
 static void local_kernel(cg *g, const hist *h) {
     const char *v = h->v;
     cg_kernel_begin(g, CG_SHAPE_WRG, NULL, "hist_local", h->e);
@@ -333,11 +353,17 @@ static void local_kernel(cg *g, const hist *h) {
     if (ll) cg_line(g, "%s[i] = 0;", cg_place_index(g, ll, "i")->mem.base);
     cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    cg_open(g, "if (hs_b == 1) {");
+    own_elements(g, h, lh);
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
     cg_line(g, "const long hs_s = hs_l / %s; /* its subhistogram */", val(g, h, "Cl"));
     elements_begin(g, h, "get_group_id(0) * hs_b + hs_l", "get_num_groups(0) * hs_b");
     cg_value x = element(g, h, "i", H);
     update(g, h, lh, cg_str(g, "hs_s * %s + hs_at", H), ll, cg_str(g, "hs_s * %s + hs_at", H), &x,
            cg_str(g, "%s == 1", val(g, h, "Cl")));
+    cg_close(g);
     cg_close(g);
     cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");

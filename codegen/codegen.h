@@ -170,6 +170,34 @@ uint64_t st_launch_bytes(const st_launch *l);
 void st_launch_free(st_launch *l);
 
 /* ------------------------------------------------------------------------ */
+/* A histogram's plan (codegen/hist_plan.c)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* What subhistograms(C, MEM, ATOMIC) does on a device, chosen when the
+ * program runs: the generated glue runs the same code (hist_plan.c gives
+ * it as text), so a test can ask what a device gets without the device.
+ *   given:  N elements, H buckets, bytes a bucket takes (its lock too), C
+ *           (0: the heuristic), may_local (MEM is not global); the device:
+ *           cpu, units (compute units), local_bytes (per group), cache_bytes
+ *           (its global memory cache; 0 unknown);
+ *   chosen: B work-items a group; local (subhistograms in local memory),
+ *           then hpb of them a group, Cl work-items each, G groups; else T
+ *           work-items in all, Cg each subhistogram, S subhistograms; nsub
+ *           global subhistograms besides the output. */
+#define ST_HIST_PLAN_FIELDS(X)                                                                                    \
+    X(N) X(H) X(bytes) X(C) X(may_local) X(cpu) X(units) X(local_bytes) X(cache_bytes) X(B) X(local) X(hpb) X(Cl) \
+    X(G) X(T) X(Cg) X(S) X(nsub)
+#define ST_HIST_PLAN_FIELD(name) long name;
+typedef struct st_hist_plan {
+    ST_HIST_PLAN_FIELDS(ST_HIST_PLAN_FIELD)
+} st_hist_plan;
+#undef ST_HIST_PLAN_FIELD
+/* Fill the chosen fields of p from the given ones. */
+void st_hist_plan_choose(st_hist_plan *p);
+/* The same, as C for the glue: `strata_hist_plan` and `strata_hist_choose`. */
+const char *st_hist_plan_source(void);
+
+/* ------------------------------------------------------------------------ */
 /* Checksums                                                                */
 /* ------------------------------------------------------------------------ */
 

@@ -14,6 +14,7 @@ typedef struct cu_device {
     CUdevice dev;
     int arch;                   /* 90 for compute capability 9.0 */
     int units, max_threads, shared_default, shared_optin;
+    int l2_bytes;               /* its level-2 cache, which serves global atomics */
     size_t global_bytes;
     char name[256];
 } cu_device;

@@ -42,6 +42,7 @@ static void read_device(const cuda_driver *d, CUdevice dev, cu_device *out) {
     d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
     d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
     d->cuDeviceGetAttribute(&out->units, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    d->cuDeviceGetAttribute(&out->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
     d->cuDeviceGetAttribute(&out->max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
     d->cuDeviceGetAttribute(&out->shared_default, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev);
     d->cuDeviceGetAttribute(&out->shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
@@ -160,6 +161,10 @@ cl_int cu_GetDeviceInfo(cl_device_id device, cl_device_info what, size_t cap, vo
     }
     case CL_DEVICE_LOCAL_MEM_SIZE: { /* a launch opts in to more than the default 48 KiB */
         cl_ulong b = (cl_ulong)d->shared_optin;
+        return cu_put_info(&b, sizeof b, cap, value, size_ret);
+    }
+    case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: { /* the L2, where global atomics are done */
+        cl_ulong b = (cl_ulong)d->l2_bytes;
         return cu_put_info(&b, sizeof b, cap, value, size_ret);
     }
     case CL_DEVICE_GLOBAL_MEM_SIZE: {

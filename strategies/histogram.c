@@ -11,8 +11,10 @@
  * computes the indices or values runs inside them.
  *
  * Left out, a parameter takes the thesis' choice, made when the program
- * runs (H is often known only then): C = H in global memory and min(H, B)
- * in local memory (B the work-group's size); MEM local where the
+ * runs (H is often known only then; codegen/hist_plan.c): C = H in global
+ * memory (fewer on a GPU whose cache holds more subhistograms, at no more
+ * work) and min(H, B) in local memory (B the work-group's size; a CPU's
+ * group is one work-item owning its subhistograms); MEM local where the
  * subhistograms fit, else global; ATOMIC the one the operator allows — a
  * hardware atomic for + min max & | ^ on integers, a compare-and-swap loop
  * for any other operator on one number, a lock per bucket for the rest

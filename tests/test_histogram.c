@@ -255,6 +255,84 @@ START_TEST(the_histogram_space_explores) {
 END_TEST
 
 /* ------------------------------------------------------------------------ */
+/* The plan a device gets (codegen/hist_plan.c), without the device          */
+/* ------------------------------------------------------------------------ */
+
+/* PoCL on these machines: 2 compute units, its local memory, a CPU */
+static st_hist_plan on_cpu(long n, long h, long c) {
+    st_hist_plan p = {.N = n, .H = h, .bytes = 4, .C = c, .may_local = 1, .cpu = 1, .units = 2,
+                      .local_bytes = 4 << 20, .cache_bytes = 32 << 10};
+    st_hist_plan_choose(&p);
+    return p;
+}
+
+/* an H200 through CUDA: 132 units, 227 KiB of shared memory a block, and
+ * the L2 (cache_bytes 0: a GPU that does not say its cache) */
+static st_hist_plan on_gpu(long n, long h, long c, long cache) {
+    st_hist_plan p = {.N = n, .H = h, .bytes = 4, .C = c, .may_local = 1, .cpu = 0, .units = 132,
+                      .local_bytes = 227 << 10, .cache_bytes = cache};
+    st_hist_plan_choose(&p);
+    return p;
+}
+
+/* A CPU: groups of one work-item, each owning its subhistograms in local
+ * memory (no atomics), 4 of them while they fit in 16 KiB, 2, then 1; a
+ * given C asks for cooperation and gets groups of 256. */
+START_TEST(a_cpu_gets_its_own_subhistograms) {
+    long hs[] = {16, 256, 1024, 2048, 4096, 65536};
+    long copies[] = {4, 4, 4, 2, 1, 1};
+    for (size_t k = 0; k < sizeof hs / sizeof *hs; k++) {
+        st_hist_plan p = on_cpu(20000000, hs[k], 0);
+        ck_assert_msg(p.B == 1 && p.local == 1 && p.Cl == 1, "H=%ld: B=%ld local=%ld Cl=%ld", hs[k], p.B, p.local, p.Cl);
+        ck_assert_msg(p.hpb == copies[k], "H=%ld: %ld subhistograms a work-item, not %ld", hs[k], p.hpb, copies[k]);
+        ck_assert_int_eq(p.G, 8); /* 4 a compute unit: the machine's other work may take one */
+        ck_assert_int_eq(p.nsub, 8);
+    }
+    st_hist_plan p = on_cpu(20000000, 16, 16);
+    ck_assert(p.B == 256 && p.local == 1 && p.Cl == 16 && p.hpb == 16);
+    p = on_cpu(20000000, 1 << 21, 0); /* 8 MiB of buckets: global memory, C = H */
+    ck_assert(!p.local && p.Cg == 1 << 21 && p.S == 1 && p.nsub == 0);
+}
+END_TEST
+
+/* A GPU: local memory with C = min(H, B) where a subhistogram fits; else
+ * global, C = H where the cache is not known (the thesis), and where it is,
+ * as many subhistograms as keep S·H <= N and them within a quarter of it
+ * (the 50 MiB L2 of an H100 or H200: 50 of 65536 buckets, 5407 work-items
+ * a counter rather than 54068); a given C is kept. */
+START_TEST(a_gpu_gets_the_thesis_and_its_cache) {
+    const long l2 = 50L << 20, n = 20000000;
+    st_hist_plan p = on_gpu(n, 16, 0, l2);
+    ck_assert(p.B == 256 && p.local == 1 && p.Cl == 16 && p.hpb == 16 && p.G == 528);
+    p = on_gpu(n, 4096, 0, l2);
+    ck_assert(p.local == 1 && p.Cl == 256 && p.hpb == 1);
+    p = on_gpu(n, 65536, 0, 0);
+    ck_assert_msg(!p.local && p.T == 270336 && p.Cg == 65536 && p.S == 5, "Cg=%ld S=%ld", p.Cg, p.S);
+    p = on_gpu(n, 65536, 0, l2);
+    ck_assert_msg(!p.local && p.S == 50 && p.Cg == 5407 && p.nsub == 49, "Cg=%ld S=%ld", p.Cg, p.S);
+    ck_assert(p.S * p.H <= p.N && p.S * p.H * p.bytes <= l2 / 4);
+    p = on_gpu(100000, 65536, 0, l2); /* N/H = 1: more subhistograms would be more work */
+    ck_assert_msg(!p.local && p.Cg == 65536 && p.S == 2, "Cg=%ld S=%ld", p.Cg, p.S);
+    p = on_gpu(n, 1 << 20, 0, l2); /* 4 MiB a subhistogram: 3 fit in a quarter of the L2 */
+    ck_assert_msg(p.S == 3, "S=%ld", p.S);
+    p = on_gpu(n, 65536, 1024, l2);
+    ck_assert(!p.local && p.Cg == 1024 && p.S == 264);
+    p = on_gpu(n, 65536, 0, l2);
+    p.may_local = 0;
+    st_hist_plan_choose(&p);
+    ck_assert(!p.local && p.Cg == 5407);
+}
+END_TEST
+
+/* The glue runs the same code: the plan's text is in every histogram's glue. */
+START_TEST(the_glue_carries_the_plan) {
+    const char *src = st_hist_plan_source();
+    ck_assert_ptr_nonnull(strstr(src, "typedef struct strata_hist_plan { long N; long H;"));
+    ck_assert_ptr_nonnull(strstr(src, "static inline void strata_hist_choose(strata_hist_plan *p)"));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
 /* Subhistograms read by something other than a let                         */
 /* ------------------------------------------------------------------------ */
 
@@ -276,6 +354,11 @@ static Suite *histogram_suite(void) {
     tcase_add_loop_test(dev, subhistograms_read_directly_equal_the_interpreter, 0,
                         (int)(NHIST_STRATEGIES * (sizeof hist_consumers / sizeof *hist_consumers)));
     suite_add_tcase(s, dev);
+    TCase *plan = tcase_create("plan");
+    tcase_add_test(plan, a_cpu_gets_its_own_subhistograms);
+    tcase_add_test(plan, a_gpu_gets_the_thesis_and_its_cache);
+    tcase_add_test(plan, the_glue_carries_the_plan);
+    suite_add_tcase(s, plan);
     TCase *cl = tcase_create("cli");
     tcase_set_timeout(cl, 600);
     tcase_add_test(cl, run_and_rewrite_take_the_rule);
