@@ -22,13 +22,13 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  * exported best variant exists for the device): a map that scans each row
  * (of a length not known to be short) with one row per work-group, so that
  * no scan runs as blocks inside a map; every other scan as the paper's
- * parallel scan, and the scan of the block sums that leaves as well, so only
- * a scan of N/65536 elements stays sequential (measured on an H100 at 2^24
- * f32 it is 4.5x faster than one level); every histogram in subhistograms,
- * as the thesis' heuristic chooses them. Fine-tuning is `strata explore`'s. */
+ * parallel scan, which nests itself on the scan of the block sums (two
+ * levels for BS = 256), so only a scan of N/65536 elements stays sequential
+ * (measured on an H100 at 2^24 f32 it is 4.5x faster than one level); every
+ * histogram in subhistograms, as the thesis' heuristic chooses them.
+ * Fine-tuning is `strata explore`'s. */
 #define ST_DEFAULT_STRATEGY                                          \
     "try(each(map, try(segmented-scan(WG=256)))) ; "                 \
-    "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "     \
     "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "     \
     "try(each(reduce_by_index, try(subhistogram)))"
 
