@@ -1236,7 +1236,7 @@ START_TEST(trace_composite) {
     const st_node *r = rewrite_ok("parallel-scan(BS=16, BF=2, SE=4)", e);
     /* the first level, then three below it on the block totals (16^4 =
      * 65536), each padding its totals first: siblings, not nested */
-#define PS_BELOW "parallel-scan-level", "pad-scan", "scan-then-propagate", "brent-kung", "brent-kung-step", \
+#define PS_BELOW "parallel-scan", "pad-scan", "scan-then-propagate", "brent-kung", "brent-kung-step", \
                  "brent-kung-step", "sequential-scan"
 #define PS_BELOW_DEPTHS 1, 2, 2, 2, 3, 3, 3
     static const char *const names[] = {"parallel-scan", "scan-then-propagate", "brent-kung", "brent-kung-step",
