@@ -19,9 +19,9 @@
 #define PAPER_SCAN "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "
 #define HISTOGRAMS "try(each(reduce_by_index, try(subhistogram)))"
 
-/* Each `try` per scan: a scan lookback refuses stays for parallel-scan; the
- * second parallel-scan takes the block sums the first left. */
-#define DEFAULT_FOR(lookback) ROWS FUSION "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN PAPER_SCAN HISTOGRAMS
+/* Each `try` per scan: a scan lookback refuses stays for parallel-scan
+ * (which nests itself on its block sums). */
+#define DEFAULT_FOR(lookback) ROWS FUSION "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN HISTOGRAMS
 
 const char *st_default_strategy(const char *device_type) {
     if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("lookback(M=16384, WG=1, LOAD=direct)");

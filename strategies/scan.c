@@ -34,10 +34,17 @@ static const st_node *finish(st_build *b, const st_scan_form *p, const st_node *
     return p->post ? ST_CALL(b, p->post, acc, x) : acc;
 }
 
-/* z for i == 0, else prefixes[i - 1]: what comes before block i */
+/* z for i == 0, else prefixes[i - 1]: what comes before block i. The read
+ * is prefixes[max(i - 1, 0)], made whatever i is (prefixes is not empty
+ * where a block i exists), and the choice a select after it: a read on one
+ * side of a branch cannot be made early, which keeps a CPU compiler from
+ * vectorising a loop around it (the propagation reads the prefixes of
+ * nested parallel-scan levels through one another, a read per level). */
 static const st_node *exclusive(st_build *b, const st_node *prefixes, const st_node *i, const st_node *z) {
-    return st_b_if(b, st_b_binop(b, ST_OP_EQ, i, st_b_i64(b, 0)), z,
-                ST_PRIM(b, ST_PRIM_GET, st_b_binop(b, ST_OP_SUB, i, st_b_i64(b, 1)), prefixes));
+    const st_node *before = st_b_binop(b, ST_OP_MAX, st_b_binop(b, ST_OP_SUB, i, st_b_i64(b, 1)), st_b_i64(b, 0));
+    const st_node *read = ST_PRIM(b, ST_PRIM_GET, before, prefixes);
+    const st_node *p = read ? st_b_var(b, "before", read->type) : NULL;
+    return st_b_let(b, p, read, st_b_if(b, st_b_binop(b, ST_OP_EQ, i, st_b_i64(b, 0)), z, p));
 }
 
 /* accs mapped through the post-function with the elements xs (if any) */
@@ -84,11 +91,17 @@ static bool length_divisible(st_rw *rw, const st_scan_form *p, int64_t k, const 
 /* scan(op, z, xs) with BS | n becomes
  *   let blocks = xs |> split(BS)
  *   let scanned = blocks |> map(b => b |> scan(op, z))      each block on its own
- *   let sums = blocks |> map(b => b |> reduce(op, z))       each block's total
- *   let prefixes = sums |> scan(op, z)                      the scan of the totals
+ *   let prefixes = iota(n/BS) |> map(j => scanned |> get(j) |> get(BS - 1))
+ *                  |> scan(op, z)                           the scan of the totals
  *   in zip(iota(n/BS), scanned) |> map((i, s) =>
  *        let p = (if i == 0 then z else prefixes |> get(i - 1)) in s |> map(y => op(p, y)))
- *      |> join */
+ *      |> join
+ * A block's total is the last element of its scan (the paper's listing
+ * reduces the scanned chunks, which means the same: their last element), so
+ * the totals cost no pass over the input of their own: the input is read
+ * once by the block scans, and the scanned blocks once by the propagation,
+ * 4n elements moved in all. The totals are no array of their own either:
+ * their scan reads them out of the scanned blocks (an index map is a view). */
 static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_scan_form_of(e, &p)) return not_a_scan("scan-then-propagate", why);
@@ -101,14 +114,14 @@ static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int
     const st_node *blk = st_b_var(b, "block", st_elem_of(blocks));
     const st_node *scanned_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, acc_scan(b, &p, ST_PRIM_SCAN, blk), blk), blocks);
     const st_node *scanned = st_b_bound(b, "scanned", scanned_v);
-    const st_node *blk2 = st_b_var(b, "block", st_elem_of(blocks));
-    const st_node *sums_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, acc_scan(b, &p, ST_PRIM_REDUCE, blk2), blk2), blocks);
-    const st_node *sums = st_b_bound(b, "sums", sums_v);
+    const st_node *nb = scanned ? st_b_size(b, scanned->type->size) : NULL;
+    const st_node *j = st_b_var(b, "j", st_type_scalar(b->cx, ST_I64));
+    const st_node *last = ST_PRIM(b, ST_PRIM_GET, st_b_i64(b, bs - 1), ST_PRIM(b, ST_PRIM_GET, j, scanned));
+    const st_node *sums = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, last, j), ST_PRIM(b, ST_PRIM_IOTA, nb));
     const st_node *prefixes_v = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.z, sums);
     const st_node *prefixes = st_b_bound(b, "prefixes", prefixes_v);
 
     /* propagate: every element of block i combined with what comes before the block */
-    const st_node *nb = sums ? st_b_size(b, sums->type->size) : NULL;
     const st_node *i = st_b_var(b, "i", st_type_scalar(b->cx, ST_I64));
     const st_node *s = st_b_var(b, "s", st_elem_of(scanned));
     const st_node *x = p.post ? st_b_var(b, "xs", st_elem_of(blocks)) : NULL;
@@ -121,8 +134,7 @@ static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int
                                       : ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, block_out, i, s),
                                              ST_PRIM(b, ST_PRIM_ZIP, ST_PRIM(b, ST_PRIM_IOTA, nb), scanned));
     const st_node *out = ST_PRIM(b, ST_PRIM_JOIN, per_block);
-    return st_b_let(b, blocks, split,
-                 st_b_let(b, scanned, scanned_v, st_b_let(b, sums, sums_v, st_b_let(b, prefixes, prefixes_v, out))));
+    return st_b_let(b, blocks, split, st_b_let(b, scanned, scanned_v, st_b_let(b, prefixes, prefixes_v, out)));
 }
 
 /* ---- brent-kung-step(BF): listing 5 ---- */
@@ -303,8 +315,50 @@ static bool parallel_scan_check(const int64_t *args, st_err *why) {
     return tree_depth(args, &td, why);
 }
 
-/* parallel-scan(BS, BF, TD | SE), listing 7, for every length:
+/* How many levels of parallel-scan a scan gets: the first, and one for the
+ * scan of each level's block totals, until BS^levels >= 2^16 (at most 4), so
+ * that what stays one work-item's sequential scan is at most n / 65536
+ * elements (32 of 2^21, 2^12 of 2^28) and never n / BS: on a GPU one
+ * work-item walking 2^28 / 32 totals took 316 ms beside a copy's 0.5 ms.
+ * Each level adds a kernel, its block scans over BS times fewer elements
+ * than the level above; its propagation is an element-wise map, computed
+ * where the level above reads its prefixes (index fusion), no kernel. */
+enum { NEST_REACH = 1 << 16, NEST_MOST = 4 };
+
+static int64_t nest_levels(int64_t bs) {
+    int64_t levels = 1, reach = bs;
+    while (reach < NEST_REACH && levels < NEST_MOST && bs > 1) reach *= bs, levels++;
+    return levels;
+}
+
+static const st_rule rule_parallel_scan_level;
+
+/* One level of parallel-scan(BS, BF, TD) on the scan e (args: BS, BF, TD):
  *   [pad-scan(BS) ;] first(scan, scan-then-propagate(BS)) ; first(scan, brent-kung(BF, TD)) */
+static const st_strategy *one_level(st_rw *rw, const st_scan_form *p, const int64_t *args) {
+    st_ctx *cx = st_rw_ctx(rw);
+    const int64_t *bs = &args[0], *bk = &args[1];
+    const st_strategy *s = st_s_binary(cx, ST_S_SEQ,
+        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_scan_then_propagate, bs)),
+        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_brent_kung, bk)));
+    if (s && !divides(rw, *bs, p->xs->type->size)) s = st_s_binary(cx, ST_S_SEQ, st_s_rule(cx, &rule_pad_scan, bs), s);
+    return s;
+}
+
+/* A level below the first, on the scan of the block totals the level above
+ * left: not for totals a constant number of which fits one block. */
+static const st_node *parallel_scan_level(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    st_scan_form p;
+    int64_t len;
+    if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why);
+    if (st_size_is_const(p.xs->type->size, &len) && len <= args[0])
+        return st_fail(why, (st_loc){0}, "parallel-scan: %lld block totals fit one block; they stay sequential", (long long)len), NULL;
+    const st_strategy *s = one_level(rw, &p, args);
+    return s ? st_rewrite_node(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+}
+
+/* parallel-scan(BS, BF, TD | SE), listing 7, for every length, and again on
+ * the scan of the block totals while they may be many (nest_levels). */
 static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why);
@@ -318,13 +372,13 @@ static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *
                        "scan at the top level of a def or one map deep"), NULL;
     int64_t td;
     if (!tree_depth(args, &td, why)) return NULL;
+    /* after a level's block scans became Brent-Kung trees, the first scan
+     * left is the scan of its block totals, where the next level goes */
     st_ctx *cx = st_rw_ctx(rw);
-    int64_t bs = args[0], bk[2] = {args[1], td};
-    const st_strategy *s = st_s_binary(cx, ST_S_SEQ,
-        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_scan_then_propagate, &bs)),
-        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_brent_kung, bk)));
-    if (s && !divides(rw, bs, p.xs->type->size))
-        s = st_s_binary(cx, ST_S_SEQ, st_s_rule(cx, &rule_pad_scan, &bs), s);
+    int64_t level[3] = {args[0], args[1], td};
+    const st_strategy *s = one_level(rw, &p, level), *below = st_s_unary(cx, ST_S_TRY,
+        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_parallel_scan_level, level)));
+    for (int64_t l = nest_levels(args[0]); s && l > 1; l--) s = st_s_binary(cx, ST_S_SEQ, s, below);
     return s ? st_rewrite_node(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
 }
 
@@ -383,10 +437,24 @@ static const st_rule rule_pad_scan = {
     .apply = pad_scan,
 };
 
+/* a level of parallel-scan below the first, applied by parallel-scan alone;
+ * named as the rule, so that a trace names what a user may write (the same
+ * rule on the totals' scan, with the tree's depth worked out) */
+static const st_rule rule_parallel_scan_level = {
+    .name = "parallel-scan",
+    .summary = "one level of parallel-scan below the first",
+    .conditions = "more block totals than fit one block",
+    .origin = "built-in",
+    .nparams = 3,
+    .params = {BS_PARAM, BF_PARAM, {.name = "TD", .doc = "the tree's depth in a block", .min = 0, .max = 62}},
+    .apply = parallel_scan_level,
+};
+
 static const st_rule rule_parallel_scan = {
     .name = "parallel-scan",
     .summary = "scan-then-propagate(BS) with a Brent-Kung tree of depth TD in each block (listing 7), for any length "
-               "(padding when BS does not divide it); the tree's sequential middle scans SE = BS / BF^TD elements",
+               "(padding when BS does not divide it); the tree's sequential middle scans SE = BS / BF^TD elements; "
+               "the scan of the block totals gets the same again, nested until BS^levels >= 65536 (at most 4 levels)",
     .conditions = "BS % BF == 0; exactly one of TD and SE; BF^TD divides BS (TD), or BS / SE is a power of BF (SE); "
                   "any length; at the top level or one map deep, not in a map inside a map (one work-item's code); acts on "
                   "the scan it is applied to, not on a scan in its input (each(scan, …) takes those)",

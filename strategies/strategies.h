@@ -34,8 +34,9 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *     NVIDIA H200 (0.97 ms for 2^28 i32, 2.2 TB/s; two levels of
  *     parallel-scan took 3.2 ms);
  *   - every scan lookback refuses (inside a map, of rows) as the paper's
- *     parallel scan, and the scan of the block sums that leaves as well, so
- *     only a scan of N/65536 elements stays sequential;
+ *     parallel scan, which nests itself on the scan of the block sums (two
+ *     levels for BS = 256), so only a scan of N/65536 elements stays
+ *     sequential;
  *   - every histogram in subhistograms, as the thesis' heuristic chooses.
  * Fine-tuning is `strata explore`'s. */
 const char *st_default_strategy(const char *device_type);

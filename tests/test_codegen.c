@@ -99,9 +99,10 @@ START_TEST(example_scans_agree) {
     st_code code = generated(low, label);
     /* the strategy shows in the kernels: a sequential program has no group
      * kernel; a blocked scan has a kernel per step of listing 4 (the blocks,
-     * their sums, the scan of those; the propagation may be fused into the
-     * read of the first N elements of a padded scan, so the blocks may be
-     * scanned a work-item each); a tree has barriers between steps */
+     * the scan of their totals, read out of the scanned blocks, and the
+     * propagation, which may be fused into the read of the first N elements
+     * of a padded scan, so the blocks may be scanned a work-item each); a
+     * tree has barriers between steps */
     bool groups = strstr(code.opencl, "get_group_id(0)") != NULL;
     bool barriers = strstr(code.opencl, "barrier(") != NULL;
     if (c->shape == SEQ) ck_assert_msg(!groups && !barriers, "%s: a work-group kernel without a strategy:\n%s", label, code.opencl);
@@ -218,6 +219,54 @@ START_TEST(sequential_examples_are_one_work_item) {
     ck_assert_int_eq(code.inputs[0].kind, ST_F32);
     ck_assert_int_eq(code.outputs[0].kind, ST_F32);
     single_work_item(example_def("histogram"), "histogram", hsizes);
+}
+END_TEST
+
+/* The paper's space moves only the bytes its algorithm needs: the input is
+ * read by one kernel (the first level's block scans; no padding copy, no
+ * second pass for the block totals), the output written by one (the
+ * propagation, fused with keeping the first N of the padded scan), and the
+ * kernels are one per level's block scans, the last level's sequential scan
+ * and the propagation (the levels below the first are propagated where the
+ * level above reads them). A group of work-items on a CPU is one: the
+ * trees' mapLcl loops run as plain loops. */
+static unsigned kernels_naming(const char *opencl, const char *name) {
+    unsigned n = 0;
+    for (const char *k = strstr(opencl, "__kernel"); k; ) {
+        const char *next = strstr(k + 1, "__kernel");
+        const char *at = strstr(k, name);
+        n += at && (!next || at < next);
+        k = next;
+    }
+    return n;
+}
+
+START_TEST(paper_space_moves_only_its_bytes) {
+    static const struct {
+        const char *strategy;
+        unsigned levels;
+    } cases[] = {
+        {"parallel-scan(BS=32, BF=2, SE=1)", 4},
+        {"parallel-scan(BS=128, BF=2, SE=16)", 3},
+        {"parallel-scan(BS=256, BF=2, SE=4)", 2},
+        {"parallel-scan(BS=512, BF=2, SE=16)", 2},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *label = text_of("prefix_sum under `%s`", cases[c].strategy);
+        const st_def *orig = example_def("prefix_sum");
+        st_code code = generated(lowered(apply(orig, cases[c].strategy, label), label), label);
+        ck_assert_msg(code.nkernels == cases[c].levels + 2, "%s: %u kernels, want %u:\n%s", label, code.nkernels,
+                      cases[c].levels + 2, code.opencl);
+        ck_assert_msg(kernels_naming(code.opencl, "in_xs") == 1, "%s: the input is read by more than one kernel:\n%s",
+                      label, code.opencl);
+        ck_assert_msg(kernels_naming(code.opencl, "out0") == 1, "%s: the output is written by more than one kernel:\n%s",
+                      label, code.opencl);
+        ck_assert_has(code.host, "if (!strata_is_cpu(queue)) {");
+        st_exe *exe = built(&code, label);
+        static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1000", "N=1000003"};
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, orig, sizes[k], 31 + k, label);
+        st_exe_free(exe);
+    }
 }
 END_TEST
 
@@ -917,6 +966,7 @@ int main(void) {
     tcase_add_test(seq, sequential_examples_are_one_work_item);
     tcase_add_test(seq, sequential_tuples_and_folds_are_one_work_item);
     tcase_add_test(seq, kernels_do_not_depend_on_fresh_names);
+    tcase_add_test(seq, paper_space_moves_only_its_bytes);
     suite_add_tcase(s, seq);
 
     TCase *comp = tcase_create("compose");

@@ -486,21 +486,25 @@ static const scan_case SCAN_CASES[] = {
     {"pad-scan(BS=7)", 1, 0, 7, 1, 0, false, NULL},
     {"pad-scan(BS=256)", 1, 0, 256, 1, 0, false, NULL},
     {"pad-scan(BS=4)", 1, 7, 4, 1, 0, false, NULL}, /* a constant length */
-    /* listing 7, for every length; the totals' scan stays */
-    {"parallel-scan(BS=16, BF=2, TD=2)", 1, 0, 16, 1, 3, true, NULL},
-    {"parallel-scan(BS=256, BF=2, SE=4)", 1, 0, 256, 1, 7, true, NULL},
-    {"parallel-scan(BS=32, BF=4, TD=2)", 1, 0, 32, 1, 3, true, NULL},
-    {"parallel-scan(BS=8, BF=2, TD=3)", 1, 0, 8, 1, 4, true, NULL},
-    {"parallel-scan(BS=16, BF=2, TD=0)", 1, 0, 16, 1, 1, true, NULL},
-    {"parallel-scan(BS=2, BF=2, TD=1)", 1, 0, 2, 1, 2, true, NULL},
-    {"parallel-scan(BS=27, BF=3, SE=3)", 1, 0, 27, 1, 3, true, NULL},
-    {"parallel-scan(BS=12, BF=2, SE=3)", 1, 0, 12, 1, 3, true, NULL},
-    {"parallel-scan(BS=64, BF=4, SE=64)", 1, 0, 64, 1, 1, true, NULL},
-    {"parallel-scan(BS=16, BF=2, TD=2)", 1, 7, 16, 1, 3, true, NULL}, /* constant lengths */
-    {"parallel-scan(BS=8, BF=2, TD=3)", 1, 4099, 8, 1, 4, true, NULL},
-    /* with the fact, no padding */
-    {"parallel-scan(BS=16, BF=2, TD=2)", 16, 0, 16, 1, 3, true, NULL},
-    {"parallel-scan(BS=16, BF=2, SE=2)", 16, 0, 16, 1, 4, true, NULL},
+    /* listing 7, for every length, nested on the totals' scan until BS^levels
+     * >= 65536 (at most 4 levels, TD + 1 scanSeqs each); the last totals'
+     * scan stays */
+    {"parallel-scan(BS=16, BF=2, TD=2)", 1, 0, 16, 1, 4 * 3, true, NULL},
+    {"parallel-scan(BS=256, BF=2, SE=4)", 1, 0, 256, 1, 2 * 7, true, NULL},
+    {"parallel-scan(BS=32, BF=4, TD=2)", 1, 0, 32, 1, 4 * 3, true, NULL},
+    {"parallel-scan(BS=8, BF=2, TD=3)", 1, 0, 8, 1, 4 * 4, true, NULL},
+    {"parallel-scan(BS=16, BF=2, TD=0)", 1, 0, 16, 1, 4 * 1, true, NULL},
+    {"parallel-scan(BS=2, BF=2, TD=1)", 1, 0, 2, 1, 4 * 2, true, NULL},
+    {"parallel-scan(BS=27, BF=3, SE=3)", 1, 0, 27, 1, 4 * 3, true, NULL},
+    {"parallel-scan(BS=12, BF=2, SE=3)", 1, 0, 12, 1, 4 * 3, true, NULL},
+    {"parallel-scan(BS=64, BF=4, SE=64)", 1, 0, 64, 1, 3 * 1, true, NULL},
+    /* constant lengths: no level for totals that fit one block (7: one
+     * level; 4099: 513, 65 and 9 totals of 8, four levels) */
+    {"parallel-scan(BS=16, BF=2, TD=2)", 1, 7, 16, 1, 3, true, NULL},
+    {"parallel-scan(BS=8, BF=2, TD=3)", 1, 4099, 8, 1, 4 * 4, true, NULL},
+    /* with the fact, no padding at the first level */
+    {"parallel-scan(BS=16, BF=2, TD=2)", 16, 0, 16, 1, 4 * 3, true, NULL},
+    {"parallel-scan(BS=16, BF=2, SE=2)", 16, 0, 16, 1, 4 * 4, true, NULL},
     /* the single pass: one scanLookback, for every length, in order */
     {"lookback(M=4, WG=8)", 1, 0, 32, 0, 0, false, NULL},
     {"lookback(M=3, WG=5, LW=5, LOAD=direct)", 1, 0, 15, 0, 0, false, NULL},
@@ -1132,9 +1136,13 @@ static void check_listing_8(const st_def *now) {
     ck_assert_msg(up8 == 1 && up4 == 1 && down4 == 1 && down8 == 1,
                   "upsweep over 8 and 4 groups, downsweep over 4 and 8: got %d %d %d %d", up8, up4, down4, down8);
 
-    /* outside the blocks, one scan: of the block totals */
+    /* outside the blocks, one scan: of the last level's block totals (the
+     * levels below the first, four in all for BS = 16, are the same trees
+     * over the totals); and no reduction but the trees' upsweeps: a block's
+     * total is the last element of its scan, not a second pass over it */
     ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN), 1);
-    ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN_SEQ), 3);
+    ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN_SEQ), 4 * 3);
+    ck_assert_int_eq(count_prim(now->body, ST_PRIM_REDUCE), 4 * 2);
 }
 
 START_TEST(parallel_scan_has_the_structure_of_listing_8) {
@@ -1150,6 +1158,53 @@ START_TEST(parallel_scan_has_the_structure_of_listing_8) {
     for (int i = 0; i < 32; i++) xs[i] = (float)(i + 1), want[i] = (float)((i + 1) * (i + 2) / 2);
     st_value r = eval_def(now, (st_value[]){arr(ST_F32, xs, 32)}, 32);
     want_leaf(&r, 0, ST_F32, want, 32);
+}
+END_TEST
+
+/* The scan of n/BS block totals is parallel-scan's again, level under
+ * level, so what stays one work-item's sequential scan is at most about
+ * n/65536 elements (on a GPU one work-item walking n/BS totals was the whole
+ * time: 316 ms at 2^28 / 32, a copy 0.5 ms); and the nested program keeps
+ * the result, at a prime length above 10^6 too. */
+START_TEST(parallel_scan_nests_on_the_block_totals) {
+    static const struct {
+        const char *strategy;
+        int64_t reach; /* BS^levels */
+    } cases[] = {
+        {"parallel-scan(BS=32, BF=2, SE=16)", 32LL * 32 * 32 * 32},
+        {"parallel-scan(BS=256, BF=2, SE=4)", 256LL * 256},
+        {"parallel-scan(BS=512, BF=2, SE=1)", 512LL * 512},
+    };
+    const st_def *d = entry_of(parse_ok(cx, "def main(xs: [N]i32): [N]i32 = xs |> scan(+, 0)"));
+    const st_binding sizes[] = {{st_intern_cstr(cx, "N"), 1LL << 28}, {st_intern_cstr(cx, "N"), 1000003}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const st_def *now = rewrite_ok(d, cases[c].strategy);
+        survey scans = survey_of(now->body, ST_PRIM_SCAN);
+        ck_assert_msg(scans.n == 1, "%s: %d scans left", cases[c].strategy, scans.n);
+        const st_size *left = scans.at[0].node->kids[scans.at[0].node->nkids - 1]->type->size;
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+            int64_t n = sizes[k].value, len = -1;
+            st_err err = {0};
+            ck_assert_msg(st_size_eval(left, &sizes[k], 1, &len, &err), "%s", err.message);
+            /* ⌈n / reach⌉, give or take the padding of each level */
+            ck_assert_msg(len <= n / cases[c].reach + 4, "%s: %lld elements left to one work-item at N = %lld",
+                          cases[c].strategy, (long long)len, (long long)n);
+        }
+        faults f = {0};
+        const int64_t lengths[] = {0, 1, 7, 1000, 1000003};
+        same_results_noted(&f, cases[c].strategy, d, now, lengths, 5, 0, 7 + c);
+        no_faults(&f);
+    }
+}
+END_TEST
+
+/* scan-then-propagate reads the input once: the block totals are the last
+ * elements of the block scans, no reduction over the blocks again. */
+START_TEST(scan_then_propagate_takes_totals_from_the_block_scans) {
+    const st_def *d = entry_of(parse_ok(cx, "def main(xs: [N]i32) where N % 64 == 0 = xs |> scan(+, 0)"));
+    const st_def *now = rewrite_ok(d, "scan-then-propagate(BS=64)");
+    ck_assert_int_eq(count_prim(now->body, ST_PRIM_REDUCE), 0);
+    ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN), 2);
 }
 END_TEST
 
@@ -1621,7 +1676,10 @@ int main(void) {
          {fusion_composes_with_scan_rules, examples_keep_their_results, fusion_respects_shadowing,
           canonical_names_depend_on_the_program_alone},
          0},
-        {"structure", {parallel_scan_has_the_structure_of_listing_8, se_and_td_give_the_same_program}, 0},
+        {"structure",
+         {parallel_scan_has_the_structure_of_listing_8, se_and_td_give_the_same_program,
+          parallel_scan_nests_on_the_block_totals, scan_then_propagate_takes_totals_from_the_block_scans},
+         0},
         {"conditions", {bad_parameters_are_refused_when_parsed, conditions_on_lengths_are_refused_when_rewriting}, 0},
         {"where applied", {a_composite_acts_on_the_node_it_is_applied_to, kernel_makers_refuse_inside_a_map,
                             the_default_strategy_is_chosen_by_device_type}, 0},

@@ -1234,9 +1234,14 @@ START_TEST(trace_composite) {
     ntrace = 0;
     const st_node *e = body_of(PSUM);
     const st_node *r = rewrite_ok("parallel-scan(BS=16, BF=2, SE=4)", e);
+    /* the first level, then three below it on the block totals (16^4 =
+     * 65536), each padding its totals first: siblings, not nested */
+#define PS_BELOW "parallel-scan", "pad-scan", "scan-then-propagate", "brent-kung", "brent-kung-step", \
+                 "brent-kung-step", "sequential-scan"
+#define PS_BELOW_DEPTHS 1, 2, 2, 2, 3, 3, 3
     static const char *const names[] = {"parallel-scan", "scan-then-propagate", "brent-kung", "brent-kung-step",
-                                        "brent-kung-step", "sequential-scan"};
-    static const int depths[] = {0, 1, 1, 2, 2, 2};
+                                        "brent-kung-step", "sequential-scan", PS_BELOW, PS_BELOW, PS_BELOW};
+    static const int depths[] = {0, 1, 1, 2, 2, 2, PS_BELOW_DEPTHS, PS_BELOW_DEPTHS, PS_BELOW_DEPTHS};
     EXPECT_TRACE(names, depths);
     /* arguments, with what the composite worked out */
     ck_assert_int_eq(trace_log[0].args[0], 16);
@@ -1254,6 +1259,10 @@ START_TEST(trace_composite) {
         ck_assert_ptr_eq(trace_log[i].before->type, trace_log[i].after->type);
         ck_assert_int_eq(trace_log[i].before->u.prim, ST_PRIM_SCAN);
     }
+    /* a level below has the first's BS, BF and the TD worked out from SE */
+    ck_assert_int_eq(trace_log[6].args[0], 16);
+    ck_assert_int_eq(trace_log[6].args[1], 2);
+    ck_assert_int_eq(trace_log[6].args[2], 2);
     ck_assert_int_eq(trace_log[5].after->u.prim, ST_PRIM_SCAN_SEQ);
 
     /* the next rewrite reports only its own */
