@@ -42,6 +42,11 @@ static void name_after(const char *line, const char *end, const char *what, char
     snprintf(name, cap, "%.*s", (int)(stop - p), p);
 }
 
+static bool line_has(const char *line, const char *end, const char *what) {
+    const char *at = strstr(line, what);
+    return at && at < end;
+}
+
 static int kernel_named(const st_ptxas_kernel *ks, uint32_t n, const char *name) {
     for (uint32_t i = 0; i < n; i++)
         if (!strcmp(ks[i].name, name)) return (int)i;
@@ -70,21 +75,21 @@ bool st_ptxas_parse(const char *log, st_arena *a, st_ptxas_kernel **kernels, uin
         const char *end = strchr(line, '\n');
         if (!end) end = line + strlen(line);
         char name[sizeof ks->name];
-        if (strstr(line, "Compiling entry function") && strstr(line, "Compiling entry function") < end && n < most) {
+        if (line_has(line, end, "Compiling entry function ") && n < most) {
             name_after(line, end, "Compiling entry function ", name, sizeof name);
             current = kernel_named(ks, n, name);
             if (current < 0) {
                 current = (int)n++;
                 memcpy(ks[current].name, name, sizeof name);
             }
-        } else if (number_before(line, end, "bytes stack frame") >= 0 && props >= 0) {
+        } else if (line_has(line, end, "bytes stack frame") && props >= 0) {
             ks[props].stack_bytes = number_before(line, end, "bytes stack frame");
             ks[props].spill_stores = number_before(line, end, "bytes spill stores");
             ks[props].spill_loads = number_before(line, end, "bytes spill loads");
-        } else if (strstr(line, "Function properties for ") && strstr(line, "Function properties for ") < end) {
+        } else if (line_has(line, end, "Function properties for ")) {
             name_after(line, end, "Function properties for ", name, sizeof name);
             props = kernel_named(ks, n, name);
-        } else if (number_before(line, end, "registers") >= 0 && current >= 0) {
+        } else if (line_has(line, end, " registers") && current >= 0) {
             ks[current].registers = number_before(line, end, "registers");
             int smem = number_before(line, end, "bytes smem");
             ks[current].shared_bytes = smem > 0 ? smem : 0;
