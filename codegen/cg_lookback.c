@@ -63,7 +63,7 @@ typedef struct lookback {
     bool direct;               /* LOAD = 1: no staging through local memory */
     bool held;                 /* LOAD = 0 and M <= HELD_M: a work-item's elements in registers */
     int64_t rows;              /* held: work-items staged at once (a divisor of WG) */
-    int pad_shift;             /* a local array's index q is at q + (q >> pad_shift) */
+    int pad_shift;             /* a local array's element q is at q + (q >> pad_shift) (0: at q) */
     const st_node *op, *fold, *post, *z, *xs;
     const st_type *elem, *acc;
     const char *acc_c;
@@ -167,20 +167,49 @@ static void give_up(cg *g, const lookback *lb, const char *then) {
 
 /* ---- the phases ---- */
 
-/* Element q of a local array is at lb_pq = q + q / (128 bytes' elements):
- * one word of padding every 32 words (for values of up to 4 bytes, every
- * 16 values of 8). Work-item l reading element l·M + j of an unpadded
- * array meets its warp's neighbours in gcd(M, 32) ways of the same bank
- * (a 16-way conflict at M = 16, 32-way at 32); padded, the warp's 32
- * reads fall in different banks for every M, and the coalesced k·WG + l
- * stay conflict-free. (CUB's BlockExchange pads the same way.) */
+/* Local arrays are padded: element q at lb_pq = q + (q >> shift), a value
+ * of padding every 2^shift. Work-item l reading element l·M + j of an
+ * unpadded array meets gcd(M, 32) of its warp in one bank (a 16-way
+ * conflict at M = 16, 32-way at 32; none at an odd M). The shift is the
+ * one that leaves the fewest work-items of a warp in one bank (counted
+ * here), the least padding first. For 4-byte values and M < 64 that is no
+ * conflict at an odd M (no padding) or a power of two (a value every 32),
+ * and two work-items to a bank at any other even M (4-way unpadded at M =
+ * 12, 8-way at 24); a division by 32·o, o the odd part of M, would reach
+ * one, at the price of registers for every index. A shift of 5 or more
+ * keeps the coalesced reads k·WG + l conflict-free. */
+static int bank_conflicts(int64_t m, int shift, int words) {
+    const int lanes = words == 1 ? 32 : 16; /* 8-byte values: half a warp at a time */
+    int worst = 1;
+    for (int64_t j = 0; j < m && j < 64; j++) {
+        int count[32] = {0};
+        for (int64_t l = 0; l < lanes; l++) {
+            int64_t q = l * m + j, p = shift ? q + (q >> shift) : q;
+            for (int w = 0; w < words; w++)
+                if (++count[(p * words + w) % 32] > worst) worst = count[(p * words + w) % 32];
+        }
+    }
+    return worst;
+}
+
+static int pad_shift(const lookback *lb) {
+    int words = widest_leaf(lb->acc) > 4 || widest_leaf(lb->elem) > 4 ? 2 : 1;
+    int best = 0, fewest = bank_conflicts(lb->m, 0, words);
+    for (int shift = 8; shift >= (words == 1 ? 5 : 4); shift--) {
+        int c = bank_conflicts(lb->m, shift, words);
+        if (c < fewest) best = shift, fewest = c;
+    }
+    return best;
+}
+
 static void padded_index(cg *g, const lookback *lb) {
-    cg_line(g, "const int lb_pq = lb_q + (lb_q >> %d);", lb->pad_shift);
+    if (lb->pad_shift) cg_line(g, "const int lb_pq = lb_q + (lb_q >> %d);", lb->pad_shift);
+    else cg_line(g, "const int lb_pq = lb_q;");
 }
 
 /* elements of a local array of count values, padded */
 static long long padded_length(const lookback *lb, int64_t count) {
-    return (long long)(count + ((count - 1) >> lb->pad_shift));
+    return (long long)(count + (lb->pad_shift ? (count - 1) >> lb->pad_shift : 0));
 }
 
 static void load_block(cg *g, const lookback *lb, const char *n) {
@@ -709,7 +738,7 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
     }
     lb.acc_c = cg_ctype(g, lb.acc);
     lb.packed = fits_a_word(lb.acc);
-    lb.pad_shift = widest_leaf(lb.acc) > 4 || widest_leaf(lb.elem) > 4 ? 4 : 5;
+    lb.pad_shift = pad_shift(&lb);
     st_err serr = {0};
     const st_size *mw = st_size_const(g->cx, lb.m * lb.wg);
     lb.groups = st_size_div(g->cx, st_size_add(g->cx, lb.xs->type->size, st_size_const(g->cx, lb.m * lb.wg - 1), &serr),
