@@ -24,8 +24,23 @@ static const char *shape_name(cg_shape s) {
  * launch's dynamic shared memory that the body turns back into NAME, and
  * the body's own __local made CUDA's (cg_cuda_translate). */
 static void kernel_text(cg *g, const cg_kernel *k, bool cuda, st_buf *out) {
-    st_buf_printf(out, "/* %s: %s */\n%s void %s(", shape_name(k->shape), k->what,
-                  cuda ? "extern \"C\" __global__" : "__kernel", k->name);
+    /* A kernel launched with groups of exactly W work-items says so, as
+     * OpenCL's and CUDA's guides write it: the compiler then gives it no more
+     * registers than W of them can have. CUDA's asks for 1024 threads per
+     * multiprocessor at least (so ≤ 64 registers: half of an H100's warps). */
+    int64_t w = 0;
+    bool exact = k->shape == CG_SHAPE_EXACT && k->nlanes == 1 && st_size_is_const(k->lanes[0], &w) && w >= 1 &&
+                 w <= 1024;
+    st_buf_printf(out, "/* %s: %s */\n", shape_name(k->shape), k->what);
+    if (cuda && exact)
+        st_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%lld, %lld) %s(", (long long)w,
+                      (long long)(1024 / w), k->name);
+    else if (cuda)
+        st_buf_printf(out, "extern \"C\" __global__ void %s(", k->name);
+    else if (exact)
+        st_buf_printf(out, "__kernel __attribute__((reqd_work_group_size(%lld, 1, 1))) void %s(", (long long)w, k->name);
+    else
+        st_buf_printf(out, "__kernel void %s(", k->name);
     st_buf locals = {0};
     for (uint32_t i = 0; i < k->nargs; i++) {
         const cg_arg *a = &k->args[i];

@@ -7,18 +7,20 @@
  *   1  its block number comes from an atomic ticket, so every lower number
  *      is held by a group that is already running (never one that waits to
  *      be scheduled behind us);
- *   2  the block is loaded coalesced into local memory (element k·WG + l by
- *      work-item l), and
+ *   2  the block is loaded coalesced (element k·WG + l by work-item l)
+ *      through local memory into each work-item's registers (M <= 32: a
+ *      tile of part of the block at a time, "held"), or into local memory
+ *      whole (larger M), and
  *   3  each work-item folds its M consecutive elements in order;
- *   4  the group scans its work-items' totals in local memory (a Hillis–
- *      Steele tree, log2 WG steps);
+ *   4  the group scans its work-items' totals in local memory (a Brent–
+ *      Kung tree: 2·log2 WG steps, under 2·WG operations);
  *   5  the group publishes its aggregate (flag A; the first group publishes
  *      P), looks back over its predecessors until it meets an inclusive
  *      prefix (flag P), adding the aggregates it passes, and publishes its
  *      own inclusive prefix (P);
  *   6  each work-item adds its prefix to its elements, and the block is
- *      stored coalesced, through the post-function or the scatter when
- *      fusion put one there.
+ *      stored coalesced, back through local memory, through the post-
+ *      function or the scatter when fusion put one there.
  *
  * Every element is read once and written once. With LOAD = 1 (direct) a
  * work-item reads its own M elements instead of staging them (2, 3): what
@@ -59,6 +61,9 @@ typedef struct lookback {
     const st_node *e;
     int64_t m, wg, lw;
     bool direct;               /* LOAD = 1: no staging through local memory */
+    bool held;                 /* LOAD = 0 and M <= HELD_M: a work-item's elements in registers */
+    int64_t rows;              /* held: work-items staged at once (a divisor of WG) */
+    int pad_shift;             /* a local array's element q is at q + (q >> pad_shift) (0: at q) */
     const st_node *op, *fold, *post, *z, *xs;
     const st_type *elem, *acc;
     const char *acc_c;
@@ -71,6 +76,15 @@ typedef struct lookback {
     const cg_place *flags;     /* else: [groups]i32 */
     const cg_place *aggregates, *prefixes; /* else: [groups]acc */
 } lookback;
+
+/* bytes of t's widest scalar */
+static size_t widest_leaf(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return st_scalar_size(t->scalar);
+    size_t most = 1;
+    for (uint32_t k = 0; k < t->n; k++)
+        if (widest_leaf(t->items[k]) > most) most = widest_leaf(t->items[k]);
+    return most;
+}
 
 static bool fits_a_word(const st_type *t) {
     return t->kind == ST_TYPE_SCALAR &&
@@ -153,39 +167,103 @@ static void give_up(cg *g, const lookback *lb, const char *then) {
 
 /* ---- the phases ---- */
 
+/* Local arrays are padded: element q at lb_pq = q + (q >> shift), a value
+ * of padding every 2^shift. Work-item l reading element l·M + j of an
+ * unpadded array meets gcd(M, 32) of its warp in one bank (a 16-way
+ * conflict at M = 16, 32-way at 32; none at an odd M). The shift is the
+ * one that leaves the fewest work-items of a warp in one bank (counted
+ * here), the least padding first. For 4-byte values and M < 64 that is no
+ * conflict at an odd M (no padding) or a power of two (a value every 32),
+ * and two work-items to a bank at any other even M (4-way unpadded at M =
+ * 12, 8-way at 24); a division by 32·o, o the odd part of M, would reach
+ * one, at the price of registers for every index. A shift of 5 or more
+ * keeps the coalesced reads k·WG + l conflict-free. */
+static int bank_conflicts(int64_t m, int shift, int words) {
+    const int lanes = words == 1 ? 32 : 16; /* 8-byte values: half a warp at a time */
+    int worst = 1;
+    for (int64_t j = 0; j < m && j < 64; j++) {
+        int count[32] = {0};
+        for (int64_t l = 0; l < lanes; l++) {
+            int64_t q = l * m + j, p = shift ? q + (q >> shift) : q;
+            for (int w = 0; w < words; w++)
+                if (++count[(p * words + w) % 32] > worst) worst = count[(p * words + w) % 32];
+        }
+    }
+    return worst;
+}
+
+static int pad_shift(const lookback *lb) {
+    int words = widest_leaf(lb->acc) > 4 || widest_leaf(lb->elem) > 4 ? 2 : 1;
+    int best = 0, fewest = bank_conflicts(lb->m, 0, words);
+    for (int shift = 8; shift >= (words == 1 ? 5 : 4); shift--) {
+        int c = bank_conflicts(lb->m, shift, words);
+        if (c < fewest) best = shift, fewest = c;
+    }
+    return best;
+}
+
+static void padded_index(cg *g, const lookback *lb) {
+    if (lb->pad_shift) cg_line(g, "const int lb_pq = lb_q + (lb_q >> %d);", lb->pad_shift);
+    else cg_line(g, "const int lb_pq = lb_q;");
+}
+
+/* elements of a local array of count values, padded */
+static long long padded_length(const lookback *lb, int64_t count) {
+    return (long long)(count + (lb->pad_shift ? (count - 1) >> lb->pad_shift : 0));
+}
+
 static void load_block(cg *g, const lookback *lb, const char *n) {
     cg_open(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
+    padded_index(g, lb);
     cg_line(g, "const long lb_i = lb_base + lb_q;");
     cg_open(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
     cg_value x = cg_element(g, lb->xs, lb->env, "lb_i");
-    set(g, lb->elem, "lb_x[lb_q]", &x);
+    set(g, lb->elem, "lb_x[lb_pq]", &x);
     cg_close(g);
     cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
-/* Each work-item folds its M consecutive elements; lb_v[q] is the fold up
- * to element q within the work-item (lb_v may be lb_x itself). */
+/* Element j of work-item lb_l's M: its value x and its accumulator v, as
+ * lvalues; `for (int lb_j …) {` is open. Held, they are registers, and
+ * the loop is unrolled so that they stay registers; else they are in local
+ * memory (v may be x itself), padded. */
+static void own_begin(cg *g, const lookback *lb, const char *v, const char **x_at, const char **v_at) {
+    if (lb->held) cg_line(g, "#pragma unroll");
+    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
+    cg_line(g, "const int lb_q = lb_l * %lld + lb_j;", (long long)lb->m);
+    if (!lb->held) padded_index(g, lb);
+    *x_at = lb->held ? "lb_h[lb_j]" : "lb_x[lb_pq]";
+    *v_at = cg_str(g, lb->held ? "%s[lb_j]" : "%s[lb_pq]", v);
+}
+
+/* Each work-item folds its M consecutive elements; v[j] is the fold up to
+ * its element j. */
 static void thread_scan(cg *g, const lookback *lb, const char *n, const char *v) {
     cg_value z = cg_thread_value(g, lb->z, lb->env);
     cg_line(g, "%s lb_acc;", lb->acc_c);
     set(g, lb->acc, "lb_acc", &z);
-    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
-    cg_line(g, "const int lb_q = lb_l * %lld + lb_j;", (long long)lb->m);
+    const char *x_at, *v_at;
+    own_begin(g, lb, v, &x_at, &v_at);
     cg_open(g, cg_str(g, "if (lb_full || lb_base + lb_q < %s) {", n));
-    cg_value args[2] = {at(g, lb->acc, "lb_acc"), at(g, lb->elem, "lb_x[lb_q]")};
+    cg_value args[2] = {at(g, lb->acc, "lb_acc"), at(g, lb->elem, x_at)};
     cg_value r = cg_apply(g, lb->fold ? lb->fold : lb->op, 2, args, lb->env);
     set(g, lb->acc, "lb_acc", &r);
     cg_close(g);
-    cg_line(g, "%s[lb_q] = lb_acc;", v);
+    cg_line(g, "%s = lb_acc;", v_at);
     cg_close(g);
     cg_line(g, "lb_s[lb_l] = lb_acc;");
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
-/* Hillis–Steele over the WG totals: log2(WG) steps, each reading before a
- * barrier and writing after it; the order of operands is kept. */
+/* The group's scan of its WG totals in lb_s, inclusive. LOAD = local: the
+ * Brent–Kung tree, work-efficient and parallel: an up-sweep of log2(WG)
+ * steps leaves at every (2d·k − 1) the total of its 2d-element subtree, a
+ * down-sweep adds each left neighbour's prefix into the rest; under 2·WG
+ * operations in all (Hillis–Steele did WG·log2 WG) and a barrier per step.
+ * Any WG: a step's elements past the end are skipped. Operands keep their
+ * order (lb_s[at − d] is left of lb_s[at]). */
 static void group_scan(cg *g, const lookback *lb) {
     if (lb->direct) {
         cg_open(g, "if (lb_l == 0) {");
@@ -197,12 +275,19 @@ static void group_scan(cg *g, const lookback *lb) {
         return;
     }
     cg_open(g, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d <<= 1) {", (long long)lb->wg));
-    cg_line(g, "%s lb_t = lb_s[lb_l];", lb->acc_c);
-    cg_open(g, "if (lb_l >= lb_d) {");
-    combine(g, lb, "lb_t", "lb_s[lb_l - lb_d]", "lb_t");
+    cg_line(g, "const int lb_at = (lb_l + 1) * 2 * lb_d - 1;");
+    cg_open(g, cg_str(g, "if (lb_at < %lld) {", (long long)lb->wg));
+    combine(g, lb, "lb_s[lb_at]", "lb_s[lb_at - lb_d]", "lb_s[lb_at]");
     cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
-    cg_line(g, "lb_s[lb_l] = lb_t;");
+    cg_close(g);
+    int64_t top = 1; /* the largest power of two below WG */
+    while (top * 2 < lb->wg) top *= 2;
+    cg_open(g, cg_str(g, "for (int lb_d = %lld; lb_d >= 1; lb_d >>= 1) {", (long long)(top / 2)));
+    cg_line(g, "const int lb_at = (lb_l + 1) * 2 * lb_d - 1 + lb_d;");
+    cg_open(g, cg_str(g, "if (lb_at < %lld) {", (long long)lb->wg));
+    combine(g, lb, "lb_s[lb_at]", "lb_s[lb_at - lb_d]", "lb_s[lb_at]");
+    cg_close(g);
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     cg_close(g);
 }
@@ -312,11 +397,11 @@ static void distribute(cg *g, const lookback *lb, const char *v) {
     cg_open(g, "if (lb_l > 0) {");
     combine(g, lb, "lb_p", "lb_p", "lb_s[lb_l - 1]");
     cg_close(g);
-    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
-    cg_line(g, "const int lb_q = lb_l * %lld + lb_j;", (long long)lb->m);
-    combine(g, lb, cg_str(g, "%s[lb_q]", v), "lb_p", cg_str(g, "%s[lb_q]", v));
+    const char *x_at, *v_at;
+    own_begin(g, lb, v, &x_at, &v_at);
+    combine(g, lb, v_at, "lb_p", v_at);
     cg_close(g);
-    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    if (!lb->held) cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
 /* Element lb_i of the result, from its accumulator and its element:
@@ -342,11 +427,114 @@ static void store_block(cg *g, const lookback *lb, const char *n, const char *v,
                         const st_node *scatter) {
     cg_open(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
+    padded_index(g, lb);
     cg_line(g, "const long lb_i = lb_base + lb_q;");
     cg_open(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
-    cg_value acc = at(g, lb->acc, cg_str(g, "%s[lb_q]", v)), x = at(g, lb->elem, "lb_x[lb_q]");
+    cg_value acc = at(g, lb->acc, cg_str(g, "%s[lb_pq]", v)), x = at(g, lb->elem, "lb_x[lb_pq]");
     store_one(g, lb, &acc, &x, p, scatter);
     cg_close(g);
+    cg_close(g);
+}
+
+/* ---- LOAD = local, held: each work-item's elements in registers ----
+ *
+ * A block of M·WG elements does not fit local memory at M = 32 and WG = 512
+ * (64 KiB; NVIDIA's OpenCL gives a group 48), and the local path's block in
+ * local memory is read and written three times more than the global one.
+ * Held, a work-item keeps its M elements in registers (lb_h, and lb_hv for
+ * the accumulators when they are not the elements), and the block passes
+ * through a local tile in rounds: in round r the group loads elements
+ * [r·R·M, (r+1)·R·M) of its block coalesced into the tile, and work-items
+ * [r·R, (r+1)·R) take their M each (R = lb->rows); storing, the same
+ * backwards. The tile is padded, as the local path's block is. */
+
+/* Held up to M = 32 (32 registers of elements; more would spill at WG =
+ * 1024, whose work-items have 64 registers each). The tile takes at most
+ * 32 KiB: with the rest of a group's local memory, within the 48 KiB that
+ * NVIDIA's OpenCL gives a group, and 6 groups of 256 in an H100's 228. */
+enum { HELD_M = 32, HELD_TILE_BYTES = 32 << 10 };
+
+static size_t value_bytes(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return st_scalar_size(t->scalar);
+    size_t sum = 0;
+    for (uint32_t k = 0; k < t->n; k++) sum += value_bytes(t->items[k]);
+    return sum;
+}
+
+/* Work-items held per round: the most that divide WG and whose elements
+ * fit the tile (their accumulators too, when those are not the elements). */
+static int64_t rows_of(const lookback *lb, bool in_place) {
+    size_t per_row = (size_t)lb->m * (value_bytes(lb->elem) + (in_place ? 0 : value_bytes(lb->acc)));
+    for (int64_t rounds = 1; rounds <= lb->wg; rounds++)
+        if (lb->wg % rounds == 0 && (size_t)(lb->wg / rounds) * per_row <= HELD_TILE_BYTES) return lb->wg / rounds;
+    return 1;
+}
+
+/* `for each round {`, with lb_stage the first element of its part of the block */
+static void round_begin(cg *g, const lookback *lb) {
+    cg_line(g, "#pragma unroll 1"); /* a round is long enough; unrolled, they would only grow the code */
+    cg_open(g, cg_str(g, "for (int lb_r = 0; lb_r < %lld; lb_r++) {", (long long)(lb->wg / lb->rows)));
+    cg_line(g, "const long lb_stage = lb_base + (long)lb_r * %lldL;", (long long)(lb->rows * lb->m));
+}
+
+/* `for (…) { if (…) {`: the round's elements, element lb_i at tile index
+ * lb_pq, each work-item taking every WG-th */
+static void round_elements_begin(cg *g, const lookback *lb, const char *n, int unroll) {
+    int64_t count = lb->rows * lb->m;
+    if (unroll) cg_line(g, "#pragma unroll %d", unroll);
+    cg_open(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)((count + lb->wg - 1) / lb->wg)));
+    cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
+    padded_index(g, lb);
+    cg_line(g, "const long lb_i = lb_stage + lb_q;");
+    const char *within = count % lb->wg ? cg_str(g, "lb_q < %lld && ", (long long)count) : "";
+    cg_open(g, cg_str(g, "if (%s(lb_full || lb_i < %s)) {", within, n));
+}
+
+/* `if (this round holds lb_l) { for (…) {`: its elements, element lb_j at
+ * tile index lb_pq */
+static void round_own_begin(cg *g, const lookback *lb) {
+    cg_open(g, cg_str(g, "if (lb_l / %lld == lb_r) {", (long long)lb->rows));
+    cg_line(g, "#pragma unroll");
+    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)lb->m));
+    cg_line(g, "const int lb_q = (lb_l - lb_r * %lld) * %lld + lb_j;", (long long)lb->rows, (long long)lb->m);
+    padded_index(g, lb);
+}
+
+static void held_load(cg *g, const lookback *lb, const char *n) {
+    round_begin(g, lb);
+    round_elements_begin(g, lb, n, lb->wg / lb->rows > 1 ? 8 : 0);
+    cg_value x = cg_element(g, lb->xs, lb->env, "lb_i");
+    set(g, lb->elem, "lb_tile[lb_pq]", &x);
+    cg_close(g);
+    cg_close(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    round_own_begin(g, lb);
+    cg_value staged = at(g, lb->elem, "lb_tile[lb_pq]");
+    set(g, lb->elem, "lb_h[lb_j]", &staged);
+    cg_close(g);
+    cg_close(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    cg_close(g);
+}
+
+/* v: the accumulators held (lb_h in place, else lb_hv); u: their tile.
+ * The stores go one at a time (unroll 1): the held elements of later
+ * rounds are still live, and unrolled stores' addresses would spill them. */
+static void held_store(cg *g, const lookback *lb, const char *n, const char *v, const char *u, const cg_place *p,
+                       const st_node *scatter) {
+    round_begin(g, lb);
+    round_own_begin(g, lb);
+    cg_line(g, "%s[lb_pq] = %s[lb_j];", u, v);
+    if (lb->post) cg_line(g, "lb_tile[lb_pq] = lb_h[lb_j];");
+    cg_close(g);
+    cg_close(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    round_elements_begin(g, lb, n, lb->wg / lb->rows > 1 ? 1 : 0);
+    cg_value acc = at(g, lb->acc, cg_str(g, "%s[lb_pq]", u)), x = at(g, lb->elem, "lb_tile[lb_pq]");
+    store_one(g, lb, &acc, &x, p, scatter);
+    cg_close(g);
+    cg_close(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
     cg_close(g);
 }
 
@@ -471,10 +659,19 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
     /* without a post-function an element is not read after it is folded:
      * a plain scan folds its block in place */
     bool in_place = !lb->post && lb->elem == lb->acc;
-    const char *v = in_place ? "lb_x" : "lb_v";
+    const char *v = lb->held ? (in_place ? "lb_h" : "lb_hv") : in_place ? "lb_x" : "lb_v";
     cg_line(g, "__local long lb_id;");
-    if (!lb->direct) cg_line(g, "__local %s lb_x[%lld];", elem_c, mw);
-    if (!lb->direct && !in_place) cg_line(g, "__local %s lb_v[%lld];", lb->acc_c, mw);
+    if (lb->held) {
+        lb->rows = rows_of(lb, in_place);
+        long long tile = padded_length(lb, lb->rows * lb->m);
+        cg_line(g, "__local %s lb_tile[%lld];", elem_c, tile);
+        if (!in_place) cg_line(g, "__local %s lb_tile_acc[%lld];", lb->acc_c, tile);
+        cg_line(g, "%s lb_h[%lld];", elem_c, (long long)lb->m);
+        if (!in_place) cg_line(g, "%s lb_hv[%lld];", lb->acc_c, (long long)lb->m);
+    } else if (!lb->direct) {
+        cg_line(g, "__local %s lb_x[%lld];", elem_c, padded_length(lb, lb->m * lb->wg));
+        if (!in_place) cg_line(g, "__local %s lb_v[%lld];", lb->acc_c, padded_length(lb, lb->m * lb->wg));
+    }
     cg_line(g, "__local %s lb_s[%lld];", lb->acc_c, (long long)lb->wg);
     cg_line(g, "__local %s lb_prefix;", lb->acc_c);
     if (lb->lw > 1) {
@@ -493,7 +690,8 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
     if (lb->direct) {
         thread_reduce(g, lb, n);
     } else {
-        load_block(g, lb, n);
+        if (lb->held) held_load(g, lb, n);
+        else load_block(g, lb, n);
         thread_scan(g, lb, n, v);
     }
     group_scan(g, lb);
@@ -503,7 +701,8 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
         thread_scan_store(g, lb, n, p, scatter);
     } else {
         distribute(g, lb, v);
-        store_block(g, lb, n, v, p, scatter);
+        if (lb->held) held_store(g, lb, n, v, in_place ? "lb_tile" : "lb_tile_acc", p, scatter);
+        else store_block(g, lb, n, v, p, scatter);
     }
     cg_kernel_end(g);
 }
@@ -519,6 +718,7 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
     lb.wg = sizes[1];
     lb.lw = sizes[2];
     lb.direct = sizes[3] == 1;
+    lb.held = !lb.direct && lb.m <= HELD_M;
     const st_node *const *kids = e->kids + ST_LOOKBACK_SIZES;
     uint32_t k = e->nkids - ST_LOOKBACK_SIZES;
     lb.op = kids[0];
@@ -538,6 +738,7 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
     }
     lb.acc_c = cg_ctype(g, lb.acc);
     lb.packed = fits_a_word(lb.acc);
+    lb.pad_shift = pad_shift(&lb);
     st_err serr = {0};
     const st_size *mw = st_size_const(g->cx, lb.m * lb.wg);
     lb.groups = st_size_div(g->cx, st_size_add(g->cx, lb.xs->type->size, st_size_const(g->cx, lb.m * lb.wg - 1), &serr),

@@ -117,6 +117,34 @@ bool st_cuda_spec(const char *spec, const char **rest);
  * CUDA backend would load. False with NVRTC's log when it does not compile,
  * or when there is no NVRTC. */
 bool st_cuda_compile_check(const st_code *code, int arch, size_t *cubin_bytes, st_err *err);
+
+/* What ptxas reports of one kernel it compiled (`-v`): what decides how
+ * many of its blocks a GPU's multiprocessor holds at once. */
+typedef struct st_ptxas_kernel {
+    char name[64];
+    int registers;            /* per thread */
+    int spill_stores;         /* bytes stored to and loaded from local memory */
+    int spill_loads;          /*   for want of registers */
+    int stack_bytes;          /* the stack frame, per thread */
+    int shared_bytes;         /* static shared memory per block (__local arrays) */
+} st_ptxas_kernel;
+
+/* Compile code->cuda with NVRTC for sm_<arch>, as st_cuda_compile_check
+ * does, with ptxas' report: one st_ptxas_kernel per kernel (in a's memory,
+ * *count of them, in the order ptxas compiled them). False as that check
+ * is, or when the log holds no report. */
+bool st_cuda_ptxas(const st_code *code, int arch, st_arena *a, st_ptxas_kernel **kernels, uint32_t *count,
+                   st_err *err);
+/* The report in ptxas' verbose log (NVRTC's or nvcc's), as st_cuda_ptxas
+ * gives it; a log without one gives no kernels. */
+bool st_ptxas_parse(const char *log, st_arena *a, st_ptxas_kernel **kernels, uint32_t *count, st_err *err);
+/* The theoretical occupancy of a kernel on sm_<arch> (75, 80, 86, 89, 90):
+ * the share of a multiprocessor's warps that blocks of `block` threads
+ * keep resident, with dynamic_shared bytes of shared memory per block
+ * besides the kernel's own; 0 when a block does not fit, -1 for an
+ * architecture whose limits strata does not know. *limit, when given,
+ * names what bounds it: "warps", "blocks", "registers" or "shared memory". */
+double st_cuda_occupancy(int arch, const st_ptxas_kernel *k, int block, long dynamic_shared, const char **limit);
 void st_cl_close(st_cl *cl);
 const st_device_info *st_cl_device(const st_cl *cl);
 /* Keep built kernels in dir (NULL: no cache): a program is stored under the

@@ -275,7 +275,7 @@ static cl_int cu_BuildProgram(cl_program program, cl_uint ndevices, const cl_dev
     st_err err = {0};
     if (!p->cubin) {
         if ((!c->nvrtc.handle && !cuda_nvrtc_load(&c->nvrtc, &err)) ||
-            !cuda_compile(&c->nvrtc, p->source, c->device.arch, &p->cubin, &p->cubin_len, &err)) {
+            !cuda_compile(&c->nvrtc, p->source, c->device.arch, &p->cubin, &p->cubin_len, NULL, &err)) {
             set_log(p, err.message);
             snprintf(c->detail, sizeof c->detail, "%s", err.message);
             return c->nvrtc.handle ? CL_BUILD_PROGRAM_FAILURE : CL_COMPILER_NOT_AVAILABLE;
@@ -333,12 +333,15 @@ static cl_int cu_ReleaseProgram(cl_program program) {
 /* ---- kernels ---- */
 
 /* The kinds of the parameters of kernel `name` in the source: a parameter
- * with a `*` is a buffer (cg_cuda.c writes no other pointer). */
+ * with a `*` is a buffer (cg_cuda.c writes no other pointer). The name may
+ * follow launch bounds (cg_glue.c). */
 static bool read_signature(const char *source, const char *name, cu_kernel *k) {
     size_t n = strlen(name);
     const char *at = source;
     for (; (at = strstr(at, "__global__ void ")); at++) {
         at += strlen("__global__ void ");
+        if (!strncmp(at, "__launch_bounds__(", strlen("__launch_bounds__(")) && strstr(at, ") "))
+            at = strstr(at, ") ") + 2;
         if (!strncmp(at, name, n) && at[n] == '(') break;
     }
     if (!at) return false;
@@ -485,7 +488,7 @@ bool st_cuda_compile_check(const st_code *code, int arch, size_t *cubin_bytes, s
     if (!cuda_nvrtc_load(&n, err)) return false;
     char *image = NULL;
     size_t len = 0;
-    bool ok = cuda_compile(&n, code->cuda, arch, &image, &len, err);
+    bool ok = cuda_compile(&n, code->cuda, arch, &image, &len, NULL, err);
     free(image);
     cuda_nvrtc_unload(&n);
     if (cubin_bytes) *cubin_bytes = len;

@@ -108,9 +108,20 @@ static bool compile_error(const cuda_nvrtc *n, nvrtcProgram prog, const char *pr
     return false;
 }
 
-bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **image, size_t *len, st_err *err) {
+/* NVRTC's whole log, malloc'ed ("" when it has none); NULL when out of memory. */
+static char *whole_log(const cuda_nvrtc *n, nvrtcProgram prog) {
+    size_t len = 0;
+    if (n->nvrtcGetProgramLogSize(prog, &len) != 0) len = 0;
+    char *log = calloc(1, len + 1);
+    if (log && len > 1 && n->nvrtcGetProgramLog(prog, log) != 0) log[0] = 0;
+    return log;
+}
+
+bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **image, size_t *len, char **ptxas_log,
+                  st_err *err) {
     *image = NULL;
     *len = 0;
+    if (ptxas_log) *ptxas_log = NULL;
     nvrtcProgram prog = NULL;
     nvrtcResult rc = n->nvrtcCreateProgram(&prog, source, "kernels.cu", 0, NULL, NULL);
     if (rc != 0) return st_fail(err, (st_loc){0}, "NVRTC cannot take the kernels: %s", n->nvrtcGetErrorString(rc));
@@ -119,8 +130,9 @@ bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **imag
     /* -default-device: the helpers strata writes (st_add_int…) have no
      * __device__ of their own; --fmad=false: a*b+c rounds twice, as in the
      * interpreter (OpenCL's FP_CONTRACT OFF); 177: unused prelude helpers */
-    const char *const options[] = {gpu, "-default-device", "--fmad=false", "-diag-suppress=177"};
-    rc = n->nvrtcCompileProgram(prog, (int)(sizeof options / sizeof *options), options);
+    const char *const options[] = {gpu, "-default-device", "--fmad=false", "-diag-suppress=177", "--ptxas-options=-v"};
+    int noptions = (int)(sizeof options / sizeof *options) - (ptxas_log ? 0 : 1);
+    rc = n->nvrtcCompileProgram(prog, noptions, options);
     bool ok = true;
     if (rc != 0) {
         char prefix[160];
@@ -136,6 +148,12 @@ bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **imag
         ok = st_fail(err, (st_loc){0}, "NVRTC compiled the kernels for sm_%d but gave no CUBIN", arch);
     }
     if (ok) *len = size;
+    if (ok && ptxas_log && !(*ptxas_log = whole_log(n, prog))) {
+        free(*image);
+        *image = NULL;
+        *len = 0;
+        ok = st_fail(err, (st_loc){0}, "out of memory for NVRTC's log");
+    }
     n->nvrtcDestroyProgram(&prog);
     return ok;
 }

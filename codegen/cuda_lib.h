@@ -116,7 +116,10 @@ void cuda_error_text(const cuda_driver *d, CUresult rc, char *out, size_t cap);
 
 /* Compile CUDA C++ (strata's kernels.cu) for sm_<arch> (90 for an H100)
  * into a CUBIN (malloc'ed, *image and *len). A failure is an error with
- * the head of NVRTC's log, which names the line. */
-bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **image, size_t *len, st_err *err);
+ * the head of NVRTC's log, which names the line. With ptxas_log, ptxas
+ * reports each kernel's resources (--ptxas-options=-v) and *ptxas_log is
+ * NVRTC's whole log (malloc'ed, "" when it has none). */
+bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **image, size_t *len, char **ptxas_log,
+                  st_err *err);
 
 #endif

@@ -1,8 +1,9 @@
 /* tests/lookback_cases.h — the scan examples under lookback: the look-back
  * suite runs each against the interpreter, the CUDA suite compiles each.
  * Together they reach both protocols (a 32-bit value packed with its flag,
- * fenced arrays otherwise), both look-back widths, both LOADs, and the
- * fusions into one pass. */
+ * fenced arrays otherwise), both look-back widths, both LOADs (and both
+ * forms of local: held in registers for M <= 32, else in local memory),
+ * and the fusions into one pass. */
 #ifndef STRATA_TESTS_LOOKBACK_CASES_H
 #define STRATA_TESTS_LOOKBACK_CASES_H
 
@@ -37,6 +38,13 @@ static const example_case example_cases[] = {
     {"filter", LB("M=8, WG=64"), "", 0},
     {"filter", FUSED LB("M=8, WG=64"), "", 3},
     {"filter", FUSED LB("M=12, WG=32, LW=16, LOAD=direct"), "", 3},
+    /* held in registers, through a tile in rounds (2 of 128 work-items; 4 of
+     * 64 with the fused filter's separate accumulators); and M > 32, the
+     * block in local memory, padded */
+    {"linear_recurrence", LB("M=32, WG=256, LW=32"), "", 0},
+    {"filter", FUSED LB("M=24, WG=256, LW=32"), "", 3},
+    {"prefix_sum", LB("M=40, WG=16"), "", 2},
+    {"linear_recurrence", LB("M=33, WG=8"), "", 0},
     /* a radix-sort step: the count of clear bits, then one pass */
     {"radix_step", RADIX_FUSED LB("M=8, WG=256"), " B=3", 5},
     {"radix_step", RADIX_FUSED LB("M=6, WG=16, LW=4, LOAD=direct"), " B=0", 5},

@@ -83,6 +83,18 @@ static inline const st_def *lowered(const st_def *d, const char *label) {
     return now;
 }
 
+/* Kernel `name` is declared in text: `__kernel void name(` or CUDA's
+ * `extern "C" __global__ void name(`, attributes between (cg_glue.c). */
+static inline bool kernel_declared(const char *text, const char *name) {
+    const char *at = strstr(text, text_of(" %s(", name)), *line = at;
+    if (!at) return false;
+    while (line > text && line[-1] != '\n') line--;
+    bool kernel = !strncmp(line, "__kernel ", strlen("__kernel ")) ||
+                  !strncmp(line, "extern \"C\" __global__ ", strlen("extern \"C\" __global__ "));
+    const char *is_void = strstr(line, " void ");
+    return kernel && is_void && is_void < at;
+}
+
 static inline st_code generated(const st_def *d, const char *label) {
     st_code code;
     st_err err = {0};
@@ -94,7 +106,8 @@ static inline st_code generated(const st_def *d, const char *label) {
     ck_assert_uint_ge(code.nkernels, 1);
     ck_assert_uint_eq(code.nlaunches, code.nkernels);
     for (uint32_t i = 0; i < code.nkernels; i++) {
-        ck_assert_has(code.opencl, text_of("__kernel void %s(", code.kernel_names[i]));
+        ck_assert_msg(kernel_declared(code.opencl, code.kernel_names[i]), "%s: no kernel %s", label,
+                      code.kernel_names[i]);
         ck_assert_has(code.host, code.kernel_names[i]);
     }
     return code;
