@@ -96,6 +96,8 @@ static const char *kernels_text(cg *g, bool cuda) {
                           "#define LB_X 0\n#define LB_A 1\n#define LB_P 2\n"
                           "/* a group that never publishes, to test that bound (-1: none) */\n"
                           "#ifndef STRATA_LOOKBACK_SILENT_GROUP\n#define STRATA_LOOKBACK_SILENT_GROUP (-1L)\n#endif\n"
+                          "/* LOAD=direct, LW=1: reads of a predecessor's empty flag before folding its block */\n"
+                          "#ifndef STRATA_LOOKBACK_PATIENCE\n#define STRATA_LOOKBACK_PATIENCE 64\n#endif\n"
                           "/* clang's OpenCL (PoCL's): the direct look-back scans in vector types, stores them\n"
                           " * bypassing the cache, and fences those stores (x86 orders them by nothing else) */\n"
                           "#if defined(__clang__) && defined(__OPENCL_VERSION__)\n#define ST_VECTORS 1\n"

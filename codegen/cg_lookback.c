@@ -210,6 +210,8 @@ static void group_scan(cg *g, const lookback *lb) {
     cg_close(g);
 }
 
+static void block_aggregate(cg *g, const lookback *lb); /* LOAD = direct's, below */
+
 /* LW = 1: work-item 0 walks back one predecessor at a time. */
 static void look_back_one(cg *g, const lookback *lb) {
     cg_open(g, "if (lb_l == 0) {");
@@ -229,8 +231,16 @@ static void look_back_one(cg *g, const lookback *lb) {
     cg_line(g, "%s lb_val;", lb->acc_c);
     read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
     cg_open(g, "if (lb_f == LB_X) {");
-    give_up(g, lb, "break;");
-    cg_line(g, "continue;");
+    if (lb->direct) {
+        /* a CPU's threads are preempted: rather than wait for one that may
+         * not run for milliseconds, fold its block (decoupled fallback) */
+        cg_line(g, "if (++lb_spins <= STRATA_LOOKBACK_PATIENCE) continue;");
+        block_aggregate(g, lb);
+        cg_line(g, "lb_f = LB_A;");
+    } else {
+        give_up(g, lb, "break;");
+        cg_line(g, "continue;");
+    }
     cg_close(g);
     combine(g, lb, "lb_pre", "lb_val", "lb_pre");
     cg_line(g, "if (lb_f == LB_P) break;");
@@ -413,43 +423,83 @@ static void fold_into(cg *g, const lookback *lb, const char *acc, const cg_value
     set(g, lb->acc, acc, &r);
 }
 
-/* Run c folded into lb_a<c> in W interleaved lanes lb_r<w>, lane w taking
- * the elements w, w + W, …: W independent folds of consecutive elements,
- * written out one by one, that LLVM's SLP vectoriser makes one vector fold
- * (vpaddd, vaddps) for every type, floats included, as it reorders
- * nothing. The lanes are combined after: that order is another, so the
- * operator must be commutative. */
-static void reduce_run_in_lanes(cg *g, const lookback *lb, const char *n, int64_t c) {
+/* The fold of one run, the M / chains elements from C expression lo, into
+ * the lvalue total; where n is given, the run may be cut short by the
+ * array's end (lb_full says it is not). With a commutative operator in W
+ * interleaved lanes lb_r<w>, lane w taking the elements w, w + W, …: W
+ * independent folds of consecutive elements, written out one by one, that
+ * LLVM's SLP vectoriser makes one vector fold (vpaddd, vaddps) for every
+ * type, floats included, as it reorders nothing; the lanes are combined
+ * after, a tree of neighbours, which is another order, hence commutative.
+ * Else in order. */
+static void reduce_run(cg *g, const lookback *lb, const char *lo, const char *n, const char *total) {
     long long run = (long long)(lb->m / chains_of(lb)), w = (long long)lanes_of(lb);
     cg_value z = cg_thread_value(g, lb->z, lb->env);
     cg_open(g, "{");
-    cg_line(g, "const long lb_lo = lb_base + lb_l * %lldL + %lldL;", (long long)lb->m, (long long)c * run);
-    cg_line(g, "const long lb_left = %s - lb_lo;", n);
-    cg_line(g, "const int lb_n = lb_full ? %lld : lb_left <= 0 ? 0 : lb_left < %lldL ? (int)lb_left : %lld;", run,
-            run, run);
+    cg_line(g, "const long lb_lo = %s;", lo);
+    if (n) {
+        cg_line(g, "const long lb_left = %s - lb_lo;", n);
+        cg_line(g, "const int lb_n = lb_full ? %lld : lb_left <= 0 ? 0 : lb_left < %lldL ? (int)lb_left : %lld;", run,
+                run, run);
+    } else {
+        cg_line(g, "const int lb_n = %lld;", run);
+    }
+    if (!commutative(lb)) {
+        set(g, lb->acc, total, &z);
+        cg_open(g, "for (int lb_e = 0; lb_e < lb_n; lb_e++) {");
+        cg_value x = cg_element(g, lb->xs, lb->env, "lb_lo + lb_e");
+        x = cg_materialize(g, &x);
+        fold_into(g, lb, total, &x);
+        cg_close(g);
+        cg_close(g);
+        return;
+    }
     for (long long i = 0; i < w; i++) {
         cg_line(g, "%s lb_r%lld;", lb->acc_c, i);
         set(g, lb->acc, cg_str(g, "lb_r%lld", i), &z);
     }
     /* the loop vectoriser would take this loop instead, gathering each lane's elements */
     cg_line(g, "ST_SLP_ONLY");
-    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < lb_n / %lld * %lld; lb_j += %lld) {", w, w, w));
+    cg_open(g, cg_str(g, "for (int lb_e = 0; lb_e < lb_n / %lld * %lld; lb_e += %lld) {", w, w, w));
     for (long long i = 0; i < w; i++) {
-        cg_value x = cg_element(g, lb->xs, lb->env, cg_str(g, "lb_lo + lb_j + %lld", i));
+        cg_value x = cg_element(g, lb->xs, lb->env, cg_str(g, "lb_lo + lb_e + %lld", i));
         x = cg_materialize(g, &x);
         fold_into(g, lb, cg_str(g, "lb_r%lld", i), &x);
     }
     cg_close(g);
-    cg_open(g, cg_str(g, "for (int lb_j = lb_n / %lld * %lld; lb_j < lb_n; lb_j++) {", w, w));
-    cg_value y = cg_element(g, lb->xs, lb->env, "lb_lo + lb_j");
+    cg_open(g, cg_str(g, "for (int lb_e = lb_n / %lld * %lld; lb_e < lb_n; lb_e++) {", w, w));
+    cg_value y = cg_element(g, lb->xs, lb->env, "lb_lo + lb_e");
     y = cg_materialize(g, &y);
     fold_into(g, lb, "lb_r0", &y);
     cg_close(g);
-    /* a tree, pairs of neighbours: log2 W steps the vectoriser also takes */
     for (long long h = w / 2; h >= 1; h /= 2)
         for (long long i = 0; i < h; i++)
             combine(g, lb, cg_str(g, "lb_r%lld", i), cg_str(g, "lb_r%lld", i), cg_str(g, "lb_r%lld", i + h));
-    cg_line(g, "lb_a%lld = lb_r0;", (long long)c);
+    cg_line(g, "%s = lb_r0;", total);
+    cg_close(g);
+}
+
+/* The aggregate of a predecessor, block lb_j, into lb_val, computed from its
+ * elements by the folds its own group makes (each work-item's runs, then
+ * the work-items in order), so that the value is the same to the bit. A
+ * predecessor is never the last block: its runs are whole. */
+static void block_aggregate(cg *g, const lookback *lb) {
+    int64_t k = chains_of(lb), run = lb->m / k;
+    cg_open(g, cg_str(g, "for (int lb_w = 0; lb_w < %lld; lb_w++) {", (long long)lb->wg));
+    for (int64_t c = 0; c < k; c++) {
+        const char *total = cg_str(g, "lb_fa%lld", (long long)c);
+        cg_line(g, "%s %s;", lb->acc_c, total);
+        reduce_run(g, lb, cg_str(g, "lb_j * %lldL + lb_w * %lldL + %lldL", (long long)(lb->m * lb->wg), (long long)lb->m,
+                                 (long long)(c * run)), NULL, total);
+    }
+    for (int64_t c = 1; c < k; c++) combine(g, lb, "lb_fa0", "lb_fa0", cg_str(g, "lb_fa%lld", (long long)c));
+    cg_open(g, "if (lb_w == 0) {");
+    cg_line(g, "lb_val = lb_fa0;");
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
+    combine(g, lb, "lb_val", "lb_val", "lb_fa0");
+    cg_close(g);
     cg_close(g);
 }
 
@@ -465,7 +515,9 @@ static void thread_reduce(cg *g, const lookback *lb, const char *n) {
         if (!lanes) set(g, lb->acc, cg_str(g, "lb_a%lld", (long long)c), &z);
     }
     if (lanes) {
-        for (int64_t c = 0; c < k; c++) reduce_run_in_lanes(g, lb, n, c);
+        for (int64_t c = 0; c < k; c++)
+            reduce_run(g, lb, cg_str(g, "lb_base + lb_l * %lldL + %lldL", (long long)lb->m, (long long)(c * (lb->m / k))),
+                       n, cg_str(g, "lb_a%lld", (long long)c));
     } else {
         cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
         for (int64_t c = 0; c < k; c++) {

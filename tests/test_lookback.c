@@ -131,6 +131,30 @@ START_TEST(a_lost_predecessor_is_an_error_not_a_hang) {
 }
 END_TEST
 
+/* LOAD=direct with LW=1 does not wait for a predecessor that does not
+ * publish (a CPU thread preempted, or a group lost): after
+ * STRATA_LOOKBACK_PATIENCE reads of its empty flag it folds that block
+ * itself. With group 2 silent and no patience at all, every look-back
+ * folds, and the results are still right. */
+START_TEST(a_lost_predecessor_is_folded_on_a_cpu) {
+    static const char *const programs[] = {"prefix_sum", "advanced", "linear_recurrence"};
+    static const char *const strategies[] = {LB("M=4, WG=8, LOAD=direct"), LB("M=64, WG=1, LOAD=direct"),
+                                             LB("M=7, WG=3, LOAD=direct")};
+    for (int p = 0; p < 3; p++)
+        for (int s = 0; s < 3; s++) {
+            const char *label = text_of("%s under %s", programs[p], strategies[s]);
+            const st_def *orig = example_def(programs[p]);
+            st_code code = generated(lowered(apply(orig, strategies[s], label), label), label);
+            code.opencl = text_of("#define STRATA_LOOKBACK_PATIENCE 0\n#define STRATA_LOOKBACK_SILENT_GROUP 2L\n%s",
+                                  code.opencl);
+            st_exe *exe = built(&code, label);
+            agrees(exe, orig, "N=1000", 41, label);
+            agrees(exe, orig, "N=100003", 42, label);
+            st_exe_free(exe);
+        }
+}
+END_TEST
+
 /* One launch run again and again gives the same, right, result: the
  * ticket and the flags start from zero each time. */
 START_TEST(the_state_is_reset_between_launches) {
@@ -300,6 +324,7 @@ static Suite *lookback_suite(void) {
     tcase_add_checked_fixture(ve, rules_setup, pipeline_teardown);
     tcase_add_loop_test(ve, the_cpu_shape_in_vectors_equals_the_interpreter, 0,
                         (int)(3 * sizeof vector_scans / sizeof *vector_scans));
+    tcase_add_test(ve, a_lost_predecessor_is_folded_on_a_cpu);
     suite_add_tcase(s, ve);
     TCase *co = tcase_create("consumers");
     tcase_set_timeout(co, 600);
