@@ -433,7 +433,8 @@ static void fold_into(cg *g, const lookback *lb, const char *acc, const cg_value
  * after, a tree of neighbours, which is another order, hence commutative.
  * Else in order. */
 static void reduce_run(cg *g, const lookback *lb, const char *lo, const char *n, const char *total) {
-    long long run = (long long)(lb->m / chains_of(lb)), w = (long long)lanes_of(lb);
+    /* two registers' worth: two chains of vector folds hide a float add's latency */
+    long long run = (long long)(lb->m / chains_of(lb)), w = 2 * (long long)lanes_of(lb);
     cg_value z = cg_thread_value(g, lb->z, lb->env);
     cg_open(g, "{");
     cg_line(g, "const long lb_lo = %s;", lo);
