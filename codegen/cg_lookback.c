@@ -236,7 +236,7 @@ static void look_back_one(cg *g, const lookback *lb) {
          * not run for milliseconds, fold its block (decoupled fallback) */
         cg_line(g, "if (++lb_spins <= STRATA_LOOKBACK_PATIENCE) continue;");
         block_aggregate(g, lb);
-        cg_line(g, "lb_f = LB_A;");
+        cg_line(g, "lb_f = lb_j == 0 ? LB_P : LB_A; /* the first block's aggregate is its prefix */");
     } else {
         give_up(g, lb, "break;");
         cg_line(g, "continue;");

@@ -134,19 +134,19 @@ END_TEST
 /* LOAD=direct with LW=1 does not wait for a predecessor that does not
  * publish (a CPU thread preempted, or a group lost): after
  * STRATA_LOOKBACK_PATIENCE reads of its empty flag it folds that block
- * itself. With group 2 silent and no patience at all, every look-back
- * folds, and the results are still right. */
+ * itself. With group 0 or 2 silent and no patience at all, every look-back
+ * that finds an empty flag folds, and the results are still right. */
 START_TEST(a_lost_predecessor_is_folded_on_a_cpu) {
     static const char *const programs[] = {"prefix_sum", "advanced", "linear_recurrence"};
     static const char *const strategies[] = {LB("M=4, WG=8, LOAD=direct"), LB("M=64, WG=1, LOAD=direct"),
                                              LB("M=7, WG=3, LOAD=direct")};
     for (int p = 0; p < 3; p++)
-        for (int s = 0; s < 3; s++) {
-            const char *label = text_of("%s under %s", programs[p], strategies[s]);
+        for (int s = 0; s < 6; s++) {
+            const char *label = text_of("%s under %s, group %d silent", programs[p], strategies[s % 3], s / 3 * 2);
             const st_def *orig = example_def(programs[p]);
-            st_code code = generated(lowered(apply(orig, strategies[s], label), label), label);
-            code.opencl = text_of("#define STRATA_LOOKBACK_PATIENCE 0\n#define STRATA_LOOKBACK_SILENT_GROUP 2L\n%s",
-                                  code.opencl);
+            st_code code = generated(lowered(apply(orig, strategies[s % 3], label), label), label);
+            code.opencl = text_of("#define STRATA_LOOKBACK_PATIENCE 0\n#define STRATA_LOOKBACK_SILENT_GROUP %dL\n%s",
+                                  s / 3 * 2, code.opencl);
             st_exe *exe = built(&code, label);
             agrees(exe, orig, "N=1000", 41, label);
             agrees(exe, orig, "N=100003", 42, label);
