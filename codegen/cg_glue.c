@@ -110,7 +110,22 @@ static const char *kernels_text(cg *g, bool cuda) {
                           "/* a look-back's flags: no value yet, a group's aggregate, its inclusive prefix */\n"
                           "#define LB_X 0\n#define LB_A 1\n#define LB_P 2\n"
                           "/* a group that never publishes, to test that bound (-1: none) */\n"
-                          "#ifndef STRATA_LOOKBACK_SILENT_GROUP\n#define STRATA_LOOKBACK_SILENT_GROUP (-1L)\n#endif\n");
+                          "#ifndef STRATA_LOOKBACK_SILENT_GROUP\n#define STRATA_LOOKBACK_SILENT_GROUP (-1L)\n#endif\n"
+                          "/* LOAD=direct, LW=1: reads of a predecessor's empty flag before folding its block\n"
+                          " * (longer than a block's fold, far shorter than a preempted thread's wait) */\n"
+                          "#ifndef STRATA_LOOKBACK_PATIENCE\n#define STRATA_LOOKBACK_PATIENCE 4096\n#endif\n"
+                          "/* clang's OpenCL (PoCL's): the direct look-back scans in vector types, stores them\n"
+                          " * bypassing the cache, and fences those stores (x86 orders them by nothing else) */\n"
+                          "#if defined(__clang__) && defined(__OPENCL_VERSION__)\n#define ST_VECTORS 1\n"
+                          "#define ST_STREAM(p, v) __builtin_nontemporal_store((v), (p))\n"
+                          "#else\n#define ST_VECTORS 0\n#define ST_STREAM(p, v) (*(p) = (v))\n#endif\n"
+                          "#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__x86_64__)\n"
+                          "#define ST_STREAM_END() __builtin_ia32_sfence()\n"
+                          "#else\n#define ST_STREAM_END() ((void)0)\n#endif\n"
+                          "/* before a loop whose body is a vector's worth of lanes: LLVM's loop vectoriser\n"
+                          " * leaves it to the SLP vectoriser */\n"
+                          "#if defined(__clang__)\n#define ST_SLP_ONLY _Pragma(\"clang loop vectorize(disable)\")\n"
+                          "#else\n#define ST_SLP_ONLY\n#endif\n");
     st_buf_puts(&out, cg_prelude());
     st_buf_puts(&out, "\n");
     if (g->types.data) st_buf_printf(&out, "%s\n", g->types.data);

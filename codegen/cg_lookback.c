@@ -26,9 +26,12 @@
  * work-item reads its own M elements instead of staging them (2, 3): what
  * a CPU wants, where a group's work-items run in turn in one thread and
  * its M consecutive elements are consecutive in the cache. It folds them
- * in four runs side by side, work-item 0 scans the totals (4), and after
- * the look-back each work-item folds its elements again from its prefix
- * and stores them as it goes (6), reading them from the cache.
+ * in four runs side by side (each in vector-wide lanes when the operator
+ * is commutative), work-item 0 scans the totals (4), and after the
+ * look-back each work-item folds its elements again from its prefix and
+ * stores them as it goes (6), reading them from the cache: a plain scan in
+ * vector registers with streaming stores where the compiler is clang
+ * (PoCL), any other in a scalar loop.
  *
  * The look-back is done by one work-item and followed by a barrier
  * (LW = 1): that is right on every device, PoCL's included, whose
@@ -292,6 +295,8 @@ static void group_scan(cg *g, const lookback *lb) {
     cg_close(g);
 }
 
+static void block_aggregate(cg *g, const lookback *lb); /* LOAD = direct's, below */
+
 /* LW = 1: work-item 0 walks back one predecessor at a time. */
 static void look_back_one(cg *g, const lookback *lb) {
     cg_open(g, "if (lb_l == 0) {");
@@ -311,8 +316,16 @@ static void look_back_one(cg *g, const lookback *lb) {
     cg_line(g, "%s lb_val;", lb->acc_c);
     read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
     cg_open(g, "if (lb_f == LB_X) {");
-    give_up(g, lb, "break;");
-    cg_line(g, "continue;");
+    if (lb->direct) {
+        /* a CPU's threads are preempted: rather than wait for one that may
+         * not run for milliseconds, fold its block (decoupled fallback) */
+        cg_line(g, "if (++lb_spins <= STRATA_LOOKBACK_PATIENCE) continue;");
+        block_aggregate(g, lb);
+        cg_line(g, "lb_f = lb_j == 0 ? LB_P : LB_A; /* the first block's aggregate is its prefix */");
+    } else {
+        give_up(g, lb, "break;");
+        cg_line(g, "continue;");
+    }
     cg_close(g);
     combine(g, lb, "lb_pre", "lb_val", "lb_pre");
     cg_line(g, "if (lb_f == LB_P) break;");
@@ -545,6 +558,42 @@ static void held_store(cg *g, const lookback *lb, const char *n, const char *v, 
  * keep a CPU's pipeline full (associativity is all this needs). */
 static int64_t chains_of(const lookback *lb) { return lb->m % 4 == 0 ? 4 : lb->m % 2 == 0 ? 2 : 1; }
 
+static bool is_param(const st_node *n, const st_node *p) { return n->kind == ST_NODE_VAR && n->u.name == p->u.name; }
+
+/* Is the operator commutative as well as associative: + * min max & | ^
+ * on one number, written bare or as a lambda of its two parameters? Then
+ * a run may be folded in interleaved lanes (below). */
+static bool commutative_op(const lookback *lb, st_binop *out) {
+    if (lb->acc->kind != ST_TYPE_SCALAR || lb->acc->scalar == ST_BOOL) return false;
+    const st_node *op = lb->op;
+    st_binop b;
+    if (op->kind == ST_NODE_OPFN) {
+        b = op->u.binop;
+    } else if (op->kind == ST_NODE_LAMBDA && st_lambda_nparams(op) == 2 && st_lambda_body(op)->kind == ST_NODE_BINOP) {
+        const st_node *body = st_lambda_body(op);
+        if (!(is_param(body->kids[0], op->kids[0]) && is_param(body->kids[1], op->kids[1])) &&
+            !(is_param(body->kids[0], op->kids[1]) && is_param(body->kids[1], op->kids[0])))
+            return false;
+        b = body->u.binop;
+    } else {
+        return false;
+    }
+    *out = b;
+    return b == ST_OP_ADD || b == ST_OP_MUL || b == ST_OP_MIN || b == ST_OP_MAX || b == ST_OP_BAND ||
+           b == ST_OP_BOR || b == ST_OP_BXOR;
+}
+
+static bool commutative(const lookback *lb) {
+    st_binop b;
+    return commutative_op(lb, &b);
+}
+
+/* Lanes of one 64-byte vector register (AVX-512; two of AVX2's). */
+static int64_t lanes_of(const lookback *lb) {
+    st_scalar_kind k = lb->acc->scalar;
+    return k == ST_I64 || k == ST_U64 || k == ST_F64 ? 8 : 16;
+}
+
 /* Element j of run c of work-item lb_l, as lb_i and its value, inside
  * `if (lb_i < n)`; the caller closes the block. */
 static cg_value own_element(cg *g, const lookback *lb, const char *n, int64_t c) {
@@ -562,27 +611,203 @@ static void fold_into(cg *g, const lookback *lb, const char *acc, const cg_value
     set(g, lb->acc, acc, &r);
 }
 
+/* The fold of one run, the M / chains elements from C expression lo, into
+ * the lvalue total; where n is given, the run may be cut short by the
+ * array's end (lb_full says it is not). With a commutative operator in W
+ * interleaved lanes lb_r<w>, lane w taking the elements w, w + W, …: W
+ * independent folds of consecutive elements, written out one by one, that
+ * LLVM's SLP vectoriser makes one vector fold (vpaddd, vaddps) for every
+ * type, floats included, as it reorders nothing; the lanes are combined
+ * after, a tree of neighbours, which is another order, hence commutative.
+ * Else in order. */
+static void reduce_run(cg *g, const lookback *lb, const char *lo, const char *n, const char *total) {
+    /* two registers' worth: two chains of vector folds hide a float add's latency */
+    long long run = (long long)(lb->m / chains_of(lb)), w = 2 * (long long)lanes_of(lb);
+    cg_value z = cg_thread_value(g, lb->z, lb->env);
+    cg_open(g, "{");
+    cg_line(g, "const long lb_lo = %s;", lo);
+    if (n) {
+        cg_line(g, "const long lb_left = %s - lb_lo;", n);
+        cg_line(g, "const int lb_n = lb_full ? %lld : lb_left <= 0 ? 0 : lb_left < %lldL ? (int)lb_left : %lld;", run,
+                run, run);
+    } else {
+        cg_line(g, "const int lb_n = %lld;", run);
+    }
+    if (!commutative(lb)) {
+        set(g, lb->acc, total, &z);
+        cg_open(g, "for (int lb_e = 0; lb_e < lb_n; lb_e++) {");
+        cg_value x = cg_element(g, lb->xs, lb->env, "lb_lo + lb_e");
+        x = cg_materialize(g, &x);
+        fold_into(g, lb, total, &x);
+        cg_close(g);
+        cg_close(g);
+        return;
+    }
+    for (long long i = 0; i < w; i++) {
+        cg_line(g, "%s lb_r%lld;", lb->acc_c, i);
+        set(g, lb->acc, cg_str(g, "lb_r%lld", i), &z);
+    }
+    /* the loop vectoriser would take this loop instead, gathering each lane's elements */
+    cg_line(g, "ST_SLP_ONLY");
+    cg_open(g, cg_str(g, "for (int lb_e = 0; lb_e < lb_n / %lld * %lld; lb_e += %lld) {", w, w, w));
+    for (long long i = 0; i < w; i++) {
+        cg_value x = cg_element(g, lb->xs, lb->env, cg_str(g, "lb_lo + lb_e + %lld", i));
+        x = cg_materialize(g, &x);
+        fold_into(g, lb, cg_str(g, "lb_r%lld", i), &x);
+    }
+    cg_close(g);
+    cg_open(g, cg_str(g, "for (int lb_e = lb_n / %lld * %lld; lb_e < lb_n; lb_e++) {", w, w));
+    cg_value y = cg_element(g, lb->xs, lb->env, "lb_lo + lb_e");
+    y = cg_materialize(g, &y);
+    fold_into(g, lb, "lb_r0", &y);
+    cg_close(g);
+    for (long long h = w / 2; h >= 1; h /= 2)
+        for (long long i = 0; i < h; i++)
+            combine(g, lb, cg_str(g, "lb_r%lld", i), cg_str(g, "lb_r%lld", i), cg_str(g, "lb_r%lld", i + h));
+    cg_line(g, "%s = lb_r0;", total);
+    cg_close(g);
+}
+
+/* The aggregate of a predecessor, block lb_j, into lb_val, computed from its
+ * elements by the folds its own group makes (each work-item's runs, then
+ * the work-items in order), so that the value is the same to the bit. A
+ * predecessor is never the last block: its runs are whole. */
+static void block_aggregate(cg *g, const lookback *lb) {
+    int64_t k = chains_of(lb), run = lb->m / k;
+    cg_open(g, cg_str(g, "for (int lb_w = 0; lb_w < %lld; lb_w++) {", (long long)lb->wg));
+    for (int64_t c = 0; c < k; c++) {
+        const char *total = cg_str(g, "lb_fa%lld", (long long)c);
+        cg_line(g, "%s %s;", lb->acc_c, total);
+        reduce_run(g, lb, cg_str(g, "lb_j * %lldL + lb_w * %lldL + %lldL", (long long)(lb->m * lb->wg), (long long)lb->m,
+                                 (long long)(c * run)), NULL, total);
+    }
+    for (int64_t c = 1; c < k; c++) combine(g, lb, "lb_fa0", "lb_fa0", cg_str(g, "lb_fa%lld", (long long)c));
+    cg_open(g, "if (lb_w == 0) {");
+    cg_line(g, "lb_val = lb_fa0;");
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
+    combine(g, lb, "lb_val", "lb_val", "lb_fa0");
+    cg_close(g);
+    cg_close(g);
+}
+
 /* Each work-item folds its runs into their totals lb_a<c>, storing
  * nothing (on a CPU the second pass finds the elements in the cache), and
  * their combination, its total, into lb_s. */
 static void thread_reduce(cg *g, const lookback *lb, const char *n) {
     int64_t k = chains_of(lb);
+    bool lanes = commutative(lb);
     cg_value z = cg_thread_value(g, lb->z, lb->env);
     for (int64_t c = 0; c < k; c++) {
         cg_line(g, "%s lb_a%lld;", lb->acc_c, (long long)c);
-        set(g, lb->acc, cg_str(g, "lb_a%lld", (long long)c), &z);
+        if (!lanes) set(g, lb->acc, cg_str(g, "lb_a%lld", (long long)c), &z);
     }
-    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
-    for (int64_t c = 0; c < k; c++) {
-        cg_value x = own_element(g, lb, n, c);
-        fold_into(g, lb, cg_str(g, "lb_a%lld", (long long)c), &x);
-        cg_close(g);
+    if (lanes) {
+        for (int64_t c = 0; c < k; c++)
+            reduce_run(g, lb, cg_str(g, "lb_base + lb_l * %lldL + %lldL", (long long)lb->m, (long long)(c * (lb->m / k))),
+                       n, cg_str(g, "lb_a%lld", (long long)c));
+    } else {
+        cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
+        for (int64_t c = 0; c < k; c++) {
+            cg_value x = own_element(g, lb, n, c);
+            fold_into(g, lb, cg_str(g, "lb_a%lld", (long long)c), &x);
+            cg_close(g);
+            cg_close(g);
+        }
         cg_close(g);
     }
-    cg_close(g);
     cg_line(g, "lb_s[lb_l] = lb_a0;");
     for (int64_t c = 1; c < k; c++) combine(g, lb, "lb_s[lb_l]", "lb_s[lb_l]", cg_str(g, "lb_a%lld", (long long)c));
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+}
+
+/* ---- LOAD = direct, the scan pass in vector registers ----
+ *
+ * A plain scan (no fold, post-function or scatter) by a commutative
+ * operator of one number, read from and written to contiguous memory, is
+ * scanned W elements at a time in OpenCL vector types where the compiler
+ * is clang (PoCL's; ST_VECTORS in the prelude): a vector is loaded, scanned
+ * in log2 W steps (each combines it with itself shifted by 1, 2, 4, …
+ * lanes, the identity z shifted in), the carry added, and stored by one
+ * streaming store, which on a CPU writes the line without reading it
+ * first. Elsewhere, and for a block at the array's end or a misaligned
+ * one, the scalar loop below does it. */
+
+/* op(a, b) on vectors of W lanes of vector type vt, unsigned type uvt: the
+ * scalar kernels' wrap-around for + and * on signed integers is unsigned
+ * arithmetic of the same bits. */
+static const char *vector_op(cg *g, const lookback *lb, st_binop b, const char *vt, const char *uvt, const char *x,
+                             const char *y) {
+    st_scalar_kind k = lb->acc->scalar;
+    bool fl = st_scalar_is_float(k);
+    switch (b) {
+    case ST_OP_ADD: case ST_OP_MUL:
+        if (fl || !st_scalar_is_signed(k)) return cg_str(g, "(%s %s %s)", x, b == ST_OP_ADD ? "+" : "*", y);
+        return cg_str(g, "as_%s(as_%s(%s) %s as_%s(%s))", vt, uvt, x, b == ST_OP_ADD ? "+" : "*", uvt, y);
+    case ST_OP_BAND: return cg_str(g, "(%s & %s)", x, y);
+    case ST_OP_BOR: return cg_str(g, "(%s | %s)", x, y);
+    case ST_OP_BXOR: return cg_str(g, "(%s ^ %s)", x, y);
+    default: return cg_binop(g, b, k, x, y); /* min max fmin fmax take vectors */
+    }
+}
+
+/* The C pointer to element 0 of a contiguous array value or place (NULL
+ * when it is not one block of memory with unit stride). */
+static const char *contiguous(const cg_mem *m) {
+    int64_t stride;
+    if (m->rank != 1 || m->space != CG_GLOBAL || m->kind == ST_BOOL || !st_size_is_const(m->strides[0], &stride) ||
+        stride != 1)
+        return NULL;
+    return m->offset;
+}
+
+/* Emits the vector scan of the work-item's runs, setting lb_vec, when the
+ * scan is one it takes; the scalar loop runs where lb_vec is 0. */
+static void vector_scan_store(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter) {
+    cg_line(g, "int lb_vec = 0;");
+    st_binop b;
+    int64_t k = chains_of(lb), w = lanes_of(lb), run = lb->m / k;
+    if (scatter || lb->post || lb->fold || lb->elem != lb->acc || !commutative_op(lb, &b) || run % w || p->tuple)
+        return;
+    cg_value xs = cg_thread_value(g, lb->xs, lb->env);
+    if (xs.kind != CG_ARRAY || xs.view->kind != CG_V_MEM) return;
+    const char *in_off = contiguous(&xs.view->mem), *out_off = contiguous(&p->mem);
+    if (!in_off || !out_off) return;
+    if (xs.view->mem.buffer >= 0) cg_use_buffer(g, xs.view->mem.buffer, false);
+    cg_use_buffer(g, p->mem.buffer, true);
+    st_scalar_kind sk = lb->acc->scalar;
+    const char *t = lb->acc_c;
+    const char *vt = cg_str(g, "%s%lld", t, (long long)w);
+    const char *uvt = cg_str(g, "%s%lld", sk == ST_I32 ? "uint" : sk == ST_I64 ? "ulong" : t, (long long)w);
+    cg_value z = cg_thread_value(g, lb->z, lb->env);
+    cg_line(g, "#if ST_VECTORS");
+    cg_line(g, "__global const %s *lb_src = %s + (%s) + lb_base + lb_l * %lldL;", t, xs.view->mem.base, in_off,
+            (long long)lb->m);
+    cg_line(g, "__global %s *lb_dst = %s + (%s) + lb_base + lb_l * %lldL;", t, p->mem.base, out_off, (long long)lb->m);
+    cg_open(g, cg_str(g, "if (lb_full && (ulong)lb_dst %% %lld == 0) {", (long long)(w * (sk == ST_I64 || sk == ST_U64 || sk == ST_F64 ? 8 : 4))));
+    cg_line(g, "const %s lb_zv = (%s)(%s);", vt, vt, z.c);
+    for (int64_t c = 0; c < k; c++) {
+        cg_line(g, "%s lb_cv%lld = (%s)(lb_p%lld);", vt, (long long)c, vt, (long long)c);
+        cg_open(g, cg_str(g, "for (int lb_j = %lld; lb_j < %lld; lb_j += %lld) {", (long long)(c * run),
+                          (long long)((c + 1) * run), (long long)w));
+        cg_line(g, "%s lb_t = vload%lld(0, lb_src + lb_j);", vt, (long long)w);
+        for (int64_t d = 1; d < w; d *= 2) {
+            st_buf idx = {0};
+            for (int64_t i = 0; i < w; i++) st_buf_printf(&idx, ", %lld", (long long)(i < d ? w + i : i - d));
+            const char *shifted = cg_str(g, "__builtin_shufflevector(lb_t, lb_zv%s)", idx.data);
+            st_buf_free(&idx);
+            cg_line(g, "lb_t = %s;", vector_op(g, lb, b, vt, uvt, shifted, "lb_t"));
+        }
+        cg_line(g, "lb_t = %s;", vector_op(g, lb, b, vt, uvt, cg_str(g, "lb_cv%lld", (long long)c), "lb_t"));
+        cg_line(g, "ST_STREAM((__global %s *)(lb_dst + lb_j), lb_t);", vt);
+        cg_line(g, "lb_cv%lld = (%s)(lb_t.s%c);", (long long)c, vt, "0123456789abcdef"[w - 1]);
+        cg_close(g);
+    }
+    cg_line(g, "ST_STREAM_END();");
+    cg_line(g, "lb_vec = 1;");
+    cg_close(g);
+    cg_line(g, "#endif");
 }
 
 /* Each work-item folds its runs again, each from its prefix, and stores
@@ -598,7 +823,8 @@ static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg
         combine(g, lb, cg_str(g, "lb_p%lld", (long long)c), cg_str(g, "lb_p%lld", (long long)c - 1),
                 cg_str(g, "lb_a%lld", (long long)c - 1));
     }
-    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
+    vector_scan_store(g, lb, p, scatter);
+    cg_open(g, cg_str(g, "if (!lb_vec) for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
     for (int64_t c = 0; c < k; c++) {
         const char *acc = cg_str(g, "lb_p%lld", (long long)c);
         cg_value x = own_element(g, lb, n, c);

@@ -131,6 +131,30 @@ START_TEST(a_lost_predecessor_is_an_error_not_a_hang) {
 }
 END_TEST
 
+/* LOAD=direct with LW=1 does not wait for a predecessor that does not
+ * publish (a CPU thread preempted, or a group lost): after
+ * STRATA_LOOKBACK_PATIENCE reads of its empty flag it folds that block
+ * itself. With group 0 or 2 silent and no patience at all, every look-back
+ * that finds an empty flag folds, and the results are still right. */
+START_TEST(a_lost_predecessor_is_folded_on_a_cpu) {
+    static const char *const programs[] = {"prefix_sum", "advanced", "linear_recurrence"};
+    static const char *const strategies[] = {LB("M=4, WG=8, LOAD=direct"), LB("M=64, WG=1, LOAD=direct"),
+                                             LB("M=7, WG=3, LOAD=direct")};
+    for (int p = 0; p < 3; p++)
+        for (int s = 0; s < 6; s++) {
+            const char *label = text_of("%s under %s, group %d silent", programs[p], strategies[s % 3], s / 3 * 2);
+            const st_def *orig = example_def(programs[p]);
+            st_code code = generated(lowered(apply(orig, strategies[s % 3], label), label), label);
+            code.opencl = text_of("#define STRATA_LOOKBACK_PATIENCE 0\n#define STRATA_LOOKBACK_SILENT_GROUP %dL\n%s",
+                                  s / 3 * 2, code.opencl);
+            st_exe *exe = built(&code, label);
+            agrees(exe, orig, "N=1000", 41, label);
+            agrees(exe, orig, "N=100003", 42, label);
+            st_exe_free(exe);
+        }
+}
+END_TEST
+
 /* One launch run again and again gives the same, right, result: the
  * ticket and the flags start from zero each time. */
 START_TEST(the_state_is_reset_between_launches) {
@@ -228,6 +252,45 @@ START_TEST(the_lookback_space_explores) {
 END_TEST
 
 /* ------------------------------------------------------------------------ */
+/* The CPU's shape: lanes and vector registers                              */
+/* ------------------------------------------------------------------------ */
+
+/* LOAD=direct folds a commutative operator's runs in vector-wide lanes and,
+ * on PoCL, scans a plain scan in vector registers with streaming stores
+ * (M = 64: four runs of 16, one vector of 4-byte lanes each; M = 24: runs
+ * that are no whole number of vectors, the scalar loop). Every type the
+ * vectors take, every operator, lengths that end mid-vector and mid-run. */
+static const char *const vector_scans[] = {
+    "def main(xs: [N]i32): [N]i32 = xs |> scan(+, 0)",
+    "def main(xs: [N]u32): [N]u32 = xs |> scan(^, 0)",
+    "def main(xs: [N]i64): [N]i64 = xs |> scan((a, b) => b + a, 0)",
+    "def main(xs: [N]f32): [N]f32 = xs |> scan(+, 0.0)",
+    "def main(xs: [N]f64): [N]f64 = xs |> scan(+, 0.0)",
+    "def main(xs: [N]i32): [N]i32 = xs |> scan(*, 1)",
+    "def main(xs: [N]i32): [N]i32 = xs |> scan((a, b) => max(a, b), -2147483648)",
+    "def main(xs: [N]f32): [N]f32 = xs |> scan((a, b) => min(a, b), 1000000.0)",
+    "def main(xs: [N]u32): [N]u32 = xs |> scan(|, 0)",
+};
+
+START_TEST(the_cpu_shape_in_vectors_equals_the_interpreter) {
+    static const int64_t lengths[] = {1, 7, 64, 1009, 65536, 1000003};
+    static const char *const strategies[] = {LB("M=64, WG=1, LOAD=direct"), LB("M=64, WG=3, LOAD=direct"),
+                                             LB("M=24, WG=2, LOAD=direct")};
+    const char *src = vector_scans[_i / 3], *strategy = strategies[_i % 3];
+    const char *label = text_of("%s under %s", src, strategy);
+    const st_def *orig = def_of(src);
+    st_code code = generated(lowered(apply(orig, strategy, label), label), label);
+    bool whole_vectors = strstr(strategy, "M=64") != NULL;
+    ck_assert_msg((count_of(code.opencl, "ST_STREAM((__global") > 0) == whole_vectors, "%s: %s vector scan", label,
+                  whole_vectors ? "no" : "a");
+    st_exe *exe = built(&code, label);
+    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++)
+        agrees(exe, orig, text_of("N=%lld", (long long)lengths[i]), 31 + i, label);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
 /* A scan read by something other than a let                                */
 /* ------------------------------------------------------------------------ */
 
@@ -256,6 +319,13 @@ static Suite *lookback_suite(void) {
     tcase_add_test(ex, the_state_is_reset_between_launches);
     tcase_add_test(ex, a_single_pass_scan_inside_a_map_is_refused);
     suite_add_tcase(s, ex);
+    TCase *ve = tcase_create("vectors");
+    tcase_set_timeout(ve, 600);
+    tcase_add_checked_fixture(ve, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(ve, the_cpu_shape_in_vectors_equals_the_interpreter, 0,
+                        (int)(3 * sizeof vector_scans / sizeof *vector_scans));
+    tcase_add_test(ve, a_lost_predecessor_is_folded_on_a_cpu);
+    suite_add_tcase(s, ve);
     TCase *co = tcase_create("consumers");
     tcase_set_timeout(co, 600);
     tcase_add_checked_fixture(co, rules_setup, pipeline_teardown);
