@@ -22,10 +22,14 @@ mkdir -p "$WORK" "$RESULTS"
 # the device's type, as strata run's default strategy reads it
 type=$("$STRATA" run examples/prefix_sum.strata --size N=1 --results "$WORK/none" "${device[@]}" 2>&1 |
        sed -n 's/.*(the default for a \([A-Z]*\):.*/\1/p')
+# the histogram's: on a CPU the heuristic's C (left out) in either memory,
+# since its groups of one work-item beat any C given there
 if [ "$type" = CPU ]; then
     scan_space='lookback(M=[4096, 8192, 16384, 32768, 65536], WG=1, LOAD=direct)'
+    hist_space='subhistogram(MEM=[global, local], ATOMIC=[add])'
 else
     scan_space='lookback(M=[8, 12, 16, 24], WG=[128, 256, 512], LW=32)'
+    hist_space='subhistogram(C=[1, 16, 256, 1024], MEM=[global, local], ATOMIC=[add])'
 fi
 fuse='try(each(any, try(fuse-map-scan))) ; try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter)))'
 echo "device type: $type" >&2
@@ -45,5 +49,4 @@ explore() {
 explore prefix_sum_i32 examples/prefix_sum_i32.strata "$scan_space" --size "N=$N"
 explore prefix_sum examples/prefix_sum.strata "$scan_space" --size "N=$N"
 explore filter examples/filter.strata "$fuse ; first(top scan, $scan_space)" --size "N=$N"
-explore histogram examples/histogram.strata \
-    'subhistogram(C=[1, 16, 256], MEM=[global, local], ATOMIC=[add])' --size "N=$N" --input H=256
+explore histogram examples/histogram.strata "$hist_space" --size "N=$N" --input H=256
