@@ -98,7 +98,7 @@ headline() {
     paper=$(best_of out/prefix_sum-paper)
     lookback=$(best_of out/prefix_sum-lookback)
     mkdir -p out
-    printf 'def main(xs: [N]f32): [N]f32 =\n  xs |> map(x => x)\n' >out/copy.strata
+    copy_program f32 out/copy.strata
     copy_ms=$(strata_ms out/copy.strata --size N=$n)
     say "2^22 f32 prefix sum: the best of each space beside a copy of the same bytes"
     for row in "the paper's space	$paper" "the look-back space	$lookback" "copy (map(x => x))	$copy_ms	"; do
@@ -108,7 +108,7 @@ headline() {
             printf "  %-20s %9.3f ms  %5.2fx copy  %s\n", name, ms, copy == "n/a" ? 0 : copy / ms, s }'
     done
     local winner=out/prefix_sum-paper
-    if [ -n "$lookback" ] && { [ -z "$paper" ] || awk -v a="${lookback%%$'\t'*}" -v b="${paper%%$'\t'*}" 'BEGIN { exit !(a < b) }'; }; then
+    if faster "$lookback" "$paper"; then
         winner=out/prefix_sum-lookback
     fi
     say "the faster space's best, measured again and exported (strata run without -s uses it)"

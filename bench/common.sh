@@ -32,3 +32,14 @@ best_of() {
 device_name_of() {
     "$STRATA" run "$@" "${device[@]}" 2>&1 | sed -n 's/^device [0-9]*: \(.*\); .*/\1/p'
 }
+
+# copy_program TYPE FILE: a copy of an array of TYPE written by strata
+# (`xs |> map(x => x)`): the limit a scan of the same bytes is measured by.
+copy_program() {
+    printf 'def main(xs: [N]%s): [N]%s =\n  xs |> map(x => x)\n' "$1" "$1" >"$2"
+}
+
+# faster A B: whether best_of's line A is faster than B (either may be empty).
+faster() {
+    [ -n "$1" ] && { [ -z "$2" ] || awk -v a="${1%%$'\t'*}" -v b="${2%%$'\t'*}" 'BEGIN { exit !(a < b) }'; }
+}

@@ -90,7 +90,7 @@ PY
 }
 
 for t in $TYPES; do
-    printf 'def main(xs: [N]%s): [N]%s =\n  xs |> map(x => x)\n' "$t" "$t" >"$WORK/copy_$t.strata"
+    copy_program "$t" "$WORK/copy_$t.strata"
     for n in $SIZES; do
         if [ -n "${STRATEGY:-}" ]; then
             echo "$STRATEGY" >"$WORK/best_${t}_$n"

@@ -127,13 +127,13 @@ if [[ " $PHASES " == *" scan "* ]]; then
     lookback=$(best_of "$WORK/explored-lookback")
     [ -n "$paper$lookback" ] || { say "no variant of either space ran; see $WORK/explore-*.log"; exit 1; }
     winner=paper
-    if [ -n "$lookback" ] && { [ -z "$paper" ] || awk -v a="${lookback%%$'\t'*}" -v b="${paper%%$'\t'*}" 'BEGIN { exit !(a < b) }'; }; then
+    if faster "$lookback" "$paper"; then
         winner=lookback
     fi
     say "export the $winner space's best into $RESULTS"
     "$STRATA" export "$WORK/explored-$winner" --into "$RESULTS" --cache "$WORK/cache" >"$WORK/export-scan.log" 2>&1 ||
         say "export failed: see $WORK/export-scan.log"
-    printf 'def main(xs: [N]i32): [N]i32 =\n  xs |> map(x => x)\n' >"$WORK/copy.strata"
+    copy_program i32 "$WORK/copy.strata"
     for f in paper lookback copy cudamemcpy cub torch_clone torch_cumsum; do : >"$WORK/$f.ms"; done
     for r in $(seq 1 "$ROUNDS"); do
         say "round $r of $ROUNDS"

@@ -32,7 +32,7 @@ WORK=${WORK:-out/bench-lookback}
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cc -O2 -o "$WORK/seq_scan" bench/seq_scan.c
-printf 'def main(xs: [N]f32): [N]f32 =\n  xs |> map(x => x)\n' >"$WORK/copy.strata"
+copy_program f32 "$WORK/copy.strata"
 
 echo "explore: $SPACE, N=$N" >&2
 $STRATA explore examples/prefix_sum.strata --size "N=$N" --space "$SPACE" --out "$WORK/explored" \

@@ -38,7 +38,7 @@ best=()
 kernels=()
 for k in 0 1; do
     t=${names[$k]}
-    printf 'def main(xs: [N]%s): [N]%s =\n  xs |> map(x => x)\n' "$t" "$t" >"$WORK/copy_$t.strata"
+    copy_program "$t" "$WORK/copy_$t.strata"
     echo "explore $t: $SPACE, N=$N" >&2
     $STRATA explore "${progs[$k]}" --size "N=$N" --space "$SPACE" --out "$WORK/explored_$t" \
         --cache "$WORK/cache" "${device[@]}" >"$WORK/explore_$t.log" 2>&1

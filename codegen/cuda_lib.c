@@ -97,17 +97,6 @@ void cuda_error_text(const cuda_driver *d, CUresult rc, char *out, size_t cap) {
     if (!name) snprintf(out, cap, "CUDA error %d", rc);
 }
 
-/* NVRTC's log, as much as fits an error, after `prefix`. */
-static bool compile_error(const cuda_nvrtc *n, nvrtcProgram prog, const char *prefix, st_err *err) {
-    size_t len = 0;
-    char *log = NULL;
-    if (n->nvrtcGetProgramLogSize(prog, &len) == 0 && len > 1 && (log = calloc(1, len + 1)))
-        n->nvrtcGetProgramLog(prog, log);
-    st_fail(err, (st_loc){0}, "%s%s", prefix, log ? log : " (NVRTC gave no log)");
-    free(log);
-    return false;
-}
-
 /* NVRTC's whole log, malloc'ed ("" when it has none); NULL when out of memory. */
 static char *whole_log(const cuda_nvrtc *n, nvrtcProgram prog) {
     size_t len = 0;
@@ -115,6 +104,14 @@ static char *whole_log(const cuda_nvrtc *n, nvrtcProgram prog) {
     char *log = calloc(1, len + 1);
     if (log && len > 1 && n->nvrtcGetProgramLog(prog, log) != 0) log[0] = 0;
     return log;
+}
+
+/* NVRTC's log, as much as fits an error, after `prefix`. */
+static bool compile_error(const cuda_nvrtc *n, nvrtcProgram prog, const char *prefix, st_err *err) {
+    char *log = whole_log(n, prog);
+    st_fail(err, (st_loc){0}, "%s%s", prefix, log && log[0] ? log : " (NVRTC gave no log)");
+    free(log);
+    return false;
 }
 
 bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **image, size_t *len, char **ptxas_log,
