@@ -222,7 +222,10 @@ int run_merge(const command *cmd, int argc, char **argv) {
     if (!opt(&a, "--out")) return usage_error(cmd, "%s", "--out DIR is needed (where the merged records go)");
     st_err err = {0};
     st_explore_summary sum;
-    if (!st_merge(a.positional, (uint32_t)a.npositional, opt(&a, "--out"), &sum, &err)) {
+    bool ok = st_merge(a.positional, (uint32_t)a.npositional, opt(&a, "--out"), &sum, &err);
+    for (const char *w = sum.warnings.data; w && *w; w = strchr(w, '\n') + 1)
+        fprintf(stderr, "warning: %.*s\n", (int)strcspn(w, "\n"), w);
+    if (!ok) {
         st_explore_summary_free(&sum);
         return report(&err, NULL);
     }

@@ -1,15 +1,14 @@
 /* codegen/build_cache.c — built OpenCL programs kept on disk, one file per
- * key: the device's binary as clGetProgramInfo gives it. Explorations build
+ * key: the device's binary as clGetProgramInfo gives it, behind a line with
+ * its length and SHA-256 (see ENTRY_MAGIC). Explorations build
  * the same kernels again in each child process that times them, and a second
  * exploration of a space builds nothing; drivers' own caches (PoCL's kcache,
  * NVIDIA's ComputeCache) differ per vendor and may be off. */
 #include "build_cache.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 void build_cache_key(const st_device_info *dev, const char *options, const char *source, char key[65]) {
@@ -22,52 +21,62 @@ void build_cache_key(const st_device_info *dev, const char *options, const char 
     st_buf_free(&b);
 }
 
-static void path_of(const char *dir, const char *key, const char *suffix, char *out, size_t cap) {
-    snprintf(out, cap, "%s/%s.bin%s", dir, key, suffix);
+static void path_of(const char *dir, const char *key, char *out, size_t cap) {
+    snprintf(out, cap, "%s/%s.bin", dir, key);
+}
+
+/* An entry is a header line, then the binary:
+ *   "strata-build-cache-entry 2 LENGTH SHA256\n" BYTES
+ * A file cut short (a full disk, a kill before the rename of an older
+ * strata) or damaged would crash the driver that deserialises it, so its
+ * length and hash are checked before the driver sees a byte. */
+#define ENTRY_MAGIC "strata-build-cache-entry 2"
+
+/* The binary of an entry whose header agrees with its bytes (NULL else). */
+static const unsigned char *entry_binary(const char *text, size_t len, size_t *size) {
+    const char *nl = memchr(text, '\n', len < 200 ? len : 200);
+    if (!nl) return NULL;
+    char head[200];
+    memcpy(head, text, (size_t)(nl - text));
+    head[nl - text] = 0;
+    char want[65], got[65];
+    unsigned long long n;
+    int used = 0;
+    if (sscanf(head, ENTRY_MAGIC " %llu %64[0-9a-f]%n", &n, want, &used) != 2 || head[used] || strlen(want) != 64)
+        return NULL;
+    const unsigned char *bytes = (const unsigned char *)nl + 1;
+    size_t have = len - (size_t)(nl + 1 - text);
+    if (n == 0 || n != have) return NULL;
+    st_sha256_hex(bytes, have, got);
+    if (strcmp(want, got)) return NULL;
+    *size = have;
+    return bytes;
 }
 
 cl_program build_cache_load(const cl_api *api, const char *dir, const char *key, cl_context context, cl_device_id device,
                             const char *options) {
     char path[4200];
-    path_of(dir, key, "", path, sizeof path);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    unsigned char *bytes = NULL;
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (bytes = malloc((size_t)size)) &&
-        fread(bytes, 1, (size_t)size, f) != (size_t)size) {
-        free(bytes);
-        bytes = NULL;
+    path_of(dir, key, path, sizeof path);
+    size_t len = 0;
+    st_err missing;
+    char *text = st_read_file(path, &len, &missing);
+    if (!text) return NULL;
+    size_t size = 0;
+    const unsigned char *binary = entry_binary(text, len, &size);
+    cl_program program = NULL;
+    if (binary) {
+        cl_int status, rc;
+        program = api->CreateProgramWithBinary(context, 1, &device, &size, &binary, &status, &rc);
+        if (program && (rc != CL_SUCCESS || status != CL_SUCCESS ||
+                        api->BuildProgram(program, 1, &device, options, NULL, NULL) != CL_SUCCESS)) {
+            api->ReleaseProgram(program);
+            program = NULL;
+        }
     }
-    fclose(f);
-    if (!bytes) return NULL;
-    size_t len = (size_t)size;
-    cl_int status, rc;
-    const unsigned char *binary = bytes;
-    cl_program program = api->CreateProgramWithBinary(context, 1, &device, &len, &binary, &status, &rc);
-    free(bytes);
-    if (program && (rc != CL_SUCCESS || status != CL_SUCCESS ||
-                    api->BuildProgram(program, 1, &device, options, NULL, NULL) != CL_SUCCESS)) {
-        api->ReleaseProgram(program);
-        program = NULL;
-    }
-    if (!program) unlink(path); /* stale (another driver version wrote it): build it again */
+    free(text);
+    /* damaged, or stale (another driver version wrote it): build it again */
+    if (!program) unlink(path);
     return program;
-}
-
-static bool make_dir(const char *dir) {
-    char buf[4096];
-    size_t len = strlen(dir);
-    if (!len || len >= sizeof buf) return false;
-    memcpy(buf, dir, len + 1);
-    for (size_t i = 1; i <= len; i++) {
-        if (buf[i] != '/' && buf[i]) continue;
-        char c = buf[i];
-        buf[i] = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return false;
-        buf[i] = c;
-    }
-    return true;
 }
 
 void build_cache_store(const cl_api *api, const char *dir, const char *key, cl_program program) {
@@ -76,17 +85,19 @@ void build_cache_store(const cl_api *api, const char *dir, const char *key, cl_p
     unsigned char *bytes = malloc(size);
     if (!bytes) return;
     unsigned char *binaries[1] = {bytes};
-    char path[4200], tmp[4300];
-    path_of(dir, key, "", path, sizeof path);
-    /* write aside, then rename: builds in parallel processes may store the
-     * same key, and a reader must never see half a file */
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = NULL;
+    st_buf entry = {0};
+    st_err ignored;
     if (api->GetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binaries, binaries, NULL) == CL_SUCCESS &&
-        make_dir(dir) && (f = fopen(tmp, "wb"))) {
-        bool ok = fwrite(bytes, 1, size, f) == size;
-        ok = fclose(f) == 0 && ok;
-        if (!ok || rename(tmp, path) != 0) unlink(tmp);
+        st_make_dirs(dir, &ignored)) {
+        char sha[65], path[4200];
+        st_sha256_hex(bytes, size, sha);
+        st_buf_printf(&entry, ENTRY_MAGIC " %llu %s\n", (unsigned long long)size, sha);
+        st_buf_put(&entry, (const char *)bytes, size);
+        path_of(dir, key, path, sizeof path);
+        /* written aside and renamed: builds in parallel processes may store
+         * the same key, and a reader must never see half a file */
+        if (!entry.failed) st_write_file(path, entry.data, entry.len, &ignored);
     }
+    st_buf_free(&entry);
     free(bytes);
 }

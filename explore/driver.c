@@ -234,4 +234,7 @@ bool st_explore(const st_explore_setup *s, const st_space *space, const char *di
     return ok;
 }
 
-void st_explore_summary_free(st_explore_summary *s) { st_record_clear(&s->best); }
+void st_explore_summary_free(st_explore_summary *s) {
+    st_record_clear(&s->best);
+    st_buf_free(&s->warnings);
+}

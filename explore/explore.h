@@ -269,6 +269,8 @@ typedef struct st_explore_summary {
     st_device_info device;
     st_record best;        /* status ok; best.strategy NULL when nothing was ok */
     bool chart;            /* results.svg was written */
+    st_buf warnings;       /* st_merge: lines for the user (shards that disagree about a point, records of
+                              points outside the space, dropped) */
 } st_explore_summary;
 
 /* Explore every point of shard `shard` of `nshards` (points with index %
@@ -310,10 +312,14 @@ bool st_session_close(st_session *ss, st_explore_summary *summary, st_err *err);
 
 /* Merge the records of explorations of the same thing (shards, say) into
  * out: explore.json and program.strata from the first, every point once
- * (the first record of it wins), then results.csv and results.svg. Dirs
- * that explored something else (program, entry, space, inputs, seed or
- * device) are refused by name. *summary as st_explore gives it (device,
- * points, counts, best). */
+ * (the first record of it wins; where explorations disagree, a failure
+ * wins over ok), then results.csv and results.svg. Dirs that explored
+ * something else (program, entry, space, inputs, seed or device) are
+ * refused by name, and so is an out that holds another exploration, or
+ * that another strata is writing; an out holding this one keeps its
+ * records. Disagreements and records outside the space (dropped) are
+ * summary->warnings. *summary as st_explore gives it (device, points,
+ * counts, best). */
 bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explore_summary *summary, st_err *err);
 
 /* ------------------------------------------------------------------------ */

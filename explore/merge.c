@@ -1,8 +1,8 @@
 /* explore/merge.c — explorations of one space (shards on many machines)
  * merged into one directory, and an exploration's description read back. */
-#include "variant.h"
+#include "workdir.h"
 
-#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,15 +127,82 @@ bool explorations_agree(const st_json *was, const st_json *now, char *diff, size
     return same;
 }
 
-static bool copy_file(const char *from_dir, const char *to_dir, const char *name, st_err *err) {
-    char from[4200], to[4200];
-    snprintf(from, sizeof from, "%s/%s", from_dir, name);
-    snprintf(to, sizeof to, "%s/%s", to_dir, name);
-    size_t len;
-    char *text = st_read_file(from, &len, err);
-    bool ok = text && st_write_file(to, text, len, err);
-    free(text);
+/* Move the records of dir's results.jsonl to the end of all. */
+static bool gather(const char *dir, st_records *all, st_err *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/results.jsonl", dir);
+    st_records rs;
+    size_t truncated;
+    if (!st_records_read(path, &rs, &truncated, err)) return false;
+    bool ok = true;
+    for (size_t i = 0; ok && i < rs.count; i++) {
+        if (!st_records_push(all, &rs.items[i])) ok = st_fail_internal(err, "out of memory");
+        else memset(&rs.items[i], 0, sizeof rs.items[i]); /* moved */
+    }
+    st_records_free(&rs);
     return ok;
+}
+
+/* Is out one of the directories merged (the same folder, however named)? */
+static bool among(const char *out, const char *const *dirs, uint32_t ndirs) {
+    struct stat o, d;
+    if (stat(out, &o) != 0) return false;
+    for (uint32_t i = 0; i < ndirs; i++)
+        if (stat(dirs[i], &d) == 0 && d.st_dev == o.st_dev && d.st_ino == o.st_ino) return true;
+    return false;
+}
+
+/* The warnings of a merge, a line each; past the first few of a kind, a count. */
+enum { WARNINGS_SHOWN = 10 };
+static void warn(st_buf *w, size_t *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warn(st_buf *w, size_t *n, const char *fmt, ...) {
+    if ((*n)++ >= WARNINGS_SHOWN) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char line[700];
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    st_buf_printf(w, "%s\n", line);
+}
+
+/* Every point once. all is sorted by point, each point's records in the
+ * order of the directories. Shards that disagree about a point (ok in one,
+ * wrong_answer in another: a flaky variant, or a device that differs) keep
+ * the failure: a variant that failed once is not to be exported. Records
+ * of points the space does not have (edited, or of another strata) are
+ * dropped. Both are said in sum->warnings. */
+static void one_per_point(st_records *all, const st_space *space, st_buf *warnings) {
+    uint64_t npoints = st_space_npoints(space);
+    size_t kept = 0, outside = 0, disagree = 0;
+    for (size_t i = 0; i < all->count;) {
+        size_t end = i + 1;
+        while (end < all->count && all->items[end].point == all->items[i].point) end++;
+        st_record *keep = &all->items[i];
+        if (keep->point >= npoints) {
+            warn(warnings, &outside, "point %llu is outside the space (it has %llu points): its record is dropped",
+                 (unsigned long long)keep->point, (unsigned long long)npoints);
+            keep = NULL;
+        }
+        for (size_t k = i + 1; keep && k < end; k++) {
+            const st_record *r = &all->items[k];
+            if (r->status == keep->status) continue;
+            warn(warnings, &disagree, "point %llu (%s): %s in one exploration, %s in another; kept %s",
+                 (unsigned long long)keep->point, keep->strategy, st_status_name(keep->status),
+                 st_status_name(r->status), keep->status == ST_STATUS_OK ? st_status_name(r->status)
+                                                                           : st_status_name(keep->status));
+            if (keep->status == ST_STATUS_OK) keep = &all->items[k];
+        }
+        for (size_t k = i; k < end; k++) {
+            if (&all->items[k] == keep) all->items[kept++] = all->items[k];
+            else st_record_clear(&all->items[k]);
+        }
+        i = end;
+    }
+    all->count = kept;
+    if (outside > WARNINGS_SHOWN)
+        st_buf_printf(warnings, "… %zu records outside the space in all\n", outside);
+    if (disagree > WARNINGS_SHOWN)
+        st_buf_printf(warnings, "… %zu points on which the explorations disagree in all\n", disagree);
 }
 
 bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explore_summary *sum, st_err *err) {
@@ -152,45 +219,41 @@ bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explo
         if (d && !explorations_agree(first.json, other.json, diff, sizeof diff))
             ok = st_fail(err, (st_loc){dirs[d], 0, 0}, "explored something else than %s (%s)", dirs[0], diff);
         if (d) st_exploration_free(&other);
-        char path[4200];
-        snprintf(path, sizeof path, "%s/results.jsonl", dirs[d]);
-        st_records rs;
-        size_t truncated;
-        if (!ok || !(ok = st_records_read(path, &rs, &truncated, err))) break;
-        for (size_t i = 0; ok && i < rs.count; i++) {
-            if (!st_records_push(&all, &rs.items[i])) ok = st_fail_internal(err, "out of memory");
-            else memset(&rs.items[i], 0, sizeof rs.items[i]); /* moved */
-        }
-        st_records_free(&rs);
+        ok = ok && gather(dirs[d], &all, err);
     }
-    /* every point once: the first directory's record of it wins */
-    if (ok && !st_records_sort(&all)) ok = st_fail_internal(err, "out of memory");
-    size_t kept = 0;
-    for (size_t i = 0; ok && i < all.count; i++) {
-        if (kept && all.items[kept - 1].point == all.items[i].point) {
-            st_record_clear(&all.items[i]);
-            continue;
-        }
-        all.items[kept++] = all.items[i];
-    }
-    if (ok) all.count = kept;
     ok = ok && (space = st_space_parse("space", first.space, err));
-    ok = ok && st_make_dirs(out, err);
-    ok = ok && copy_file(dirs[0], out, "explore.json", err) && copy_file(dirs[0], out, "program.strata", err);
+    /* out is locked as explore locks it, and refused as explore refuses
+     * it when it holds another exploration; when it holds this one and was
+     * not merged, its records join the merge rather than being lost */
+    char meta_path[4200];
+    snprintf(meta_path, sizeof meta_path, "%s/explore.json", dirs[0]);
+    size_t meta_len;
+    char *meta = ok ? st_read_file(meta_path, &meta_len, err) : NULL;
+    st_lock lock = {.fd = -1};
+    bool held = false;
+    ok = ok && meta && st_make_dirs(out, err) && workdir_lock(out, &lock, err) &&
+         workdir_holds(out, meta, &held, err);
+    if (ok && held && !among(out, dirs, ndirs)) ok = gather(out, &all, err);
+    if (ok && !st_records_sort(&all)) ok = st_fail_internal(err, "out of memory");
+    if (ok) one_per_point(&all, space, &sum->warnings);
     char path[4200];
-    snprintf(path, sizeof path, "%s/results.jsonl", out);
-    FILE *f = ok ? fopen(path, "w") : NULL;
-    if (ok && !f) ok = st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
+    st_buf lines = {0};
     for (size_t i = 0; ok && i < all.count; i++) {
-        st_buf b = {0};
-        st_record_to_json(&all.items[i], &b);
-        st_buf_puts(&b, "\n");
-        ok = !b.failed && fwrite(b.data, 1, b.len, f) == b.len;
-        st_buf_free(&b);
+        st_record_to_json(&all.items[i], &lines);
+        st_buf_puts(&lines, "\n");
         sum->counts[all.items[i].status]++;
     }
-    if (f && fclose(f) != 0) ok = false;
-    if (f && !ok && !err->message[0]) st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
+    if (ok && lines.failed) ok = st_fail_internal(err, "out of memory");
+    /* the records first, explore.json last: a folder with an explore.json
+     * is an exploration, and its records are whole */
+    snprintf(path, sizeof path, "%s/results.jsonl", out);
+    ok = ok && st_write_file(path, lines.data ? lines.data : "", lines.len, err);
+    st_buf_free(&lines);
+    snprintf(path, sizeof path, "%s/program.strata", out);
+    ok = ok && st_write_file(path, first.program_source, strlen(first.program_source), err);
+    snprintf(path, sizeof path, "%s/explore.json", out);
+    ok = ok && st_write_file(path, meta, meta_len, err);
+    free(meta);
     if (ok) {
         sum->points = all.count;
         snprintf(sum->device.name, sizeof sum->device.name, "%s", first.device);
@@ -203,6 +266,7 @@ bool st_merge(const char *const *dirs, uint32_t ndirs, const char *out, st_explo
         ok = st_records_write_csv(&all, space, csv, err) &&
              st_records_write_svg(&all, space, title, svg, &sum->chart, err);
     }
+    st_lock_release(&lock);
     st_space_free(space);
     st_records_free(&all);
     st_exploration_free(&first);

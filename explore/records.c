@@ -247,17 +247,17 @@ const st_record *st_records_best(const st_records *rs) {
 
 /* ---- CSV ---- */
 
-static void csv_field(FILE *f, const char *s) {
+static void csv_field(st_buf *b, const char *s) {
     if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
+        st_buf_puts(b, s);
         return;
     }
-    fputc('"', f);
+    st_buf_puts(b, "\"");
     for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
+        if (*s == '"') st_buf_puts(b, "\"");
+        st_buf_put(b, s, 1);
     }
-    fputc('"', f);
+    st_buf_puts(b, "\"");
 }
 
 /* By point, then by place in the array: stable. */
@@ -305,37 +305,34 @@ const st_record *st_records_find(const st_records *rs, uint64_t point) {
 bool st_records_write_csv(const st_records *rs, const st_space *space, const char *path, st_err *err) {
     const st_record **order = ordered(rs);
     if (!order) return st_fail_internal(err, "out of memory");
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        free(order);
-        return st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
-    }
-    fputs("point,strategy", f);
+    st_buf b = {0};
+    st_buf_puts(&b, "point,strategy");
     for (uint32_t d = 0; d < st_space_ndims(space); d++) {
-        fputc(',', f);
-        csv_field(f, st_space_dim_at(space, d)->name);
+        st_buf_puts(&b, ",");
+        csv_field(&b, st_space_dim_at(space, d)->name);
     }
-    fputs(",status,median_ms,min_ms,max_ms,gb_per_s,runs,build_ms,kernels_sha256,message\n", f);
+    st_buf_puts(&b, ",status,median_ms,min_ms,max_ms,gb_per_s,runs,build_ms,kernels_sha256,message\n");
     for (size_t i = 0; i < rs->count; i++) {
         const st_record *r = order[i];
-        fprintf(f, "%llu,", (unsigned long long)r->point);
-        csv_field(f, r->strategy);
+        st_buf_printf(&b, "%llu,", (unsigned long long)r->point);
+        csv_field(&b, r->strategy);
         for (uint32_t d = 0; d < st_space_ndims(space); d++) {
-            fputc(',', f);
-            csv_field(f, d < r->nvalues ? r->values[d] : "");
+            st_buf_puts(&b, ",");
+            csv_field(&b, d < r->nvalues ? r->values[d] : "");
         }
-        fprintf(f, ",%s,", st_status_name(r->status));
+        st_buf_printf(&b, ",%s,", st_status_name(r->status));
         if (r->status == ST_STATUS_OK)
-            fprintf(f, "%.6g,%.6g,%.6g,%.6g,%u,", r->median_ms, r->min_ms, r->max_ms, r->gb_per_s, r->nsamples);
+            st_buf_printf(&b, "%.6g,%.6g,%.6g,%.6g,%u,", r->median_ms, r->min_ms, r->max_ms, r->gb_per_s, r->nsamples);
         else
-            fputs(",,,,,", f);
-        fprintf(f, "%.1f,%s,", r->build_ms, r->kernels_sha256);
-        csv_field(f, r->message ? r->message : "");
-        fputc('\n', f);
+            st_buf_puts(&b, ",,,,,");
+        st_buf_printf(&b, "%.1f,%s,", r->build_ms, r->kernels_sha256);
+        csv_field(&b, r->message ? r->message : "");
+        st_buf_puts(&b, "\n");
     }
     free(order);
-    if (fclose(f) != 0) return st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
-    return true;
+    bool ok = b.failed ? st_fail_internal(err, "out of memory") : st_write_file(path, b.data ? b.data : "", b.len, err);
+    st_buf_free(&b);
+    return ok;
 }
 
 /* ---- the chart ---- */
@@ -394,13 +391,8 @@ bool st_records_write_svg(const st_records *rs, const st_space *space, const cha
     bool ok = dy ? st_svg_heatmap(&c, &b, err) : st_svg_bars(&c, &b, err);
     free(values);
     free(notes);
-    if (ok) {
-        FILE *f = fopen(path, "w");
-        ok = f && fwrite(b.data, 1, b.len, f) == b.len;
-        ok = (f && fclose(f) == 0) && ok;
-        if (!ok) st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
-        *written = ok;
-    }
+    if (ok && b.failed) ok = st_fail_internal(err, "out of memory");
+    if (ok) *written = ok = st_write_file(path, b.data ? b.data : "", b.len, err);
     st_buf_free(&b);
     return ok;
 }

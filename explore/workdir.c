@@ -3,6 +3,7 @@
 #include "workdir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,33 +44,51 @@ static bool describe(const st_explore_setup *s, const st_space *space, const st_
     return true;
 }
 
-/* Write explore.json and program.strata, or check that dir holds this very
- * exploration already. */
-static bool claim_dir(const char *dir, const char *meta, const st_explore_setup *s, st_err *err) {
+bool workdir_lock(const char *dir, st_lock *lock, st_err *err) {
+    char path[4200];
+    path_in(dir, "explore.lock", path, sizeof path);
+    st_err why;
+    if (st_lock_take(lock, path, false, &why)) return true;
+    return st_fail(err, (st_loc){dir, 0, 0}, "%s", why.message);
+}
+
+bool workdir_holds(const char *dir, const char *meta, bool *held, st_err *err) {
     char path[4200];
     path_in(dir, "explore.json", path, sizeof path);
     size_t len;
     st_err ignored;
     char *old = st_read_file(path, &len, &ignored);
-    if (old) {
-        st_arena *a = st_arena_new();
-        st_err why = {0};
-        const st_json *was = a ? st_json_parse(a, path, old, len, &why) : NULL;
-        const st_json *now = a ? st_json_parse(a, path, meta, strlen(meta), &why) : NULL;
-        char diff[600];
-        bool same = was && now && explorations_agree(was, now, diff, sizeof diff);
-        if (!was || !now)
-            st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description: %s", why.message);
-        else if (!same)
-            st_fail(err, (st_loc){path, 0, 0},
-                    "the directory holds another exploration (%s); give another --out, or remove it", diff);
-        st_arena_free(a);
-        free(old);
-        return same;
-    }
-    if (!st_write_file(path, meta, strlen(meta), err)) return false;
+    *held = old != NULL;
+    if (!old) return true;
+    st_arena *a = st_arena_new();
+    st_err why = {0};
+    const st_json *was = a ? st_json_parse(a, path, old, len, &why) : NULL;
+    const st_json *now = a ? st_json_parse(a, path, meta, strlen(meta), &why) : NULL;
+    char diff[600];
+    bool same = was && now && explorations_agree(was, now, diff, sizeof diff);
+    if (!was || !now)
+        st_fail(err, (st_loc){dir, 0, 0}, "explore.json is not an exploration's description: %s", why.message);
+    else if (!same)
+        st_fail(err, (st_loc){dir, 0, 0},
+                "the directory holds another exploration (%s); give another --out, or remove it", diff);
+    st_arena_free(a);
+    free(old);
+    return same;
+}
+
+/* Write explore.json and program.strata, or check that dir holds this very
+ * exploration already. */
+static bool claim_dir(const char *dir, const char *meta, const st_explore_setup *s, st_err *err) {
+    bool held;
+    if (!workdir_holds(dir, meta, &held, err)) return false;
+    if (held) return true;
+    char path[4200];
+    /* program.strata first: explore.json is what makes the folder an
+     * exploration, so it comes last */
     path_in(dir, "program.strata", path, sizeof path);
-    return st_write_file(path, s->program_source, strlen(s->program_source), err);
+    if (!st_write_file(path, s->program_source, strlen(s->program_source), err)) return false;
+    path_in(dir, "explore.json", path, sizeof path);
+    return st_write_file(path, meta, strlen(meta), err);
 }
 
 /* Cut a last line left unfinished by an interruption, so that appending
@@ -93,10 +112,19 @@ static bool journal_append(workdir *j, const st_record *r, st_err *err) {
     st_buf b = {0};
     st_record_to_json(r, &b);
     st_buf_puts(&b, "\n");
-    bool ok = !b.failed && fwrite(b.data, 1, b.len, j->journal) == b.len && fflush(j->journal) == 0;
+    if (b.failed) return st_buf_free(&b), st_fail_internal(err, "out of memory");
+    /* one write() of the whole line, O_APPEND: a line never interleaves
+     * with another writer's, and one cut short (a full disk, a kill) is
+     * the last line, which the next open cuts off */
+    ssize_t n;
+    do n = write(j->journal, b.data, b.len);
+    while (n < 0 && errno == EINTR);
+    bool whole = n >= 0 && (size_t)n == b.len;
+    int why = n < 0 ? errno : ENOSPC;
     st_buf_free(&b);
-    if (ok) fsync(fileno(j->journal)); /* a record written is a variant not redone */
-    return ok || st_fail(err, (st_loc){j->records, 0, 0}, "cannot append a record: %s", strerror(errno));
+    if (!whole) return st_fail(err, (st_loc){j->records, 0, 0}, "cannot append a record: %s", strerror(why));
+    fsync(j->journal); /* a record written is a variant not redone */
+    return true;
 }
 
 /* The record of v, its dimension values taken from which[]. */
@@ -123,15 +151,18 @@ bool workdir_open(workdir *w, const st_explore_setup *s, const st_space *space, 
                   const char *dir, uint32_t shard, uint32_t nshards, st_err *err) {
     memset(w, 0, sizeof *w);
     w->dir = dir;
+    w->journal = -1;
+    w->lock.fd = -1;
     path_in(dir, "results.jsonl", w->records, sizeof w->records);
     st_buf meta = {0};
     size_t truncated = 0;
-    bool ok = st_make_dirs(dir, err) && describe(s, space, dev, shard, nshards, &meta, err) &&
+    bool ok = st_make_dirs(dir, err) && workdir_lock(dir, &w->lock, err) &&
+              describe(s, space, dev, shard, nshards, &meta, err) &&
               claim_dir(dir, meta.data ? meta.data : "", s, err) && drop_partial_line(w->records, err) &&
               st_records_read(w->records, &w->done, &truncated, err);
     st_buf_free(&meta);
     if (ok && !st_records_sort(&w->done)) ok = st_fail_internal(err, "out of memory");
-    if (ok && !(w->journal = fopen(w->records, "a")))
+    if (ok && (w->journal = open(w->records, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0)
         ok = st_fail(err, (st_loc){w->records, 0, 0}, "cannot append to the records: %s", strerror(errno));
     return ok;
 }
@@ -145,8 +176,8 @@ static void tally(const st_records *rs, st_explore_summary *sum) {
 
 bool workdir_close(workdir *w, const st_explore_setup *s, const st_space *space, st_explore_summary *sum,
                    st_err *err) {
-    if (w->journal) fclose(w->journal);
-    w->journal = NULL;
+    if (w->journal >= 0) close(w->journal);
+    w->journal = -1;
     st_records_free(&w->done);
     /* the reports cover every record in dir, resumed ones included */
     size_t truncated;
@@ -163,13 +194,16 @@ bool workdir_close(workdir *w, const st_explore_setup *s, const st_space *space,
              st_records_write_svg(&w->done, space, title, svg, &sum->chart, err);
     }
     st_records_free(&w->done);
+    st_lock_release(&w->lock);
     return ok;
 }
 
 void workdir_free(workdir *w) {
-    if (w->journal) fclose(w->journal);
-    w->journal = NULL;
+    if (!w->dir) return; /* never opened */
+    if (w->journal >= 0) close(w->journal);
+    w->journal = -1;
     st_records_free(&w->done);
+    st_lock_release(&w->lock);
 }
 
 /* A space whose strategy text is not well-formed fails every point alike:

@@ -84,6 +84,20 @@ int st_closest_names(const char *name, const char *const *candidates, int ncandi
 char *st_read_file(const char *path, size_t *len, st_err *err);
 bool st_write_file(const char *path, const char *text, size_t len, st_err *err);
 bool st_make_dirs(const char *path, st_err *err);
+/* (st_write_file, ir/files.c, writes a fresh file beside path, synced, and
+ * renames it over path: a reader, a crash or a full disk sees the old file
+ * or the new one, never part of one.) */
+
+/* A lock on a file (created when missing) that ends when released or when
+ * the process ends, however it ends; the children a holder forks do not
+ * hold it. wait: block until it is free; else fail at once with a message
+ * naming the holder (its pid and command, which the holder writes into the
+ * file). */
+typedef struct st_lock {
+    int fd;
+} st_lock;
+bool st_lock_take(st_lock *l, const char *path, bool wait, st_err *err);
+void st_lock_release(st_lock *l);
 
 /* ------------------------------------------------------------------------ */
 /* Arena                                                                    */

@@ -49,13 +49,6 @@ char *st_read_file(const char *path, size_t *len, st_err *err) {
     return buf;
 }
 
-bool st_write_file(const char *path, const char *text, size_t len, st_err *err) {
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(text, 1, len, f) == len;
-    ok = (f && fclose(f) == 0) && ok;
-    return ok || st_fail(err, (st_loc){path, 0, 0}, "cannot write the file: %s", strerror(errno));
-}
-
 bool st_make_dirs(const char *path, st_err *err) {
     char buf[4096];
     size_t len = strlen(path);
