@@ -757,6 +757,95 @@ START_TEST(merge_refuses_a_dir_that_is_not_an_exploration) {
 }
 END_TEST
 
+/* An out that holds another exploration is refused, as explore refuses
+ * it, and keeps what it holds. */
+START_TEST(merge_refuses_an_out_of_another_exploration) {
+    const char *a = in_dir("a"), *c = in_dir("c");
+    st_explore_summary sum;
+    explore_ok(NO_BUILDS, a, 0, 1, &sum);
+    st_explore_summary_free(&sum);
+    lab.setup.seed = 7;
+    explore_ok(NO_BUILDS, c, 0, 1, &sum);
+    st_explore_summary_free(&sum);
+    const char *records = file_of(c, "results.jsonl"), *meta = file_of(c, "explore.json");
+    st_err err = {0};
+    ck_assert_msg(!st_merge((const char *const[]){a}, 1, c, &sum, &err), "merged over another exploration");
+    st_explore_summary_free(&sum);
+    ck_assert_has(err.message, "another exploration");
+    ck_assert_has(err.message, "seed");
+    ck_assert_str_eq(err.loc.file, c);
+    ck_assert_str_eq(file_of(c, "results.jsonl"), records);
+    ck_assert_str_eq(file_of(c, "explore.json"), meta);
+}
+END_TEST
+
+/* An out that holds this exploration already keeps its records: merged
+ * with the others, not replaced by them. */
+START_TEST(merge_into_a_shard_of_the_same_exploration_keeps_its_records) {
+    const char *d0 = in_dir("shard0"), *d1 = in_dir("shard1");
+    st_explore_summary sum;
+    explore_ok(NO_BUILDS, d0, 0, 2, &sum);
+    st_explore_summary_free(&sum);
+    explore_ok(NO_BUILDS, d1, 1, 2, &sum);
+    st_explore_summary_free(&sum);
+    merge_ok((const char *const[]){d0}, 1, d1, &sum);
+    ck_assert_uint_eq(sum.points, 2);
+    st_explore_summary_free(&sum);
+    read_records(d1);
+    points_are_0_to(2);
+}
+END_TEST
+
+/* Write rs as d's results.jsonl. */
+static void write_records(const char *d, const st_records *rs) {
+    st_buf b = {0};
+    for (size_t i = 0; i < rs->count; i++) {
+        st_record_to_json(&rs->items[i], &b);
+        st_buf_puts(&b, "\n");
+    }
+    write_text(arena_text(ar, "%s/results.jsonl", d), b.data, b.len);
+    st_buf_free(&b);
+}
+
+/* Shards that disagree about a point (ok in one, wrong_answer in the
+ * other) keep the failure and say so; a record of a point the space does
+ * not have is dropped, with a warning. */
+START_TEST(merge_keeps_a_failure_over_ok_and_drops_points_outside_the_space) {
+    const char *a = in_dir("a"), *b = in_dir("b"), *out = in_dir("out");
+    st_explore_summary sum;
+    explore_ok("planted(K=[0, 1])", a, 0, 1, &sum); /* point 0 ok, point 1 wrong */
+    st_explore_summary_free(&sum);
+    ck_assert(mkdir(b, 0700) == 0);
+    write_text(arena_text(ar, "%s/explore.json", b), file_of(a, "explore.json"), strlen(file_of(a, "explore.json")));
+    write_text(arena_text(ar, "%s/program.strata", b), PROGRAM, strlen(PROGRAM));
+    read_records(a);
+    st_record *r0 = (st_record *)record_at(0), *r1 = (st_record *)record_at(1);
+    ck_assert(r0->status == ST_STATUS_OK && r1->status == ST_STATUS_WRONG_ANSWER);
+    r0->status = ST_STATUS_WRONG_ANSWER; /* b: the other way round */
+    r1->status = ST_STATUS_OK;
+    r1->median_ms = 0.001;
+    st_record outside = {0};
+    ck_assert(st_record_copy(&outside, r1));
+    outside.point = 7;
+    ck_assert(st_records_push(&recs, &outside));
+    write_records(b, &recs);
+
+    merge_ok((const char *const[]){a, b}, 2, out, &sum);
+    const char *w = sum.warnings.data ? sum.warnings.data : "";
+    ck_assert_has(w, "point 0 (planted(K=0)): ok in one exploration, wrong_answer in another; kept wrong_answer");
+    ck_assert_has(w, "point 1 (planted(K=1)): wrong_answer in one exploration, ok in another; kept wrong_answer");
+    ck_assert_has(w, "point 7 is outside the space (it has 2 points)");
+    ck_assert_uint_eq(sum.points, 2);
+    ck_assert_uint_eq(sum.counts[ST_STATUS_WRONG_ANSWER], 2);
+    ck_assert_msg(sum.best.strategy == NULL, "a variant that failed in a shard is the best: %s", sum.best.strategy);
+    st_explore_summary_free(&sum);
+    read_records(out);
+    points_are_0_to(2);
+    status_is(0, ST_STATUS_WRONG_ANSWER);
+    status_is(1, ST_STATUS_WRONG_ANSWER);
+}
+END_TEST
+
 /* ====================================================================== */
 /* cli: `strata explore`                                                  */
 /* ====================================================================== */
@@ -925,6 +1014,113 @@ START_TEST(cli_failed_space_leaves_out_dir_free) {
 }
 END_TEST
 
+/* A `strata explore --serve` into out, left waiting for requests: it holds
+ * out's lock until *to_it is closed. Its pid. */
+static pid_t serving(const char *out, int *to_it) {
+    const char *bin = getenv("STRATA");
+    ck_assert(bin != NULL);
+    int in[2], back[2];
+    ck_assert(pipe(in) == 0 && pipe(back) == 0);
+    const char *argv[] = {bin, "explore", prefix_sum(), "--space", CLI_GRID, "--size", "N=5000", "--runs", "7",
+                          "--out", out, "--cache", cache, "--serve", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, back[1], 1);
+    posix_spawn_file_actions_addclose(&fa, in[1]);
+    posix_spawn_file_actions_addclose(&fa, back[0]);
+    pid_t pid;
+    ck_assert(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(back[1]);
+    char hello[64] = {0}; /* its first line comes once the folder is its own */
+    ck_assert_msg(read(back[0], hello, sizeof hello - 1) > 0 && strstr(hello, "strata_serve"), "no hello: %s", hello);
+    close(back[0]);
+    *to_it = in[1];
+    return pid;
+}
+
+/* Two strata into one folder: the second is refused, naming the first
+ * (its pid and command), and writes nothing there. */
+START_TEST(cli_a_folder_in_use_is_refused_naming_its_holder) {
+    const char *out = in_dir("out"), *other = in_dir("other");
+    int to_it;
+    pid_t pid = serving(out, &to_it);
+    int rc = explore_cli(CLI_GRID, out);
+    const char *explore_err = err_text;
+    explore_cli_ok(NO_BUILDS, other);
+    int merge_rc = strata(ARGS("merge", other, "--out", out));
+    const char *merge_err = err_text;
+    size_t recorded; /* the server made the records' file, and wrote none */
+    slurp_file(ar, arena_text(ar, "%s/results.jsonl", out), &recorded);
+    close(to_it); /* the server ends, and with it the lock */
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    ck_assert_msg(rc == 1, "a second exploration into a folder in use: exit %d\n%.2000s", rc, explore_err);
+    ck_assert_has(explore_err, arena_text(ar, "%s: error: in use by another strata (pid %ld: ", out, (long)pid));
+    ck_assert_has(explore_err, "--serve");
+    ck_assert_msg(merge_rc == 1, "a merge into a folder in use: exit %d\n%.2000s", merge_rc, merge_err);
+    ck_assert_has(merge_err, "in use by another strata");
+    ck_assert_msg(!recorded, "the refused ones wrote records into the folder in use");
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the server: status %d", status);
+    explore_cli_ok(CLI_GRID, out); /* free again */
+    read_records(out);
+    points_are_0_to(4);
+}
+END_TEST
+
+/* The build cache's entries in d, as paths. */
+static int cache_entries(const char *d, const char **paths, int cap) {
+    int n = 0;
+    DIR *h = opendir(d);
+    for (struct dirent *e; h && (e = readdir(h)) && n < cap;)
+        if (strstr(e->d_name, ".bin") && e->d_name[0] != '.') paths[n++] = arena_text(ar, "%s/%s", d, e->d_name);
+    if (h) closedir(h);
+    return n;
+}
+
+/* A cut or damaged entry of the build cache is dropped and built again:
+ * before, PoCL crashed deserialising it, on every run, for good. */
+START_TEST(cli_a_damaged_build_cache_entry_is_built_again) {
+    const char *own = in_dir("cache"), *paths[16];
+    const char *one = "parallel-scan(BS=32, BF=2, SE=[1, 2])";
+    const char *args[] = {"explore", prefix_sum(), "--space", one, "--size", "N=5000", "--runs", "7", "--out", NULL,
+                          "--cache", own, NULL};
+    const char *outs[] = {in_dir("first"), in_dir("cut"), in_dir("flipped")};
+    for (int round = 0; round < 3; round++) {
+        int n = cache_entries(own, paths, 16);
+        if (round) ck_assert_int_gt(n, 0);
+        for (int i = 0; i < n; i++) {
+            size_t len;
+            char *text = slurp_file(ar, paths[i], &len);
+            ck_assert_msg(starts_with(text, "strata-build-cache-entry 2 "), "%s: no header", paths[i]);
+            if (round == 1) ck_assert(truncate(paths[i], (off_t)len / 2) == 0); /* cut at half */
+            if (round == 2) {                                                    /* one byte changed */
+                text[len / 2] ^= 0x5a;
+                write_text(paths[i], text, len);
+            }
+        }
+        args[9] = outs[round];
+        int rc = strata(args);
+        ck_assert_msg(rc == 0, "round %d: exit %d\n%.3000s", round, rc, err_text);
+        read_records(outs[round]);
+        status_is(0, ST_STATUS_OK);
+        status_is(1, ST_STATUS_OK);
+    }
+    /* and the entries are whole again */
+    int n = cache_entries(own, paths, 16);
+    ck_assert_int_gt(n, 0);
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        char *text = slurp_file(ar, paths[i], &len);
+        unsigned long long want;
+        ck_assert(sscanf(text, "strata-build-cache-entry 2 %llu ", &want) == 1);
+        ck_assert_uint_eq(len - (size_t)(strchr(text, '\n') + 1 - text), want);
+    }
+}
+END_TEST
+
 /* ====================================================================== */
 
 static Suite *explore_suite(void) {
@@ -954,6 +1150,9 @@ static Suite *explore_suite(void) {
     tcase_add_test(tc, shards_merge_into_one_exploration);
     tcase_add_test(tc, merge_refuses_another_exploration);
     tcase_add_test(tc, merge_refuses_a_dir_that_is_not_an_exploration);
+    tcase_add_test(tc, merge_refuses_an_out_of_another_exploration);
+    tcase_add_test(tc, merge_into_a_shard_of_the_same_exploration_keeps_its_records);
+    tcase_add_test(tc, merge_keeps_a_failure_over_ok_and_drops_points_outside_the_space);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("cli");
@@ -965,6 +1164,8 @@ static Suite *explore_suite(void) {
     tcase_add_test(tc, cli_bad_input_is_a_message_and_exit_1);
     tcase_add_test(tc, cli_malformed_strategy_is_one_error_not_constraints);
     tcase_add_test(tc, cli_failed_space_leaves_out_dir_free);
+    tcase_add_test(tc, cli_a_folder_in_use_is_refused_naming_its_holder);
+    tcase_add_test(tc, cli_a_damaged_build_cache_entry_is_built_again);
     suite_add_tcase(s, tc);
     return s;
 }
