@@ -3,11 +3,13 @@
  * it, with checksums that match, and the device → vendor → default
  * fallbacks of the index. */
 #include "explore/explore.h"
+#include "explore/index.h"
 #include "harness.h"
 #include "run_strata.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 extern char **environ;
 
@@ -250,6 +252,51 @@ START_TEST(index_falls_back_from_device_to_vendor_to_default) {
 }
 END_TEST
 
+/* Exports of different programs into one results folder at once (a
+ * script exporting each of its explorations in the background): each
+ * reads, adds to and writes the index under its lock, so all of them land. */
+START_TEST(concurrent_exports_all_land_in_the_index) {
+    enum { WRITERS = 6, EACH = 12 };
+    char dir[256];
+    scratch_make(dir, sizeof dir, "index");
+    pid_t pids[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        ck_assert((pids[w] = fork()) >= 0);
+        if (pids[w]) continue;
+        st_device_info d = device("CPU B", "V2", "CPU");
+        for (int i = 0; i < EACH; i++) {
+            char program[64], path[128];
+            snprintf(program, sizeof program, "p%d_%d", w, i);
+            snprintf(path, sizeof path, "cpu-b/%s", program);
+            st_err err = {0};
+            if (!index_add(dir, &d, program, "parallel-scan(BS=32, BF=2, SE=1)", path, 1, 1, &err)) _exit(1);
+        }
+        _exit(0);
+    }
+    for (int w = 0; w < WRITERS; w++) {
+        int status;
+        ck_assert(waitpid(pids[w], &status, 0) == pids[w]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d failed", w);
+    }
+    st_device_info d = device("CPU B", "V2", "CPU");
+    faults f = {0};
+    for (int w = 0; w < WRITERS; w++)
+        for (int i = 0; i < EACH; i++) {
+            char program[64];
+            snprintf(program, sizeof program, "p%d_%d", w, i);
+            st_buf s = {0}, from = {0};
+            bool found = false;
+            st_err err = {0};
+            ck_assert_msg(st_results_lookup(dir, &d, program, &found, &s, &from, &err), "%s", err.message);
+            if (!found) fault(&f, "the export of %s is lost", program);
+            st_buf_free(&s);
+            st_buf_free(&from);
+        }
+    scratch_remove(dir);
+    no_faults(&f);
+}
+END_TEST
+
 START_TEST(device_slugs_are_folder_names) {
     char slug[128];
     st_device_slug("pthread-skylake-avx512-Intel(R) Xeon(R) Processor", slug, sizeof slug);
@@ -284,6 +331,7 @@ int main(void) {
     suite_add_tcase(s, cli);
     TCase *lib = tcase_create("library");
     tcase_add_test(lib, index_falls_back_from_device_to_vendor_to_default);
+    tcase_add_test(lib, concurrent_exports_all_land_in_the_index);
     tcase_add_test(lib, device_slugs_are_folder_names);
     tcase_add_test(lib, sha256_matches_the_standard);
     suite_add_tcase(s, lib);
