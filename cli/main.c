@@ -560,7 +560,8 @@ static const command commands[] = {
      "--runs.\n"
      "Every point gets a status: ok, constraint, build_error, launch_error, wrong_answer, timeout, crash.\n"
      "DIR gets explore.json, program.strata, results.jsonl (one line per point, appended as each ends:\n"
-     "run the same command again to resume), results.csv and results.svg (GB/s over the space).\n"
+     "run the same command again to resume), results.csv and results.svg (GB/s over the space). DIR is\n"
+     "locked while strata explores it (explore.lock): a second strata into it is refused, naming the first.\n"
      "With --serve, only the points asked for on standard input are explored, one at a time, into the same\n"
      "DIR: the autotuner's way (explore/autotune.py, run as ./dev.sh autotune). strata first writes\n"
      "{\"strata_serve\": 1, \"device\": …, \"points\": N, \"dims\": [{\"name\": …, \"values\": […]}, …]}; then each\n"
@@ -573,7 +574,10 @@ static const command commands[] = {
      "Merge explorations of one space (its shards, say) into one directory.",
      "Each DIR is an exploration of the same program, entry, space, inputs, seed and device, typically\n"
      "one shard of a cluster job each (strata explore … --shard I/N --out DIR_I). The merged directory\n"
-     "has every point once, results.csv and results.svg, and can be exported.",
+     "has every point once, results.csv and results.svg, and can be exported. Where explorations disagree\n"
+     "about a point (ok in one, wrong_answer in another) the failure is kept, with a warning; records of\n"
+     "points outside the space are dropped, with a warning. An --out holding another exploration is refused;\n"
+     "one holding this exploration keeps its records.",
      1, merge_options, run_merge, 16, false},
     {"export", "export DIR [--into results] [--top K]",
      "Measure the best variants of an exploration again and export the fastest.",
