@@ -81,12 +81,16 @@ bool workdir_holds(const char *dir, const char *meta, bool *held, st_err *err) {
 static bool claim_dir(const char *dir, const char *meta, const st_explore_setup *s, st_err *err) {
     bool held;
     if (!workdir_holds(dir, meta, &held, err)) return false;
-    if (held) return true;
     char path[4200];
     /* program.strata first: explore.json is what makes the folder an
-     * exploration, so it comes last */
+     * exploration, so it comes last (and an older strata killed between
+     * the two left a folder that gets its program now: the same text, by
+     * its SHA-256 in explore.json) */
     path_in(dir, "program.strata", path, sizeof path);
+    struct stat st;
+    if (held && stat(path, &st) == 0) return true;
     if (!st_write_file(path, s->program_source, strlen(s->program_source), err)) return false;
+    if (held) return true;
     path_in(dir, "explore.json", path, sizeof path);
     return st_write_file(path, meta, strlen(meta), err);
 }

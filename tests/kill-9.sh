@@ -97,13 +97,13 @@ for t in $(seq 1 "$trials"); do
     out=$work/explored-$t
     killed_among_records "$out" explore "$work/tiny.strata" "$out"
     exploration_whole "$out"
-    n=$(records_whole "$out")
+    n=$(records_whole "$out") || exit 1
     [ "$n" -lt 4 ] && cut=$((cut + 1))
     seen="$seen $n"
     cp "$out/results.jsonl" "$work/before" 2>/dev/null || : >"$work/before"
     (explore "$work/tiny.strata" "$out") >"$work/next.log" 2>&1 || fail "explore after a kill failed: $(cat "$work/next.log")"
     exploration_whole "$out"
-    n=$(records_whole "$out")
+    n=$(records_whole "$out") || exit 1
     [ "$n" -eq 4 ] || fail "$out has $n records after the run that follows a kill, not 4"
     records_kept "$out" "$work/before"
 done
