@@ -68,8 +68,8 @@ bool st_write_file(const char *path, const char *text, size_t len, st_err *err) 
     free(tmp);
     if (!ok) return st_fail(err, (st_loc){path, 0, 0}, "cannot write the file: %s", strerror(saved));
     /* the rename itself is durable once the folder is synced */
-    char *folder = strndup(path, dir ? dir : 1);
-    int dfd = folder ? open(dir ? folder : ".", O_RDONLY | O_CLOEXEC) : -1;
+    char *folder = dir ? strndup(path, dir) : NULL;
+    int dfd = open(folder ? folder : ".", O_RDONLY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd);
         close(dfd);
