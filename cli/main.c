@@ -565,10 +565,11 @@ static const command commands[] = {
      "With --serve, only the points asked for on standard input are explored, one at a time, into the same\n"
      "DIR: the autotuner's way (explore/autotune.py, run as ./dev.sh autotune). strata first writes\n"
      "{\"strata_serve\": 1, \"device\": …, \"points\": N, \"dims\": [{\"name\": …, \"values\": […]}, …]}; then each\n"
-     "line in, {\"point\": P} (its record if it has one), {\"point\": P, \"again\": true} (measured again) or\n"
-     "{\"point\": P, \"status\": \"crash\", \"message\": …} (recorded as given), gets one line out, flushed:\n"
-     "{\"recorded\": true|false, \"record\": {…}} or {\"error\": …}. Points are numbered over the dimensions,\n"
-     "the last fastest. At the end of the input it writes results.csv and results.svg.",
+     "line in, {\"point\": P} (its record if it has one) or {\"point\": P, \"again\": true} (measured again),\n"
+     "gets one line out, flushed: {\"recorded\": true|false, \"record\": {…}} or {\"error\": …}. A client names\n"
+     "points only: statuses and times are strata's, and a point whose strata died is recorded as crash by\n"
+     "the next --serve on DIR. Points are numbered over the dimensions, the last fastest. At the end of the\n"
+     "input it writes results.csv and results.svg.",
      1, explore_options, run_explore, 0, true},
     {"merge", "merge DIR… --out DIR",
      "Merge explorations of one space (its shards, say) into one directory.",

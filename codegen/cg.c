@@ -63,6 +63,24 @@ const char *cg_name(cg *g, const char *base) {
     return cg_str(g, "%s_%u", base, g->fresh++);
 }
 
+/* Escaped so that the text can neither end a string literal (`"`, `\\`,
+ * a line break) nor a comment (`*` before `/`), open one (`/` before `*`,
+ * which -Wcomment also rejects) or form a trigraph (`??`); every other
+ * byte outside printable ASCII is escaped too, in octal, whose three
+ * digits cannot run on into the next character as \x's can. */
+void cg_put_escaped(st_buf *b, const char *text, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i], next = i + 1 < len ? (unsigned char)text[i + 1] : 0;
+        if (c == '"' || c == '\\') st_buf_printf(b, "\\%c", c);
+        else if (c == '\n') st_buf_puts(b, "\\n");
+        else if (c == '\t') st_buf_puts(b, "\\t");
+        else if (c < 0x20 || c > 0x7e || (c == '*' && next == '/') || (c == '/' && next == '*') ||
+                 (c == '?' && next == '?'))
+            st_buf_printf(b, "\\%03o", c);
+        else st_buf_put(b, (const char *)&text[i], 1);
+    }
+}
+
 void cg_line(cg *g, const char *fmt, ...) {
     if (!g->k) return;
     st_buf *b = &g->k->body;

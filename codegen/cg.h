@@ -209,6 +209,11 @@ typedef struct cg {
 bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *cg_str(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_name(cg *g, const char *base);  /* a fresh C identifier */
+/* Text from outside the generator (a program's path, a printed node) as
+ * generated C, OpenCL C and CUDA may carry it: the inside of a C string
+ * literal, printable ASCII only, that is also safe in a comment. The one
+ * way such text enters generated code (docs/security.md). */
+void cg_put_escaped(st_buf *b, const char *text, size_t len);
 void cg_line(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The leading literal sizes of e (st_prim_after_sizes) into out. */
 bool cg_leading_sizes(cg *g, const st_node *e, int64_t *out);

@@ -98,19 +98,19 @@ void cg_glue_value(cg *g, const char *fmt, ...) {
 
 /* ---- kernels ---- */
 
-/* The node's first line, for the glue's comments and messages (so no
- * quote, backslash or end of comment in it). */
+/* The node's first line, for the kernels' and the glue's comments,
+ * escaped (cg_put_escaped) as all outside text is. */
 static const char *what_of(cg *g, const st_node *e) {
-    st_buf b = {0};
+    st_buf b = {0}, line = {0};
     st_print_node(e, &b);
-    char line[128];
     const char *text = b.data ? b.data : "";
     size_t len = strcspn(text, "\n");
-    snprintf(line, sizeof line, "%.*s%s", (int)(len > 70 ? 70 : len), text, len > 70 || text[len] ? " …" : "");
+    cg_put_escaped(&line, text, len > 70 ? 70 : len);
+    st_buf_puts(&line, len > 70 || text[len] ? " ..." : "");
+    const char *r = cg_str(g, "%s", line.data ? line.data : "");
     st_buf_free(&b);
-    for (char *c = line; *c; c++)
-        if (*c == '"' || *c == '\\' || (*c == '*' && c[1] == '/')) *c = '\'';
-    return cg_str(g, "%s", line);
+    st_buf_free(&line);
+    return r;
 }
 
 void cg_kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hint, const st_node *e) {

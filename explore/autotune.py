@@ -24,11 +24,12 @@ The protocol with `strata explore --serve` is one JSON object per line:
   strata says first  {"strata_serve": 1, "device": …, "points": N, "dims": [{"name": "BS", "values": [32, …]}, …]}
   we send            {"point": P}                     evaluate P (its record, if it has one already)
                      {"point": P, "again": true}      measure P again (the record is replaced)
-                     {"point": P, "status": "crash", "message": …}
-                                                      record P as crashed (it killed the previous process)
   strata answers     {"recorded": bool, "record": {"point": P, "strategy": …, "status": …, "median_ms": …,
                                                   "samples_ms": […], …}}  or  {"error": …}
 Points are numbered in mixed radix over the dimensions, the last fastest.
+A client names points only: statuses and times are strata's. When a strata
+dies evaluating P, the next one started on the directory records P as
+`crash` itself, so asking for P again answers with that record.
 """
 
 import argparse
@@ -223,7 +224,8 @@ def main(argv=None):
     restarts = 0
 
     def evaluate(request):
-        """Ask the server, restarting it (and recording the point as a crash) when it dies."""
+        """Ask the server, restarting it when it dies: the new one records the point it died
+        evaluating as a crash, and answers for it from that record."""
         nonlocal restarts
         try:
             answer = server.ask(request)
@@ -234,10 +236,10 @@ def main(argv=None):
             if restarts > MAX_RESTARTS:
                 raise SystemExit(f"autotune: strata died {restarts} times in a row; the last: {died}")
             print(f"autotune: the strata process died ({died}) evaluating point {request['point']}; "
-                  "recording it as a crash and starting another", file=sys.stderr, flush=True)
+                  "starting another, which records the point as a crash if it died evaluating it",
+                  file=sys.stderr, flush=True)
             server.start()
-            return server.ask({"point": request["point"], "status": "crash",
-                               "message": f"the strata process evaluating it died ({died})"})
+            return server.ask({"point": request["point"]})
 
     def objective(trial):
         p = space.point(space.suggest(trial))

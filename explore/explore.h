@@ -294,7 +294,8 @@ void st_explore_summary_free(st_explore_summary *s);
 typedef struct st_session st_session;
 
 /* Claim dir as st_explore does (or resume what it holds); *device is the
- * device the children see. */
+ * device the children see. A point a previous session died evaluating (its
+ * mark, DIR/serve-evaluating, left behind) is recorded as `crash` first. */
 st_session *st_session_open(const st_explore_setup *setup, const st_space *space, const char *dir,
                             st_device_info *device, st_err *err);
 /* The record of point: the one in dir when there is one and `again` is
@@ -302,10 +303,6 @@ st_session *st_session_open(const st_explore_setup *setup, const st_space *space
  * space's constraints reject is recorded as `constraint` without running.
  * false for a point outside the space, or what stops an exploration. */
 bool st_session_evaluate(st_session *ss, uint64_t point, bool again, st_record *out, bool *recorded, st_err *err);
-/* Record point with a status found outside (`crash`: the process that
- * evaluated it died) and a message. */
-bool st_session_record(st_session *ss, uint64_t point, st_status status, const char *message, st_record *out,
-                       st_err *err);
 /* Write results.csv and results.svg over every record, *summary as
  * st_explore gives it (summary may be NULL); frees ss. */
 bool st_session_close(st_session *ss, st_explore_summary *summary, st_err *err);
@@ -376,8 +373,18 @@ void st_export_result_free(st_export_result *r);
  * written when found. */
 bool st_results_lookup(const char *into, const st_device_info *dev, const char *program_name, bool *found,
                        st_buf *strategy, st_buf *from, st_err *err);
+/* A name that becomes one folder of a path (a program's under results/, a
+ * device's): 1 to ST_FOLDER_NAME_MAX letters, digits, `_` and `-`, not
+ * starting with `-`, so never "", "." or "..", a slash or anything a shell
+ * or a file system reads otherwise. false with a message naming `where` and
+ * `what` (the file and its field) otherwise. Checked where such a name is
+ * read: a program's file name, explore.json, index.json, and the device
+ * folder before anything is written. */
+enum { ST_FOLDER_NAME_MAX = 100 };
+bool st_folder_name_check(const char *name, st_loc where, const char *what, st_err *err);
 /* "pthread-skylake-avx512-intel-r-xeon-r-processor": a device's name as a
- * folder name (lowercase letters, digits and single dashes). */
+ * folder name (lowercase letters, digits and single dashes; "device" when
+ * the name has none of them, so never empty, "." or ".."). */
 void st_device_slug(const char *name, char *out, size_t cap);
 /* The folder and index key of a device: its slug, and "-cuda" after it for
  * a CUDA device, so that both backends of one GPU keep their own results. */

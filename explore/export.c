@@ -159,6 +159,8 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
     if (ok) {
         char slug[128], rel[400];
         st_device_key(&out->device, slug, sizeof slug);
+        /* (the program's name was checked as explore.json was read) */
+        ok = st_folder_name_check(slug, (st_loc){0}, "the device's folder", err);
         snprintf(out->program_name, sizeof out->program_name, "%s", x.e.program_name);
         snprintf(rel, sizeof rel, "%s/%s", slug, x.e.program_name);
         snprintf(out->path, sizeof out->path, "%s/%s", s->into, rel);
@@ -166,7 +168,7 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
         st_print_def(winner->lowered, &prog);
         describe_export(&x.e, &out->device, x.space, &out->best, winner, &record);
         bool cuda = out->device.backend == ST_BACKEND_CUDA;
-        ok = st_make_dirs(out->path, err) && write_in(out->path, "kernels.cl", winner->code.opencl, err) &&
+        ok = ok && st_make_dirs(out->path, err) && write_in(out->path, "kernels.cl", winner->code.opencl, err) &&
              (!cuda || write_in(out->path, "kernels.cu", winner->code.cuda, err)) &&
              write_in(out->path, "host.c", winner->code.host, err) &&
              write_in(out->path, "program.strata", prog.data ? prog.data : "", err) &&

@@ -9,6 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool st_folder_name_check(const char *name, st_loc where, const char *what, st_err *err) {
+    size_t n = name ? strlen(name) : 0;
+    bool ok = n >= 1 && n <= ST_FOLDER_NAME_MAX && name[0] != '-';
+    for (size_t i = 0; ok && i < n; i++) {
+        char c = name[i];
+        ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    }
+    if (ok) return true;
+    st_buf shown = {0}; /* the name as JSON writes it: a control character must not reach a terminal */
+    st_json_put_string(&shown, name ? name : "");
+    st_fail(err, where, "%s is %.200s, which cannot name a folder: a name here is 1 to %d of the letters A-Z and a-z, "
+                        "the digits 0-9, `_` and `-`, and does not start with `-`",
+            what, shown.data ? shown.data : "\"\"", ST_FOLDER_NAME_MAX);
+    st_buf_free(&shown);
+    return false;
+}
+
 void st_device_slug(const char *name, char *out, size_t cap) {
     size_t n = 0;
     bool dash = false;
@@ -23,7 +40,7 @@ void st_device_slug(const char *name, char *out, size_t cap) {
             dash = true;
         }
     }
-    if (!n && cap > 7) n = (size_t)snprintf(out, cap, "device");
+    if (!n && cap > 7) n = (size_t)snprintf(out, cap, "device"); /* (export checks the result all the same) */
     out[n < cap ? n : cap - 1] = 0;
 }
 
@@ -50,7 +67,7 @@ static const char *str(const st_json *j, const char *key) {
 }
 
 /* The entries of an index (none when there is no file). */
-static bool read_index(const char *path, st_arena *a, entries *out, st_err *err) {
+static bool read_index(const char *into, const char *path, st_arena *a, entries *out, st_err *err) {
     memset(out, 0, sizeof *out);
     size_t len;
     st_err missing;
@@ -74,12 +91,22 @@ static bool read_index(const char *path, st_arena *a, entries *out, st_err *err)
     if (!out->items) return st_fail_internal(err, "out of memory");
     for (size_t d = 0; d < devices->len; d++) {
         const st_json *dev = &devices->items[d], *programs = st_json_get(dev, "programs");
+        /* (these messages name `into`: path is the caller's buffer, gone when it reports) */
+        if (!st_folder_name_check(devices->keys[d], (st_loc){into, 0, 0}, "index.json's key of \"devices\"", err))
+            return false;
         for (size_t p = 0; programs && programs->kind == ST_JSON_OBJECT && p < programs->len; p++) {
             const st_json *e = &programs->items[p];
+            if (!st_folder_name_check(programs->keys[p], (st_loc){into, 0, 0}, "index.json's key of \"programs\"", err))
+                return false;
             entry *x = &out->items[out->count++];
             *x = (entry){.device_key = devices->keys[d], .device = str(dev, "name"), .vendor = str(dev, "vendor"),
                          .type = str(dev, "type"), .program = programs->keys[p], .strategy = str(e, "strategy"),
                          .path = str(e, "path")};
+            /* where the export is, relative to the index: its device's and program's folders */
+            size_t kl = strlen(x->device_key);
+            if (strncmp(x->path, x->device_key, kl) || x->path[kl] != '/' || strcmp(x->path + kl + 1, x->program))
+                return st_fail(err, (st_loc){into, 0, 0}, "index.json's \"path\" of %s on %s is not \"%s/%s\"",
+                               x->program, x->device_key, x->device_key, x->program);
             st_json_get_number(e, "gb_per_s", &x->gb_per_s);
             st_json_get_number(e, "median_ms", &x->median_ms);
         }
@@ -202,7 +229,7 @@ bool index_add(const char *into, const st_device_info *dev, const char *program,
     if (!st_lock_take(&lock, lock_file, true, err)) return false;
     st_arena *a = st_arena_new();
     entries es;
-    bool ok = a ? read_index(file, a, &es, err) : st_fail_internal(err, "out of memory");
+    bool ok = a ? read_index(into, file, a, &es, err) : st_fail_internal(err, "out of memory");
     if (ok) {
         entry now = {.device_key = key, .device = dev->name, .vendor = dev->vendor, .type = dev->type,
                      .program = program, .strategy = strategy, .path = path, .gb_per_s = gb_per_s,
@@ -230,7 +257,7 @@ bool st_results_lookup(const char *into, const st_device_info *dev, const char *
     st_arena *a = st_arena_new();
     entries es;
     if (!a) return st_fail_internal(err, "out of memory");
-    bool ok = read_index(file, a, &es, err);
+    bool ok = read_index(into, file, a, &es, err);
     const entry *hit = NULL;
     const char *how = "";
     for (size_t i = 0; ok && i < es.count && !hit; i++)

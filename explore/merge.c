@@ -58,6 +58,9 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
         !st_json_get_number(j, "seed", &seed) || !st_json_get_number(j, "runs", &runs) ||
         !st_json_get_number(j, "warmups", &warmups) || !st_json_get_number(j, "tolerance", &rtol))
         return st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description (a field is missing)");
+    /* the name export files the exploration under, in a folder of its own */
+    if (!st_folder_name_check(e->program_name, (st_loc){dir, 0, 0}, "explore.json's \"program_name\"", err))
+        return false; /* (named by dir, which outlives path) */
     const char **in = st_arena_zalloc(e->arena, (inputs->len + 1) * sizeof *in);
     if (!in) return st_fail_internal(err, "out of memory");
     for (size_t i = 0; i < inputs->len; i++)

@@ -4,11 +4,21 @@
  * the order of the points is someone else's. */
 #include "workdir.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The point being evaluated, written before and removed after: a session
+ * that finds it at its start knows that the process evaluating that point
+ * died, and records it as a crash itself. So statuses and times are always
+ * the server's; the client only names points. */
+#define EVALUATING "serve-evaluating"
 
 struct st_session {
     const st_explore_setup *s;
+    char evaluating[4200]; /* DIR/EVALUATING (messages name DIR, which outlives the session) */
     const st_space *space;
     st_arena *a;         /* the inputs and the interpreter's result, for the whole session */
     bench bench;
@@ -16,28 +26,6 @@ struct st_session {
     st_records fresh;    /* and those recorded since, in order */
     st_device_info device;
 };
-
-st_session *st_session_open(const st_explore_setup *s, const st_space *space, const char *dir, st_device_info *device,
-                            st_err *err) {
-    if (!s->runs || !(s->timeout_s > 0) || !(s->build_timeout_s > 0))
-        return st_fail_internal(err, "an exploration needs runs and time limits above 0"), NULL;
-    st_session *ss = calloc(1, sizeof *ss);
-    if (!ss || !(ss->a = st_arena_new())) {
-        free(ss);
-        return st_fail_internal(err, "out of memory"), NULL;
-    }
-    ss->s = s;
-    ss->space = space;
-    if (!space_well_formed(s, space, err) || !bench_open(&ss->bench, s, ss->a, err) || !bench_device(&ss->bench, &ss->device, err) ||
-        !workdir_open(&ss->dir, s, space, &ss->device, dir, 0, 1, err)) {
-        workdir_free(&ss->dir);
-        st_arena_free(ss->a);
-        free(ss);
-        return NULL;
-    }
-    if (device) *device = ss->device;
-    return ss;
-}
 
 /* The latest record of point, or NULL. */
 static const st_record *recorded_of(const st_session *ss, uint64_t point) {
@@ -82,6 +70,77 @@ static bool point_of(const st_session *ss, uint64_t point, variant *v, uint32_t 
     return true;
 }
 
+/* Record point as a crash found outside a measurement: the process that
+ * evaluated it died. */
+static bool record_crash(st_session *ss, uint64_t point, const char *message, st_record *out, st_err *err) {
+    memset(out, 0, sizeof *out);
+    variant v = {0};
+    uint32_t *which = calloc(st_space_ndims(ss->space) + 1, sizeof *which);
+    st_record rec = {0};
+    bool admitted;
+    bool ok = which || st_fail_internal(err, "out of memory");
+    ok = ok && point_of(ss, point, &v, which, &admitted, err);
+    if (ok) {
+        v.status = ST_STATUS_CRASH;
+        snprintf(v.message, sizeof v.message, "%s", message);
+        if (!record_of(ss->space, &v, which, &rec)) ok = st_fail_internal(err, "out of memory");
+    }
+    ok = ok && keep(ss, &rec, out, err);
+    if (!ok) st_record_clear(&rec);
+    free(v.strategy);
+    free(which);
+    return ok;
+}
+
+/* A point a previous session died evaluating: recorded as a crash (and
+ * the mark removed) before anything else. A mark that names no point of
+ * the space is refused, naming the file. */
+static bool crashed_before(st_session *ss, st_err *err) {
+    st_err missing;
+    size_t len;
+    char *text = st_read_file(ss->evaluating, &len, &missing);
+    if (!text) return true; /* the last session ended between points */
+    char *end;
+    errno = 0;
+    unsigned long long point = strtoull(text, &end, 10);
+    bool whole = end != text && text[0] >= '0' && text[0] <= '9' && (*end == '\n' || !*end) && !errno;
+    free(text);
+    if (!whole || point >= st_space_npoints(ss->space))
+        return st_fail(err, (st_loc){ss->dir.dir, 0, 0},
+                       EVALUATING " names no point of the space (it names the point a session was evaluating when "
+                       "it died: remove it if it is not this exploration's)");
+    st_record rec;
+    if (!record_crash(ss, point, "the strata process evaluating it died", &rec, err)) return false;
+    st_record_clear(&rec);
+    if (unlink(ss->evaluating) && errno != ENOENT)
+        return st_fail(err, (st_loc){ss->dir.dir, 0, 0}, "cannot remove " EVALUATING ": %s", strerror(errno));
+    return true;
+}
+
+st_session *st_session_open(const st_explore_setup *s, const st_space *space, const char *dir, st_device_info *device,
+                            st_err *err) {
+    if (!s->runs || !(s->timeout_s > 0) || !(s->build_timeout_s > 0))
+        return st_fail_internal(err, "an exploration needs runs and time limits above 0"), NULL;
+    st_session *ss = calloc(1, sizeof *ss);
+    if (!ss || !(ss->a = st_arena_new())) {
+        free(ss);
+        return st_fail_internal(err, "out of memory"), NULL;
+    }
+    ss->s = s;
+    ss->space = space;
+    snprintf(ss->evaluating, sizeof ss->evaluating, "%s/" EVALUATING, dir);
+    if (!space_well_formed(s, space, err) || !bench_open(&ss->bench, s, ss->a, err) || !bench_device(&ss->bench, &ss->device, err) ||
+        !workdir_open(&ss->dir, s, space, &ss->device, dir, 0, 1, err) || !crashed_before(ss, err)) {
+        workdir_free(&ss->dir);
+        st_records_free(&ss->fresh);
+        st_arena_free(ss->a);
+        free(ss);
+        return NULL;
+    }
+    if (device) *device = ss->device;
+    return ss;
+}
+
 bool st_session_evaluate(st_session *ss, uint64_t point, bool again, st_record *out, bool *recorded, st_err *err) {
     memset(out, 0, sizeof *out);
     const st_record *old = again ? NULL : recorded_of(ss, point);
@@ -94,37 +153,21 @@ bool st_session_evaluate(st_session *ss, uint64_t point, bool again, st_record *
     bool admitted = false;
     bool ok = (which && a) || st_fail_internal(err, "out of memory");
     ok = ok && point_of(ss, point, &v, which, &admitted, err);
+    char mark[32];
+    snprintf(mark, sizeof mark, "%llu\n", (unsigned long long)point);
+    ok = ok && (!admitted || st_write_file(ss->evaluating, mark, strlen(mark), err));
     if (ok && admitted)
         ok = variant_measure(&ss->bench, a, &v, ss->s->build_timeout_s, ss->s->timeout_s, &figures, err);
     if (ok && !record_of(ss->space, &v, which, &rec)) ok = st_fail_internal(err, "out of memory");
     if (ok && v.status == ST_STATUS_OK) record_take_figures(&rec, &figures);
     ok = ok && keep(ss, &rec, out, err);
+    if (ok && admitted && unlink(ss->evaluating))
+        ok = st_fail(err, (st_loc){ss->dir.dir, 0, 0}, "cannot remove " EVALUATING ": %s", strerror(errno));
     if (!ok) st_record_clear(&rec);
     st_record_clear(&figures);
     free(v.strategy);
     free(which);
     st_arena_free(a);
-    return ok;
-}
-
-bool st_session_record(st_session *ss, uint64_t point, st_status status, const char *message, st_record *out,
-                       st_err *err) {
-    memset(out, 0, sizeof *out);
-    variant v = {0};
-    uint32_t *which = calloc(st_space_ndims(ss->space) + 1, sizeof *which);
-    st_record rec = {0};
-    bool admitted;
-    bool ok = which || st_fail_internal(err, "out of memory");
-    ok = ok && point_of(ss, point, &v, which, &admitted, err);
-    if (ok) {
-        v.status = status;
-        snprintf(v.message, sizeof v.message, "%s", message ? message : "");
-        if (!record_of(ss->space, &v, which, &rec)) ok = st_fail_internal(err, "out of memory");
-    }
-    ok = ok && keep(ss, &rec, out, err);
-    if (!ok) st_record_clear(&rec);
-    free(v.strategy);
-    free(which);
     return ok;
 }
 

@@ -160,7 +160,10 @@ bool workdir_open(workdir *w, const st_explore_setup *s, const st_space *space, 
     path_in(dir, "results.jsonl", w->records, sizeof w->records);
     st_buf meta = {0};
     size_t truncated = 0;
-    bool ok = st_make_dirs(dir, err) && workdir_lock(dir, &w->lock, err) &&
+    /* (the name results/ will file it under: refused before any file is written) */
+    bool ok = st_folder_name_check(s->program_name, (st_loc){s->program_path, 0, 0},
+                                   "the program's name (its file's name up to the first `.`)", err) &&
+              st_make_dirs(dir, err) && workdir_lock(dir, &w->lock, err) &&
               describe(s, space, dev, shard, nshards, &meta, err) &&
               claim_dir(dir, meta.data ? meta.data : "", s, err) && drop_partial_line(w->records, err) &&
               st_records_read(w->records, &w->done, &truncated, err);

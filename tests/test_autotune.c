@@ -2,10 +2,11 @@
  * stands on, `strata explore --serve`, on the default device (PoCL on CI).
  *
  *   serve       the greeting, a point evaluated and then answered from its
- *               record, measured again (the record replaced), a crash
- *               recorded as told, constraints, bad requests answered with an
- *               error and the session going on; the directory is the
- *               driver's and exports
+ *               record, measured again (the record replaced), constraints,
+ *               bad requests answered with an error and the session going
+ *               on, a client's own status or time refused; a point a dead
+ *               strata was evaluating recorded as `crash` by the next; the
+ *               directory is the driver's and exports
  *   autotune    each sampler finds a validated point on a small space; its
  *               files have the driver's format and export; a study killed
  *               mid-way resumes from its database; two directories share
@@ -114,7 +115,7 @@ START_TEST(serve_answers_each_point_with_its_record) {
                    "not json\n"
                    "{\"pointe\": 1}\n"
                    "{\"point\": 1.5}\n"
-                   "{\"point\": 1, \"status\": \"exploded\"}\n"
+                   "{\"point\": 0, \"status\": \"ok\", \"median_ms\": 0}\n" /* a client names points only */
                    "{\"point\": 0, \"status\": \"crash\", \"message\": \"it died\"}\n"
                    "{\"point\": 3, \"again\": true}\n",
                    &out, &err);
@@ -147,19 +148,17 @@ START_TEST(serve_answers_each_point_with_its_record) {
     ck_assert_has(st_json_get_string(line_json(&f, out, 4), "error"), "not a JSON line");
     ck_assert_has(st_json_get_string(line_json(&f, out, 5), "error"), "a request is {\"point\": P}");
     ck_assert_has(st_json_get_string(line_json(&f, out, 6), "error"), "a request is {\"point\": P}");
-    ck_assert_has(st_json_get_string(line_json(&f, out, 7), "error"), "\"status\" is one of ok, constraint");
-    /* a crash recorded as told, without running */
-    const st_json *crash = st_json_get(line_json(&f, out, 8), "record");
-    ck_assert_str_eq(st_json_get_string(crash, "status"), "crash");
-    ck_assert_str_eq(st_json_get_string(crash, "message"), "it died");
+    /* statuses and times are strata's: a client's own are refused, and recorded nowhere */
+    ck_assert_has(st_json_get_string(line_json(&f, out, 7), "error"), "a request names a point, and nothing else");
+    ck_assert_has(st_json_get_string(line_json(&f, out, 8), "error"), "a request names a point, and nothing else");
     /* measured again: a new record, which replaces the first */
     const st_json *again = line_json(&f, out, 9);
     ck_assert(!st_json_get(again, "recorded")->boolean);
     ck_assert_str_eq(st_json_get_string(st_json_get(again, "record"), "status"), "ok");
-    ck_assert_has(err, "serve: 2 points recorded in");
+    ck_assert_has(err, "serve: 1 points recorded in");
     /* the driver's files */
     st_records rs = records_of(&f);
-    ck_assert_uint_eq(rs.count, 2);
+    ck_assert_uint_eq(rs.count, 1);
     const st_record *r3 = NULL;
     for (size_t i = 0; i < rs.count; i++)
         if (rs.items[i].point == 3) r3 = &rs.items[i];
@@ -176,6 +175,31 @@ START_TEST(serve_answers_each_point_with_its_record) {
     rc = serve(&f, SMALL_SPACE, "{\"point\": 3}\n", &out, &err);
     ck_assert_msg(rc == 0, "%.3000s", err);
     ck_assert(st_json_get(line_json(&f, out, 1), "recorded")->boolean);
+    teardown(&f);
+}
+END_TEST
+
+/* The point a strata died evaluating (its mark left in the directory) is
+ * recorded as `crash` by the next session, before anything else, and a
+ * mark naming no point of the space is refused by name. */
+START_TEST(serve_records_the_point_a_dead_strata_was_evaluating_as_a_crash) {
+    fixture f;
+    setup(&f);
+    ck_assert(mkdir(f.out, 0700) == 0);
+    const char *mark = arena_text(f.a, "%s/serve-evaluating", f.out);
+    ck_assert(st_write_file(mark, "2\n", 2, NULL));
+    char *out, *err;
+    int rc = serve(&f, SMALL_SPACE, "{\"point\": 2}\n", &out, &err);
+    ck_assert_msg(rc == 0, "%.3000s", err);
+    const st_json *answer = line_json(&f, out, 1), *rec = st_json_get(answer, "record");
+    ck_assert(st_json_get(answer, "recorded")->boolean);
+    ck_assert_str_eq(st_json_get_string(rec, "status"), "crash");
+    ck_assert_has(st_json_get_string(rec, "message"), "the strata process evaluating it died");
+    ck_assert_int_ne(access(mark, F_OK), 0);
+    ck_assert(st_write_file(mark, "6\n", 2, NULL)); /* the space has points 0 to 5 */
+    rc = serve(&f, SMALL_SPACE, "{\"point\": 3}\n", &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, arena_text(f.a, "%s: error: serve-evaluating names no point of the space", f.out));
     teardown(&f);
 }
 END_TEST
@@ -435,6 +459,9 @@ START_TEST(a_strata_that_dies_is_recorded_as_crash_and_replaced) {
     fixture f;
     setup(&f);
     pid_t pid = tune_in_background(&f, "8", "4", 1);
+    /* killed while it evaluates a point (its mark is there), not between two */
+    const char *mark = arena_text(f.a, "%s/serve-evaluating", f.out);
+    for (int waited = 0; access(mark, F_OK) && waited < 3000; waited++) nanosleep(&(struct timespec){0, 10000000}, NULL);
     pid_t strata = serving_strata(f.out);
     ck_assert_msg(strata > 0, "no `strata explore --serve` for %s", f.out);
     kill(strata, SIGKILL);
@@ -444,7 +471,7 @@ START_TEST(a_strata_that_dies_is_recorded_as_crash_and_replaced) {
                *err = slurp_file(f.a, arena_text(f.a, "%s/tune.err", f.dir), NULL);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "autotune failed:\n%.2000s\n%.2000s", out, err);
     ck_assert_has(err, "the strata process died (killed by signal 9) evaluating point ");
-    ck_assert_has(err, "recording it as a crash and starting another");
+    ck_assert_has(err, "starting another, which records the point as a crash");
     ck_assert_has(out, "[8/8] ");
     ck_assert_has(file_of(&f, "autotune.json"), "\"trials\": 8");
     st_records rs = records_of(&f);
@@ -464,6 +491,7 @@ static Suite *autotune_suite(void) {
     tcase_set_timeout(sv, 600);
     tcase_add_test(sv, serve_answers_each_point_with_its_record);
     tcase_add_test(sv, serve_records_constraints_and_refuses_what_it_cannot_do);
+    tcase_add_test(sv, serve_records_the_point_a_dead_strata_was_evaluating_as_a_crash);
     suite_add_tcase(s, sv);
     TCase *at = tcase_create("autotune");
     tcase_set_timeout(at, 600);

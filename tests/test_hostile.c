@@ -1,0 +1,249 @@
+/* tests/test_hostile.c — input written to attack strata (docs/security.md):
+ *
+ *   code        a program under a directory whose name closes a comment
+ *               and holds C code, run and exported through a doctored
+ *               explore.json: the code does not run, and the generated
+ *               texts carry the path escaped only
+ *   folders     names that become folders (explore.json's program_name,
+ *               index.json's keys, a program file's name, a device's slug)
+ *               that would leave --into or be empty are refused by name,
+ *               and nothing is written outside
+ *
+ * On the default device (PoCL on CI). */
+#include "explore/explore.h"
+#include "harness.h"
+#include "run_strata.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* C that takes over strata_run when it reaches the glue raw (after a `*` `/`
+ * that ends the glue's first comment): its own strata_run fails with a
+ * message of its own, and the real one is renamed out of the way. In the
+ * kernels it is skipped, so that they still build. One folder name: no `/`. */
+#define INJECTED                                                                                                   \
+    "\n#ifndef __OPENCL_VERSION__\nint snprintf();int strata_run(void*a,void*b,void*c,void*d,void*e,void*f,void*g,"   \
+    "char*m,long n){snprintf(m,n,\"INJECTED CODE RAN\");return -5;}\n#define strata_run strata_run_x\n#endif\n"
+/* the same as a JSON string's inside */
+#define INJECTED_JSON                                                                                              \
+    "\\n#ifndef __OPENCL_VERSION__\\nint snprintf();int strata_run(void*a,void*b,void*c,void*d,void*e,void*f,"      \
+    "void*g,char*m,long n){snprintf(m,n,\\\"INJECTED CODE RAN\\\");return -5;}\\n#define strata_run strata_run_x\\n" \
+    "#endif\\n"
+
+static const char *example_path(cli *c, const char *name) {
+    return arena_text(c->a, "%s/%s", getenv("STRATA_EXAMPLES"), name);
+}
+
+/* A generated text: no raw piece of the injected path, and the first line
+ * (the comment that names the program) shows it escaped. */
+static void carries_the_path_escaped(cli *c, const char *dir, const char *name) {
+    const char *text = slurp_file(c->a, arena_text(c->a, "%s/%s", dir, name), NULL);
+    ck_assert_msg(text != NULL, "%s/%s was not written", dir, name);
+    ck_assert_msg(!strstr(text, "A*/") && !strstr(text, "INJECTED CODE RAN\");") && !strstr(text, "/*p.strata"),
+                  "%s carries the path raw:\n%.600s", name, text);
+    const char *line_end = strchr(text, '\n');
+    ck_assert(line_end != NULL);
+    const char *first = arena_text(c->a, "%.*s", (int)(line_end - text), text);
+    ck_assert_msg(strstr(first, "A\\052/\\n#ifndef __OPENCL_VERSION__\\nint snprintf();") &&
+                      strstr(first, "\\\"INJECTED CODE RAN\\\"") && strstr(first, "\\057*p.strata\""),
+                  "%s does not name the program escaped:\n%s", name, first);
+}
+
+START_TEST(code_in_a_directory_name_does_not_run) {
+    cli c;
+    cli_open(&c, "hostile");
+    const char *outer = arena_text(c.a, "%s/A*", c.dir), *inner = arena_text(c.a, "%s/" INJECTED, outer);
+    ck_assert(mkdir(outer, 0700) == 0 && mkdir(inner, 0700) == 0);
+    const char *program = arena_text(c.a, "%s/*p.strata", inner), *emit = arena_text(c.a, "%s/emit", c.dir);
+    const char *source = slurp_file(c.a, example_path(&c, "dot.strata"), NULL);
+    ck_assert(st_write_file(program, source, strlen(source), NULL));
+    char *out, *err;
+    int rc = cli_strata(&c,
+                        ARGS("run", program, "--size", "N=1000", "--check", "--emit", emit, "--results",
+                             arena_text(c.a, "%s/no-results", c.dir)),
+                        &out, &err);
+    ck_assert_msg(!strstr(err, "INJECTED CODE RAN"), "the path's code ran:\n%s", err);
+    ck_assert_msg(rc == 0, "strata run failed:\n%s", err);
+    ck_assert_has(err, "check: the results equal the interpreter's");
+    carries_the_path_escaped(&c, emit, "host.c");
+    carries_the_path_escaped(&c, emit, "kernels.cl");
+    carries_the_path_escaped(&c, emit, "kernels.cu");
+    cli_close(&c);
+}
+END_TEST
+
+/* A two-point exploration of the prefix sum into c->dir/explored. */
+static const char *explored(cli *c) {
+    const char *dir = arena_text(c->a, "%s/explored", c->dir);
+    char *out, *err;
+    int rc = cli_strata(c,
+                        ARGS("explore", example_path(c, "prefix_sum.strata"), "--space",
+                             "parallel-scan(BS=[32, 64], BF=2, SE=2)", "--size", "N=3001", "--runs", "7", "--out", dir,
+                             "--cache", arena_text(c->a, "%s/cache", c->dir)),
+                        &out, &err);
+    ck_assert_msg(rc == 0, "explore failed:\n%s", err);
+    return dir;
+}
+
+/* dir/explore.json with the text value of `field` replaced by `json` (a
+ * JSON string's inside). */
+static void doctor(cli *c, const char *dir, const char *field, const char *json) {
+    const char *path = arena_text(c->a, "%s/explore.json", dir);
+    const char *text = slurp_file(c->a, path, NULL);
+    ck_assert(text != NULL);
+    const char *key = arena_text(c->a, "\"%s\": \"", field), *at = strstr(text, key);
+    ck_assert_msg(at != NULL, "explore.json has no %s:\n%s", field, text);
+    const char *value = at + strlen(key), *end = strchr(value, '"');
+    const char *now = arena_text(c->a, "%.*s%s%s", (int)(value - text), text, json, end);
+    ck_assert(st_write_file(path, now, strlen(now), NULL));
+}
+
+static int export_to(cli *c, const char *dir, const char *into, char **out, char **err) {
+    return cli_strata(c,
+                      ARGS("export", dir, "--into", into, "--top", "1", "--cache",
+                           arena_text(c->a, "%s/cache", c->dir)),
+                      out, err);
+}
+
+START_TEST(code_in_explore_json_does_not_run_at_export) {
+    cli c;
+    cli_open(&c, "hostile");
+    const char *dir = explored(&c), *into = arena_text(c.a, "%s/results", c.dir);
+    doctor(&c, dir, "program", "A*/" INJECTED_JSON "/*p.strata");
+    char *out, *err;
+    int rc = export_to(&c, dir, into, &out, &err);
+    ck_assert_msg(!strstr(err, "INJECTED CODE RAN"), "the path's code ran:\n%s", err);
+    ck_assert_msg(rc == 0, "export failed:\n%s", err);
+    const char *folder = export_folder(c.a, into, "prefix_sum");
+    carries_the_path_escaped(&c, folder, "host.c");
+    carries_the_path_escaped(&c, folder, "kernels.cl");
+    cli_close(&c);
+}
+END_TEST
+
+START_TEST(a_program_name_that_leaves_into_is_refused) {
+    cli c;
+    cli_open(&c, "hostile");
+    const char *dir = explored(&c), *into = arena_text(c.a, "%s/a/results", c.dir);
+    const char *names[] = {"../../escaped", "", "..", "a/b", "-rf", "a b"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        doctor(&c, dir, "program_name", names[i]);
+        char *out, *err;
+        int rc = export_to(&c, dir, into, &out, &err);
+        ck_assert_msg(rc == 1, "program_name `%s`: exit %d\n%s", names[i], rc, err);
+        ck_assert_has(err, arena_text(c.a, "%s: error: explore.json's \"program_name\" is ", dir));
+        ck_assert_has(err, "cannot name a folder: a name here is 1 to 100 of the letters A-Z and a-z, the digits 0-9");
+        ck_assert_int_ne(access(arena_text(c.a, "%s/escaped", c.dir), F_OK), 0);
+        ck_assert_int_ne(access(into, F_OK), 0); /* nothing written at all */
+        /* merge reads explore.json the same way */
+        rc = cli_strata(&c, ARGS("merge", dir, "--out", arena_text(c.a, "%s/merged", c.dir)), &out, &err);
+        ck_assert_int_eq(rc, 1);
+        ck_assert_has(err, "cannot name a folder");
+    }
+    cli_close(&c);
+}
+END_TEST
+
+/* `.strata` is named "", which would file its export in the device's folder
+ * itself: refused before the exploration's folder is made. */
+START_TEST(a_program_file_without_a_name_is_refused) {
+    cli c;
+    cli_open(&c, "hostile");
+    const char *program = arena_text(c.a, "%s/.strata", c.dir), *dir = arena_text(c.a, "%s/explored", c.dir);
+    const char *source = slurp_file(c.a, example_path(&c, "prefix_sum.strata"), NULL);
+    ck_assert(st_write_file(program, source, strlen(source), NULL));
+    char *out, *err;
+    int rc = cli_strata(&c,
+                        ARGS("explore", program, "--space", "parallel-scan(BS=32, BF=2, SE=2)", "--size", "N=100",
+                             "--out", dir),
+                        &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, ".strata");
+    ck_assert_has(err, "the program's name (its file's name up to the first `.`) is \"\", which cannot name a folder");
+    ck_assert_int_ne(access(dir, F_OK), 0);
+    cli_close(&c);
+}
+END_TEST
+
+/* index.json's keys are folders too: a key that is not one is refused,
+ * naming the file, as is a path that is not the key's own. */
+START_TEST(an_index_that_names_other_folders_is_refused) {
+    cli c;
+    cli_open(&c, "hostile");
+    const char *results = arena_text(c.a, "%s/results", c.dir), *index = arena_text(c.a, "%s/index.json", results);
+    ck_assert(mkdir(results, 0700) == 0);
+    const char *bad[] = {
+        "{\"strata_results\": 1, \"devices\": {\"..\": {\"name\": \"x\", \"vendor\": \"v\", \"type\": \"CPU\", "
+        "\"programs\": {\"dot\": {\"strategy\": \"map\", \"path\": \"../dot\"}}}}}",
+        "{\"strata_results\": 1, \"devices\": {\"cpu\": {\"name\": \"x\", \"vendor\": \"v\", \"type\": \"CPU\", "
+        "\"programs\": {\"../../dot\": {\"strategy\": \"map\", \"path\": \"cpu/../../dot\"}}}}}",
+        "{\"strata_results\": 1, \"devices\": {\"cpu\": {\"name\": \"x\", \"vendor\": \"v\", \"type\": \"CPU\", "
+        "\"programs\": {\"dot\": {\"strategy\": \"map\", \"path\": \"../../etc\"}}}}}",
+    };
+    const char *why[] = {"index.json's key of \"devices\" is \"..\"", "index.json's key of \"programs\" is \"../../dot\"",
+                         "index.json's \"path\" of dot on cpu is not \"cpu/dot\""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert(st_write_file(index, bad[i], strlen(bad[i]), NULL));
+        char *out, *err;
+        int rc = cli_strata(&c, ARGS("run", example_path(&c, "dot.strata"), "--size", "N=10", "--results", results),
+                            &out, &err);
+        ck_assert_msg(rc == 1, "index %zu: exit %d\n%s", i, rc, err);
+        ck_assert_has(err, arena_text(c.a, "%s: error: %s", results, why[i]));
+    }
+    cli_close(&c);
+}
+END_TEST
+
+/* A device's folder: never "", "." or "..", never a slash, whatever its name. */
+START_TEST(device_folders_and_names_are_one_safe_component) {
+    const char *names[] = {"", ".", "..", "../../etc", "/", "NVIDIA H200", "\n*/", "-"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char slug[128];
+        st_device_slug(names[i], slug, sizeof slug);
+        st_err err = {0};
+        ck_assert_msg(st_folder_name_check(slug, (st_loc){0}, "slug", &err), "`%s` → `%s`: %s", names[i], slug,
+                      err.message);
+    }
+    char slug[128];
+    st_device_slug("../../etc", slug, sizeof slug);
+    ck_assert_str_eq(slug, "etc");
+    st_device_slug("..", slug, sizeof slug);
+    ck_assert_str_eq(slug, "device");
+    char longest[ST_FOLDER_NAME_MAX + 2];
+    memset(longest, 'a', sizeof longest);
+    longest[ST_FOLDER_NAME_MAX] = 0;
+    ck_assert(st_folder_name_check(longest, (st_loc){0}, "n", NULL));
+    longest[ST_FOLDER_NAME_MAX] = 'a';
+    longest[ST_FOLDER_NAME_MAX + 1] = 0;
+    const char *refused[] = {longest, "", ".", "..", "a/b", "-x", "a.b", "é", "a\nb"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        st_err err = {0};
+        ck_assert_msg(!st_folder_name_check(refused[i], (st_loc){"f.json", 0, 0}, "\"x\"", &err), "`%s` accepted",
+                      refused[i]);
+        ck_assert_str_eq(err.loc.file, "f.json");
+        ck_assert_has(err.message, "\"x\" is ");
+    }
+    st_err err = {0};
+    ck_assert(!st_folder_name_check("a\nb", (st_loc){0}, "\"x\"", &err));
+    ck_assert_has(err.message, "\"x\" is \"a\\nb\", which"); /* shown escaped, never raw */
+}
+END_TEST
+
+static Suite *hostile_suite(void) {
+    Suite *s = suite_create("hostile");
+    TCase *code = tcase_create("code");
+    tcase_set_timeout(code, 300);
+    tcase_add_test(code, code_in_a_directory_name_does_not_run);
+    tcase_add_test(code, code_in_explore_json_does_not_run_at_export);
+    suite_add_tcase(s, code);
+    TCase *folders = tcase_create("folders");
+    tcase_set_timeout(folders, 300);
+    tcase_add_test(folders, a_program_name_that_leaves_into_is_refused);
+    tcase_add_test(folders, a_program_file_without_a_name_is_refused);
+    tcase_add_test(folders, an_index_that_names_other_folders_is_refused);
+    tcase_add_test(folders, device_folders_and_names_are_one_safe_component);
+    suite_add_tcase(s, folders);
+    return s;
+}
+
+int main(void) { return run_suite(hostile_suite()); }
