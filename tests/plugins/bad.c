@@ -12,8 +12,13 @@
  *   BAD_REFUSES       a register function that fails, saying why
  *   BAD_UNDEFINED     needs a function strata does not have
  *   BAD_CRASHES       loads, but its rule test-crash(K) kills the process
- *                     at K = 2 (the autotuner's suite: a strata that dies) */
+ *                     at K = 2 (the autotuner's suite: a strata that dies)
+ *   BAD_CRASHES_REGISTERING  dies of SIGSEGV in its register function */
 #include "rewrite/plugin.h"
+
+#ifdef BAD_CRASHES_REGISTERING
+#include <signal.h>
+#endif
 
 #ifdef BAD_NO_SYMBOLS
 int not_a_plugin(void);
@@ -70,6 +75,11 @@ static bool register_rules(st_plugin *plugin, st_err *err) {
     return st_fail(err, (st_loc){0}, "this plugin needs a GPU with 128 KiB of local memory");
 #elif defined BAD_CRASHES
     return st_plugin_add_rule(plugin, &crasher, err);
+#elif defined BAD_CRASHES_REGISTERING
+    /* the signal a wild pointer gives, raised: a null store would be
+     * caught first by the undefined-behaviour sanitizer */
+    raise(SIGSEGV);
+    return st_plugin_add_rule(plugin, &good, err);
 #elif defined BAD_UNDEFINED
     st_no_such_function();
     return st_plugin_add_rule(plugin, &good, err);
