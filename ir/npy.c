@@ -183,12 +183,20 @@ done:
     return ok;
 }
 
+enum { NPY_DATA_MAX_GIB = 16 };
+#define NPY_DATA_MAX ((size_t)NPY_DATA_MAX_GIB << 30)
+
 /* The bytes of data the header's shape describes. */
 static bool data_bytes(const char *what, const header *h, size_t *bytes, st_err *err) {
     size_t count = 1;
     for (uint32_t i = 0; i < h->rank; i++)
         if (__builtin_mul_overflow(count, (size_t)h->dims[i], &count)) return bad(err, what, "its shape is too large");
     if (__builtin_mul_overflow(count, st_scalar_size(h->kind), bytes)) return bad(err, what, "its shape is too large");
+    /* the data is allocated before it is read: from a pipe, whose length
+     * is not known in advance, a shape alone must not take all memory */
+    if (*bytes > NPY_DATA_MAX)
+        return st_fail(err, (st_loc){what, 0, 0}, "its shape needs %zu bytes of data, more than %d GiB, the most strata reads of a .npy file",
+                       *bytes, NPY_DATA_MAX_GIB);
     return true;
 }
 
