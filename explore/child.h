@@ -49,7 +49,7 @@ void child_kill(child *c);
 bool child_finish(child *c, const volatile sig_atomic_t *stop);
 /* Seconds past its deadline after which a child ends itself (SIGALRM),
  * should its parent not be there to kill it. */
-enum { CHILD_GRACE_S = 10 };
+enum { CHILD_GRACE_S = 5 };
 /* Write all of text to fd (the child's side). */
 void child_write(int fd, const char *text, size_t len);
 /* "was killed by signal 11 (Segmentation fault)", "exited with status 3", … */

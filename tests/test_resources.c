@@ -82,10 +82,10 @@ static int children_of(pid_t pid, pid_t *kids, int max) {
     return n;
 }
 
-/* A child of pid that has been there for a whole second (the one stuck on
- * the hanging variant or reference, not the short device probe), within a
- * minute. */
-static pid_t lasting_child(pid_t pid) {
+/* A child of pid that has been there for `lasting` seconds (the one stuck
+ * on the hanging variant or reference, not the short device probe), within
+ * a minute. */
+static pid_t child_lasting(pid_t pid, double lasting) {
     pid_t seen = 0;
     double since = 0;
     for (double until = now_s() + 60; now_s() < until; sleep_s(0.05)) {
@@ -96,13 +96,13 @@ static pid_t lasting_child(pid_t pid) {
         if (!still) {
             seen = n ? kids[0] : 0;
             since = now_s();
-        } else if (now_s() - since >= 1.0) {
+        } else if (now_s() - since >= lasting) {
             return seen;
         }
         int status;
-        ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "strata ended before a child of it lasted a second");
+        ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "strata ended before a child of it lasted %g s", lasting);
     }
-    ck_abort_msg("no child of strata lasted a second within a minute");
+    ck_abort_msg("no child of strata lasted %g s within a minute", lasting);
     return 0;
 }
 
@@ -157,11 +157,43 @@ static void teardown(void) { cli_close(&c); }
 START_TEST(kill_9_of_explore_leaves_no_child_running) {
     const char *out = arena_text(c.a, "%s/o", c.dir);
     pid_t pid = start(&c, EXPLORE_HANGS(HANGS, out, "300"));
-    pid_t stuck = lasting_child(pid); /* checking the variant that never ends */
+    pid_t stuck = child_lasting(pid, 1.0); /* checking the variant that never ends */
     ck_assert(kill(pid, SIGKILL) == 0);
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid);
     no_descendants_within(5, stuck, "kill -9 of strata explore");
+}
+END_TEST
+
+/* The state letter of process pid (R, S, Z, …), or 0 when it is gone. */
+static char state_of(pid_t pid) {
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[n] = 0;
+    const char *end = strrchr(text, ')'); /* after the command's name, which may hold anything */
+    return end && end[1] == ' ' ? end[2] : 0;
+}
+
+/* A child whose parent cannot kill it (stopped here with SIGSTOP) ends by
+ * itself a few seconds past its deadline. */
+START_TEST(a_child_ends_itself_past_its_deadline) {
+    const char *out = arena_text(c.a, "%s/o", c.dir);
+    pid_t pid = start(&c, EXPLORE_HANGS(HANGS, out, "4"));
+    pid_t stuck = child_lasting(pid, 2.0);
+    ck_assert(kill(pid, SIGSTOP) == 0);
+    double until = now_s() + 30;
+    while (state_of(stuck) != 'Z' && state_of(stuck) != 0 && now_s() < until) sleep_s(0.1);
+    char state = state_of(stuck);
+    if (state != 'Z' && state != 0) kill(stuck, SIGKILL);
+    kill(pid, SIGKILL);
+    kill(pid, SIGCONT);
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    no_descendants_within(5, stuck, "strata killed");
+    ck_assert_msg(state == 'Z' || state == 0, "the child was still running (%c) 30 s after its parent stopped", state);
 }
 END_TEST
 
@@ -185,7 +217,7 @@ START_TEST(sigterm_ends_explore_cleanly_and_keeps_the_records) {
     unlink(arena_text(c.a, "%s/results.csv", out));
 
     pid_t pid = start(&c, EXPLORE_HANGS(HANGS_SECOND, out, "300"));
-    pid_t stuck = lasting_child(pid);
+    pid_t stuck = child_lasting(pid, 1.0);
     ck_assert(kill(pid, SIGTERM) == 0);
     int status = end_within(&c, pid, 30, "strata explore after SIGTERM", &o, &e);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 143, "status %d; stderr:\n%s", status, e);
@@ -207,7 +239,7 @@ START_TEST(sigint_while_the_reference_runs_exits_130) {
     const char *out = arena_text(c.a, "%s/o", c.dir);
     pid_t pid = start(&c, ARGS("explore", hang_program, "--space", "parallel-scan(BS=[32, 64], BF=2, SE=1)", "--size",
                                "N=64", "--out", out, "--timeout", "300", "--cache", cache));
-    pid_t stuck = lasting_child(pid);
+    pid_t stuck = child_lasting(pid, 1.0);
     ck_assert(kill(pid, SIGINT) == 0);
     char *o, *e;
     int status = end_within(&c, pid, 30, "strata explore after SIGINT", &o, &e);
@@ -336,6 +368,7 @@ static Suite *resources_suite(void) {
     tcase_add_test(proc, kill_9_of_explore_leaves_no_child_running);
     tcase_add_test(proc, sigterm_ends_explore_cleanly_and_keeps_the_records);
     tcase_add_test(proc, sigint_while_the_reference_runs_exits_130);
+    tcase_add_test(proc, a_child_ends_itself_past_its_deadline);
     tcase_add_test(proc, a_reference_past_the_time_limit_is_an_error);
     suite_add_tcase(s, proc);
     TCase *bounds = tcase_create("bounds");
