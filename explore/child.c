@@ -138,14 +138,11 @@ void child_kill(child *c) {
 }
 
 bool child_finish(child *c, const volatile sig_atomic_t *stop) {
-    while (c->end == CHILD_RUNNING) {
-        if (stop && *stop) {
-            child_kill(c);
-            return false;
-        }
-        child_wait(c, 1, 1.0); /* a signal ends its poll early */
-    }
-    return true;
+    while (c->end == CHILD_RUNNING && !(stop && *stop)) child_wait(c, 1, 1.0); /* a signal ends its poll early */
+    child_kill(c);
+    /* a child that ended as the interrupt came may have ended by it (^C
+     * reaches the whole process group): its end is no outcome either */
+    return !(stop && *stop);
 }
 
 void child_describe(const child *c, char *out, size_t cap) {

@@ -44,8 +44,8 @@ enum { CHILD_MAX = ST_EXPLORE_MAX_JOBS };
 int child_wait(child *cs, size_t n, double wait_s);
 /* Kill a running child now and reap it (its end: CHILD_TIMED_OUT). */
 void child_kill(child *c);
-/* Wait for c to end; false when *stop (when not NULL) is set first: then
- * the child is killed. */
+/* Wait for c to end; false when *stop (when not NULL) is set, before or
+ * as it ends: then the child is killed if it still runs. */
 bool child_finish(child *c, const volatile sig_atomic_t *stop);
 /* Seconds past its deadline after which a child ends itself (SIGALRM),
  * should its parent not be there to kill it. */
