@@ -38,8 +38,11 @@ static const void *take(reader *r, size_t n) {
 
 /* The value put_value wrote, into arena a; false when the bytes are not one. */
 static bool get_value(reader *r, st_arena *a, st_value *v, int depth) {
-    const uint32_t *head = take(r, 3 * sizeof *head);
-    if (!head || depth > 64 || head[0] > ST_VALUE_TUPLE) return false;
+    const void *at = take(r, 3 * sizeof(uint32_t));
+    uint32_t head[3]; /* copied: the bytes are not aligned */
+    if (!at || depth > 64) return false;
+    memcpy(head, at, sizeof head);
+    if (head[0] > ST_VALUE_TUPLE) return false;
     memset(v, 0, sizeof *v);
     v->kind = (st_value_kind)head[0];
     v->scalar = (st_scalar_kind)head[1];
