@@ -4,6 +4,7 @@
 
 #include "explore/explore.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ const option explore_options[] = {
     {"--runs", NULL, "K", false, "timed runs per variant, after 2 warm-up runs (default 10, at least 7)"},
     {"--timeout", NULL, "SECONDS", false, "a variant's time limit to build, check and time it (default 60)"},
     {"--jobs", NULL, "J", false, "variants built and checked in parallel (default: the number of processors)"},
+    {"--max-points", NULL, "N", false, "the most points one exploration (or shard) takes on (default 1000000)"},
     {"--shard", NULL, "I/N", false, "explore only the points whose index % N == I (0 <= I < N); see `strata merge`"},
     {"--cache", NULL, "DIR", false, "the build cache (default $STRATA_CACHE, else ~/.cache/strata); `none` for none"},
     {"--entry", NULL, "NAME", false, "the def to explore (default: main, or the only def)"},
@@ -108,6 +110,30 @@ static void show_progress(void *data, const st_explore_progress *p) {
 static void print_summary(const st_explore_summary *sum, const char *dir);
 static void cache_dir(const args *a, char *out, size_t cap);
 
+/* ---- SIGINT and SIGTERM: the exploration ends cleanly ---- */
+
+/* The signal that asked the exploration to stop, 0 before one did. Static
+ * because a signal handler has nowhere else to put it; the library polls
+ * it through st_explore_setup.stop. */
+static volatile sig_atomic_t stop_signal;
+
+static void ask_to_stop(int sig) { stop_signal = sig; }
+
+/* Until the next call with false, SIGINT and SIGTERM set stop_signal
+ * (without SA_RESTART: a wait ends early to look at it); then the actions
+ * before are put back. */
+static void catch_interrupts(bool on, struct sigaction saved[2]) {
+    static const int sigs[2] = {SIGINT, SIGTERM};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = ask_to_stop;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 2; i++) {
+        if (on) sigaction(sigs[i], &sa, &saved[i]);
+        else sigaction(sigs[i], &saved[i], NULL);
+    }
+}
+
 /* ---- the command ---- */
 
 int run_explore(const command *cmd, int argc, char **argv) {
@@ -127,12 +153,14 @@ int run_explore(const command *cmd, int argc, char **argv) {
                                                          : "--out DIR is needed (where the records go)");
         goto done;
     }
+    int64_t max_points = (int64_t)ST_EXPLORE_MAX_POINTS;
     int64_t runs = 10, timeout = 60, jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
     uint64_t seed = 1;
     uint32_t shard, nshards;
     if (!number_option(&a, "--runs", 7, 100000, &runs, &err) ||
         !number_option(&a, "--timeout", 1, 7 * 24 * 3600, &timeout, &err) ||
-        !number_option(&a, "--jobs", 1, ST_EXPLORE_MAX_JOBS, &jobs, &err) || !shard_option(&a, &shard, &nshards, &err))
+        !number_option(&a, "--jobs", 1, ST_EXPLORE_MAX_JOBS, &jobs, &err) || !shard_option(&a, &shard, &nshards, &err) ||
+        !number_option(&a, "--max-points", 1, INT64_MAX, &max_points, &err))
         goto fail;
     if (opt(&a, "--seed")) {
         st_scalar s;
@@ -155,7 +183,8 @@ int run_explore(const command *cmd, int argc, char **argv) {
         .cx = l.cx, .program = l.program, .def = l.def, .reg = reg, .program_path = a.positional[0],
         .program_source = l.source, .program_name = name, .inputs = inputs, .ninputs = ninputs, .seed = seed,
         .device = spec, .cache_dir = cache[0] ? cache : NULL, .runs = (uint32_t)runs, .warmups = 2,
-        .rtol = 1e-3, .timeout_s = (double)timeout, .build_timeout_s = (double)timeout, .jobs = (uint32_t)jobs};
+        .rtol = 1e-3, .timeout_s = (double)timeout, .build_timeout_s = (double)timeout, .jobs = (uint32_t)jobs,
+        .max_points = (uint64_t)max_points};
     if (opt(&a, "--serve")) {
         if (opt(&a, "--shard") || opt(&a, "--jobs")) {
             rc = usage_error(cmd, "%s", "--serve evaluates one point at a time: it takes no --shard or --jobs");
@@ -170,8 +199,21 @@ int run_explore(const command *cmd, int argc, char **argv) {
     const char *dir = opt(&a, "--out");
     snprintf(d.header, sizeof d.header, "exploring %s (%s) over %llu points%s", name, l.def->name,
              (unsigned long long)st_space_npoints(space), nshards > 1 ? ", this shard's share" : "");
+    struct sigaction saved[2];
+    setup.stop = &stop_signal;
+    catch_interrupts(true, saved);
     bool ok = st_explore(&setup, space, dir, shard, nshards, show_progress, &d, &sum, &err);
+    catch_interrupts(false, saved);
     if (d.bar_shown) fputc('\n', stderr);
+    if (!ok && stop_signal) { /* what is recorded stays: the same command goes on from there */
+        uint64_t all = st_space_npoints(space), mine = all > shard ? (all - shard - 1) / nshards + 1 : 0, recorded = 0;
+        for (int k = 0; k <= ST_STATUS_CRASH; k++) recorded += sum.counts[k];
+        fprintf(stderr, "strata: interrupted by %s: %llu of %llu points recorded in %s/results.jsonl; run the same command to go on\n",
+                stop_signal == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)recorded, (unsigned long long)mine, dir);
+        st_explore_summary_free(&sum);
+        rc = 128 + stop_signal;
+        goto done;
+    }
     if (!ok) {
         if (err.loc.file && !strcmp(err.loc.file, "space")) shown = opt(&a, "--space");
         if (err.loc.file && !strcmp(err.loc.file, l.program->file)) shown = l.source;

@@ -3,6 +3,7 @@
  * Exit status: 0 success, 1 a user error (bad program, input, option),
  * 2 an internal error (out of memory, a broken invariant). */
 #include "cli.h"
+#include "fatal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -350,12 +351,18 @@ st_registry *registry(const args *a, int *rc) {
         st_registry_free(reg);
         return NULL;
     }
-    for (int i = 0; i < a->nopts; i++)
-        if (!strcmp(a->opt_name[i], "--plugin") && !st_registry_load_plugin(reg, a->opt_value[i], &err)) {
+    for (int i = 0; i < a->nopts; i++) {
+        if (strcmp(a->opt_name[i], "--plugin")) continue;
+        fatal_guard guard; /* a plugin that crashes while it loads is named */
+        fatal_guard_begin(&guard, a->opt_value[i]);
+        bool loaded = st_registry_load_plugin(reg, a->opt_value[i], &err);
+        fatal_guard_end(&guard);
+        if (!loaded) {
             *rc = report(&err, NULL);
             st_registry_free(reg);
             return NULL;
         }
+    }
     return reg;
 }
 

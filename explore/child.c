@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,12 +28,29 @@ void child_write(int fd, const char *text, size_t len) {
     }
 }
 
+/* A child never outlives its parent, nor its deadline by much: a parent
+ * killed with SIGKILL cannot kill its children, and a child spinning on a
+ * hung kernel would otherwise spin on, orphaned, at full CPU. */
+static void become_dependent(pid_t parent, double timeout_s) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1); /* the parent died before the line above: nobody would notice it */
+    /* the parent's handlers of these (the CLI's, which end an exploration
+     * cleanly) are not the child's: an interrupt ends it outright */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    /* its own deadline, a margin after the parent's (which kills it first
+     * when it is there to): SIGALRM's default action ends the process */
+    double own = timeout_s + CHILD_GRACE_S;
+    alarm(own < 1 ? 1 : own > 1e9 ? 1000000000u : (unsigned)own + 1u);
+}
+
 bool child_start(child *c, void (*fn)(void *data, int fd), void *data, double timeout_s, st_err *err) {
     memset(c, 0, sizeof *c);
     c->fd = -1;
     int p[2];
     if (pipe(p) != 0) return st_fail(err, (st_loc){0}, "cannot make a pipe for a child process: %s", strerror(errno));
     fflush(NULL); /* nothing buffered may be written twice */
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -41,6 +59,7 @@ bool child_start(child *c, void (*fn)(void *data, int fd), void *data, double ti
     }
     if (pid == 0) {
         close(p[0]);
+        become_dependent(parent, timeout_s);
         fn(data, p[1]);
         close(p[1]);
         /* _exit: the parent's atexit handlers and buffers are the parent's */
@@ -110,6 +129,20 @@ int child_wait(child *cs, size_t n, double wait_s) {
         return (int)idx[k];
     }
     return -1;
+}
+
+void child_kill(child *c) {
+    if (c->end != CHILD_RUNNING) return;
+    c->deadline = 0;
+    child_wait(c, 1, 0);
+}
+
+bool child_finish(child *c, const volatile sig_atomic_t *stop) {
+    while (c->end == CHILD_RUNNING && !(stop && *stop)) child_wait(c, 1, 1.0); /* a signal ends its poll early */
+    child_kill(c);
+    /* a child that ended as the interrupt came may have ended by it (^C
+     * reaches the whole process group): its end is no outcome either */
+    return !(stop && *stop);
 }
 
 void child_describe(const child *c, char *out, size_t cap) {

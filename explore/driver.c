@@ -5,6 +5,7 @@
 #include "workdir.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,11 @@ static void report(run *r, const char *phase, uint64_t done, uint64_t total, con
                              .best = r->best.strategy ? &r->best : NULL};
     r->progress(r->progress_data, &p);
 }
+
+/* Has the caller asked the exploration to stop (its SIGINT or SIGTERM)? */
+static bool stopped(const run *r) { return r->s->stop && *r->s->stop; }
+
+static bool interrupted(st_err *err) { return st_fail(err, (st_loc){0}, ST_EXPLORE_INTERRUPTED); }
 
 static void consider_best(run *r, const st_record *rec) {
     if (rec->status == ST_STATUS_OK && (!r->best.strategy || rec->median_ms < r->best.median_ms))
@@ -93,6 +99,10 @@ static bool check_all(run *r, st_err *err) {
     for (uint32_t k = 0; ok && k < r->s->jobs; k++) slots[k].end = CHILD_EXITED; /* free */
     report(r, "check", 0, total, NULL);
     while (ok && (next < r->count || running)) {
+        if (stopped(r)) { /* the children are killed below */
+            ok = interrupted(err);
+            break;
+        }
         for (uint32_t k = 0; k < r->s->jobs && next < r->count; k++) { /* fill the free slots */
             if (slots[k].end == CHILD_RUNNING) continue;
             while (next < r->count && !(r->items[next].v.have_code && leader[next] == next)) next++;
@@ -103,7 +113,7 @@ static bool check_all(run *r, st_err *err) {
             running++;
         }
         int k = running ? child_wait(slots, r->s->jobs, 0.5) : -1;
-        if (k < 0) continue;
+        if (k < 0 || stopped(r)) continue; /* an end an interrupt may have caused is no outcome */
         running--;
         variant *v = jobs[k].variant;
         char message[480]; /* room for what goes before it */
@@ -116,10 +126,7 @@ static bool check_all(run *r, st_err *err) {
         report(r, "check", done, total, NULL);
     }
     for (uint32_t k = 0; slots && k < r->s->jobs; k++) { /* after a failure: nothing may outlive the driver */
-        if (slots[k].end == CHILD_RUNNING) {
-            slots[k].deadline = 0;
-            child_wait(&slots[k], 1, 0);
-        }
+        child_kill(&slots[k]);
         st_buf_free(&slots[k].out);
     }
     for (size_t i = 0; ok && i < r->count; i++) { /* the others of each group take its outcome */
@@ -143,9 +150,14 @@ static bool time_all(run *r, st_err *err) {
     for (size_t i = 0; i < r->count; i++) {
         variant *v = &r->items[i].v;
         st_record rec;
+        if (stopped(r)) return interrupted(err);
         if (v->status == ST_STATUS_OK) {
             st_record figures = {0};
             if (!variant_in_child(&r->bench, v, variant_time_child, r->s->timeout_s, &figures, err)) return false;
+            if (stopped(r)) { /* its end may be the interrupt's doing: not recorded */
+                st_record_clear(&figures);
+                return interrupted(err);
+            }
             if (!record_of(r->space, v, r->items[i].which, &rec)) {
                 st_record_clear(&figures);
                 st_record_clear(&rec);
@@ -173,6 +185,7 @@ static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint3
     uint32_t nd = st_space_ndims(r->space);
     size_t cap = 0;
     for (uint64_t p = shard; p < npoints; p += nshards) {
+        if (stopped(r)) return interrupted(err);
         sum->points++;
         if (st_records_find(done, p)) {
             sum->skipped++;
@@ -213,10 +226,29 @@ static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint3
     return true;
 }
 
+/* Counted before anything is done: every point of the shard is made into
+ * code and held until it is timed, so a space too large is refused at once
+ * (with what to do) rather than after filling memory. */
+static bool shard_fits(const st_explore_setup *s, const st_space *space, uint32_t shard, uint32_t nshards, st_err *err) {
+    uint64_t all = st_space_npoints(space), max = s->max_points ? s->max_points : ST_EXPLORE_MAX_POINTS;
+    uint64_t mine = all > shard ? (all - shard - 1) / nshards + 1 : 0;
+    if (mine <= max) return true;
+    if (nshards > 1)
+        return st_fail(err, (st_loc){0},
+                       "the space has %" PRIu64 " points, %" PRIu64 " in this shard: more than the limit of %" PRIu64
+                       " for one exploration; narrow its ranges, use more shards, or raise the limit with --max-points N",
+                       all, mine, max);
+    return st_fail(err, (st_loc){0},
+                   "the space has %" PRIu64 " points, more than the limit of %" PRIu64
+                   " for one exploration; narrow its ranges, split it with --shard I/N, or raise the limit with --max-points N",
+                   all, max);
+}
+
 bool st_explore(const st_explore_setup *s, const st_space *space, const char *dir, uint32_t shard, uint32_t nshards,
                 st_explore_progress_fn progress, void *progress_data, st_explore_summary *sum, st_err *err) {
     memset(sum, 0, sizeof *sum);
     if (!nshards || shard >= nshards) return st_fail(err, (st_loc){0}, "shard %u of %u does not exist", shard, nshards);
+    if (!shard_fits(s, space, shard, nshards, err)) return false;
     if (!s->runs || !s->jobs || s->jobs > CHILD_MAX || !(s->timeout_s > 0) || !(s->build_timeout_s > 0))
         return st_fail_internal(err, "an exploration needs runs, time limits above 0 and 1 to %d jobs", CHILD_MAX);
     run r = {.s = s, .space = space, .progress = progress, .progress_data = progress_data, .started = child_now()};
@@ -225,8 +257,14 @@ bool st_explore(const st_explore_setup *s, const st_space *space, const char *di
     ok = ok && space_well_formed(s, space, err) && bench_open(&r.bench, s, a, err) && bench_device(&r.bench, &sum->device, err) &&
          workdir_open(&r.dir, s, space, &sum->device, dir, shard, nshards, err);
     for (size_t i = 0; ok && i < r.dir.done.count; i++) consider_best(&r, &r.dir.done.items[i]);
+    bool opened = ok;
     ok = ok && prepare_points(&r, &r.dir.done, shard, nshards, a, sum, err) && check_all(&r, err) && time_all(&r, err);
-    ok = ok ? workdir_close(&r.dir, s, space, sum, err) : (workdir_free(&r.dir), false);
+    if (!ok && opened && stopped(&r)) { /* stopped: the reports and counts over what is recorded */
+        st_err why = {0};
+        if (!workdir_close(&r.dir, s, space, sum, &why)) *err = why;
+    } else {
+        ok = ok ? workdir_close(&r.dir, s, space, sum, err) : (workdir_free(&r.dir), false);
+    }
     for (size_t i = 0; i < r.count; i++) free(r.items[i].v.strategy);
     free(r.items);
     st_record_clear(&r.best);

@@ -19,6 +19,8 @@
 #include "ir/ir.h"
 #include "rewrite/rewrite.h"
 
+#include <signal.h>
+
 /* ------------------------------------------------------------------------ */
 /* Spaces                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -248,7 +250,19 @@ typedef struct st_explore_setup {
     double timeout_s;           /* per variant run, in its own process */
     double build_timeout_s;     /* per build and check */
     uint32_t jobs;              /* builds and checks in parallel */
+    uint64_t max_points;        /* st_explore refuses a shard of more points (0: ST_EXPLORE_MAX_POINTS) */
+    /* When not NULL and set (by the caller's SIGINT or SIGTERM handler), the
+     * work stops soon: children are killed, what is recorded stays, and
+     * st_explore fails with ST_EXPLORE_INTERRUPTED. */
+    const volatile sig_atomic_t *stop;
 } st_explore_setup;
+
+/* The message of an exploration stopped through st_explore_setup.stop. */
+#define ST_EXPLORE_INTERRUPTED "interrupted"
+
+/* The most points st_explore takes on by default: each is made into code
+ * before any is built, so a space of billions would only fill memory. */
+#define ST_EXPLORE_MAX_POINTS UINT64_C(1000000)
 
 /* Where an exploration is, for a progress display. */
 typedef struct st_explore_progress {

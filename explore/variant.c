@@ -17,7 +17,7 @@ bool bench_open(bench *b, const st_explore_setup *s, st_arena *a, st_err *err) {
     for (uint32_t i = 0; i < s->ninputs; i++)
         if (!st_inputs_set(in, s->inputs[i], err)) return false;
     return st_inputs_generate(in, s->seed, err) && st_inputs_finish(in, &b->args, &b->env, &b->nenv, err) &&
-           st_eval(s->cx, s->def, b->args, b->env, b->nenv, a, &b->want, err);
+           bench_reference(b, a, err);
 }
 
 static void set_message(variant *v, st_status status, const char *fmt, const char *detail) {
@@ -242,7 +242,9 @@ bool variant_in_child(const bench *b, variant *v, void (*fn)(void *data, int fd)
     child c;
     variant_job job = {b, v};
     if (!child_start(&c, fn, &job, timeout_s, err)) return false;
-    while (child_wait(&c, 1, 1.0) < 0) {
+    if (!child_finish(&c, b->setup->stop)) {
+        st_buf_free(&c.out);
+        return st_fail(err, (st_loc){0}, ST_EXPLORE_INTERRUPTED);
     }
     variant_outcome(&c, &v->status, v->message, sizeof v->message, figures);
     st_buf_free(&c.out);
@@ -261,7 +263,9 @@ bool variant_measure(const bench *b, st_arena *a, variant *v, double build_timeo
 bool bench_device(const bench *b, st_device_info *dev, st_err *err) {
     child c;
     if (!child_start(&c, device_probe_child, (void *)b, 120, err)) return false;
-    while (child_wait(&c, 1, 1.0) < 0) {
+    if (!child_finish(&c, b->setup->stop)) {
+        st_buf_free(&c.out);
+        return st_fail(err, (st_loc){0}, ST_EXPLORE_INTERRUPTED);
     }
     bool ok = c.end == CHILD_EXITED && c.out.len == sizeof *dev;
     if (ok) {

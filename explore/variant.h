@@ -31,6 +31,10 @@ typedef struct variant {
 
 /* The inputs and the interpreter's result on them. */
 bool bench_open(bench *b, const st_explore_setup *setup, st_arena *a, st_err *err);
+/* The interpreter's result on b's inputs into b->want (allocated in a),
+ * computed in a child process within setup->timeout_s: past it, an error
+ * that says so. (explore/reference.c) */
+bool bench_reference(bench *b, st_arena *a, st_err *err);
 
 /* Rewrite the def with v->strategy, lower it and generate its code (into
  * arena a). A strategy that a range or a rule's condition rejects, or that
@@ -75,7 +79,8 @@ bool plugins_loaded(const st_json *exploration, const st_registry *reg, st_err *
 
 /* fn (a check or time child) run for v and waited for: its outcome into
  * v->status and v->message, the timing's figures into *figures when not
- * NULL. false only when no child process could start. */
+ * NULL. false only when no child process could start, or when
+ * setup->stop was set (ST_EXPLORE_INTERRUPTED: the child is killed). */
 bool variant_in_child(const bench *b, variant *v, void (*fn)(void *data, int fd), double timeout_s,
                       st_record *figures, st_err *err);
 

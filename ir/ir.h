@@ -82,6 +82,12 @@ int st_closest_names(const char *name, const char *const *candidates, int ncandi
  * with a message naming it; a file written whole; a directory made with its
  * parents (an existing one is fine). */
 char *st_read_file(const char *path, size_t *len, st_err *err);
+/* The same, refusing a file of more than max bytes (or one that never ends,
+ * /dev/zero) with a message naming the limit and what the file is (`kind`:
+ * "a program"). st_read_file is this with ST_FILE_MAX, "a file". */
+char *st_read_file_at_most(const char *path, size_t max, const char *kind, size_t *len, st_err *err);
+#define ST_FILE_MAX ((size_t)1 << 30)
+#define ST_PROGRAM_FILE_MAX ((size_t)16 << 20)
 bool st_write_file(const char *path, const char *text, size_t len, st_err *err);
 bool st_make_dirs(const char *path, st_err *err);
 /* (st_write_file, ir/files.c, writes a fresh file beside path, synced, and

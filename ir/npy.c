@@ -183,6 +183,9 @@ done:
     return ok;
 }
 
+enum { NPY_DATA_MAX_GIB = 16 };
+#define NPY_DATA_MAX ((size_t)NPY_DATA_MAX_GIB << 30)
+
 /* The bytes of data the header's shape describes. */
 static bool data_bytes(const char *what, const header *h, size_t *bytes, st_err *err) {
     size_t count = 1;
@@ -287,6 +290,13 @@ bool st_npy_read(st_arena *a, const char *path, st_value *out, st_err *err) {
     size_t have_total = S_ISREG(st.st_mode) && (uint64_t)st.st_size > h.data_offset ? (size_t)st.st_size - h.data_offset : 0;
     if (S_ISREG(st.st_mode) && have_total < need) {
         truncated(err, path, need, have_total);
+        goto done;
+    }
+    /* the data is allocated before it is read: from a pipe, whose length
+     * is not known in advance, a shape alone must not take all memory */
+    if (need > NPY_DATA_MAX) {
+        st_fail(err, (st_loc){path, 0, 0}, "its shape needs %zu bytes of data, more than %d GiB, the most strata reads of a .npy file",
+                need, NPY_DATA_MAX_GIB);
         goto done;
     }
     if (!make_value(a, path, &h, out, &need, err)) goto done;

@@ -23,22 +23,21 @@ static inline const char *strata_command_line(st_arena *a, const char *const *ar
     return s;
 }
 
-/* Run bin ($STRATA for strata_spawn) with args (NULL-terminated, without argv[0]), standard input from
- * the file input (/dev/null for program_spawn), in the
- * environment env; stdout and stderr go to files in dir (no pipes, so no
- * deadlock on large output) and come back in *out and *err. Returns the exit
- * status; dying on a signal, or a sanitizer's report, fails the test (in a
- * sanitizer build a memory error exits 1, which would pass for a user
- * error). */
-static inline int program_spawn_with_input(st_arena *a, const char *dir, char *const *env, const char *bin,
-                                           const char *const *args, const char *input, char **out, char **err) {
+/* Start bin with args (NULL-terminated, without argv[0]), standard input
+ * from the file input, in the environment env; stdout and stderr go to
+ * DIR/.stdout and DIR/.stderr (files, not pipes: no deadlock on large
+ * output). Returns its process id: program_end waits for it. */
+static inline pid_t program_start(const char *dir, char *const *env, const char *bin, const char *const *args,
+                                  const char *input) {
     const char *argv[64] = {bin};
     int argc = 1;
     for (const char *const *arg = args; *arg; arg++) {
         ck_assert_int_lt(argc, 63);
         argv[argc++] = *arg;
     }
-    const char *out_path = arena_text(a, "%s/.stdout", dir), *err_path = arena_text(a, "%s/.stderr", dir);
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/.stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/.stderr", dir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, input, O_RDONLY, 0);
@@ -48,12 +47,29 @@ static inline int program_spawn_with_input(st_arena *a, const char *dir, char *c
     int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, env);
     posix_spawn_file_actions_destroy(&fa);
     ck_assert_msg(rc == 0, "cannot start %s: %s", bin, strerror(rc));
+    return pid;
+}
+
+/* Wait for pid (from program_start in dir): its wait status; its output
+ * into *out and *err. */
+static inline int program_end(st_arena *a, const char *dir, pid_t pid, char **out, char **err) {
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid);
+    const char *out_path = arena_text(a, "%s/.stdout", dir), *err_path = arena_text(a, "%s/.stderr", dir);
     *out = slurp_file(a, out_path, NULL);
     *err = slurp_file(a, err_path, NULL);
     unlink(out_path);
     unlink(err_path);
+    return status;
+}
+
+/* Run bin ($STRATA for strata_spawn) as program_start does and wait for it.
+ * Returns the exit status; dying on a signal, or a sanitizer's report,
+ * fails the test (in a sanitizer build a memory error exits 1, which would
+ * pass for a user error). */
+static inline int program_spawn_with_input(st_arena *a, const char *dir, char *const *env, const char *bin,
+                                           const char *const *args, const char *input, char **out, char **err) {
+    int status = program_end(a, dir, program_start(dir, env, bin, args, input), out, err);
     /* (messages cut short: Check gives up on one that is too long) */
     ck_assert_msg(!WIFSIGNALED(status), "`%.500s` was killed by signal %d\nstderr:\n%.3000s",
                   strata_command_line(a, args), WIFSIGNALED(status) ? WTERMSIG(status) : 0, *err);

@@ -24,6 +24,7 @@
 #include "run_strata.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -507,6 +508,26 @@ START_TEST(a_plugin_built_out_of_tree_loads_and_works) {
 }
 END_TEST
 
+/* A plugin that dies while it registers its rules ends strata with its
+ * signal, as before, but not without a word: the line names the plugin. */
+START_TEST(a_plugin_that_crashes_while_loading_is_named) {
+    plugin_cli c;
+    cli_setup(&c);
+    const char *module = test_module_in(c.c.a, "crashes_registering");
+    char *out, *err;
+    pid_t pid = program_start(c.c.dir, environ, env_path("STRATA"), ARGS("strategies", "--plugin", module), "/dev/null");
+    int status = program_end(c.c.a, c.c.dir, pid, &out, &err);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %d; stderr:\n%s", status, err);
+    ck_assert_has(err, arena_text(c.c.a, "the plugin %s crashed strata while it was being loaded", module));
+    /* a plugin that loads and crashes later is not blamed on loading */
+    pid = program_start(c.c.dir, environ, env_path("STRATA"), ARGS("strategies", "--plugin", test_module_in(c.c.a, "crashes")),
+                        "/dev/null");
+    ck_assert_int_eq(program_end(c.c.a, c.c.dir, pid, &out, &err), 0);
+    ck_assert_ptr_null(strstr(err, "crashed"));
+    cli_teardown(&c);
+}
+END_TEST
+
 static Suite *plugin_suite(void) {
     Suite *s = suite_create("plugin");
     TCase *load = tcase_create("load");
@@ -539,6 +560,7 @@ static Suite *plugin_suite(void) {
     tcase_add_test(cl, every_command_takes_plugin_and_refuses_a_bad_one);
     tcase_add_test(cl, a_plugin_rule_is_explored_and_exported_like_a_built_in);
     tcase_add_test(cl, a_plugin_built_out_of_tree_loads_and_works);
+    tcase_add_test(cl, a_plugin_that_crashes_while_loading_is_named);
     suite_add_tcase(s, cl);
     return s;
 }

@@ -12,8 +12,17 @@
  *   BAD_REFUSES       a register function that fails, saying why
  *   BAD_UNDEFINED     needs a function strata does not have
  *   BAD_CRASHES       loads, but its rule test-crash(K) kills the process
- *                     at K = 2 (the autotuner's suite: a strata that dies) */
+ *                     at K = 2 (the autotuner's suite: a strata that dies)
+ *   BAD_CRASHES_REGISTERING  dies of SIGSEGV in its register function
+ *   BAD_HANGS         loads, and its rule test-hang(K) makes a scan of
+ *                     [N]i32 a kernel that never ends at K = 1 (2^40 steps
+ *                     an element), while the program's reference is quick
+ *                     (the resources suite: children killed with strata) */
 #include "rewrite/plugin.h"
+
+#ifdef BAD_CRASHES_REGISTERING
+#include <signal.h>
+#endif
 
 #ifdef BAD_NO_SYMBOLS
 int not_a_plugin(void);
@@ -54,6 +63,24 @@ static const st_rule crasher = {.name = "test-crash", .summary = "a plain scan d
                                 .nparams = 1, .params = {{.name = "K", .min = 0, .max = 3}}, .apply = crash_at_2};
 #endif
 
+#ifdef BAD_HANGS
+static const st_node *hang_at_1(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    if (e->kind != ST_NODE_PRIM || e->u.prim != ST_PRIM_SCAN) return st_no_match(why, "%s", "needs a scan");
+    if (args[0] != 1) return e;
+    static const char text[] =
+        "def hang(xs: [N]i32): [N]i32 = xs |> map(x => x |> iterate(1099511627776i64, y => (y * 3 + x) % 1001))\n";
+    st_ctx *cx = st_rw_ctx(rw);
+    const st_program *t = st_parse_program(cx, "hang", text, strlen(text), why);
+    if (!t) return NULL;
+    const st_def *d = &t->defs[0];
+    const st_node *xs = e->kids[e->nkids - 1];
+    if (xs->type != d->params[0]->type) return st_no_match(why, "%s", "needs a scan of [N]i32");
+    return st_subst(cx, d->body, d->params[0], xs, why);
+}
+static const st_rule hanger = {.name = "test-hang", .summary = "a scan of [N]i32 as it is, but at K = 1 a kernel that never ends",
+                               .nparams = 1, .params = {{.name = "K", .min = 0, .max = 1}}, .apply = hang_at_1};
+#endif
+
 static bool register_rules(st_plugin *plugin, st_err *err) {
 #if defined BAD_CLASH
     return st_plugin_add_rule(plugin, &clash, err);
@@ -70,6 +97,13 @@ static bool register_rules(st_plugin *plugin, st_err *err) {
     return st_fail(err, (st_loc){0}, "this plugin needs a GPU with 128 KiB of local memory");
 #elif defined BAD_CRASHES
     return st_plugin_add_rule(plugin, &crasher, err);
+#elif defined BAD_HANGS
+    return st_plugin_add_rule(plugin, &hanger, err);
+#elif defined BAD_CRASHES_REGISTERING
+    /* the signal a wild pointer gives, raised: a null store would be
+     * caught first by the undefined-behaviour sanitizer */
+    raise(SIGSEGV);
+    return st_plugin_add_rule(plugin, &good, err);
 #elif defined BAD_UNDEFINED
     st_no_such_function();
     return st_plugin_add_rule(plugin, &good, err);
