@@ -231,7 +231,7 @@ static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
     cg_value c = cg_materialize(g, &c0);
     st_buf saved = capture_begin(g);
     g->indent++;
-    cg_value a = cg_thread_value(g, e->kids[1], env);
+    cg_value a = cg_thread_value(g, e->kids[1], cg_range_refine(g, e->kids[0], env));
     st_buf ta = capture_end(g, saved);
     saved = capture_begin(g);
     cg_value b = cg_thread_value(g, e->kids[2], env);
@@ -454,7 +454,11 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
     case ST_PRIM_GET: {
         cg_value i = cg_thread_value(g, e->kids[0], env);
         cg_value xs = cg_thread_value(g, e->kids[1], env);
-        return cg_index(g, &xs, cg_str(g, "(long)%s", i.c));
+        const char *at = cg_str(g, "(long)%s", i.c);
+        /* checked on the device unless it cannot leave the array (cg_range.c) */
+        const st_size *n = xs.kind == CG_ARRAY ? cg_length(&xs) : NULL;
+        if (n && !cg_in_range(g, &i, n)) at = cg_checked_index(g, at, n, e);
+        return cg_index(g, &xs, at);
     }
     case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(g, e, env);
     case ST_PRIM_ITERATE: return iterate(g, e, env);
@@ -509,10 +513,42 @@ static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool i
     return cg_thread_value(g, st_let_body(e), env);
 }
 
+/* Brackets nested deeper than this in one expression go through a variable. */
+enum { FLAT_DEPTH = 64 };
+
+/* v with every scalar whose C text nests brackets too deep in a variable of
+ * its own: a chain of 300 additions (or of fused maps) is then statements of
+ * at most FLAT_DEPTH, not one expression the device's compiler refuses. */
+static cg_value flat(cg *g, cg_value v) {
+    if (v.kind == CG_SCALAR && v.c && strlen(v.c) > FLAT_DEPTH && cg_bracket_depth(v.c) > FLAT_DEPTH) {
+        const char *x = cg_name(g, "x");
+        cg_line(g, "%s %s = %s;", cg_ctype(g, v.type), x, v.c);
+        return cg_ranged(cg_scalar(v.type, x), v.lo, v.hi);
+    }
+    if (v.kind == CG_TUPLE) {
+        cg_value *items = cg_alloc(g, v.n * sizeof *items);
+        if (!items) return v;
+        for (uint32_t k = 0; k < v.n; k++) items[k] = flat(g, v.items[k]);
+        v.items = items;
+    }
+    return v;
+}
+
+static cg_value thread_value(cg *g, const st_node *e, const cg_binding *env);
+
 cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value v = thread_value(g, e, env);
+    return g->failed ? v : flat(g, v);
+}
+
+static cg_value thread_value(cg *g, const st_node *e, const cg_binding *env) {
     if (g->failed) return cg_scalar(e->type, "0");
     switch (e->kind) {
-    case ST_NODE_LIT: return cg_scalar(e->type, cg_literal(g, e->type->scalar, e->u.lit));
+    case ST_NODE_LIT: {
+        cg_value r = cg_scalar(e->type, cg_literal(g, e->type->scalar, e->u.lit));
+        cg_range_literal(g, &r, e->type->scalar, e->u.lit);
+        return r;
+    }
     case ST_NODE_VAR: return cg_lookup(g, e, env);
     case ST_NODE_TUPLE: {
         cg_value *items = cg_alloc(g, e->nkids * sizeof *items);
@@ -533,11 +569,15 @@ cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
     case ST_NODE_BINOP: {
         cg_value a = cg_thread_value(g, e->kids[0], env);
         cg_value b = cg_thread_value(g, e->kids[1], env);
-        return cg_scalar(e->type, cg_binop(g, e->u.binop, a.type->scalar, a.c, b.c));
+        cg_value r = cg_scalar(e->type, cg_binop(g, e->u.binop, a.type->scalar, a.c, b.c));
+        cg_range_binop(g, &r, e->u.binop, &a, &b);
+        return r;
     }
     case ST_NODE_CONV: {
         cg_value a = cg_thread_value(g, e->kids[0], env);
-        return cg_scalar(e->type, cg_conv(g, e->u.conv, a.type->scalar, a.c));
+        cg_value r = cg_scalar(e->type, cg_conv(g, e->u.conv, a.type->scalar, a.c));
+        cg_range_conv(&r, e->u.conv, &a);
+        return r;
     }
     case ST_NODE_IF:
         if (cg_is_plain(e->type)) return if_value(g, e, env);
@@ -600,7 +640,7 @@ void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_pla
         cg_value c = cg_thread_value(g, e->kids[0], env);
         cg_line(g, "if (%s) {", c.c);
         g->indent++;
-        cg_thread_into(g, e->kids[1], env, p);
+        cg_thread_into(g, e->kids[1], cg_range_refine(g, e->kids[0], env), p);
         g->indent--;
         cg_line(g, "} else {");
         g->indent++;
