@@ -362,13 +362,25 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
     st_buf_puts(out, "    }\n\n");
 }
 
-/* Is scalar `name` a size: a size variable, or a parameter that gives one? */
+typedef struct named {
+    const char *name;
+    bool found;
+} named;
+
+static void find_name(const char *name, void *data) {
+    named *n = data;
+    if (!strcmp(name, n->name)) n->found = true;
+}
+
+/* Is scalar `name` a size: a size variable, or a parameter that an input's
+ * or output's length is counted in (a histogram's bins)? */
 static bool is_size(const cg *g, const char *name) {
     for (uint32_t i = 0; i < g->def->nsizes; i++)
         if (!strcmp(g->def->sizes[i]->u.name, name)) return true;
-    for (uint32_t i = 0; i < g->def->nparams; i++)
-        if (!strcmp(g->def->params[i]->u.name, name)) return g->def->params[i]->size != NULL;
-    return false;
+    named n = {name, false};
+    for (uint32_t i = 0; i < g->nbuffers && !n.found; i++)
+        if (g->buffers[i].role != CG_BUF_TEMP && g->buffers[i].count) st_size_each_var(g->buffers[i].count, find_name, &n);
+    return n.found;
 }
 
 /* The start of strata_run: it trusts nothing its caller gives it (the

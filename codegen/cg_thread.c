@@ -226,7 +226,47 @@ static cg_value ternary(cg *g, const char *c, const cg_value *a, const cg_value 
     return (cg_value){.kind = CG_TUPLE, .type = a->type, .n = a->n, .items = items};
 }
 
+/* An if in a branch of an if, and another in a branch of that one, …: an
+ * else-if chain, or the same down the then-branches. As blocks in blocks a
+ * chain of 300 nests braces 300 deep, past what a device's compiler takes
+ * (cg_bracket_depth); from CHAIN_FROM ifs on it is one `do { … } while (0)`
+ * of steps, each leaving it with its value. */
+enum { CHAIN_FROM = 16 };
+
+static bool chain_goes_then(const st_node *e) {
+    return e->kids[1]->kind == ST_NODE_IF && e->kids[2]->kind != ST_NODE_IF;
+}
+
+static int chain_length(const st_node *e) {
+    int n = 0;
+    for (; e->kind == ST_NODE_IF && cg_is_plain(e->type) && n < CHAIN_FROM; n++) e = e->kids[chain_goes_then(e) ? 1 : 2];
+    return n;
+}
+
+static cg_value if_chain(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value r = declare(g, e->type);
+    cg_open(g, "do {");
+    for (; e->kind == ST_NODE_IF && cg_is_plain(e->type); e = e->kids[chain_goes_then(e) ? 1 : 2]) {
+        bool then = chain_goes_then(e); /* the chain goes on when the condition holds */
+        cg_value c0 = cg_thread_value(g, e->kids[0], env);
+        cg_value c = cg_materialize(g, &c0);
+        const cg_binding *holds = cg_range_refine(g, e->kids[0], env);
+        cg_open(g, cg_str(g, then ? "if (!%s) {" : "if (%s) {", c.c));
+        cg_value leaf = cg_thread_value(g, e->kids[then ? 2 : 1], then ? env : holds);
+        cg_assign(g, &r, &leaf);
+        cg_line(g, "break;");
+        cg_close(g);
+        if (then) env = holds;
+    }
+    cg_value last = cg_thread_value(g, e, env);
+    cg_assign(g, &r, &last);
+    g->indent--;
+    cg_line(g, "} while (0);");
+    return r;
+}
+
 static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
+    if (chain_length(e) >= CHAIN_FROM) return if_chain(g, e, env);
     cg_value c0 = cg_thread_value(g, e->kids[0], env);
     cg_value c = cg_materialize(g, &c0);
     st_buf saved = capture_begin(g);
