@@ -610,7 +610,8 @@ static void print_overview(FILE *f) {
     fprintf(f, "\n`strata COMMAND --help` tells more.\n");
 }
 
-int main(int argc, char **argv) {
+/* The command named by argv[1], run; its exit status. */
+static int run_command(int argc, char **argv) {
     if (argc < 2) {
         print_overview(stderr);
         return EXIT_USER;
@@ -639,3 +640,26 @@ int main(int argc, char **argv) {
     fprintf(stderr, "Run `strata --help` for the list of commands.\n");
     return EXIT_USER;
 }
+
+/* Standard output flushed and closed, once, for every command: a full disk
+ * or a closed pipe under `strata print … > FILE` is an error, not exit 0
+ * with a cut file. (The files the commands write themselves are checked
+ * where they are closed.) */
+static int close_stdout(int rc) {
+    errno = 0;
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    int why = errno;
+    if (failed && !why) {
+        /* the write that failed came earlier, while the command printed, and
+         * its errno is gone: a write of one more byte says why again (the
+         * output is cut anyway) */
+        clearerr(stdout);
+        if (fputc('\n', stdout) == EOF || fflush(stdout) != 0) why = errno;
+    }
+    if (fclose(stdout) != 0 && !failed) failed = true, why = errno;
+    if (!failed) return rc;
+    fprintf(stderr, "strata: error: writing standard output: %s\n", why ? strerror(why) : "an I/O error");
+    return rc ? rc : EXIT_USER;
+}
+
+int main(int argc, char **argv) { return close_stdout(run_command(argc, argv)); }

@@ -125,3 +125,15 @@ bool cg_leading_sizes(cg *g, const st_node *e, int64_t *out) {
     }
     return true;
 }
+
+int cg_bracket_depth(const char *c) {
+    int depth = 0, most = 0;
+    for (; *c; c++) {
+        if (*c == '(' || *c == '[' || *c == '{') {
+            if (++depth > most) most = depth;
+        } else if (*c == ')' || *c == ']' || *c == '}') {
+            depth--;
+        }
+    }
+    return most;
+}

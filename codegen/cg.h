@@ -65,6 +65,10 @@ typedef struct cg_value {
     uint32_t n;                 /* TUPLE */
     const struct cg_value *items;
     const cg_view *view;        /* ARRAY */
+    /* SCALAR, an integer known to lie in [lo, hi) where hi is not NULL
+     * (cg_range.c): an index that needs no check */
+    int64_t lo;
+    const st_size *hi;
 } cg_value;
 
 typedef enum cg_view_kind {
@@ -149,8 +153,7 @@ typedef struct cg_kernel {
     uint32_t nargs;
     cg_arg *args;
     st_buf body;
-    bool stall_check;           /* after the launch, read the look-back's stall flag: */
-    int stall_buffer;           /*   element 1 of this buffer, 1 + the group that gave up */
+    bool faults;                /* it can record a fault: the glue reads them after the launch */
 } cg_kernel;
 
 typedef enum cg_buffer_role { CG_BUF_INPUT, CG_BUF_OUTPUT, CG_BUF_TEMP } cg_buffer_role;
@@ -162,6 +165,18 @@ typedef struct cg_buffer {
     const st_size *count;
     const char *count_c;        /* the count as a C expression of the glue's, when not NULL */
 } cg_buffer;
+
+/* A place in the kernels that can record a fault (cg_fault.c). */
+typedef enum cg_fault_kind {
+    CG_FAULT_INDEX, /* an index out of range: the value is the index */
+    CG_FAULT_STALL  /* a look-back waited past its bound: the value is the work-group */
+} cg_fault_kind;
+typedef struct cg_fault_site {
+    cg_fault_kind kind;
+    const cg_kernel *kernel;    /* the kernel it is in */
+    const char *length_c;       /* INDEX: the array's length, a C expression over the scalars */
+    const char *what;           /* INDEX: the expression, printed; STALL: the kernel's name */
+} cg_fault_site;
 
 typedef struct cg {
     st_ctx *cx;
@@ -188,6 +203,9 @@ typedef struct cg {
     bool uses_atomics64;        /* 64-bit atomics (histograms) */
     bool uses_hist_plan;        /* the glue chooses a histogram's plan (hist_plan.c) */
     st_buf glue_values;         /* statements computing the glue's values, before anything is allocated */
+    const cg_place *faults;     /* the fault words (cg_fault.c), once a kernel can record one */
+    uint32_t nsites, capsites;
+    cg_fault_site *sites;
 
     /* the kernel being generated */
     cg_kernel *k;
@@ -221,6 +239,10 @@ bool cg_leading_sizes(cg *g, const st_node *e, int64_t *out);
 void cg_open(cg *g, const char *line);
 void cg_close(cg *g);
 void *cg_alloc(cg *g, size_t size);
+/* How deep brackets nest in C text c: ( [ { alike, as a C compiler counts
+ * them (clang, and so PoCL, stops at 256). */
+int cg_bracket_depth(const char *c);
+enum { CG_MAX_BRACKETS = 256 };
 
 /* ---- cg_c.c: C types, literals and scalar operators ---- */
 const char *cg_ctype(cg *g, const st_type *t);     /* private C type of a scalar or tuple */
@@ -273,6 +295,18 @@ void cg_store(cg *g, const cg_place *p, const cg_value *v);
 cg_value cg_materialize(cg *g, const cg_value *v);
 void cg_assign(cg *g, const cg_value *to, const cg_value *v); /* to: from cg_variables */
 cg_value cg_variables(cg *g, const cg_value *v);
+
+/* ---- cg_range.c: where an integer lies, to leave out index checks ---- */
+/* v known to lie in [lo, hi) */
+cg_value cg_ranged(cg_value v, int64_t lo, const st_size *hi);
+/* The range of a literal, of `a op b` and of a conversion, set in r (left unknown where not known). */
+void cg_range_literal(cg *g, cg_value *r, st_scalar_kind k, st_scalar v);
+void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg_value *b);
+void cg_range_conv(cg_value *r, st_scalar_kind to, const cg_value *a);
+/* env for the branch where cond holds: `i < n` puts i below n */
+const cg_binding *cg_range_refine(cg *g, const st_node *cond, const cg_binding *env);
+/* Is i surely an index of an array of this length? */
+bool cg_in_range(cg *g, const cg_value *i, const st_size *length);
 
 /* ---- cg_thread.c: one work-item ---- */
 cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env);
@@ -392,6 +426,17 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
 /* ---- cg_histogram.c: subhistograms ---- */
 /* subhistograms e into p, which holds its destination already. */
 void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+
+/* ---- cg_fault.c: what a kernel finds wrong, reported by the glue ---- */
+/* i (a C expression), checked against length: the name of a variable
+ * holding it, 0 when it is out of range, which is then recorded as a fault
+ * of the expression at (get) that the glue reports after the launch. */
+const char *cg_checked_index(cg *g, const char *i, const st_size *length, const st_node *at);
+/* A look-back in the current kernel gives up waiting: work-group `group` records it. */
+void cg_fault_stall(cg *g, const char *group);
+const char *cg_fault_prelude(const cg *g);            /* the kernels' st_fault, where one is used */
+void cg_fault_zero(const cg *g, st_buf *out);         /* glue: the words zeroed, before the launches */
+void cg_fault_glue(const cg *g, const cg_kernel *k, st_buf *out); /* glue: after k's launch */
 
 /* ---- cg_glue.c: the host glue ---- */
 const char *cg_glue(cg *g);

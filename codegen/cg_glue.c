@@ -137,6 +137,7 @@ static const char *kernels_text(cg *g, bool cuda) {
                           "#if defined(__clang__)\n#define ST_SLP_ONLY _Pragma(\"clang loop vectorize(disable)\")\n"
                           "#else\n#define ST_SLP_ONLY\n#endif\n");
     st_buf_puts(&out, cg_prelude());
+    st_buf_puts(&out, cg_fault_prelude(g));
     st_buf_puts(&out, "\n");
     if (g->types.data) st_buf_printf(&out, "%s\n", g->types.data);
     if (g->funcs.data && cuda) cg_cuda_translate(g->funcs.data, &out);
@@ -171,6 +172,11 @@ static const char *glue_prelude =
     "#define CL_SUCCESS 0\n"
     "#define CL_TRUE 1\n"
     "#define CL_OUT_OF_RESOURCES -5\n"
+    "#define CL_INVALID_VALUE -30\n"
+    "#define CL_INVALID_MEM_OBJECT -38\n"
+    "#define CL_INVALID_KERNEL -48\n"
+    "#define CL_INVALID_BUFFER_SIZE -61\n"
+    "#define CL_MEM_SIZE 0x1102\n"
     "#define CL_INVALID_WORK_GROUP_SIZE -54\n"
     "#define CL_MEM_READ_WRITE (1 << 0)\n"
     "#define CL_DEVICE_TYPE 0x1000\n"
@@ -193,6 +199,9 @@ static const char *glue_prelude =
     "cl_int clGetDeviceInfo(cl_device_id, cl_uint, size_t, void *, size_t *);\n"
     "cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,\n"
     "                           const cl_event *, cl_event *);\n"
+    "cl_int clGetMemObjectInfo(cl_mem, cl_uint, size_t, void *, size_t *);\n"
+    "cl_int clEnqueueFillBuffer(cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint,\n"
+    "                           const cl_event *, cl_event *);\n"
     "int snprintf(char *, size_t, const char *, ...);\n"
     "#else\n"
     "#define CL_TARGET_OPENCL_VERSION 120\n"
@@ -202,6 +211,8 @@ static const char *glue_prelude =
     "\n"
     "/* what strata_run returns when a look-back waited past its bound */\n"
     "#define STRATA_LOOKBACK_STALLED (-9001)\n"
+    "/* what strata_run returns when a kernel indexed an array out of its range */\n"
+    "#define STRATA_INDEX_OUT_OF_RANGE (-9002)\n"
     "#define STRATA_CPU_GROUP_PRIVATE ((cl_ulong)1 << 18)\n"
     "\n"
     "static inline long st_div_long(long a, long b) { return b == 0 ? 0 : a / b; }\n"
@@ -357,21 +368,103 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
                        "                     (unsigned long)global, (unsigned long)group);\n"
                        "            goto done;\n        }\n",
                   index, index, k->name);
-    if (k->stall_check)
-        st_buf_printf(out, "        {\n"
-                           "            int stalled = 0;\n"
-                           "            err = clEnqueueReadBuffer(queue, %s, CL_TRUE, sizeof stalled, sizeof stalled, &stalled, 0, NULL, NULL);\n"
-                           "            if (err != CL_SUCCESS) {\n"
-                           "                snprintf(msg, msgcap, \"reading the look-back state of %s\");\n"
-                           "                goto done;\n            }\n"
-                           "            if (stalled) {\n"
-                           "                snprintf(msg, msgcap, \"%s: work-group %%d waited more than STRATA_LOOKBACK_SPINS reads for a \"\n"
-                           "                         \"predecessor's flag and gave up, so the result is wrong (the device does not \"\n"
-                           "                         \"run earlier work-groups alongside later ones)\", stalled - 1);\n"
-                           "                err = STRATA_LOOKBACK_STALLED;\n"
-                           "                goto done;\n            }\n        }\n",
-                      g->buffers[k->stall_buffer].name, k->name, k->name);
+    cg_fault_glue(g, k, out);
     st_buf_puts(out, "    }\n\n");
+}
+
+typedef struct named {
+    const char *name;
+    bool found;
+} named;
+
+static void find_name(const char *name, void *data) {
+    named *n = data;
+    if (!strcmp(name, n->name)) n->found = true;
+}
+
+/* Is scalar `name` a size: a size variable, or a parameter that an input's
+ * or output's length is counted in (a histogram's bins)? */
+static bool is_size(const cg *g, const char *name) {
+    for (uint32_t i = 0; i < g->def->nsizes; i++)
+        if (!strcmp(g->def->sizes[i]->u.name, name)) return true;
+    named n = {name, false};
+    for (uint32_t i = 0; i < g->nbuffers && !n.found; i++)
+        if (g->buffers[i].role != CG_BUF_TEMP && g->buffers[i].count) st_size_each_var(g->buffers[i].count, find_name, &n);
+    return n.found;
+}
+
+/* The start of strata_run: it trusts nothing its caller gives it (the
+ * contract at the top of the file). A NULL where an array or a value is
+ * needed, a negative size, a buffer smaller than the sizes say or a kernel
+ * missing is refused with CL_INVALID_VALUE, CL_INVALID_BUFFER_SIZE,
+ * CL_INVALID_MEM_OBJECT or CL_INVALID_KERNEL and a sentence, before anything
+ * is read or launched; no msg to write it in (NULL, or msgcap 0) is
+ * CL_INVALID_VALUE alone. The scalars are read once checked. */
+static void arguments_checked(cg *g, st_buf *out) {
+    st_buf_puts(out, "    if (!msg || msgcap == 0) return CL_INVALID_VALUE;\n"
+                     "    msg[0] = 0;\n"
+                     "    if (!kernels || !events) {\n"
+                     "        snprintf(msg, msgcap, \"strata_run: kernels and events must not be NULL\");\n"
+                     "        return CL_INVALID_VALUE;\n"
+                     "    }\n");
+    const struct {
+        const char *array;
+        uint32_t n;
+    } arrays[] = {{"inputs", cg_buffers_of(g, CG_BUF_INPUT)}, {"outputs", cg_buffers_of(g, CG_BUF_OUTPUT)},
+                  {"scalars", g->nscalars}};
+    for (size_t a = 0; a < sizeof arrays / sizeof *arrays; a++) {
+        if (!arrays[a].n) continue;
+        st_buf_printf(out, "    if (!%s) {\n"
+                           "        snprintf(msg, msgcap, \"strata_run: %s must not be NULL (it holds %u)\");\n"
+                           "        return CL_INVALID_VALUE;\n"
+                           "    }\n"
+                           "    for (int i = 0; i < %u; i++)\n"
+                           "        if (!%s[i]) {\n"
+                           "            snprintf(msg, msgcap, \"strata_run: %s[%%d] is NULL\", i);\n"
+                           "            return CL_INVALID_VALUE;\n"
+                           "        }\n",
+                      arrays[a].array, arrays[a].array, arrays[a].n, arrays[a].n, arrays[a].array, arrays[a].array);
+    }
+    st_buf_printf(out, "    for (int i = 0; i < %u; i++)\n"
+                       "        if (!kernels[i]) {\n"
+                       "            snprintf(msg, msgcap, \"strata_run: kernels[%%d] is NULL\", i);\n"
+                       "            return CL_INVALID_KERNEL;\n"
+                       "        }\n",
+                  g->nkernels);
+    for (uint32_t i = 0; i < g->nscalars; i++) {
+        const st_code_scalar *s = &g->scalars[i];
+        st_buf_printf(out, "    const %s s_%s = *(const %s *)scalars[%u];\n    (void)s_%s;\n", host_ctype[s->kind],
+                      s->name, host_ctype[s->kind], i, s->name);
+        if (is_size(g, s->name))
+            st_buf_printf(out, "    if (s_%s < 0) {\n"
+                               "        snprintf(msg, msgcap, \"strata_run: the size %s is %%ld; a size is 0 or more\", (long)s_%s);\n"
+                               "        return CL_INVALID_VALUE;\n"
+                               "    }\n",
+                          s->name, s->name, s->name);
+    }
+    /* every input and output at least as large as its elements (the
+     * runtime's outputs have a guard region after them: larger is fine) */
+    for (uint32_t i = 0; i < g->nbuffers; i++) {
+        const cg_buffer *b = &g->buffers[i];
+        if (b->role == CG_BUF_TEMP) continue;
+        const char *array = b->role == CG_BUF_INPUT ? "inputs" : "outputs";
+        size_t elem = st_scalar_size(b->kind);
+        st_buf_printf(out, "    {\n"
+                           "        size_t have = 0;\n"
+                           "        unsigned long count = (unsigned long)(%s);\n"
+                           "        if (clGetMemObjectInfo(%s[%d], CL_MEM_SIZE, sizeof have, &have, NULL) != CL_SUCCESS) {\n"
+                           "            snprintf(msg, msgcap, \"strata_run: %s[%d] is not a buffer\");\n"
+                           "            return CL_INVALID_MEM_OBJECT;\n"
+                           "        }\n"
+                           "        if (count > (unsigned long)-1 / %zu || have < count * %zu) {\n"
+                           "            snprintf(msg, msgcap, \"strata_run: %s[%d] holds %%lu bytes; %%lu elements of %zu bytes need more\",\n"
+                           "                     (unsigned long)have, count);\n"
+                           "            return CL_INVALID_BUFFER_SIZE;\n"
+                           "        }\n"
+                           "    }\n",
+                      b->count_c ? b->count_c : cg_size(g, b->count), array, b->index, array, b->index, elem, elem,
+                      array, b->index, elem);
+    }
 }
 
 const char *cg_glue(cg *g) {
@@ -386,7 +479,22 @@ const char *cg_glue(cg *g) {
     for (uint32_t i = 0; i < g->nscalars; i++)
         st_buf_printf(&out, " %s (%s)", g->scalars[i].name, st_scalar_name(g->scalars[i].kind));
     st_buf_printf(&out, "\n *   events:  %u, one per launch (NULL when a launch had nothing to do)\n"
-                        " * Returns CL_SUCCESS, or an OpenCL error with a sentence in msg.\n */\n",
+                        " * Returns CL_SUCCESS, or an OpenCL error with a sentence in msg.\n"
+                        " *\n"
+                        " * It checks what it is given before it reads or launches anything:\n"
+                        " *   msg NULL or msgcap 0: CL_INVALID_VALUE, and nothing is written;\n"
+                        " *   kernels, events, inputs, outputs or scalars NULL, or any of their entries\n"
+                        " *     (events' entries are written, not read): CL_INVALID_VALUE (a NULL kernel:\n"
+                        " *     CL_INVALID_KERNEL);\n"
+                        " *   a size below 0: CL_INVALID_VALUE;\n"
+                        " *   an input or output that is not a buffer: CL_INVALID_MEM_OBJECT; one smaller\n"
+                        " *     (CL_MEM_SIZE) than its elements for these sizes: CL_INVALID_BUFFER_SIZE;\n"
+                        " * each with a sentence in msg (cut to msgcap bytes, always terminated). What it\n"
+                        " * cannot check is the caller's: kernels made from this program's .cl file in the\n"
+                        " * order above on the queue's device, scalars pointing to values of their types,\n"
+                        " * and arrays of at least the counts above. A kernel that finds an index out of\n"
+                        " * range returns STRATA_INDEX_OUT_OF_RANGE, a look-back that waits too long\n"
+                        " * STRATA_LOOKBACK_STALLED (both below), with a sentence in msg.\n */\n",
                   g->nkernels);
     st_buf_puts(&out, glue_prelude);
     if (g->uses_hist_plan) { /* what a histogram does on the device (codegen/hist_plan.c) */
@@ -396,11 +504,7 @@ const char *cg_glue(cg *g) {
     st_buf_puts(&out, "int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
                       "               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,\n"
                       "               size_t msgcap) {\n");
-    for (uint32_t i = 0; i < g->nscalars; i++) {
-        const st_code_scalar *s = &g->scalars[i];
-        st_buf_printf(&out, "    const %s s_%s = *(const %s *)scalars[%u];\n    (void)s_%s;\n", host_ctype[s->kind],
-                      s->name, host_ctype[s->kind], i, s->name);
-    }
+    arguments_checked(g, &out);
     st_buf_puts(&out, "    cl_int err = CL_SUCCESS;\n    size_t n, bytes, group, global;\n    cl_ulong local_bytes;\n"
                       "    (void)bytes;\n    (void)local_bytes;\n    (void)context;\n");
     for (uint32_t i = 0; i < g->nbuffers; i++) {
@@ -411,7 +515,7 @@ const char *cg_glue(cg *g) {
             st_buf_printf(&out, "    cl_mem %s = %s[%d];\n    (void)%s;\n", b->name,
                           b->role == CG_BUF_INPUT ? "inputs" : "outputs", b->index, b->name);
     }
-    st_buf_printf(&out, "    msg[0] = 0;\n    for (int i = 0; i < %u; i++) events[i] = NULL;\n\n", g->nkernels);
+    st_buf_printf(&out, "    for (int i = 0; i < %u; i++) events[i] = NULL;\n\n", g->nkernels);
     if (g->glue_values.data) st_buf_printf(&out, "%s\n", g->glue_values.data);
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
@@ -423,6 +527,7 @@ const char *cg_glue(cg *g) {
                             "        goto done;\n    }\n",
                       st_scalar_size(b->kind), b->count_c ? b->count_c : cg_size(g, b->count), b->name, b->name);
     }
+    cg_fault_zero(g, &out);
     st_buf_puts(&out, "\n");
     for (uint32_t i = 0; i < g->nkernels; i++) launch_text(g, i, g->kernels[i], &out);
     st_buf_puts(&out, "done:\n");

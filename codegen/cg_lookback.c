@@ -47,10 +47,10 @@
  * separate arrays, so a value is never overwritten once its flag is up.
  *
  * A wait that could last forever is bounded: after STRATA_LOOKBACK_SPINS
- * reads of a flag that is still X the group records itself in the state's
- * stall word and goes on, and the glue turns that into an error after the
- * launch instead of a hang. The state (the ticket, the stall word, the
- * flags) is zeroed by a kernel of its own before every launch. */
+ * reads of a flag that is still X the group records itself as the run's
+ * fault (cg_fault.c) and goes on, and the glue turns that into an error
+ * after the launch instead of a hang. The state (the ticket, the flags) is
+ * zeroed by a kernel of its own before every launch. */
 #include "cg.h"
 
 #include <string.h>
@@ -74,7 +74,7 @@ typedef struct lookback {
     const st_size *groups;     /* ⌈N / (M·WG)⌉ */
     const cg_binding *env;
     /* the state, in global memory */
-    const cg_place *ctl;       /* [2]i32: the ticket, the stall word */
+    const cg_place *ctl;       /* [1]i32: the ticket */
     const cg_place *desc;      /* packed: [groups]u64 */
     const cg_place *flags;     /* else: [groups]i32 */
     const cg_place *aggregates, *prefixes; /* else: [groups]acc */
@@ -161,9 +161,9 @@ static void read_descriptor(cg *g, const lookback *lb, const char *j, const char
 }
 
 /* The bounded wait: `if (++lb_spins > bound) { record the stall; then }`. */
-static void give_up(cg *g, const lookback *lb, const char *then) {
+static void give_up(cg *g, const char *then) {
     cg_open(g, "if (++lb_spins > STRATA_LOOKBACK_SPINS) {");
-    cg_line(g, "atomic_cmpxchg(&%s[1], 0, (int)lb_id + 1);", buffer_of(g, lb->ctl));
+    cg_fault_stall(g, "lb_id");
     cg_line(g, "%s", then);
     cg_close(g);
 }
@@ -323,7 +323,7 @@ static void look_back_one(cg *g, const lookback *lb) {
         block_aggregate(g, lb);
         cg_line(g, "lb_f = lb_j == 0 ? LB_P : LB_A; /* the first block's aggregate is its prefix */");
     } else {
-        give_up(g, lb, "break;");
+        give_up(g, "break;");
         cg_line(g, "continue;");
     }
     cg_close(g);
@@ -373,7 +373,7 @@ static void look_back_wide(cg *g, const lookback *lb) {
     cg_open(g, "for (;;) {");
     read_descriptor(g, lb, "lb_j", "lb_f", "lb_val");
     cg_line(g, "if (lb_f != LB_X) break;");
-    give_up(g, lb, "lb_f = LB_P;");
+    give_up(g, "lb_f = LB_P;");
     cg_line(g, "if (lb_f != LB_X) break;");
     cg_close(g);
     cg_close(g);
@@ -842,7 +842,7 @@ static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg
 static bool state_new(cg *g, lookback *lb) {
     st_ctx *cx = g->cx;
     const st_type *i32 = st_type_scalar(cx, ST_I32);
-    lb->ctl = cg_host_temp(g, st_type_array(cx, st_size_const(cx, 2), i32), "lookback_state");
+    lb->ctl = cg_host_temp(g, st_type_array(cx, st_size_const(cx, 1), i32), "lookback_state");
     if (lb->packed) {
         lb->desc = cg_host_temp(g, st_type_array(cx, lb->groups, st_type_scalar(cx, ST_U64)), "lookback_descriptors");
         return lb->ctl && lb->desc;
@@ -854,7 +854,7 @@ static bool state_new(cg *g, lookback *lb) {
     return lb->ctl && lb->flags && lb->aggregates && lb->prefixes;
 }
 
-/* Before every launch: the ticket, the stall word and every flag to 0 (X). */
+/* Before every launch: the ticket and every flag to 0 (X). */
 static void reset_kernel(cg *g, const lookback *lb) {
     cg_kernel_begin(g, CG_SHAPE_GLB, lb->groups, "lookback_reset", lb->e);
     g->k->what = "the look-back state of the next kernel, zeroed";
@@ -863,7 +863,7 @@ static void reset_kernel(cg *g, const lookback *lb) {
     const char *ctl = buffer_of(g, lb->ctl);
     cg_open(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", cg_size(g, lb->groups)));
     cg_line(g, "%s[i] = 0;", flags);
-    cg_line(g, "if (i == 0) %s[0] = %s[1] = 0;", ctl, ctl);
+    cg_line(g, "if (i == 0) %s[0] = 0;", ctl);
     cg_close(g);
     cg_kernel_end(g);
 }
@@ -877,8 +877,6 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
     lanes[0] = st_size_const(cx, lb->wg);
     k->nlanes = 1;
     k->lanes = lanes;
-    k->stall_check = true;
-    k->stall_buffer = lb->ctl->mem.buffer;
     g->level = CG_THREAD;
     const char *elem_c = cg_ctype(g, lb->elem);
     long long mw = (long long)(lb->m * lb->wg);

@@ -226,12 +226,52 @@ static cg_value ternary(cg *g, const char *c, const cg_value *a, const cg_value 
     return (cg_value){.kind = CG_TUPLE, .type = a->type, .n = a->n, .items = items};
 }
 
+/* An if in a branch of an if, and another in a branch of that one, …: an
+ * else-if chain, or the same down the then-branches. As blocks in blocks a
+ * chain of 300 nests braces 300 deep, past what a device's compiler takes
+ * (cg_bracket_depth); from CHAIN_FROM ifs on it is one `do { … } while (0)`
+ * of steps, each leaving it with its value. */
+enum { CHAIN_FROM = 16 };
+
+static bool chain_goes_then(const st_node *e) {
+    return e->kids[1]->kind == ST_NODE_IF && e->kids[2]->kind != ST_NODE_IF;
+}
+
+static int chain_length(const st_node *e) {
+    int n = 0;
+    for (; e->kind == ST_NODE_IF && cg_is_plain(e->type) && n < CHAIN_FROM; n++) e = e->kids[chain_goes_then(e) ? 1 : 2];
+    return n;
+}
+
+static cg_value if_chain(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value r = declare(g, e->type);
+    cg_open(g, "do {");
+    for (; e->kind == ST_NODE_IF && cg_is_plain(e->type); e = e->kids[chain_goes_then(e) ? 1 : 2]) {
+        bool then = chain_goes_then(e); /* the chain goes on when the condition holds */
+        cg_value c0 = cg_thread_value(g, e->kids[0], env);
+        cg_value c = cg_materialize(g, &c0);
+        const cg_binding *holds = cg_range_refine(g, e->kids[0], env);
+        cg_open(g, cg_str(g, then ? "if (!%s) {" : "if (%s) {", c.c));
+        cg_value leaf = cg_thread_value(g, e->kids[then ? 2 : 1], then ? env : holds);
+        cg_assign(g, &r, &leaf);
+        cg_line(g, "break;");
+        cg_close(g);
+        if (then) env = holds;
+    }
+    cg_value last = cg_thread_value(g, e, env);
+    cg_assign(g, &r, &last);
+    g->indent--;
+    cg_line(g, "} while (0);");
+    return r;
+}
+
 static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
+    if (chain_length(e) >= CHAIN_FROM) return if_chain(g, e, env);
     cg_value c0 = cg_thread_value(g, e->kids[0], env);
     cg_value c = cg_materialize(g, &c0);
     st_buf saved = capture_begin(g);
     g->indent++;
-    cg_value a = cg_thread_value(g, e->kids[1], env);
+    cg_value a = cg_thread_value(g, e->kids[1], cg_range_refine(g, e->kids[0], env));
     st_buf ta = capture_end(g, saved);
     saved = capture_begin(g);
     cg_value b = cg_thread_value(g, e->kids[2], env);
@@ -454,7 +494,11 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
     case ST_PRIM_GET: {
         cg_value i = cg_thread_value(g, e->kids[0], env);
         cg_value xs = cg_thread_value(g, e->kids[1], env);
-        return cg_index(g, &xs, cg_str(g, "(long)%s", i.c));
+        const char *at = cg_str(g, "(long)%s", i.c);
+        /* checked on the device unless it cannot leave the array (cg_range.c) */
+        const st_size *n = xs.kind == CG_ARRAY ? cg_length(&xs) : NULL;
+        if (n && !cg_in_range(g, &i, n)) at = cg_checked_index(g, at, n, e);
+        return cg_index(g, &xs, at);
     }
     case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(g, e, env);
     case ST_PRIM_ITERATE: return iterate(g, e, env);
@@ -509,10 +553,42 @@ static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool i
     return cg_thread_value(g, st_let_body(e), env);
 }
 
+/* Brackets nested deeper than this in one expression go through a variable. */
+enum { FLAT_DEPTH = 64 };
+
+/* v with every scalar whose C text nests brackets too deep in a variable of
+ * its own: a chain of 300 additions (or of fused maps) is then statements of
+ * at most FLAT_DEPTH, not one expression the device's compiler refuses. */
+static cg_value flat(cg *g, cg_value v) {
+    if (v.kind == CG_SCALAR && v.c && strlen(v.c) > FLAT_DEPTH && cg_bracket_depth(v.c) > FLAT_DEPTH) {
+        const char *x = cg_name(g, "x");
+        cg_line(g, "%s %s = %s;", cg_ctype(g, v.type), x, v.c);
+        return cg_ranged(cg_scalar(v.type, x), v.lo, v.hi);
+    }
+    if (v.kind == CG_TUPLE) {
+        cg_value *items = cg_alloc(g, v.n * sizeof *items);
+        if (!items) return v;
+        for (uint32_t k = 0; k < v.n; k++) items[k] = flat(g, v.items[k]);
+        v.items = items;
+    }
+    return v;
+}
+
+static cg_value thread_value(cg *g, const st_node *e, const cg_binding *env);
+
 cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value v = thread_value(g, e, env);
+    return g->failed ? v : flat(g, v);
+}
+
+static cg_value thread_value(cg *g, const st_node *e, const cg_binding *env) {
     if (g->failed) return cg_scalar(e->type, "0");
     switch (e->kind) {
-    case ST_NODE_LIT: return cg_scalar(e->type, cg_literal(g, e->type->scalar, e->u.lit));
+    case ST_NODE_LIT: {
+        cg_value r = cg_scalar(e->type, cg_literal(g, e->type->scalar, e->u.lit));
+        cg_range_literal(g, &r, e->type->scalar, e->u.lit);
+        return r;
+    }
     case ST_NODE_VAR: return cg_lookup(g, e, env);
     case ST_NODE_TUPLE: {
         cg_value *items = cg_alloc(g, e->nkids * sizeof *items);
@@ -533,11 +609,15 @@ cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
     case ST_NODE_BINOP: {
         cg_value a = cg_thread_value(g, e->kids[0], env);
         cg_value b = cg_thread_value(g, e->kids[1], env);
-        return cg_scalar(e->type, cg_binop(g, e->u.binop, a.type->scalar, a.c, b.c));
+        cg_value r = cg_scalar(e->type, cg_binop(g, e->u.binop, a.type->scalar, a.c, b.c));
+        cg_range_binop(g, &r, e->u.binop, &a, &b);
+        return r;
     }
     case ST_NODE_CONV: {
         cg_value a = cg_thread_value(g, e->kids[0], env);
-        return cg_scalar(e->type, cg_conv(g, e->u.conv, a.type->scalar, a.c));
+        cg_value r = cg_scalar(e->type, cg_conv(g, e->u.conv, a.type->scalar, a.c));
+        cg_range_conv(&r, e->u.conv, &a);
+        return r;
     }
     case ST_NODE_IF:
         if (cg_is_plain(e->type)) return if_value(g, e, env);
@@ -600,7 +680,7 @@ void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_pla
         cg_value c = cg_thread_value(g, e->kids[0], env);
         cg_line(g, "if (%s) {", c.c);
         g->indent++;
-        cg_thread_into(g, e->kids[1], env, p);
+        cg_thread_into(g, e->kids[1], cg_range_refine(g, e->kids[0], env), p);
         g->indent--;
         cg_line(g, "} else {");
         g->indent++;

@@ -298,7 +298,8 @@ static cg_value view_index(cg *g, const cg_view *v, const char *i) {
         cg_value row = view_index(g, v->inner, i);
         return cg_index(g, &row, v->start);
     }
-    case CG_V_IOTA: return cg_scalar(elem, cg_str(g, "((long)(%s))", i));
+    case CG_V_IOTA: /* i is an index of the iota: it lies in [0, length) */
+        return cg_ranged(cg_scalar(elem, cg_str(g, "((long)(%s))", i)), 0, v->type->size);
     case CG_V_REPLICATE: return v->elem;
     case CG_V_MAP: {
         cg_value x = view_index(g, v->inner, i);
@@ -501,7 +502,7 @@ cg_value cg_materialize(cg *g, const cg_value *v) {
         if (simple(v->c)) return *v;
         const char *x = cg_name(g, "x");
         cg_line(g, "%s %s = %s;", cg_ctype(g, v->type), x, v->c);
-        return cg_scalar(v->type, x);
+        return cg_ranged(cg_scalar(v->type, x), v->lo, v->hi);
     }
     if (v->kind == CG_TUPLE) {
         cg_value *items = cg_alloc(g, v->n * sizeof *items);

@@ -17,7 +17,7 @@
     X(EnqueueFillBuffer) X(CreateProgramWithSource) X(CreateProgramWithBinary) X(BuildProgram)                \
     X(GetProgramBuildInfo) X(GetProgramInfo) X(ReleaseProgram) X(CreateKernel) X(ReleaseKernel) X(SetKernelArg) \
     X(GetKernelWorkGroupInfo) X(EnqueueNDRangeKernel) X(GetCommandQueueInfo) X(GetDeviceInfo) X(Finish)        \
-    X(GetEventProfilingInfo) X(ReleaseEvent) X(ReleaseCommandQueue) X(ReleaseContext)
+    X(GetEventProfilingInfo) X(ReleaseEvent) X(ReleaseCommandQueue) X(ReleaseContext) X(GetMemObjectInfo)
 
 typedef struct cl_api {
 #define CL_API_FIELD(name) __typeof__(cl##name) *name;

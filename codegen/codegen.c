@@ -23,6 +23,26 @@ static void release(cg *g) {
     st_buf_free(&g->glue_values);
 }
 
+/* Expressions are flattened into variables where they nest deep
+ * (cg_thread.c), but blocks cannot be: an if inside an if inside … 250
+ * deep is a kernel the device's compiler refuses. It is refused here, with
+ * the limit, instead of as a build log. */
+static bool shallow_enough(cg *g) {
+    for (uint32_t i = 0; i < g->nkernels; i++) {
+        const cg_kernel *k = g->kernels[i];
+        int depth = 1 + cg_bracket_depth(k->body.data ? k->body.data : "");
+        if (depth > CG_MAX_BRACKETS)
+            return cg_fail(g, NULL, "kernel %s (%s) nests blocks and brackets %d deep; OpenCL C compilers accept "
+                                    "%d: nest fewer ifs (or maps of arrays) inside one another",
+                           k->name, k->what, depth, CG_MAX_BRACKETS);
+    }
+    int depth = cg_bracket_depth(g->funcs.data ? g->funcs.data : "");
+    if (depth > CG_MAX_BRACKETS)
+        return cg_fail(g, NULL, "a function of the kernels nests blocks and brackets %d deep; OpenCL C compilers "
+                                "accept %d: nest fewer ifs inside one another", depth, CG_MAX_BRACKETS);
+    return true;
+}
+
 bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err *err) {
     memset(out, 0, sizeof *out);
     /* the names in the kernels are the program's, not the context's history:
@@ -30,7 +50,7 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
     const st_def *named = st_def_canonical(cx, def, err);
     if (!named) return false;
     cg g = {.cx = cx, .a = a, .def = named, .err = err, .level = CG_HOST};
-    bool ok = cg_host(&g);
+    bool ok = cg_host(&g) && shallow_enough(&g);
     const char *opencl = ok ? cg_opencl(&g) : NULL;
     const char *cuda = ok ? cg_cuda(&g) : NULL;
     const char *host = ok && !g.failed ? cg_glue(&g) : NULL;

@@ -132,6 +132,15 @@ static cl_int cu_ReleaseMemObject(cl_mem mem) {
     return out;
 }
 
+/* Only what the glue asks: a buffer's size. */
+static cl_int cu_GetMemObjectInfo(cl_mem mem, cl_mem_info what, size_t cap, void *value, size_t *size_ret) {
+    cu_mem *m = (cu_mem *)mem;
+    if (!m) return CL_INVALID_MEM_OBJECT;
+    if (what != CL_MEM_SIZE) return CL_INVALID_VALUE;
+    size_t size = m->size;
+    return cu_put_info(&size, sizeof size, cap, value, size_ret);
+}
+
 static bool in_bounds(const cu_mem *m, size_t offset, size_t size) { return offset <= m->size && size <= m->size - offset; }
 
 /* Reads and writes wait for the queue, as a blocking OpenCL call would

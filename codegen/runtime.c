@@ -57,6 +57,7 @@ static const char *cl_error_name(cl_int rc) {
         E(CL_INVALID_LINKER_OPTIONS) E(CL_INVALID_DEVICE_PARTITION_COUNT)
         E(CL_PLATFORM_NOT_FOUND_KHR)
     case -9001: return "STRATA_LOOKBACK_STALLED"; /* the glue's own (cg_glue.c) */
+    case -9002: return "STRATA_INDEX_OUT_OF_RANGE";
     default: return "an unknown OpenCL error";
     }
 #undef E
@@ -228,7 +229,7 @@ struct st_exe {
 #define GLUE_SYMBOLS(X)                                                                                     \
     X(CreateBuffer) X(ReleaseMemObject) X(SetKernelArg) X(EnqueueNDRangeKernel) X(GetKernelWorkGroupInfo) \
     X(GetCommandQueueInfo) X(GetDeviceInfo) X(EnqueueCopyBuffer) X(EnqueueReadBuffer) X(EnqueueFillBuffer) \
-    X(ReleaseEvent) X(Finish)
+    X(ReleaseEvent) X(Finish) X(GetMemObjectInfo)
 
 static size_t glue_symbols(const cl_api *api, st_jit_symbol *out) {
     size_t n = 0;

@@ -53,6 +53,8 @@ typedef struct program_case {
 #define I64_MAX_SCAN "def main(xs: [N]i64): [N]i64 =\n  xs |> scan(max, -9223372036854775808i64)\n"
 #define BOOL_SCAN "def main(xs: [N]bool): [N]bool =\n  xs |> scan(||, false)\n"
 #define U32_SUM "def main(xs: [N]u32): u32 =\n  xs |> reduce(+, 0u32)\n"
+/* an index the kernel checks, recording a fault (codegen/cg_fault.c) */
+#define CHECKED_GET "def main(xs: [N]f32, ks: [M]i64): [M]f32 =\n  ks |> map(k => xs |> get(k))\n"
 
 static const program_case program_cases[] = {
     /* the default lowering, and every scan rule of the paper */
@@ -73,6 +75,7 @@ static const program_case program_cases[] = {
     {"an i64 max scan", I64_MAX_SCAN, NULL},
     {"a bool scan", BOOL_SCAN, NULL},
     {"a u32 sum", U32_SUM, NULL},
+    {"a checked get", CHECKED_GET, NULL},
 };
 
 static st_code code_of(const char *what, const char *src, const char *strategy) {

@@ -1,0 +1,156 @@
+/* codegen/cg_fault.c — what a kernel finds wrong, and how the glue says it.
+ *
+ * A kernel cannot stop a run or print: what goes wrong on the device (an
+ * index out of range, a look-back that waited past its bound) is recorded
+ * in three words of one global buffer per program, the faults, and the
+ * glue reads them after every launch of a kernel that can record one:
+ *
+ *   faults[0]  the site (1 + its index in g->sites), 0 while nothing went wrong
+ *   faults[1]  the low 32 bits of a value the site reports (the index, the group)
+ *   faults[2]  its high 32 bits
+ *
+ * The first site to record wins (an atomic compare-and-swap on word 0), so
+ * the value is that site's. The glue zeroes the words when it allocates
+ * them, at the start of each run; after a fault it returns with the site's
+ * message, so a later fault never overwrites one that was not reported.
+ *
+ * Sites know their messages in full (the index's array length is a size
+ * over the program's scalars, which the glue has too), so the kernels carry
+ * only numbers: their text does not depend on where the program was read. */
+#include "cg.h"
+
+#include <string.h>
+
+static const char *const prelude =
+    "/* the first thing a run found wrong: its site, and a value in two words (cg_fault.c) */\n"
+    "static inline void st_fault(volatile __global int *faults, int site, long value) {\n"
+    "    if (atomic_cmpxchg(faults, 0, site) == 0) {\n"
+    "        faults[1] = (int)value;\n"
+    "        faults[2] = (int)(value >> 32);\n"
+    "    }\n"
+    "}\n";
+
+const char *cg_fault_prelude(const cg *g) { return g->faults ? prelude : ""; }
+
+/* The faults' buffer, made on first use, as the current kernel's argument. */
+static const char *faults_of(cg *g) {
+    if (!g->faults) {
+        g->faults = cg_host_temp(g, st_type_array(g->cx, st_size_const(g->cx, 3), st_type_scalar(g->cx, ST_I32)),
+                                 "faults");
+        if (!g->faults) return "0";
+    }
+    cg_use_buffer(g, g->faults->mem.buffer, true);
+    if (g->k) g->k->faults = true;
+    return g->faults->mem.base;
+}
+
+static int new_site(cg *g, cg_fault_kind kind, const char *length_c, const char *what) {
+    for (uint32_t i = 0; kind == CG_FAULT_STALL && i < g->nsites; i++) /* one a kernel */
+        if (g->sites[i].kind == kind && g->sites[i].kernel == g->k) return (int)i + 1;
+    if (g->nsites == g->capsites) {
+        uint32_t cap = g->capsites ? 2 * g->capsites : 8;
+        cg_fault_site *grown = cg_alloc(g, cap * sizeof *grown);
+        if (!grown) return 0;
+        if (g->nsites) memcpy(grown, g->sites, g->nsites * sizeof *grown);
+        g->sites = grown;
+        g->capsites = cap;
+    }
+    g->sites[g->nsites] = (cg_fault_site){.kind = kind, .kernel = g->k, .length_c = length_c, .what = what};
+    return (int)++g->nsites;
+}
+
+void cg_fault_stall(cg *g, const char *group) {
+    int site = new_site(g, CG_FAULT_STALL, NULL, g->k ? g->k->name : "a kernel");
+    cg_line(g, "st_fault(%s, %d, (long)(%s));", faults_of(g), site, group);
+}
+
+const char *cg_checked_index(cg *g, const char *i, const st_size *length, const st_node *at) {
+    const char *n = cg_size(g, length);
+    st_buf b = {0};
+    st_print_node(at, &b);
+    const char *text = b.data ? b.data : "";
+    size_t len = strcspn(text, "\n");
+    const char *what = cg_str(g, "`%.*s%s` (in def %s)", (int)(len > 80 ? 80 : len), text,
+                              len > 80 || text[len] ? " …" : "", g->def->name);
+    st_buf_free(&b);
+    int site = new_site(g, CG_FAULT_INDEX, n, what);
+    const char *c = cg_name(g, "i");
+    cg_line(g, "long %s = %s;", c, i);
+    /* out of range: recorded, and element 0 read instead, so that nothing
+     * reads outside the array before the glue reports it */
+    cg_line(g, "if (%s < 0 || %s >= %s) {", c, c, n);
+    g->indent++;
+    cg_line(g, "st_fault(%s, %d, %s);", faults_of(g), site, c);
+    cg_line(g, "%s = 0;", c);
+    g->indent--;
+    cg_line(g, "}");
+    return c;
+}
+
+/* s as the text of a C string literal, quotes included: nothing in it can
+ * end the literal or the comment around it. */
+static void c_string(const char *s, st_buf *out) {
+    st_buf_puts(out, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            st_buf_printf(out, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f || *p == '?' || *p == '/' || *p == '*')
+            st_buf_printf(out, "\\%03o", *p); /* and no trigraph, no comment delimiter */
+        else
+            st_buf_printf(out, "%c", *p);
+    }
+    st_buf_puts(out, "\"");
+}
+
+void cg_fault_glue(const cg *g, const cg_kernel *k, st_buf *out) {
+    if (!k->faults || !g->faults) return;
+    st_buf_printf(out, "        {\n"
+                       "            int fault[3] = {0, 0, 0};\n"
+                       "            long value;\n"
+                       "            err = clEnqueueReadBuffer(queue, %s, CL_TRUE, 0, sizeof fault, fault, 0, NULL, NULL);\n"
+                       "            if (err != CL_SUCCESS) {\n"
+                       "                snprintf(msg, msgcap, \"reading what %s found wrong\");\n"
+                       "                goto done;\n"
+                       "            }\n"
+                       "            value = (long)(((unsigned long)(unsigned int)fault[2] << 32) | (unsigned int)fault[1]);\n"
+                       "            (void)value;\n",
+                  g->faults->mem.base, k->name);
+    for (uint32_t i = 0; i < g->nsites; i++) {
+        const cg_fault_site *s = &g->sites[i];
+        if (s->kernel != k) continue;
+        st_buf_printf(out, "            if (fault[0] == %u) {\n", i + 1);
+        if (s->kind == CG_FAULT_INDEX) {
+            st_buf_puts(out, "                snprintf(msg, msgcap, \"index %ld out of range for an array of length %ld in %s\",\n"
+                             "                         value, (long)(");
+            st_buf_printf(out, "%s), ", s->length_c);
+            c_string(s->what, out);
+            st_buf_puts(out, ");\n                err = STRATA_INDEX_OUT_OF_RANGE;\n");
+        } else {
+            st_buf_printf(out, "                snprintf(msg, msgcap, \"%s: work-group %%ld waited more than STRATA_LOOKBACK_SPINS reads for a \"\n"
+                               "                         \"predecessor's flag and gave up, so the result is wrong (the device does not \"\n"
+                               "                         \"run earlier work-groups alongside later ones)\", value);\n"
+                               "                err = STRATA_LOOKBACK_STALLED;\n",
+                          s->what);
+        }
+        st_buf_puts(out, "                goto done;\n            }\n");
+    }
+    st_buf_puts(out, "            if (fault[0] != 0) {\n"
+                     "                snprintf(msg, msgcap, \"a kernel recorded a fault strata does not know (site %d)\", fault[0]);\n"
+                     "                err = CL_INVALID_VALUE;\n"
+                     "                goto done;\n"
+                     "            }\n"
+                     "        }\n");
+}
+
+void cg_fault_zero(const cg *g, st_buf *out) {
+    if (!g->faults) return;
+    st_buf_printf(out, "    {\n"
+                       "        int zero = 0;\n"
+                       "        err = clEnqueueFillBuffer(queue, %s, &zero, sizeof zero, 0, 3 * sizeof zero, 0, NULL, NULL);\n"
+                       "        if (err != CL_SUCCESS) {\n"
+                       "            snprintf(msg, msgcap, \"clearing the fault words\");\n"
+                       "            goto done;\n"
+                       "        }\n"
+                       "    }\n",
+                  g->faults->mem.base);
+}

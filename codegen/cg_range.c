@@ -1,0 +1,117 @@
+/* codegen/cg_range.c — where an integer lies, so that an index that cannot
+ * leave its array goes unchecked.
+ *
+ * Every `get` is checked on the device (cg_fault.c) unless its index is
+ * known to be in range. What rules build is: an element of iota(n) indexes
+ * an array of n (a block, a row), a literal a block of known length,
+ * max(i - 1, 0) the element before i. So a scalar carries an interval
+ * [lo, hi): lo a number, hi a size. It comes from iota's elements and from
+ * literals, and goes through + - min max / % and conversions; anything else
+ * forgets it.
+ *
+ * hi ≥ 1 wherever such a value exists: an element of iota(n) is read only
+ * when n ≥ 1, a literal c ≥ 0 has hi = c + 1, and each step below keeps
+ * it. That is what lets max(x, 0) keep x's hi. Inside `if i < n then …`
+ * i lies below n as well (a padded array read only where it has elements). */
+#include "cg.h"
+
+cg_value cg_ranged(cg_value v, int64_t lo, const st_size *hi) {
+    v.lo = lo;
+    v.hi = hi;
+    return v;
+}
+
+static bool is_integer(st_scalar_kind k) { return k == ST_I32 || k == ST_I64 || k == ST_U32 || k == ST_U64; }
+
+static bool const_of(const st_size *s, int64_t *v) { return s && st_size_is_const(s, v); }
+
+/* a ≤ b, surely; with `exists`, also where a is 1 or less (every hi is ≥ 1) */
+static bool at_most(cg *g, const st_size *a, const st_size *b, bool exists) {
+    int64_t x, y;
+    if (a == b) return true;
+    if (exists && const_of(a, &x) && x <= 1) return true;
+    if (const_of(a, &x) && const_of(b, &y)) return x <= y;
+    st_err e = {0};
+    const st_size *d = st_size_sub(g->cx, b, a, &e);
+    return d && const_of(d, &x) && x >= 0;
+}
+
+void cg_range_literal(cg *g, cg_value *r, st_scalar_kind k, st_scalar v) {
+    r->hi = NULL;
+    int64_t x;
+    switch (k) {
+    case ST_I32: x = v.i32; break;
+    case ST_U32: x = v.u32; break;
+    case ST_I64: x = v.i64; break;
+    case ST_U64: if (v.u64 > INT64_MAX) return; x = (int64_t)v.u64; break;
+    default: return;
+    }
+    if (x < 0 || x == INT64_MAX) return;
+    *r = cg_ranged(*r, x, st_size_const(g->cx, x + 1));
+}
+
+void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg_value *b) {
+    r->hi = NULL;
+    if (r->type->kind != ST_TYPE_SCALAR || !is_integer(r->type->scalar) || !a->hi || !b->hi) return;
+    st_err e = {0};
+    int64_t lo, c;
+    const st_size *hi = NULL;
+    switch (op) {
+    case ST_OP_ADD: /* [la + lb, ha + hb - 1) */
+        if (__builtin_add_overflow(a->lo, b->lo, &lo)) return;
+        hi = st_size_sub(g->cx, st_size_add(g->cx, a->hi, b->hi, &e), st_size_const(g->cx, 1), &e);
+        break;
+    case ST_OP_SUB: /* b ≥ 0 and at most c - 1: [la - (c - 1), ha) */
+        if (b->lo < 0 || !const_of(b->hi, &c) || __builtin_sub_overflow(a->lo, c - 1, &lo)) return;
+        hi = a->hi;
+        break;
+    case ST_OP_MAX:
+        lo = a->lo > b->lo ? a->lo : b->lo;
+        hi = at_most(g, b->hi, a->hi, true) ? a->hi : at_most(g, a->hi, b->hi, true) ? b->hi : NULL;
+        break;
+    case ST_OP_MIN: /* below either */
+        lo = a->lo < b->lo ? a->lo : b->lo;
+        hi = at_most(g, b->hi, a->hi, false) ? b->hi : a->hi;
+        break;
+    case ST_OP_DIV: /* by c > 0, of a ≥ 0: [la / c, (ha - 1) / c + 1) */
+        if (a->lo < 0 || b->lo < 1 || !const_of(b->hi, &c) || c != b->lo + 1) return;
+        lo = a->lo / b->lo;
+        hi = st_size_sub(g->cx, a->hi, st_size_const(g->cx, 1), &e);
+        hi = st_size_add(g->cx, st_size_div(g->cx, hi, st_size_const(g->cx, b->lo), &e), st_size_const(g->cx, 1), &e);
+        if (!hi) hi = a->hi; /* at most a */
+        break;
+    case ST_OP_MOD: /* by c > 0, of a ≥ 0: [0, c) */
+        if (a->lo < 0 || b->lo < 1 || !const_of(b->hi, &c) || c != b->lo + 1) return;
+        lo = 0;
+        hi = st_size_const(g->cx, b->lo);
+        break;
+    default: return;
+    }
+    if (hi) *r = cg_ranged(*r, lo, hi);
+}
+
+void cg_range_conv(cg_value *r, st_scalar_kind to, const cg_value *a) {
+    r->hi = NULL;
+    int64_t c;
+    if (!a->hi || !is_integer(to)) return;
+    /* a narrower type keeps a range that fits it; an unsigned one needs lo ≥ 0 */
+    if ((to == ST_I32 || to == ST_U32) && (!const_of(a->hi, &c) || c > INT32_MAX)) return;
+    if ((to == ST_U32 || to == ST_U64) && a->lo < 0) return;
+    if (to == ST_I32 && a->lo < INT32_MIN) return;
+    *r = cg_ranged(*r, a->lo, a->hi);
+}
+
+bool cg_in_range(cg *g, const cg_value *i, const st_size *length) {
+    return i->kind == CG_SCALAR && i->hi && i->lo >= 0 && length && at_most(g, i->hi, length, false);
+}
+
+const cg_binding *cg_range_refine(cg *g, const st_node *cond, const cg_binding *env) {
+    if (cond->kind != ST_NODE_BINOP || cond->u.binop != ST_OP_LT || cond->kids[0]->kind != ST_NODE_VAR) return env;
+    const cg_binding *b = env;
+    while (b && b->name != cond->kids[0]->u.name) b = b->next;
+    if (!b || b->deferred || b->place || b->value.kind != CG_SCALAR || !b->value.hi || b->value.lo < 0) return env;
+    st_err e = {0};
+    const st_size *n = st_node_as_size(g->cx, cond->kids[1], &e);
+    if (!n) return env;
+    return cg_bind(g, env, b->name, cg_ranged(b->value, b->value.lo, n));
+}
