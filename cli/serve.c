@@ -47,39 +47,23 @@ static void hello(const st_device_info *dev, const st_space *space) {
     answer(&b);
 }
 
-/* One request: {"point": P}, {"point": P, "again": true} (measure it again),
- * or {"point": P, "status": "crash", "message": "…"} (record what happened
- * elsewhere). false only for what ends the session (the directory). */
+/* One request (st_serve_request_parse says which); a bad one is answered
+ * with an error and the session goes on. false only for what ends the
+ * session (the directory). */
 static bool serve_one(st_session *ss, const st_space *space, const char *line, size_t len, st_err *err) {
     st_arena *a = st_arena_new();
     if (!a) return st_fail_internal(err, "out of memory");
-    st_err why = {0};
-    const st_json *j = st_json_parse(a, "request", line, len, &why);
-    double point = -1;
-    const st_json *again = j ? st_json_get(j, "again") : NULL;
-    const char *status_text = j ? st_json_get_string(j, "status") : NULL;
-    st_status status = ST_STATUS_OK;
-    char bad[600] = "";
-    if (!j)
-        snprintf(bad, sizeof bad, "not a JSON line: %s", why.message);
-    else if (j->kind != ST_JSON_OBJECT || !st_json_get_number(j, "point", &point) || point != (double)(uint64_t)point)
-        snprintf(bad, sizeof bad, "a request is {\"point\": P} with P a whole number, optionally with \"again\": true, or \"status\" and \"message\"");
-    else if (point >= (double)st_space_npoints(space))
-        snprintf(bad, sizeof bad, "point %.0f is not in the space: it has points 0 to %llu", point,
-                 (unsigned long long)st_space_npoints(space) - 1);
-    else if (again && again->kind != ST_JSON_BOOL)
-        snprintf(bad, sizeof bad, "\"again\" is true or false");
-    else if (st_json_get(j, "status") && (!status_text || !st_status_parse(status_text, &status)))
-        snprintf(bad, sizeof bad, "\"status\" is one of ok, constraint, build_error, launch_error, wrong_answer, timeout, crash");
-    if (bad[0]) {
-        answer_error(bad);
+    st_serve_request req;
+    st_err bad = {0};
+    if (!st_serve_request_parse(a, line, len, st_space_npoints(space), &req, &bad)) {
+        answer_error(bad.message);
         st_arena_free(a);
         return true;
     }
     st_record rec;
     bool recorded = false;
-    bool ok = status_text ? st_session_record(ss, (uint64_t)point, status, st_json_get_string(j, "message"), &rec, err)
-                          : st_session_evaluate(ss, (uint64_t)point, again && again->boolean, &rec, &recorded, err);
+    bool ok = req.record ? st_session_record(ss, req.point, req.status, req.message, &rec, err)
+                         : st_session_evaluate(ss, req.point, req.again, &rec, &recorded, err);
     st_arena_free(a);
     if (!ok) return false;
     st_buf b = {0};
