@@ -157,7 +157,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
     int64_t runs = 10, timeout = 60, jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
     uint64_t seed = 1;
     uint32_t shard, nshards;
-    if (!number_option(&a, "--runs", 7, 100000, &runs, &err) ||
+    if (!number_option(&a, "--runs", 7, ST_EXPLORE_MAX_RUNS, &runs, &err) ||
         !number_option(&a, "--timeout", 1, 7 * 24 * 3600, &timeout, &err) ||
         !number_option(&a, "--jobs", 1, ST_EXPLORE_MAX_JOBS, &jobs, &err) || !shard_option(&a, &shard, &nshards, &err) ||
         !number_option(&a, "--max-points", 1, INT64_MAX, &max_points, &err))

@@ -47,39 +47,24 @@ static void hello(const st_device_info *dev, const st_space *space) {
     answer(&b);
 }
 
-/* One request: {"point": P} or {"point": P, "again": true} (measure it
- * again). A client names points and nothing else: statuses and times are
- * the server's (a point whose strata died is recorded as `crash` by the
- * next session, explore/session.c). false only for what ends the session
- * (the directory). */
+/* One request (st_serve_request_parse: a client names points and nothing
+ * else; statuses and times are the server's, and a point whose strata died
+ * is recorded as `crash` by the next session, explore/session.c); a bad one
+ * is answered with an error and the session goes on. false only for what
+ * ends the session (the directory). */
 static bool serve_one(st_session *ss, const st_space *space, const char *line, size_t len, st_err *err) {
     st_arena *a = st_arena_new();
     if (!a) return st_fail_internal(err, "out of memory");
-    st_err why = {0};
-    const st_json *j = st_json_parse(a, "request", line, len, &why);
-    double point = -1;
-    const st_json *again = j ? st_json_get(j, "again") : NULL;
-    char bad[600] = "";
-    if (!j)
-        snprintf(bad, sizeof bad, "not a JSON line: %s", why.message);
-    else if (j->kind != ST_JSON_OBJECT || !st_json_get_number(j, "point", &point) || point != (double)(uint64_t)point)
-        snprintf(bad, sizeof bad, "a request is {\"point\": P} with P a whole number, optionally with \"again\": true");
-    else if (point >= (double)st_space_npoints(space))
-        snprintf(bad, sizeof bad, "point %.0f is not in the space: it has points 0 to %llu", point,
-                 (unsigned long long)st_space_npoints(space) - 1);
-    else if (again && again->kind != ST_JSON_BOOL)
-        snprintf(bad, sizeof bad, "\"again\" is true or false");
-    else if (j->len != 1 + (again != NULL))
-        snprintf(bad, sizeof bad, "a request names a point, and nothing else: the statuses and times recorded are "
-                                  "strata's own (a request is {\"point\": P}, optionally with \"again\": true)");
-    if (bad[0]) {
-        answer_error(bad);
+    st_serve_request req;
+    st_err bad = {0};
+    if (!st_serve_request_parse(a, line, len, st_space_npoints(space), &req, &bad)) {
+        answer_error(bad.message);
         st_arena_free(a);
         return true;
     }
     st_record rec;
     bool recorded = false;
-    bool ok = st_session_evaluate(ss, (uint64_t)point, again && again->boolean, &rec, &recorded, err);
+    bool ok = st_session_evaluate(ss, req.point, req.again, &rec, &recorded, err);
     st_arena_free(a);
     if (!ok) return false;
     st_buf b = {0};

@@ -105,6 +105,10 @@ const st_json *st_json_get(const st_json *obj, const char *key);
 const char *st_json_get_string(const st_json *obj, const char *key);
 /* The number of key into *out; false when absent or not a number. */
 bool st_json_get_number(const st_json *obj, const char *key, double *out);
+/* The number of key into *out when it is a whole number from 0 to max (a
+ * point, a count, a seed: what becomes an unsigned integer); false when
+ * absent, not a number, or not such a number. */
+bool st_json_get_whole(const st_json *obj, const char *key, uint64_t max, uint64_t *out);
 
 /* Writing: a string quoted and escaped (control characters as \u00XX), and
  * a number in the shortest form that reads back to the same double
@@ -230,6 +234,8 @@ bool st_records_write_svg(const st_records *rs, const st_space *space, const cha
 /* What an exploration explores: one def of a program on seeded inputs. */
 /* The most builds and checks an exploration runs at once. */
 enum { ST_EXPLORE_MAX_JOBS = 64 };
+/* The most timed runs (and warm-up runs) per variant. */
+enum { ST_EXPLORE_MAX_RUNS = 100000 };
 
 typedef struct st_explore_setup {
     st_ctx *cx;
@@ -320,6 +326,19 @@ bool st_session_evaluate(st_session *ss, uint64_t point, bool again, st_record *
 /* Write results.csv and results.svg over every record, *summary as
  * st_explore gives it (summary may be NULL); frees ss. */
 bool st_session_close(st_session *ss, st_explore_summary *summary, st_err *err);
+
+/* One request of `strata explore --serve`, a JSON line: {"point": P} or
+ * {"point": P, "again": true} (measure it again). A client names points
+ * and nothing else: statuses and times are the server's. */
+typedef struct st_serve_request {
+    uint64_t point; /* below the space's number of points */
+    bool again;
+} st_serve_request;
+
+/* The request in line (len bytes, no newline) for a space of npoints
+ * points (a holds the parsed JSON); false with why it is not one in *err. */
+bool st_serve_request_parse(st_arena *a, const char *line, size_t len, uint64_t npoints, st_serve_request *out,
+                            st_err *err);
 
 /* Merge the records of explorations of the same thing (shards, say) into
  * out: explore.json and program.strata from the first, every point once

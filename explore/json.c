@@ -482,6 +482,17 @@ bool st_json_get_number(const st_json *obj, const char *key, double *out) {
     return true;
 }
 
+bool st_json_get_whole(const st_json *obj, const char *key, uint64_t max, uint64_t *out) {
+    double v;
+    /* the range first: converting a double outside [0, 2^64) to uint64_t
+     * is undefined (2^64 is UINT64_MAX as a double, so it is excluded) */
+    if (!st_json_get_number(obj, key, &v) || !(v >= 0) || v >= (double)UINT64_MAX || v != floor(v) ||
+        (uint64_t)v > max)
+        return false;
+    if (out) *out = (uint64_t)v;
+    return true;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                  */
 /* ------------------------------------------------------------------------ */

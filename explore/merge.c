@@ -41,7 +41,8 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
     free(text);
     if (!e->json) return false;
     const st_json *j = e->json, *inputs = st_json_get(j, "inputs");
-    double seed = 0, runs = 0, warmups = 0, rtol = 0;
+    uint64_t seed = 0, runs = 0, warmups = 0;
+    double rtol = 0;
     e->program_name = st_json_get_string(j, "program_name");
     e->entry = st_json_get_string(j, "entry");
     e->space = st_json_get_string(j, "space");
@@ -55,9 +56,17 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
         e->device = strcat(strcpy(spec, "cuda:"), e->device);
     }
     if (!e->program_name || !e->entry || !e->space || !e->device || !inputs || inputs->kind != ST_JSON_ARRAY ||
-        !st_json_get_number(j, "seed", &seed) || !st_json_get_number(j, "runs", &runs) ||
-        !st_json_get_number(j, "warmups", &warmups) || !st_json_get_number(j, "tolerance", &rtol))
+        !st_json_get_number(j, "seed", NULL) || !st_json_get_number(j, "runs", NULL) ||
+        !st_json_get_number(j, "warmups", NULL) || !st_json_get_number(j, "tolerance", &rtol))
         return st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description (a field is missing)");
+    /* counts are whole numbers in range: a number read as one otherwise
+     * would be converted to an integer it has no value in */
+    if (!st_json_get_whole(j, "seed", UINT64_MAX, &seed) || !st_json_get_whole(j, "runs", ST_EXPLORE_MAX_RUNS, &runs) ||
+        !runs || !st_json_get_whole(j, "warmups", ST_EXPLORE_MAX_RUNS, &warmups) || !(rtol >= 0) ||
+        inputs->len > UINT32_MAX)
+        return st_fail(err, (st_loc){path, 0, 0},
+                       "not an exploration's description (seed is no whole number, runs and warmups no whole numbers "
+                       "up to %d, runs not above 0, or tolerance negative)", ST_EXPLORE_MAX_RUNS);
     /* the name export files the exploration under, in a folder of its own */
     if (!st_folder_name_check(e->program_name, (st_loc){dir, 0, 0}, "explore.json's \"program_name\"", err))
         return false; /* (named by dir, which outlives path) */
@@ -68,7 +77,7 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
             return st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description (inputs are not text)");
     e->inputs = in;
     e->ninputs = (uint32_t)inputs->len;
-    e->seed = (uint64_t)seed;
+    e->seed = seed;
     e->runs = (uint32_t)runs;
     e->warmups = (uint32_t)warmups;
     e->rtol = rtol;

@@ -91,15 +91,13 @@ static char *dup_or_fail(const char *s, bool *ok) {
 
 bool st_record_from_json(const st_json *j, st_record *r, st_err *err) {
     memset(r, 0, sizeof *r);
-    double point;
     const char *status = st_json_get_string(j, "status");
     const st_json *values = st_json_get(j, "values");
-    if (!j || j->kind != ST_JSON_OBJECT || !st_json_get_number(j, "point", &point) || point < 0 || !status ||
+    if (!j || j->kind != ST_JSON_OBJECT || !st_json_get_whole(j, "point", UINT64_MAX, &r->point) || !status ||
         !st_status_parse(status, &r->status) || !st_json_get_string(j, "strategy") || !values ||
         values->kind != ST_JSON_ARRAY)
         return st_fail(err, (st_loc){0}, "not a record of strata explore (it needs point, strategy, values and status)");
     bool ok = true;
-    r->point = (uint64_t)point;
     r->strategy = dup_or_fail(st_json_get_string(j, "strategy"), &ok);
     r->message = dup_or_fail(st_json_get_string(j, "message"), &ok);
     r->values = calloc(values->len + 1, sizeof *r->values);
@@ -116,9 +114,7 @@ bool st_record_from_json(const st_json *j, st_record *r, st_err *err) {
     st_json_get_number(j, "min_ms", &r->min_ms);
     st_json_get_number(j, "max_ms", &r->max_ms);
     st_json_get_number(j, "gb_per_s", &r->gb_per_s);
-    double bytes = 0;
-    st_json_get_number(j, "bytes", &bytes);
-    r->bytes = (uint64_t)bytes;
+    st_json_get_whole(j, "bytes", UINT64_MAX, &r->bytes); /* left 0 when it is no count */
     const st_json *samples = st_json_get(j, "samples_ms");
     if (ok && samples && samples->kind == ST_JSON_ARRAY) {
         r->samples_ms = calloc(samples->len + 1, sizeof *r->samples_ms);

@@ -8,6 +8,7 @@
 #include "scalar_ops.h"
 #include "value.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,13 +91,27 @@ static bool set_array(st_inputs *in, uint32_t i, const char *path, st_err *err) 
     return true;
 }
 
+/* [*start, *end) without the white space at either end. */
+static void trim(const char **start, const char **end) {
+    while (*start < *end && isspace((unsigned char)**start)) (*start)++;
+    while (*end > *start && isspace((unsigned char)(*end)[-1])) (*end)--;
+}
+
 bool st_inputs_set(st_inputs *in, const char *text, st_err *err) {
     const char *eq = strchr(text, '=');
-    if (!eq || eq == text)
+    /* a careless `N = 5` or `"N=5 "` means N=5: white space around the name
+     * and the value is dropped alike */
+    const char *name_start = text, *name_end = eq ? eq : text;
+    trim(&name_start, &name_end);
+    if (!eq || name_start == name_end)
         return st_fail(err, (st_loc){0}, "an input is NAME=VALUE (an array from a .npy file, or a number), not `%s`", text);
-    const char *name = st_intern(in->cx, text, (size_t)(eq - text));
-    const char *value = eq + 1;
-    if (!name) return st_fail_internal(err, "out of memory");
+    const char *value_start = eq + 1, *value_end = eq + strlen(eq);
+    trim(&value_start, &value_end);
+    const char *name = st_intern(in->cx, name_start, (size_t)(name_end - name_start));
+    char *value = st_arena_alloc(in->a, (size_t)(value_end - value_start) + 1);
+    if (!name || !value) return st_fail_internal(err, "out of memory");
+    memcpy(value, value_start, (size_t)(value_end - value_start));
+    value[value_end - value_start] = 0;
     const st_def *d = in->def;
     for (uint32_t i = 0; i < d->nparams; i++) {
         const st_node *p = d->params[i];

@@ -65,6 +65,23 @@ static const char *find_key(const char *h, const char *key) {
     return p;
 }
 
+/* Whether 'key' (or "key") is a key of the header dict more than once:
+ * numpy keeps the last of a repeated key, and a reader keeping the first
+ * would read another array than numpy does, so such a header is refused. */
+static bool repeated_key(const char *h, const char *key) {
+    int seen = 0;
+    for (int quote = 0; quote < 2; quote++) {
+        char pattern[32];
+        snprintf(pattern, sizeof pattern, quote ? "\"%s\"" : "'%s'", key);
+        for (const char *p = strstr(h, pattern); p; p = strstr(p + 1, pattern)) {
+            const char *q = p + strlen(pattern);
+            while (*q == ' ') q++;
+            seen += *q == ':';
+        }
+    }
+    return seen > 1;
+}
+
 static bool parse_header(const char *what, const unsigned char *bytes, size_t len, header *h,
                          st_err *err) {
     if (len < 10 || memcmp(bytes, "\x93NUMPY", 6) != 0)
@@ -92,6 +109,12 @@ static bool parse_header(const char *what, const unsigned char *bytes, size_t le
     bool ok = false;
     const char *p;
     char code[8] = "", order = 0;
+    static const char *const keys[] = {"descr", "fortran_order", "shape"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        if (repeated_key(text, keys[k])) {
+            st_fail(err, (st_loc){what, 0, 0}, "not a valid .npy file: the header gives '%s' more than once", keys[k]);
+            goto done;
+        }
     /* descr */
     if (!(p = find_key(text, "descr")) || (*p != '\'' && *p != '"')) {
         bad(err, what, "the header has no 'descr'");

@@ -317,6 +317,115 @@ START_TEST(records_read_names_a_bad_middle_line) {
 }
 END_TEST
 
+/* ---- hostile: numbers outside their types, found by the fuzzers ---- */
+
+/* Issue 19: a point of 1e300 or bytes of -5 were converted to uint64_t,
+ * which is undefined (tests/fuzz_records.c). A point is a whole number in
+ * range or the line is no record; bytes that are no count are 0. */
+START_TEST(record_numbers_outside_their_types) {
+    static const char *const bad[] = {"1e300", "18446744073709551616", "0.5", "-0.5", "-1e300"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *text = arena_text(ar, "{\"point\": %s, \"strategy\": \"s\", \"values\": [], \"status\": \"ok\"}", bad[i]);
+        st_err err = {0};
+        st_record r;
+        ck_assert_msg(!st_record_from_json(json_of(text), &r, &err), "accepted %s", text);
+        ck_assert_has(err.message, "not a record");
+    }
+    const char *bytes[] = {"-5", "1e300", "0.5", "\"8\""};
+    for (size_t i = 0; i < sizeof bytes / sizeof *bytes; i++) {
+        st_record r = from_text(arena_text(
+            ar, "{\"point\": 1, \"strategy\": \"s\", \"values\": [1e300], \"status\": \"ok\", \"bytes\": %s}", bytes[i]));
+        ck_assert_msg(r.bytes == 0, "bytes %s read as %llu", bytes[i], (unsigned long long)r.bytes);
+        st_record_clear(&r);
+    }
+    st_record r = from_text("{\"point\": 2, \"strategy\": \"s\", \"values\": [], \"status\": \"ok\", \"bytes\": 4096}");
+    ck_assert_uint_eq(r.bytes, 4096);
+    st_record_clear(&r);
+}
+END_TEST
+
+/* explore.json as a resumed exploration, merge and export read it. */
+static const char *exploration_with(const char *counts) {
+    return arena_text(ar, "{\"program_name\": \"p\", \"entry\": \"main\", \"space\": \"s\", \"device\": \"d\", "
+                          "\"inputs\": [\"N=8\"], %s}", counts);
+}
+
+/* Issue 19: seed, runs and warmups of 1e300 or -1 were converted to
+ * integers, which is undefined (tests/fuzz_explore.c); runs of 4e9 would
+ * time a variant for ever. Counts are whole numbers in range, or the
+ * description is refused, naming its file. */
+START_TEST(exploration_counts_outside_their_types) {
+    const char *good = "\"seed\": 18446744073709549568, \"runs\": 7, \"warmups\": 0, \"tolerance\": 0.001";
+    static const char program[] = "def main(xs: [N]f32): [N]f32 = xs\n";
+    write_text(in_dir("program.strata"), program, strlen(program));
+    const char *text = exploration_with(good);
+    write_text(in_dir("explore.json"), text, strlen(text));
+    st_exploration e;
+    st_err err = {0};
+    ck_assert_msg(st_exploration_read(dir, &e, &err), "%s", err.message);
+    ck_assert(e.seed == UINT64_C(18446744073709549568) && e.runs == 7 && e.warmups == 0 && e.ninputs == 1);
+    st_exploration_free(&e);
+    static const char *const bad[] = {
+        "\"seed\": 1e300, \"runs\": 7, \"warmups\": 2, \"tolerance\": 0",
+        "\"seed\": -1, \"runs\": 7, \"warmups\": 2, \"tolerance\": 0",
+        "\"seed\": 1, \"runs\": -1, \"warmups\": 2, \"tolerance\": 0",
+        "\"seed\": 1, \"runs\": 4e9, \"warmups\": 2, \"tolerance\": 0",
+        "\"seed\": 1, \"runs\": 0, \"warmups\": 2, \"tolerance\": 0",
+        "\"seed\": 1, \"runs\": 7.5, \"warmups\": 2, \"tolerance\": 0",
+        "\"seed\": 1, \"runs\": 7, \"warmups\": -2, \"tolerance\": 0",
+        "\"seed\": 1, \"runs\": 7, \"warmups\": 2, \"tolerance\": -1",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        text = exploration_with(bad[i]);
+        write_text(in_dir("explore.json"), text, strlen(text));
+        memset(&err, 0, sizeof err);
+        ck_assert_msg(!st_exploration_read(dir, &e, &err), "accepted %s", text);
+        ck_assert_has(err.message, "not an exploration's description");
+        ck_assert_has(err.loc.file ? err.loc.file : "", "explore.json");
+    }
+}
+END_TEST
+
+/* ---- serve: the requests of `strata explore --serve` ---- */
+
+static st_serve_request request_ok(const char *line, uint64_t npoints) {
+    st_serve_request req;
+    st_err err = {0};
+    ck_assert_msg(st_serve_request_parse(ar, line, strlen(line), npoints, &req, &err), "%s: %s", line, err.message);
+    return req;
+}
+
+static void request_fails(const char *line, uint64_t npoints, const char *part) {
+    st_serve_request req;
+    st_err err = {0};
+    ck_assert_msg(!st_serve_request_parse(ar, line, strlen(line), npoints, &req, &err), "accepted %s", line);
+    ck_assert_has(err.message, part);
+}
+
+/* The protocol's parsing, apart from the CLI (issue 19: the fuzzers reach
+ * it); a point of 1e300 or -1 is refused before it is converted, which was
+ * undefined in cli/serve.c. */
+START_TEST(serve_requests) {
+    st_serve_request r = request_ok("{\"point\": 3}", 25);
+    ck_assert(r.point == 3 && !r.again);
+    r = request_ok("{\"point\": 24, \"again\": true}", 25);
+    ck_assert(r.point == 24 && r.again);
+    r = request_ok("{\"point\": 18446744073709549568}", UINT64_MAX);
+    ck_assert(r.point == UINT64_C(18446744073709549568));
+    request_fails("{\"point\": 3", 25, "not a JSON line");
+    request_fails("[3]", 25, "a request is");
+    request_fails("{\"point\": -1}", 25, "a request is");
+    request_fails("{\"point\": 1e300}", UINT64_MAX, "a request is");
+    request_fails("{\"point\": 18446744073709551616}", UINT64_MAX, "a request is");
+    request_fails("{\"point\": 2.5}", 25, "a request is");
+    request_fails("{\"point\": 25}", 25, "points 0 to 24");
+    request_fails("{\"point\": 1, \"again\": 1}", 25, "\"again\"");
+    /* a client names points only (issue 19): no statuses, no times */
+    request_fails("{\"point\": 0, \"status\": \"ok\"}", 25, "nothing else");
+    request_fails("{\"point\": 0, \"status\": \"ok\", \"ms\": 0}", 25, "nothing else");
+}
+END_TEST
+
 START_TEST(records_read_takes_a_missing_file_as_none) {
     size_t truncated = 5;
     st_err err = {0};
@@ -1133,6 +1242,13 @@ static Suite *explore_suite(void) {
     tcase_add_test(tc, records_read_leaves_out_a_cut_last_line);
     tcase_add_test(tc, records_read_names_a_bad_middle_line);
     tcase_add_test(tc, records_read_takes_a_missing_file_as_none);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("hostile");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, record_numbers_outside_their_types);
+    tcase_add_test(tc, exploration_counts_outside_their_types);
+    tcase_add_test(tc, serve_requests);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("planted");

@@ -462,6 +462,30 @@ START_TEST(bad_pair_syntax) {
 }
 END_TEST
 
+/* Issue 19, item 16: "N=5 " was refused while "N= 5" was taken; white
+ * space around the name and the value is dropped on both sides alike. */
+START_TEST(white_space_around_name_and_value) {
+    const char *sizes[] = {"N=5 ", "N= 5", " N=5", "N =5", "\tN = 5\n"};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        st_inputs *in = inputs_for(prefix_sum);
+        set_ok(in, sizes[i]);
+        ck_assert(st_inputs_generate(in, 1, &(st_err){0}));
+        ck_assert_int_eq(bound_size(finish_ok(in), "N"), 5);
+    }
+    st_inputs *in = inputs_for("def main(H: i64): i64 = H\n");
+    set_ok(in, " H = 3 ");
+    ck_assert_int_eq(finish_ok(in).args[0].u.s.i64, 3);
+    float xs[] = {1, 2, 3};
+    in = inputs_for(prefix_sum);
+    char spaced[4200];
+    snprintf(spaced, sizeof spaced, " xs = %s ", write_1d("xs", ST_F32, 3, xs));
+    set_ok(in, spaced);
+    ck_assert_int_eq(bound_size(finish_ok(in), "N"), 3);
+    /* a name of white space only is no name */
+    ck_assert_has(set_fails(inputs_for(prefix_sum), " =5").message, "NAME=VALUE");
+}
+END_TEST
+
 START_TEST(given_twice) {
     float xs[] = {1, 2};
     const char *path = write_1d("xs", ST_F32, 2, xs);
@@ -656,6 +680,7 @@ int main(void) {
     tcase_add_test(names, unknown_name);
     tcase_add_test(names, bad_pair_syntax);
     tcase_add_test(names, given_twice);
+    tcase_add_test(names, white_space_around_name_and_value);
     suite_add_tcase(s, names);
 
     TCase *gen = tcase_create("generate");

@@ -544,12 +544,40 @@ START_TEST(fuzz) {
 }
 END_TEST
 
+/* A number that becomes an unsigned integer (a point, a count, a seed) is
+ * a whole number in range, or none: converting 1e300 or -5 to uint64_t is
+ * undefined, and a fuzzer of results.jsonl found records doing it (issue 19). */
+START_TEST(get_whole_numbers) {
+    st_arena *a = st_arena_new();
+    const st_json *v = json_ok(a, "{\"zero\": 0, \"n\": 7, \"big\": 1e300, \"neg\": -5, \"half\": 0.5, "
+                                  "\"top\": 18446744073709549568, \"two64\": 18446744073709551616, "
+                                  "\"u32\": 4294967296, \"s\": \"7\", \"minus_zero\": -0}");
+    uint64_t u = 99;
+    ck_assert(st_json_get_whole(v, "zero", UINT64_MAX, &u) && u == 0);
+    ck_assert(st_json_get_whole(v, "n", 7, &u) && u == 7);
+    ck_assert(st_json_get_whole(v, "minus_zero", 1, &u) && u == 0);
+    ck_assert(st_json_get_whole(v, "top", UINT64_MAX, &u) && u == UINT64_C(18446744073709549568));
+    u = 99;
+    ck_assert(!st_json_get_whole(v, "n", 6, &u));          /* above max */
+    ck_assert(!st_json_get_whole(v, "big", UINT64_MAX, &u));
+    ck_assert(!st_json_get_whole(v, "neg", UINT64_MAX, &u));
+    ck_assert(!st_json_get_whole(v, "half", UINT64_MAX, &u));
+    ck_assert(!st_json_get_whole(v, "two64", UINT64_MAX, &u));
+    ck_assert(!st_json_get_whole(v, "u32", UINT32_MAX, &u));
+    ck_assert(!st_json_get_whole(v, "s", UINT64_MAX, &u));
+    ck_assert(!st_json_get_whole(v, "missing", UINT64_MAX, &u));
+    ck_assert(u == 99); /* untouched when false */
+    st_arena_free(a);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("json");
     TCase *read = tcase_create("read");
     tcase_add_test(read, scalars);
     tcase_add_test(read, containers);
     tcase_add_test(read, get_helpers);
+    tcase_add_test(read, get_whole_numbers);
     tcase_add_test(read, string_escapes);
     tcase_add_test(read, number_values);
     tcase_add_test(read, nesting_limit);

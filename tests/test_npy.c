@@ -651,6 +651,24 @@ START_TEST(bad_headers) {
 }
 END_TEST
 
+/* Issue 19, item 16: numpy keeps the last of a repeated key and strata
+ * kept the first, so the two read other arrays from one file: refused,
+ * naming the key, in either quoting. */
+START_TEST(duplicate_keys) {
+    float xs[2] = {1, 2};
+    npy shape = build(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (2,), }", xs, sizeof xs);
+    npy_fails(&shape, "'shape' more than once");
+    npy descr = build(1, "{'descr': '<f4', \"descr\": '<i4', 'fortran_order': False, 'shape': (2,), }", xs, sizeof xs);
+    npy_fails(&descr, "'descr' more than once");
+    npy order = build(1, "{'descr': '<f4', 'fortran_order': False, 'fortran_order' : True, 'shape': (2,), }", xs,
+                      sizeof xs);
+    npy_fails(&order, "'fortran_order' more than once");
+    /* a key's name inside a value is no second key */
+    npy fine = build(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'note': 'shape'}", xs, sizeof xs);
+    ck_assert_int_eq(read_ok(&fine).u.a.dims[0], 2);
+}
+END_TEST
+
 START_TEST(shape_overflow) {
     /* a dimension that is no int64 */
     npy a = build1("<f4", "(99999999999999999999,)", NULL, 0);
@@ -673,7 +691,7 @@ int main(void) {
     Suite *s = suite_create("npy");
     struct {
         const char *name;
-        const TTest *tests[16];
+        const TTest *tests[24];
     } groups[] = {
         {"write",
          {dtype_names, exact_header_bytes, rank1_every_dtype, rank0_every_dtype, rank0_false,
@@ -685,13 +703,13 @@ int main(void) {
          {missing_file, directory_not_file, empty_file, wrong_magic, binary_garbage,
           unknown_version, truncated_header, truncated_data, huge_shape_small_file,
           trailing_bytes, big_endian, fortran_order_2d, unsupported_dtypes, bad_headers,
-          shape_overflow}},
+          shape_overflow, duplicate_keys}},
     };
     for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
         TCase *tc = tcase_create(groups[g].name);
         tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
         tcase_add_checked_fixture(tc, setup, teardown);
-        for (size_t i = 0; i < 16 && groups[g].tests[i]; i++)
+        for (size_t i = 0; i < 24 && groups[g].tests[i]; i++)
             tcase_add_test(tc, groups[g].tests[i]);
         suite_add_tcase(s, tc);
     }
