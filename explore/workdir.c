@@ -44,38 +44,6 @@ static bool describe(const st_explore_setup *s, const st_space *space, const st_
     return true;
 }
 
-bool workdir_lock(const char *dir, st_lock *lock, st_err *err) {
-    char path[4200];
-    path_in(dir, "explore.lock", path, sizeof path);
-    st_err why;
-    if (st_lock_take(lock, path, false, &why)) return true;
-    return st_fail(err, (st_loc){dir, 0, 0}, "%s", why.message);
-}
-
-bool workdir_holds(const char *dir, const char *meta, bool *held, st_err *err) {
-    char path[4200];
-    path_in(dir, "explore.json", path, sizeof path);
-    size_t len;
-    st_err ignored;
-    char *old = st_read_file(path, &len, &ignored);
-    *held = old != NULL;
-    if (!old) return true;
-    st_arena *a = st_arena_new();
-    st_err why = {0};
-    const st_json *was = a ? st_json_parse(a, path, old, len, &why) : NULL;
-    const st_json *now = a ? st_json_parse(a, path, meta, strlen(meta), &why) : NULL;
-    char diff[600];
-    bool same = was && now && explorations_agree(was, now, diff, sizeof diff);
-    if (!was || !now)
-        st_fail(err, (st_loc){dir, 0, 0}, "explore.json is not an exploration's description: %s", why.message);
-    else if (!same)
-        st_fail(err, (st_loc){dir, 0, 0},
-                "the directory holds another exploration (%s); give another --out, or remove it", diff);
-    st_arena_free(a);
-    free(old);
-    return same;
-}
-
 /* Write explore.json and program.strata, or check that dir holds this very
  * exploration already. */
 static bool claim_dir(const char *dir, const char *meta, const st_explore_setup *s, st_err *err) {

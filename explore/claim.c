@@ -1,0 +1,45 @@
+/* explore/claim.c — an exploration's folder as the writers of its records
+ * (explore, --serve, merge) claim it: locked for one process, holding one
+ * exploration. Apart from workdir.c because merge needs it and the record
+ * readers' fuzzers link merge.c without the device's code. */
+#include "workdir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void path_in(const char *dir, const char *name, char *out, size_t cap) {
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+bool workdir_lock(const char *dir, st_lock *lock, st_err *err) {
+    char path[4200];
+    path_in(dir, "explore.lock", path, sizeof path);
+    st_err why;
+    if (st_lock_take(lock, path, false, &why)) return true;
+    return st_fail(err, (st_loc){dir, 0, 0}, "%s", why.message);
+}
+
+bool workdir_holds(const char *dir, const char *meta, bool *held, st_err *err) {
+    char path[4200];
+    path_in(dir, "explore.json", path, sizeof path);
+    size_t len;
+    st_err ignored;
+    char *old = st_read_file(path, &len, &ignored);
+    *held = old != NULL;
+    if (!old) return true;
+    st_arena *a = st_arena_new();
+    st_err why = {0};
+    const st_json *was = a ? st_json_parse(a, path, old, len, &why) : NULL;
+    const st_json *now = a ? st_json_parse(a, path, meta, strlen(meta), &why) : NULL;
+    char diff[600];
+    bool same = was && now && explorations_agree(was, now, diff, sizeof diff);
+    if (!was || !now)
+        st_fail(err, (st_loc){dir, 0, 0}, "explore.json is not an exploration's description: %s", why.message);
+    else if (!same)
+        st_fail(err, (st_loc){dir, 0, 0},
+                "the directory holds another exploration (%s); give another --out, or remove it", diff);
+    st_arena_free(a);
+    free(old);
+    return same;
+}
