@@ -206,7 +206,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
     catch_interrupts(false, saved);
     if (d.bar_shown) fputc('\n', stderr);
     if (!ok && stop_signal) { /* what is recorded stays: the same command goes on from there */
-        uint64_t all = st_space_npoints(space), mine = all > shard ? (all - shard - 1) / nshards + 1 : 0, recorded = 0;
+        uint64_t mine = st_space_shard_points(space, shard, nshards), recorded = 0;
         for (int k = 0; k <= ST_STATUS_CRASH; k++) recorded += sum.counts[k];
         fprintf(stderr, "strata: interrupted by %s: %llu of %llu points recorded in %s/results.jsonl; run the same command to go on\n",
                 stop_signal == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)recorded, (unsigned long long)mine, dir);

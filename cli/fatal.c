@@ -16,7 +16,7 @@ static const int fatal_signals[FATAL_NSIGNALS] = {SIGSEGV, SIGBUS, SIGILL, SIGFP
  * no argument to carry data in, and may call only async-signal-safe
  * functions, so the message is composed before the plugin runs (by
  * fatal_guard_begin) and the handler only write(2)s it. */
-static char fatal_message[4400];
+static char fatal_message[2 * 4096 + 512]; /* the path, twice, and the words around it */
 static size_t fatal_message_len;
 
 static void say_and_die(int sig) {

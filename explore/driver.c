@@ -231,7 +231,7 @@ static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint3
  * (with what to do) rather than after filling memory. */
 static bool shard_fits(const st_explore_setup *s, const st_space *space, uint32_t shard, uint32_t nshards, st_err *err) {
     uint64_t all = st_space_npoints(space), max = s->max_points ? s->max_points : ST_EXPLORE_MAX_POINTS;
-    uint64_t mine = all > shard ? (all - shard - 1) / nshards + 1 : 0;
+    uint64_t mine = st_space_shard_points(space, shard, nshards);
     if (mine <= max) return true;
     if (nshards > 1)
         return st_fail(err, (st_loc){0},

@@ -57,6 +57,8 @@ uint32_t st_space_ndims(const st_space *s);
 const st_space_dim *st_space_dim_at(const st_space *s, uint32_t i);
 /* The number of points: the product of the dimensions' sizes (1 with none). */
 uint64_t st_space_npoints(const st_space *s);
+/* Those of shard `shard` of `nshards` (the indices % nshards == shard). */
+uint64_t st_space_shard_points(const st_space *s, uint32_t shard, uint32_t nshards);
 /* Point `index` (mixed radix over the dimensions, the last one fastest):
  * the value index per dimension into which[] (ndims entries, when not NULL),
  * its concrete strategy text appended to *strategy, and whether the `where`

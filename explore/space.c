@@ -702,6 +702,10 @@ uint32_t st_space_ndims(const st_space *s) { return s->ndims; }
 const st_space_dim *st_space_dim_at(const st_space *s, uint32_t i) { return i < s->ndims ? &s->dims[i] : NULL; }
 uint64_t st_space_npoints(const st_space *s) { return s->npoints; }
 
+uint64_t st_space_shard_points(const st_space *s, uint32_t shard, uint32_t nshards) {
+    return nshards && s->npoints > shard ? (s->npoints - shard - 1) / nshards + 1 : 0;
+}
+
 /* The value index of dimension d at point index. */
 static uint32_t value_at(const st_space *s, uint64_t index, uint32_t d) {
     return (uint32_t)(index / s->strides[d] % s->dims[d].nvalues);

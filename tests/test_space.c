@@ -82,6 +82,12 @@ START_TEST(paper_space) {
     check_dim(s, 1, "SE", "1 2 4 8 16");
     ck_assert_ptr_null(st_space_dim_at(s, 2));
     ck_assert_uint_eq(st_space_npoints(s), 25);
+    /* a shard's share: indices 0, 4, …, 24 (7); 3, 7, …, 23 (6); none past the end */
+    ck_assert_uint_eq(st_space_shard_points(s, 0, 1), 25);
+    ck_assert_uint_eq(st_space_shard_points(s, 0, 4), 7);
+    ck_assert_uint_eq(st_space_shard_points(s, 3, 4), 6);
+    ck_assert_uint_eq(st_space_shard_points(s, 24, 100), 1);
+    ck_assert_uint_eq(st_space_shard_points(s, 25, 100), 0);
     check_point(s, 0, "parallel-scan(BS=32, BF=2, SE=1)");
     check_point(s, 4, "parallel-scan(BS=32, BF=2, SE=16)");
     check_point(s, 5, "parallel-scan(BS=64, BF=2, SE=1)");
