@@ -84,16 +84,30 @@ bool serve_points(const st_explore_setup *setup, const st_space *space, const ch
     st_session *ss = st_session_open(setup, space, dir, &dev, err);
     if (!ss) return false;
     hello(&dev, space);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    bool ok = true;
-    while (ok && (n = getline(&line, &cap, stdin)) > 0) {
-        size_t len = (size_t)n - (line[n - 1] == '\n');
-        if (len) ok = serve_one(ss, space, line, len, err);
+    /* a request is a short line: one longer than any request is answered
+     * with an error and skipped, never read whole (a peer that never sends
+     * a newline must not grow strata without bound) */
+    char line[ST_SERVE_REQUEST_MAX + 1];
+    size_t len = 0;
+    bool ok = true, too_long = false;
+    for (int c; ok && (c = getchar()) != EOF;) {
+        if (c != '\n') {
+            if (len < ST_SERVE_REQUEST_MAX) line[len++] = (char)c;
+            else too_long = true;
+            continue;
+        }
+        if (too_long) {
+            char bad[160];
+            snprintf(bad, sizeof bad, "a request is a line of at most %d bytes", ST_SERVE_REQUEST_MAX);
+            answer_error(bad);
+        } else if (len) {
+            ok = serve_one(ss, space, line, len, err);
+        }
+        len = 0;
+        too_long = false;
     }
-    free(line);
-    st_explore_summary sum;
+    if (ok && len && !too_long) ok = serve_one(ss, space, line, len, err); /* a last line without its newline */
+    st_explore_summary sum = {0};
     ok = st_session_close(ss, &sum, err) && ok;
     uint64_t recorded = 0;
     for (int s = 0; s <= ST_STATUS_CRASH; s++) recorded += sum.counts[s];

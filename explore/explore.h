@@ -332,6 +332,7 @@ bool st_session_close(st_session *ss, st_explore_summary *summary, st_err *err);
 /* One request of `strata explore --serve`, a JSON line: {"point": P} or
  * {"point": P, "again": true} (measure it again). A client names points
  * and nothing else: statuses and times are the server's. */
+#define ST_SERVE_REQUEST_MAX 4096 /* bytes in one request line */
 typedef struct st_serve_request {
     uint64_t point; /* below the space's number of points */
     bool again;

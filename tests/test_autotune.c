@@ -107,7 +107,12 @@ START_TEST(serve_answers_each_point_with_its_record) {
     fixture f;
     setup(&f);
     char *out, *err;
-    int rc = serve(&f, SMALL_SPACE,
+    /* a line longer than any request (a peer that never ends its line must
+     * not grow strata): refused, and the session goes on */
+    char *long_line = st_arena_zalloc(f.a, 2 * ST_SERVE_REQUEST_MAX);
+    memset(long_line, ' ', 2 * ST_SERVE_REQUEST_MAX - 1);
+    long_line[0] = '{';
+    int rc = serve(&f, SMALL_SPACE, arena_text(f.a, "%s%s\n{\"point\": 3, \"again\": true}\n",
                    "{\"point\": 3}\n"                      /* BS=64, SE=4 */
                    "{\"point\": 3}\n"                      /* answered from its record */
                    "\n"                                    /* (blank lines are skipped) */
@@ -117,7 +122,7 @@ START_TEST(serve_answers_each_point_with_its_record) {
                    "{\"point\": 1.5}\n"
                    "{\"point\": 0, \"status\": \"ok\", \"median_ms\": 0}\n" /* a client names points only */
                    "{\"point\": 0, \"status\": \"crash\", \"message\": \"it died\"}\n"
-                   "{\"point\": 3, \"again\": true}\n",
+                   "{\"point\": 3, \"again\": true}\n", long_line),
                    &out, &err);
     ck_assert_msg(rc == 0, "serve failed:\n%.3000s", err);
     /* the greeting: device, points, dimensions and their values */
@@ -154,6 +159,9 @@ START_TEST(serve_answers_each_point_with_its_record) {
     /* measured again: a new record, which replaces the first */
     const st_json *again = line_json(&f, out, 9);
     ck_assert(!st_json_get(again, "recorded")->boolean);
+    ck_assert_str_eq(st_json_get_string(st_json_get(again, "record"), "status"), "ok");
+    ck_assert_has(st_json_get_string(line_json(&f, out, 10), "error"), "a request is a line of at most 4096 bytes");
+    again = line_json(&f, out, 11);
     ck_assert_str_eq(st_json_get_string(st_json_get(again, "record"), "status"), "ok");
     ck_assert_has(err, "serve: 1 points recorded in");
     /* the driver's files */
