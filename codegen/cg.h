@@ -153,7 +153,6 @@ typedef struct cg_kernel {
     uint32_t nargs;
     cg_arg *args;
     st_buf body;
-    bool faults;                /* it can record a fault: the glue reads them after the launch */
 } cg_kernel;
 
 typedef enum cg_buffer_role { CG_BUF_INPUT, CG_BUF_OUTPUT, CG_BUF_TEMP } cg_buffer_role;
@@ -436,7 +435,7 @@ const char *cg_checked_index(cg *g, const char *i, const st_size *length, const 
 void cg_fault_stall(cg *g, const char *group);
 const char *cg_fault_prelude(const cg *g);            /* the kernels' st_fault, where one is used */
 void cg_fault_zero(const cg *g, st_buf *out);         /* glue: the words zeroed, before the launches */
-void cg_fault_glue(const cg *g, const cg_kernel *k, st_buf *out); /* glue: after k's launch */
+void cg_fault_glue(const cg *g, st_buf *out);         /* glue: after the last launch, what they recorded */
 
 /* ---- cg_glue.c: the host glue ---- */
 const char *cg_glue(cg *g);

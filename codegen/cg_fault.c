@@ -3,7 +3,9 @@
  * A kernel cannot stop a run or print: what goes wrong on the device (an
  * index out of range, a look-back that waited past its bound) is recorded
  * in three words of one global buffer per program, the faults, and the
- * glue reads them after every launch of a kernel that can record one:
+ * glue reads them once, after the last launch (a wait between launches
+ * would count in a run's time; a kernel after a fault reads element 0 for
+ * the bad index, or arrays of its own, and nothing outside them):
  *
  *   faults[0]  the site (1 + its index in g->sites), 0 while nothing went wrong
  *   faults[1]  the low 32 bits of a value the site reports (the index, the group)
@@ -11,8 +13,7 @@
  *
  * The first site to record wins (an atomic compare-and-swap on word 0), so
  * the value is that site's. The glue zeroes the words when it allocates
- * them, at the start of each run; after a fault it returns with the site's
- * message, so a later fault never overwrites one that was not reported.
+ * them, at the start of each run, and returns the first fault's message.
  *
  * Sites know their messages in full (the index's array length is a size
  * over the program's scalars, which the glue has too), so the kernels carry
@@ -40,7 +41,6 @@ static const char *faults_of(cg *g) {
         if (!g->faults) return "0";
     }
     cg_use_buffer(g, g->faults->mem.buffer, true);
-    if (g->k) g->k->faults = true;
     return g->faults->mem.base;
 }
 
@@ -102,44 +102,44 @@ static void c_string(const char *s, st_buf *out) {
     st_buf_puts(out, "\"");
 }
 
-void cg_fault_glue(const cg *g, const cg_kernel *k, st_buf *out) {
-    if (!k->faults || !g->faults) return;
-    st_buf_printf(out, "        {\n"
-                       "            int fault[3] = {0, 0, 0};\n"
-                       "            long value;\n"
-                       "            err = clEnqueueReadBuffer(queue, %s, CL_TRUE, 0, sizeof fault, fault, 0, NULL, NULL);\n"
-                       "            if (err != CL_SUCCESS) {\n"
-                       "                snprintf(msg, msgcap, \"reading what %s found wrong\");\n"
-                       "                goto done;\n"
-                       "            }\n"
-                       "            value = (long)(((unsigned long)(unsigned int)fault[2] << 32) | (unsigned int)fault[1]);\n"
-                       "            (void)value;\n",
-                  g->faults->mem.base, k->name);
+void cg_fault_glue(const cg *g, st_buf *out) {
+    if (!g->faults) return;
+    st_buf_printf(out, "    /* what the kernels found wrong (strata's codegen/cg_fault.c) */\n"
+                       "    {\n"
+                       "        int fault[3] = {0, 0, 0};\n"
+                       "        long value;\n"
+                       "        err = clEnqueueReadBuffer(queue, %s, CL_TRUE, 0, sizeof fault, fault, 0, NULL, NULL);\n"
+                       "        if (err != CL_SUCCESS) {\n"
+                       "            snprintf(msg, msgcap, \"reading what the kernels found wrong\");\n"
+                       "            goto done;\n"
+                       "        }\n"
+                       "        value = (long)(((unsigned long)(unsigned int)fault[2] << 32) | (unsigned int)fault[1]);\n"
+                       "        (void)value;\n",
+                  g->faults->mem.base);
     for (uint32_t i = 0; i < g->nsites; i++) {
         const cg_fault_site *s = &g->sites[i];
-        if (s->kernel != k) continue;
-        st_buf_printf(out, "            if (fault[0] == %u) {\n", i + 1);
+        st_buf_printf(out, "        if (fault[0] == %u) {\n", i + 1);
         if (s->kind == CG_FAULT_INDEX) {
-            st_buf_puts(out, "                snprintf(msg, msgcap, \"index %ld out of range for an array of length %ld in %s\",\n"
-                             "                         value, (long)(");
+            st_buf_puts(out, "            snprintf(msg, msgcap, \"index %ld out of range for an array of length %ld in %s\",\n"
+                             "                     value, (long)(");
             st_buf_printf(out, "%s), ", s->length_c);
             c_string(s->what, out);
-            st_buf_puts(out, ");\n                err = STRATA_INDEX_OUT_OF_RANGE;\n");
+            st_buf_puts(out, ");\n            err = STRATA_INDEX_OUT_OF_RANGE;\n");
         } else {
-            st_buf_printf(out, "                snprintf(msg, msgcap, \"%s: work-group %%ld waited more than STRATA_LOOKBACK_SPINS reads for a \"\n"
-                               "                         \"predecessor's flag and gave up, so the result is wrong (the device does not \"\n"
-                               "                         \"run earlier work-groups alongside later ones)\", value);\n"
-                               "                err = STRATA_LOOKBACK_STALLED;\n",
+            st_buf_printf(out, "            snprintf(msg, msgcap, \"%s: work-group %%ld waited more than STRATA_LOOKBACK_SPINS reads for a \"\n"
+                               "                     \"predecessor's flag and gave up, so the result is wrong (the device does not \"\n"
+                               "                     \"run earlier work-groups alongside later ones)\", value);\n"
+                               "            err = STRATA_LOOKBACK_STALLED;\n",
                           s->what);
         }
-        st_buf_puts(out, "                goto done;\n            }\n");
+        st_buf_puts(out, "            goto done;\n        }\n");
     }
-    st_buf_puts(out, "            if (fault[0] != 0) {\n"
-                     "                snprintf(msg, msgcap, \"a kernel recorded a fault strata does not know (site %d)\", fault[0]);\n"
-                     "                err = CL_INVALID_VALUE;\n"
-                     "                goto done;\n"
-                     "            }\n"
-                     "        }\n");
+    st_buf_puts(out, "        if (fault[0] != 0) {\n"
+                     "            snprintf(msg, msgcap, \"a kernel recorded a fault strata does not know (site %d)\", fault[0]);\n"
+                     "            err = CL_INVALID_VALUE;\n"
+                     "            goto done;\n"
+                     "        }\n"
+                     "    }\n");
 }
 
 void cg_fault_zero(const cg *g, st_buf *out) {

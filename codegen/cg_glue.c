@@ -368,7 +368,6 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
                        "                     (unsigned long)global, (unsigned long)group);\n"
                        "            goto done;\n        }\n",
                   index, index, k->name);
-    cg_fault_glue(g, k, out);
     st_buf_puts(out, "    }\n\n");
 }
 
@@ -530,6 +529,7 @@ const char *cg_glue(cg *g) {
     cg_fault_zero(g, &out);
     st_buf_puts(&out, "\n");
     for (uint32_t i = 0; i < g->nkernels; i++) launch_text(g, i, g->kernels[i], &out);
+    cg_fault_glue(g, &out);
     st_buf_puts(&out, "done:\n");
     for (uint32_t i = 0; i < g->nbuffers; i++)
         if (g->buffers[i].role == CG_BUF_TEMP)

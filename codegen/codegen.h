@@ -25,7 +25,12 @@
  *             each launch (NULL for a launch that had nothing to do)
  *
  * It returns CL_SUCCESS, or an OpenCL error code with a sentence in msg. The
- * glue allocates and releases its own intermediate buffers.
+ * glue allocates and releases its own intermediate buffers. It checks its
+ * arguments first (NULLs, negative sizes, buffers smaller than the sizes
+ * say; the contract is in the glue's own header comment, cg_glue.c), and
+ * after each launch what the kernel recorded as wrong (an index out of
+ * range: STRATA_INDEX_OUT_OF_RANGE; a look-back that gave up waiting:
+ * STRATA_LOOKBACK_STALLED; cg_fault.c).
  */
 #ifndef STRATA_CODEGEN_H
 #define STRATA_CODEGEN_H
