@@ -71,7 +71,7 @@ const char *cg_checked_index(cg *g, const char *i, const st_size *length, const 
     const char *text = b.data ? b.data : "";
     size_t len = strcspn(text, "\n");
     const char *what = cg_str(g, "`%.*s%s` (in def %s)", (int)(len > 80 ? 80 : len), text,
-                              len > 80 || text[len] ? " …" : "", g->def->name);
+                              len > 80 || text[len] ? " ..." : "", g->def->name);
     st_buf_free(&b);
     int site = new_site(g, CG_FAULT_INDEX, n, what);
     const char *c = cg_name(g, "i");
@@ -85,21 +85,6 @@ const char *cg_checked_index(cg *g, const char *i, const st_size *length, const 
     g->indent--;
     cg_line(g, "}");
     return c;
-}
-
-/* s as the text of a C string literal, quotes included: nothing in it can
- * end the literal or the comment around it. */
-static void c_string(const char *s, st_buf *out) {
-    st_buf_puts(out, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            st_buf_printf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f || *p == '?' || *p == '/' || *p == '*')
-            st_buf_printf(out, "\\%03o", *p); /* and no trigraph, no comment delimiter */
-        else
-            st_buf_printf(out, "%c", *p);
-    }
-    st_buf_puts(out, "\"");
 }
 
 void cg_fault_glue(const cg *g, st_buf *out) {
@@ -123,7 +108,9 @@ void cg_fault_glue(const cg *g, st_buf *out) {
             st_buf_puts(out, "            snprintf(msg, msgcap, \"index %ld out of range for an array of length %ld in %s\",\n"
                              "                     value, (long)(");
             st_buf_printf(out, "%s), ", s->length_c);
-            c_string(s->what, out);
+            st_buf_puts(out, "\"");
+            cg_put_escaped(out, s->what, strlen(s->what));
+            st_buf_puts(out, "\"");
             st_buf_puts(out, ");\n            err = STRATA_INDEX_OUT_OF_RANGE;\n");
         } else {
             st_buf_printf(out, "            snprintf(msg, msgcap, \"%s: work-group %%ld waited more than STRATA_LOOKBACK_SPINS reads for a \"\n"
