@@ -19,7 +19,7 @@ static const char reference[] =
     "  \"shard\": \"0/1\"\n}\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char path[128];
+    char path[320];
     fuzz_scratch_write("explore.json", data, size, path, sizeof path);
     static const char program[] = "def main(xs: [N]f32): [N]f32 = xs |> scan(+, 0.0)\n";
     fuzz_scratch_write("program.strata", (const uint8_t *)program, sizeof program - 1, path, sizeof path);

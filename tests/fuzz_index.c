@@ -26,7 +26,7 @@ static bool lookup(const st_device_info *dev, const char *program, st_buf *strat
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char path[128];
+    char path[320];
     fuzz_scratch_write("index.json", data, size, path, sizeof path);
     const st_device_info devices[] = {
         device("NVIDIA H200", "NVIDIA Corporation", "GPU", ST_BACKEND_OPENCL),

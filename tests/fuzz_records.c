@@ -34,7 +34,7 @@ static void same_after_reading(const st_record *r) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char path[128];
+    char path[320];
     fuzz_scratch_write("results.jsonl", data, size, path, sizeof path);
     st_records rs;
     size_t truncated;
@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     st_record_clear(&copy);
     st_space *space = st_space_parse("space", "parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])", &err);
     if (!space) abort();
-    char csv[128], svg[128];
+    char csv[320], svg[320];
     snprintf(csv, sizeof csv, "%s/results.csv", fuzz_scratch());
     snprintf(svg, sizeof svg, "%s/results.svg", fuzz_scratch());
     bool written;

@@ -11,27 +11,31 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The folder, made on the first call and removed at exit. libFuzzer calls
- * its target over and over in one process, so the folder is a static made
- * once (a fuzzer, not the library: nothing else shares it). */
-static const char *fuzz_scratch(void);
-
-static char fuzz_scratch_dir[64];
+/* libFuzzer calls its target over and over in one process, so the folder
+ * is a static made once (a fuzzer, not the library: nothing else shares it). */
+static char fuzz_scratch_dir[256];
 
 static void fuzz_scratch_remove(void) {
-    char cmd[128];
+    char cmd[320];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fuzz_scratch_dir);
     if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", fuzz_scratch_dir);
 }
 
+/* The folder, made on the first call and removed at exit. */
 static const char *fuzz_scratch(void) {
     if (!fuzz_scratch_dir[0]) {
-        /* memory, where there is a tmpfs: on ext4 a file rewritten by
-         * truncation is flushed when closed, a hundred times slower */
-        const char *tmp = getenv("TMPDIR");
-        if (access("/dev/shm", W_OK) == 0) tmp = "/dev/shm";
-        snprintf(fuzz_scratch_dir, sizeof fuzz_scratch_dir, "%s/strata-fuzz-XXXXXX",
-                 tmp && tmp[0] && strlen(tmp) < 32 ? tmp : "/tmp");
+        /* under the folder fuzz-smoke.sh gives (and removes, even after a
+         * crash), else in memory where there is a tmpfs: on ext4 a file
+         * rewritten by truncation is flushed when closed, a hundred times
+         * slower */
+        const char *root = getenv("STRATA_FUZZ_SCRATCH");
+        if (!root || !root[0]) root = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+        if (!root || !root[0]) root = "/tmp";
+        if (strlen(root) + sizeof "/strata-fuzz-XXXXXX" > sizeof fuzz_scratch_dir || strchr(root, '\'')) {
+            fprintf(stderr, "the scratch folder's name is too long or holds a quote: %s\n", root);
+            abort();
+        }
+        snprintf(fuzz_scratch_dir, sizeof fuzz_scratch_dir, "%s/strata-fuzz-XXXXXX", root);
         if (!mkdtemp(fuzz_scratch_dir)) {
             perror("mkdtemp");
             abort();

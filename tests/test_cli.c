@@ -379,6 +379,10 @@ START_TEST(eval_generated_inputs) {
     ck_assert_msg(memcmp(a.u.a.data, c.u.a.data, 2 * sizeof(float)), "two seeds, one result");
     /* --size alone (default seed) works too */
     ck_assert_has(expect_ok(ARGS("eval", example("prefix_sum.strata"), "--size", "N=7")), "[7]f32");
+    /* a careless space on either side is dropped alike (issue 19, item 16:
+     * "N=7 " was refused while "N= 7" was taken) */
+    ck_assert_has(expect_ok(ARGS("eval", example("prefix_sum.strata"), "--size", "N=7 ")), "[7]f32");
+    ck_assert_has(expect_ok(ARGS("eval", example("prefix_sum.strata"), "--size", " N = 7")), "[7]f32");
 }
 END_TEST
 
