@@ -508,6 +508,28 @@ START_TEST(a_plugin_built_out_of_tree_loads_and_works) {
 }
 END_TEST
 
+/* A process that dies making or running a point is a crash, and the
+ * exploration goes on: here a plugin's rule that aborts at K = 2 (with a
+ * plugin loaded, each point is made into code in a child first). */
+START_TEST(a_point_whose_process_dies_is_a_crash_and_the_rest_goes_on) {
+    plugin_cli c;
+    cli_setup(&c);
+    const char *dir = arena_text(c.c.a, "%s/explored", c.c.dir), *cache = arena_text(c.c.a, "%s/cache", c.c.dir);
+    char *out, *err;
+    int rc = strata(&c, ARGS("explore", c.program, "--plugin", test_module_in(c.c.a, "crashes"), "--space",
+                             "test-crash(K=[2, 0])", "--size", "N=4096", "--out", dir, "--cache", cache),
+                    &out, &err);
+    ck_assert_msg(rc == 0, "explore failed:\n%s", err);
+    ck_assert_has(out, "best: test-crash(K=0)");
+    const char *records = slurp_file(c.c.a, arena_text(c.c.a, "%s/results.jsonl", dir), NULL);
+    ck_assert_has(records, "\"strategy\": \"test-crash(K=2)\"");
+    ck_assert_has(records, "\"status\": \"crash\"");
+    ck_assert_has(records, "the process running it");
+    ck_assert_has(records, "\"status\": \"ok\"");
+    cli_teardown(&c);
+}
+END_TEST
+
 /* A plugin that dies while it registers its rules ends strata with its
  * signal, as before, but not without a word: the line names the plugin. */
 START_TEST(a_plugin_that_crashes_while_loading_is_named) {
@@ -561,6 +583,7 @@ static Suite *plugin_suite(void) {
     tcase_add_test(cl, a_plugin_rule_is_explored_and_exported_like_a_built_in);
     tcase_add_test(cl, a_plugin_built_out_of_tree_loads_and_works);
     tcase_add_test(cl, a_plugin_that_crashes_while_loading_is_named);
+    tcase_add_test(cl, a_point_whose_process_dies_is_a_crash_and_the_rest_goes_on);
     suite_add_tcase(s, cl);
     return s;
 }
