@@ -191,7 +191,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
             goto done;
         }
         if (serve_points(&setup, space, opt(&a, "--out"), &err)) rc = 0;
-        else rc = report(&err, err.loc.file && !strcmp(err.loc.file, "space") ? opt(&a, "--space") : NULL);
+        else rc = report(&err, st_err_file(&err) && !strcmp(st_err_file(&err), "space") ? opt(&a, "--space") : NULL);
         goto done;
     }
     display d = {.tty = isatty(STDERR_FILENO)};
@@ -215,8 +215,8 @@ int run_explore(const command *cmd, int argc, char **argv) {
         goto done;
     }
     if (!ok) {
-        if (err.loc.file && !strcmp(err.loc.file, "space")) shown = opt(&a, "--space");
-        if (err.loc.file && !strcmp(err.loc.file, l.program->file)) shown = l.source;
+        if (st_err_file(&err) && !strcmp(st_err_file(&err), "space")) shown = opt(&a, "--space");
+        if (st_err_file(&err) && !strcmp(st_err_file(&err), l.program->file)) shown = l.source;
         st_explore_summary_free(&sum);
         goto fail;
     }

@@ -119,7 +119,8 @@ bool bench_reference(bench *b, st_arena *a, st_err *err) {
                 "a longer --timeout", s->def->name, s->timeout_s);
     } else if (c.end == CHILD_EXITED && c.exit_code == 0 && c.out.len == 1 + sizeof *err && c.out.data[0] == 'E') {
         memcpy(err, c.out.data + 1, sizeof *err);
-        /* a location is a pointer: one made in the child means nothing here */
+        /* a location's pointer made in the child means nothing here (its
+         * copy, err->file, is what is shown) */
         if (err->loc.file != s->def->loc.file && (!s->program || err->loc.file != s->program->file)) err->loc.file = NULL;
     } else if (c.end == CHILD_EXITED && c.exit_code == 0 && take(&r, 1) && c.out.data[0] == 'V' &&
                get_value(&r, a, &b->want, 0) && r.at == r.end) {

@@ -70,7 +70,7 @@ static const st_node *relocate(elab *e, const st_err *inner, st_loc fallback,
                                const ast *const *args, uint32_t nargs) {
     *e->err = *inner;
     if (inner->kind == ST_ERR_USER)
-        e->err->loc = inner->arg >= 0 && (uint32_t)inner->arg < nargs ? args[inner->arg]->loc : fallback;
+        st_err_at(e->err, inner->arg >= 0 && (uint32_t)inner->arg < nargs ? args[inner->arg]->loc : fallback);
     e->err->arg = -1;
     return NULL;
 }
@@ -204,7 +204,7 @@ static const st_size *size_expr(elab *e, const ast *a) {
     if (s) return s;
     if (inner.message[0]) {
         *e->err = inner;
-        e->err->loc = a->loc;
+        st_err_at(e->err, a->loc);
         return NULL;
     }
     st_fail(e->err, a->loc, "an array length is made of whole numbers, size names, + - * / %%, pow(b, e) and log(b, x)");

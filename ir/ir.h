@@ -45,7 +45,15 @@ typedef struct st_err {
     bool mismatch; /* rewrite rules: the expression is not of the rule's shape (as
                       opposed to a shape that fits and a condition that fails) */
     char message[512];
+    /* loc.file copied when the error is made: the name often lives in a
+     * caller's buffer that is gone by the time the error is shown, and the
+     * copy travels with the error (st_err_file, st_err_format read it) */
+    char file[256];
 } st_err;
+/* The file the error names (its own copy of loc.file), or NULL. */
+const char *st_err_file(const st_err *err);
+/* Place err at loc, copying its file's name. */
+void st_err_at(st_err *err, st_loc loc);
 
 /* Fill *err (when err is not NULL) and return false, so that a failing
  * function can end with `return st_fail(err, loc, "...", ...);`. */

@@ -6,10 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+void st_err_at(st_err *err, st_loc loc) {
+    err->loc = loc;
+    snprintf(err->file, sizeof err->file, "%s", loc.file ? loc.file : "");
+}
+
+const char *st_err_file(const st_err *err) { return err->file[0] ? err->file : NULL; }
+
 static void vfill(st_err *err, st_err_kind kind, st_loc loc, const char *fmt, va_list ap) {
     if (!err) return;
     err->kind = kind;
-    err->loc = loc;
+    st_err_at(err, loc);
     err->arg = -1;
     err->mismatch = false;
     vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -74,10 +81,11 @@ void st_buf_free(st_buf *b) {
 
 void st_err_format(const st_err *err, const char *source, size_t source_len, st_buf *out) {
     const st_loc *l = &err->loc;
-    if (l->file && l->line > 0)
-        st_buf_printf(out, "%s:%d:%d: error: %s\n", l->file, l->line, l->col, err->message);
-    else if (l->file)
-        st_buf_printf(out, "%s: error: %s\n", l->file, err->message);
+    const char *file = st_err_file(err);
+    if (file && l->line > 0)
+        st_buf_printf(out, "%s:%d:%d: error: %s\n", file, l->line, l->col, err->message);
+    else if (file)
+        st_buf_printf(out, "%s: error: %s\n", file, err->message);
     else
         st_buf_printf(out, "error: %s\n", err->message);
     if (!source || l->line <= 0) return;

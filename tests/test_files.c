@@ -188,11 +188,35 @@ START_TEST(waiting_for_a_lock_takes_it_once_free) {
 }
 END_TEST
 
+/* An error names its file after the buffer the name was in is gone (a
+ * reader's local path, a child's memory): it keeps a copy, and so does
+ * every copy of the error. */
+START_TEST(an_error_keeps_the_name_of_its_file) {
+    st_err err = {0}, copy;
+    {
+        char path[64];
+        snprintf(path, sizeof path, "%s", "shard-0/explore.json");
+        st_fail(&err, (st_loc){path, 3, 7}, "not an exploration's description");
+        memset(path, 'x', sizeof path - 1);
+        path[sizeof path - 1] = 0;
+        copy = err;
+    }
+    ck_assert_str_eq(st_err_file(&copy), "shard-0/explore.json");
+    st_buf b = {0};
+    st_err_format(&copy, NULL, 0, &b);
+    ck_assert_str_eq(b.data, "shard-0/explore.json:3:7: error: not an exploration's description\n");
+    st_buf_free(&b);
+    st_fail(&copy, (st_loc){0}, "nowhere");
+    ck_assert_ptr_null(st_err_file(&copy));
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("files");
     TCase *tc = tcase_create("files");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, a_full_disk_leaves_the_old_file_whole);
+    tcase_add_test(tc, an_error_keeps_the_name_of_its_file);
     tcase_add_test(tc, a_replaced_file_keeps_its_permissions);
     tcase_add_test(tc, a_planted_link_is_not_followed);
     tcase_add_test(tc, a_held_lock_is_refused_naming_the_holder);
