@@ -86,21 +86,21 @@ void st_err_format(const st_err *err, const char *source, size_t source_len, st_
 int st_closest_names(const char *name, const char *const *candidates, int ncandidates,
                      const char **out, int max);
 
-/* Files: the whole file NUL-terminated (malloc'ed; *len its bytes) or NULL
- * with a message naming it; a file written whole; a directory made with its
- * parents (an existing one is fine). */
+/* Files. Reading: the whole file NUL-terminated (malloc'ed; *len its
+ * bytes) or NULL with a message naming it; st_read_file_at_most refuses a
+ * file of more than max bytes (or one that never ends, /dev/zero) with a
+ * message naming the limit and what the file is (`kind`: "a program"), and
+ * st_read_file is it with ST_FILE_MAX, "a file". */
 char *st_read_file(const char *path, size_t *len, st_err *err);
-/* The same, refusing a file of more than max bytes (or one that never ends,
- * /dev/zero) with a message naming the limit and what the file is (`kind`:
- * "a program"). st_read_file is this with ST_FILE_MAX, "a file". */
 char *st_read_file_at_most(const char *path, size_t max, const char *kind, size_t *len, st_err *err);
 #define ST_FILE_MAX ((size_t)1 << 30)
 #define ST_PROGRAM_FILE_MAX ((size_t)16 << 20)
+/* Writing (ir/files.c): a fresh file beside path, synced, renamed over
+ * path: a reader, a crash or a full disk sees the old file or the new one,
+ * never part of one. A directory made with its parents (an existing one is
+ * fine). */
 bool st_write_file(const char *path, const char *text, size_t len, st_err *err);
 bool st_make_dirs(const char *path, st_err *err);
-/* (st_write_file, ir/files.c, writes a fresh file beside path, synced, and
- * renames it over path: a reader, a crash or a full disk sees the old file
- * or the new one, never part of one.) */
 
 /* A lock on a file (created when missing) that ends when released or when
  * the process ends, however it ends; the children a holder forks do not
