@@ -1,20 +1,21 @@
 /* explore/claim.c — an exploration's folder as the writers of its records
  * (explore, --serve, merge) claim it: locked for one process, holding one
- * exploration. Apart from workdir.c because merge needs it and the record
- * readers' fuzzers link merge.c without the device's code. */
+ * exploration; and the paths of its files. Apart from workdir.c because
+ * merge needs it, and the record readers' fuzzers link merge.c without the
+ * device's code. */
 #include "workdir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void path_in(const char *dir, const char *name, char *out, size_t cap) {
+void workdir_path(const char *dir, const char *name, char *out, size_t cap) {
     snprintf(out, cap, "%s/%s", dir, name);
 }
 
 bool workdir_lock(const char *dir, st_lock *lock, st_err *err) {
     char path[4200];
-    path_in(dir, "explore.lock", path, sizeof path);
+    workdir_path(dir, "explore.lock", path, sizeof path);
     st_err why;
     if (st_lock_take(lock, path, false, &why)) return true;
     return st_fail(err, (st_loc){dir, 0, 0}, "%s", why.message);
@@ -22,7 +23,7 @@ bool workdir_lock(const char *dir, st_lock *lock, st_err *err) {
 
 bool workdir_holds(const char *dir, const char *meta, bool *held, st_err *err) {
     char path[4200];
-    path_in(dir, "explore.json", path, sizeof path);
+    workdir_path(dir, "explore.json", path, sizeof path);
     size_t len;
     st_err ignored;
     char *old = st_read_file(path, &len, &ignored);

@@ -9,10 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void path_in(const char *dir, const char *name, char *out, size_t cap) {
-    snprintf(out, cap, "%s/%s", dir, name);
-}
-
 /* explore.json: what was explored, where, how; the first lines are what a
  * resumed or merged exploration must agree on. */
 static bool describe(const st_explore_setup *s, const st_space *space, const st_device_info *dev, uint32_t shard,
@@ -54,12 +50,12 @@ static bool claim_dir(const char *dir, const char *meta, const st_explore_setup 
      * exploration, so it comes last (and an older strata killed between
      * the two left a folder that gets its program now: the same text, by
      * its SHA-256 in explore.json) */
-    path_in(dir, "program.strata", path, sizeof path);
+    workdir_path(dir, "program.strata", path, sizeof path);
     struct stat st;
     if (held && stat(path, &st) == 0) return true;
     if (!st_write_file(path, s->program_source, strlen(s->program_source), err)) return false;
     if (held) return true;
-    path_in(dir, "explore.json", path, sizeof path);
+    workdir_path(dir, "explore.json", path, sizeof path);
     return st_write_file(path, meta, strlen(meta), err);
 }
 
@@ -125,7 +121,7 @@ bool workdir_open(workdir *w, const st_explore_setup *s, const st_space *space, 
     w->dir = dir;
     w->journal = -1;
     w->lock.fd = -1;
-    path_in(dir, "results.jsonl", w->records, sizeof w->records);
+    workdir_path(dir, "results.jsonl", w->records, sizeof w->records);
     st_buf meta = {0};
     size_t truncated = 0;
     /* (the name results/ will file it under: refused before any file is written) */
@@ -162,8 +158,8 @@ bool workdir_close(workdir *w, const st_explore_setup *s, const st_space *space,
         const st_record *best = st_records_best(&w->done);
         if (best) st_record_copy(&sum->best, best);
         char csv[4200], svg[4200], title[600];
-        path_in(w->dir, "results.csv", csv, sizeof csv);
-        path_in(w->dir, "results.svg", svg, sizeof svg);
+        workdir_path(w->dir, "results.csv", csv, sizeof csv);
+        workdir_path(w->dir, "results.svg", svg, sizeof svg);
         snprintf(title, sizeof title, "%s on %s: GB/s", s->program_name, sum->device.name);
         ok = st_records_write_csv(&w->done, space, csv, err) &&
              st_records_write_svg(&w->done, space, title, svg, &sum->chart, err);

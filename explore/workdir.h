@@ -36,6 +36,8 @@ bool workdir_close(workdir *w, const st_explore_setup *s, const st_space *space,
 /* Free what is left after a failure (workdir_close does it otherwise). */
 void workdir_free(workdir *w);
 
+/* DIR/NAME into out (cap bytes). */
+void workdir_path(const char *dir, const char *name, char *out, size_t cap);
 /* Lock dir (DIR/explore.lock) for this process alone: what writes an
  * exploration's records (explore, merge) takes it first; a second one is
  * refused with the holder's pid and command. */
