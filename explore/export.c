@@ -97,6 +97,29 @@ static void finish(exporting *x) {
     st_exploration_free(&x->e);
 }
 
+/* A record names its point and that point's strategy: the strategy is the
+ * space's own at that point, or the records are not this exploration's (a
+ * record edited by hand would otherwise export a strategy from outside the
+ * space under the exploration's name). */
+static bool record_in_space(const st_space *space, const st_record *r, const char *path, st_err *err) {
+    if (r->point >= st_space_npoints(space))
+        return st_fail(err, (st_loc){path, 0, 0}, "the record of point %llu names no point of the space (it has %llu)",
+                       (unsigned long long)r->point, (unsigned long long)st_space_npoints(space));
+    st_buf text = {0};
+    bool admitted;
+    st_err why = {0};
+    if (!st_space_point(space, r->point, NULL, &text, &admitted, &why)) {
+        st_buf_free(&text);
+        return st_fail_internal(err, "out of memory");
+    }
+    bool same = text.data && !strcmp(text.data, r->strategy);
+    if (!same)
+        st_fail(err, (st_loc){path, 0, 0}, "the record of point %llu says `%s`, but the space's point %llu is `%s`",
+                (unsigned long long)r->point, r->strategy, (unsigned long long)r->point, text.data ? text.data : "");
+    st_buf_free(&text);
+    return same;
+}
+
 bool st_export(const st_export_setup *s, const st_registry *reg, st_export_result *out, st_err *err) {
     memset(out, 0, sizeof *out);
     exporting x = {0};
@@ -137,6 +160,7 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
     for (size_t i = 0; ok && i < top; i++) {
         variant *v = &x.vs[x.nvs++];
         v->point = x.order[i]->point;
+        if (!(ok = record_in_space(x.space, x.order[i], path, err))) break;
         if (!(v->strategy = strdup(x.order[i]->strategy))) {
             ok = st_fail_internal(err, "out of memory");
             break;

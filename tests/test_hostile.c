@@ -229,6 +229,31 @@ START_TEST(device_folders_and_names_are_one_safe_component) {
 }
 END_TEST
 
+/* A record's strategy is its point's in the space: a results.jsonl edited
+ * to name another strategy (here one from outside the space, as the best)
+ * is refused by export, which names the record. */
+START_TEST(a_record_whose_strategy_is_not_its_points_is_refused) {
+    cli c;
+    cli_open(&c, "hostile");
+    const char *dir = explored(&c), *into = arena_text(c.a, "%s/results", c.dir);
+    const char *path = arena_text(c.a, "%s/results.jsonl", dir);
+    const char *text = slurp_file(c.a, path, NULL);
+    const char *from = "parallel-scan(BS=32, BF=2, SE=2)", *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "no record of %s:\n%s", from, text);
+    const char *now = arena_text(c.a, "%.*s%s%s", (int)(at - text), text, "parallel-scan(BS=16, BF=2, SE=2)", at + strlen(from));
+    ck_assert(st_write_file(path, now, strlen(now), NULL));
+    char *out, *err;
+    /* --top 2: both records are measured again, the doctored one among them */
+    int rc = cli_strata(&c, ARGS("export", dir, "--into", into, "--top", "2", "--cache", arena_text(c.a, "%s/cache", c.dir)),
+                        &out, &err);
+    ck_assert_msg(rc == 1, "export took a doctored record:\n%s", err);
+    ck_assert_has(err, "results.jsonl: error: the record of point 0 says `parallel-scan(BS=16, BF=2, SE=2)`, but the "
+                       "space's point 0 is `parallel-scan(BS=32, BF=2, SE=2)`");
+    ck_assert_int_ne(access(into, F_OK), 0);
+    cli_close(&c);
+}
+END_TEST
+
 static Suite *hostile_suite(void) {
     Suite *s = suite_create("hostile");
     TCase *code = tcase_create("code");
@@ -242,6 +267,7 @@ static Suite *hostile_suite(void) {
     tcase_add_test(folders, a_program_file_without_a_name_is_refused);
     tcase_add_test(folders, an_index_that_names_other_folders_is_refused);
     tcase_add_test(folders, device_folders_and_names_are_one_safe_component);
+    tcase_add_test(folders, a_record_whose_strategy_is_not_its_points_is_refused);
     suite_add_tcase(s, folders);
     return s;
 }
