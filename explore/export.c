@@ -16,7 +16,7 @@ static int by_median(const void *a, const void *b) {
 }
 
 static bool write_in(const char *dir, const char *name, const char *text, st_err *err) {
-    char path[4400];
+    char path[4600];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return st_write_file(path, text, strlen(text), err);
 }
@@ -192,13 +192,21 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
         st_print_def(winner->lowered, &prog);
         describe_export(&x.e, &out->device, x.space, &out->best, winner, &record);
         bool cuda = out->device.backend == ST_BACKEND_CUDA;
-        ok = ok && st_make_dirs(out->path, err) && write_in(out->path, "kernels.cl", winner->code.opencl, err) &&
-             (!cuda || write_in(out->path, "kernels.cu", winner->code.cuda, err)) &&
-             write_in(out->path, "host.c", winner->code.host, err) &&
-             write_in(out->path, "program.strata", prog.data ? prog.data : "", err) &&
-             write_in(out->path, "record.json", record.data ? record.data : "", err) &&
-             index_add(s->into, &out->device, x.e.program_name, out->best.strategy, rel, out->best.median_ms,
-                       out->best.gb_per_s, err);
+        /* the files as a set: written into a fresh folder beside the export's,
+         * which then replaces it whole (kernels never beside another
+         * export's record, after a kill or a full disk), then the index */
+        char device_dir[4200], fresh[4400];
+        snprintf(device_dir, sizeof device_dir, "%s/%s", s->into, slug);
+        bool made = ok && st_make_dirs(device_dir, err) && st_folder_fresh(out->path, fresh, sizeof fresh, err);
+        ok = made && write_in(fresh, "kernels.cl", winner->code.opencl, err) &&
+             (!cuda || write_in(fresh, "kernels.cu", winner->code.cuda, err)) &&
+             write_in(fresh, "host.c", winner->code.host, err) &&
+             write_in(fresh, "program.strata", prog.data ? prog.data : "", err) &&
+             write_in(fresh, "record.json", record.data ? record.data : "", err) &&
+             st_folder_replace(fresh, out->path, err);
+        if (made && !ok) st_folder_discard(fresh);
+        ok = ok && index_add(s->into, &out->device, x.e.program_name, out->best.strategy, rel, out->best.median_ms,
+                             out->best.gb_per_s, err);
         st_buf_free(&prog);
         st_buf_free(&record);
     }

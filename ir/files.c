@@ -3,8 +3,12 @@
  * explorations' descriptions and reports, exports, the build cache) is
  * written through st_write_file, so that a full disk, a crash or a kill -9
  * leaves the old file or the new one, never a cut one. */
+/* renameat2's RENAME_EXCHANGE (glibc 2.28, Linux 3.15): a folder swapped
+ * for another in one step */
+#define _GNU_SOURCE
 #include "ir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,10 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The permissions a plain fopen would give a new file: 0666 less the
- * umask. umask() can only be read by setting it, which would race with
- * other threads creating files; /proc tells it without changing it. */
-static mode_t new_file_mode(void) {
+/* The process's umask. umask() can only be read by setting it, which
+ * would race with other threads creating files; /proc tells it without
+ * changing it. A new file gets 0666 less it, as fopen would give; a new
+ * folder 0777 less it, as mkdir would. */
+static mode_t current_umask(void) {
     mode_t mask = 022;
     FILE *f = fopen("/proc/self/status", "r");
     char line[128];
@@ -26,7 +31,28 @@ static mode_t new_file_mode(void) {
             break;
         }
     if (f) fclose(f);
-    return 0666 & ~mask;
+    return mask;
+}
+
+/* The name of a fresh file or folder beside path: ".NAME.XXXXXX" in
+ * path's folder, for mkstemp or mkdtemp; false when it does not fit. */
+static bool name_beside(const char *path, char *tmp, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+    int n = snprintf(tmp, cap, "%.*s.%s.XXXXXX", (int)dir, path, path + dir);
+    return n >= 0 && (size_t)n < cap;
+}
+
+/* path's folder synced: the renames in it are durable */
+static void sync_folder_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char *folder = slash ? strndup(path, (size_t)(slash - path) + 1) : NULL;
+    int dfd = open(folder ? folder : ".", O_RDONLY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    free(folder);
 }
 
 static bool write_all(int fd, const char *text, size_t len) {
@@ -47,18 +73,16 @@ bool st_write_file(const char *path, const char *text, size_t len, st_err *err) 
     /* a fresh name beside it (mkstemp: O_EXCL, so no other writer's file
      * and no planted link is ever opened), written whole and synced, then
      * renamed over it: rename is atomic within a folder */
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
+    size_t cap = strlen(path) + 16;
+    char *tmp = malloc(cap);
     if (!tmp) return st_fail_internal(err, "out of memory writing %s", path);
-    const char *slash = strrchr(path, '/');
-    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
-    snprintf(tmp, n + 16, "%.*s.%s.XXXXXX", (int)dir, path, path + dir);
+    name_beside(path, tmp, cap);
     int fd = mkstemp(tmp);
     int saved = errno;
     bool ok = fd >= 0;
     if (ok) {
         struct stat st;
-        mode_t mode = stat(path, &st) == 0 ? st.st_mode & 07777 : new_file_mode();
+        mode_t mode = stat(path, &st) == 0 ? st.st_mode & 07777 : 0666 & ~current_umask();
         ok = fchmod(fd, mode) == 0 && write_all(fd, text, len) && fsync(fd) == 0;
         saved = errno;
         ok = close(fd) == 0 && ok;
@@ -68,13 +92,54 @@ bool st_write_file(const char *path, const char *text, size_t len, st_err *err) 
     free(tmp);
     if (!ok) return st_fail(err, (st_loc){path, 0, 0}, "cannot write the file: %s", strerror(saved));
     /* the rename itself is durable once the folder is synced */
-    char *folder = dir ? strndup(path, dir) : NULL;
-    int dfd = open(folder ? folder : ".", O_RDONLY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
+    sync_folder_of(path);
+    return true;
+}
+
+bool st_folder_fresh(const char *path, char *tmp, size_t cap, st_err *err) {
+    if (!name_beside(path, tmp, cap)) return st_fail(err, (st_loc){path, 0, 0}, "the folder's name is too long");
+    if (!mkdtemp(tmp)) return st_fail(err, (st_loc){path, 0, 0}, "cannot make a folder beside it: %s", strerror(errno));
+    chmod(tmp, 0777 & ~current_umask()); /* mkdtemp makes it 0700 */
+    return true;
+}
+
+/* A folder of files (no folders in it) removed. */
+static void remove_flat_folder(const char *path) {
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char file[4400];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        unlink(file);
     }
-    free(folder);
+    if (d) closedir(d);
+    rmdir(path);
+}
+
+void st_folder_discard(const char *tmp) { remove_flat_folder(tmp); }
+
+bool st_folder_replace(const char *tmp, const char *path, st_err *err) {
+    /* swapped in one step where the file system can (then the old files,
+     * now in tmp, are removed); else the old folder moved aside first, a
+     * moment with no folder at path */
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE) == 0) {
+        sync_folder_of(path);
+        remove_flat_folder(tmp);
+        return true;
+    }
+    int why = errno;
+    if (why != ENOENT && why != EINVAL && why != ENOSYS)
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot put the new files in place: %s", strerror(why));
+    char old[4400];
+    snprintf(old, sizeof old, "%s.old", tmp);
+    bool had = why != ENOENT && rename(path, old) == 0;
+    if (rename(tmp, path) != 0) {
+        why = errno;
+        if (had) rename(old, path);
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot put the new files in place: %s", strerror(why));
+    }
+    sync_folder_of(path);
+    if (had) remove_flat_folder(old);
     return true;
 }
 

@@ -101,6 +101,14 @@ char *st_read_file_at_most(const char *path, size_t max, const char *kind, size_
  * fine). */
 bool st_write_file(const char *path, const char *text, size_t len, st_err *err);
 bool st_make_dirs(const char *path, st_err *err);
+/* A folder of files replaced as a set: st_folder_fresh makes an empty
+ * folder beside path (".NAME.XXXXXX", its name into tmp), the caller fills
+ * it (st_write_file), st_folder_replace puts it at path in one step and
+ * removes the old files, so that a reader or a kill -9 sees the old set or
+ * the new one; st_folder_discard removes a fresh folder given up on. */
+bool st_folder_fresh(const char *path, char *tmp, size_t cap, st_err *err);
+bool st_folder_replace(const char *tmp, const char *path, st_err *err);
+void st_folder_discard(const char *tmp);
 
 /* A lock on a file (created when missing) that ends when released or when
  * the process ends, however it ends; the children a holder forks do not

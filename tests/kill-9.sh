@@ -122,6 +122,7 @@ for t in $(seq 1 "$trials"); do
     grep -q '^index: ' "$work/killed.log" || cut=$((cut + 1))
     for r in "$work"/res/*/*/record.json; do
         "$check" json "$r" || fail "after kill $t: $r does not read back"
+        "$check" export "${r%/record.json}" || fail "after kill $t: ${r%/record.json} mixes two exports"
     done
     took=$(now_ms)
     (export_ "$ex") >"$work/next.log" 2>&1 || fail "export after a kill failed: $(cat "$work/next.log")"

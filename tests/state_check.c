@@ -5,7 +5,10 @@
  *   state_check json FILE…            each parses as JSON
  *   state_check records FILE          every line complete, each a record, no point twice;
  *                                     prints how many
- *   state_check index FILE PROGRAM…   parses as strata's index and lists each program */
+ *   state_check index FILE PROGRAM…   parses as strata's index and lists each program
+ *   state_check export DIR…           an exported folder's files are one set: record.json
+ *                                     names the SHA-256 of the kernels.cl and host.c beside it */
+#include "codegen/codegen.h"
 #include "explore/explore.h"
 
 #include <stdio.h>
@@ -79,14 +82,42 @@ static int check_index(st_arena *a, const char *path, char **programs, int n) {
     return 0;
 }
 
+/* DIR/NAME's SHA-256 is the one record.json gives under key */
+static int same_sha(const char *dir, const st_json *record, const char *name, const char *key) {
+    char path[4200], sha[65];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t len;
+    st_err err = {0};
+    char *text = st_read_file(path, &len, &err);
+    if (!text) return bad(path, err.message);
+    st_sha256_hex(text, len, sha);
+    free(text);
+    const char *want = st_json_get_string(record, key);
+    if (!want || strcmp(want, sha)) return bad(path, "is not the file record.json describes: the export is not one set");
+    return 0;
+}
+
+static int check_export(st_arena *a, const char *dir) {
+    char path[4200], *text;
+    size_t len;
+    st_err err = {0};
+    snprintf(path, sizeof path, "%s/record.json", dir);
+    const st_json *j = parsed(a, path, &text, &len, &err);
+    free(text);
+    if (!j) return bad(path, err.message);
+    return same_sha(dir, j, "kernels.cl", "kernels_sha256") | same_sha(dir, j, "host.c", "host_sha256");
+}
+
 int main(int argc, char **argv) {
-    if (argc < 3) return fprintf(stderr, "usage: state_check json|records|index FILE …\n"), 2;
+    if (argc < 3) return fprintf(stderr, "usage: state_check json|records|index|export FILE …\n"), 2;
     st_arena *a = st_arena_new();
     int rc = 0;
     if (!strcmp(argv[1], "json"))
         for (int i = 2; i < argc; i++) rc |= check_json(a, argv[i]);
     else if (!strcmp(argv[1], "records"))
         rc = check_records(a, argv[2]);
+    else if (!strcmp(argv[1], "export"))
+        for (int i = 2; i < argc; i++) rc |= check_export(a, argv[i]);
     else if (!strcmp(argv[1], "index"))
         rc = check_index(a, argv[2], argv + 3, argc - 3);
     else

@@ -211,12 +211,39 @@ START_TEST(an_error_keeps_the_name_of_its_file) {
 }
 END_TEST
 
+/* A folder's files replaced as a set: the new set in place, none of the
+ * old files left (a file the new set lacks included), no folder left
+ * beside it; the same where nothing was there before. */
+START_TEST(a_folder_is_replaced_as_a_set) {
+    const char *path = arena_text(ar, "%s/export", dir);
+    st_err err = {0};
+    for (int round = 0; round < 2; round++) {
+        char fresh[4400];
+        ck_assert_msg(st_folder_fresh(path, fresh, sizeof fresh, &err), "%s", err.message);
+        char file[4600];
+        snprintf(file, sizeof file, "%s/kernels.cl", fresh);
+        write_ok(file, round ? "new kernels" : "old kernels");
+        if (!round) { /* a file only the old set has */
+            snprintf(file, sizeof file, "%s/kernels.cu", fresh);
+            write_ok(file, "old");
+        }
+        ck_assert_msg(st_folder_replace(fresh, path, &err), "%s", err.message);
+        ck_assert_int_ne(access(fresh, F_OK), 0);
+    }
+    ck_assert_str_eq(slurp_file(ar, arena_text(ar, "%s/kernels.cl", path), NULL), "new kernels");
+    ck_assert_int_ne(access(arena_text(ar, "%s/kernels.cu", path), F_OK), 0);
+    ck_assert_int_eq(entries_in(path), 1);
+    ck_assert_int_eq(entries_in(dir), 1); /* export alone: nothing left beside it */
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("files");
     TCase *tc = tcase_create("files");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, a_full_disk_leaves_the_old_file_whole);
     tcase_add_test(tc, an_error_keeps_the_name_of_its_file);
+    tcase_add_test(tc, a_folder_is_replaced_as_a_set);
     tcase_add_test(tc, a_replaced_file_keeps_its_permissions);
     tcase_add_test(tc, a_planted_link_is_not_followed);
     tcase_add_test(tc, a_held_lock_is_refused_naming_the_holder);
