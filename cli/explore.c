@@ -77,7 +77,8 @@ static void show_progress(void *data, const st_explore_progress *p) {
     }
     if (d->tty) {
         int width = 24, filled = p->total ? (int)(width * p->done / p->total) : width;
-        fprintf(stderr, "\r\033[K%s [%.*s%*s] %llu/%llu  %s, eta %s", building ? "check" : "time ", filled,
+        if (p->batches > 1) fprintf(stderr, "\r\033[Kbatch %llu/%llu ", (unsigned long long)p->batch, (unsigned long long)p->batches);
+        fprintf(stderr, "%s%s [%.*s%*s] %llu/%llu  %s, eta %s", p->batches > 1 ? "" : "\r\033[K", building ? "check" : "time ", filled,
                 "########################", width - filled, "", (unsigned long long)p->done,
                 (unsigned long long)p->total, elapsed, eta);
         if (p->best) fprintf(stderr, "  best %.4g ms %.60s", p->best->median_ms, p->best->strategy);
@@ -90,7 +91,10 @@ static void show_progress(void *data, const st_explore_progress *p) {
         return;
     }
     if (building) {
-        if (p->done == 0) fprintf(stderr, "building and checking %llu variants\n", (unsigned long long)p->total);
+        if (p->done == 0 && p->batches > 1)
+            fprintf(stderr, "batch %llu of %llu: building and checking %llu variants\n", (unsigned long long)p->batch,
+                    (unsigned long long)p->batches, (unsigned long long)p->total);
+        else if (p->done == 0) fprintf(stderr, "building and checking %llu variants\n", (unsigned long long)p->total);
         else if (p->done == p->total) fprintf(stderr, "built and checked in %s\n", elapsed);
         return;
     }

@@ -1,7 +1,9 @@
-/* explore/driver.c — `strata explore`: every point of a space built in
- * parallel, then checked and timed one at a time, each in its own process,
- * its record appended to results.jsonl as soon as it is known. Building
- * and checking run `jobs` at a time; timing runs alone. */
+/* explore/driver.c — `strata explore`: the points of a space, a batch at a
+ * time (ST_EXPLORE_BATCH), made into code, built and checked in parallel,
+ * then timed one at a time, each in its own process, its record appended to
+ * results.jsonl as soon as it is known. Building and checking run `jobs` at
+ * a time; timing runs alone. A batch's code is freed before the next one is
+ * made, so memory does not grow with the space. */
 #include "workdir.h"
 
 #include <errno.h>
@@ -23,8 +25,9 @@ typedef struct run {
     const st_explore_setup *s;
     const st_space *space;
     bench bench;
-    pending *items;
+    pending *items;      /* this batch's */
     size_t count;
+    uint64_t batch, batches;
     workdir dir;
     st_explore_progress_fn progress;
     void *progress_data;
@@ -37,7 +40,8 @@ static void report(run *r, const char *phase, uint64_t done, uint64_t total, con
     if (!r->progress) return;
     double now = child_now(), in_phase = now - r->phase_started;
     if (!done) r->phase_started = now, in_phase = 0;
-    st_explore_progress p = {.phase = phase, .done = done, .total = total, .elapsed_s = now - r->started,
+    st_explore_progress p = {.phase = phase, .done = done, .total = total, .batch = r->batch, .batches = r->batches,
+                             .elapsed_s = now - r->started,
                              .eta_s = done ? in_phase / (double)done * (double)(total - done) : -1, .last = last,
                              .best = r->best.strategy ? &r->best : NULL};
     r->progress(r->progress_data, &p);
@@ -178,13 +182,16 @@ static bool time_all(run *r, st_err *err) {
 }
 
 
-/* The points of this shard not recorded yet, made into code. */
-static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint32_t nshards, st_arena *a,
-                           st_explore_summary *sum, st_err *err) {
+/* The points of this shard from the from'th (counted in the shard) not
+ * recorded yet, up to `batch` of them, made into code (in a); *next is
+ * where the next batch starts. */
+static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint32_t nshards, uint64_t from,
+                           uint64_t batch, uint64_t *next, st_arena *a, st_explore_summary *sum, st_err *err) {
     uint64_t npoints = st_space_npoints(r->space);
     uint32_t nd = st_space_ndims(r->space);
     size_t cap = 0;
-    for (uint64_t p = shard; p < npoints; p += nshards) {
+    uint64_t p = shard + from * nshards;
+    for (; p < npoints && r->count < batch; p += nshards) {
         if (stopped(r)) return interrupted(err);
         sum->points++;
         if (st_records_find(done, p)) {
@@ -223,12 +230,40 @@ static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint3
             return false;
         }
     }
+    *next = p < npoints ? (p - shard) / nshards : st_space_shard_points(r->space, shard, nshards);
     return true;
 }
 
-/* Counted before anything is done: every point of the shard is made into
- * code and held until it is timed, so a space too large is refused at once
- * (with what to do) rather than after filling memory. */
+/* This batch's points and the arena of their code given back. */
+static void drop_batch(run *r, st_arena **a) {
+    for (size_t i = 0; i < r->count; i++) free(r->items[i].v.strategy);
+    r->count = 0;
+    st_arena_free(*a);
+    *a = NULL;
+}
+
+/* Every point of the shard not recorded yet, a batch at a time. */
+static bool explore_batches(run *r, uint32_t shard, uint32_t nshards, st_explore_summary *sum, st_err *err) {
+    uint64_t batch = r->s->batch ? r->s->batch : ST_EXPLORE_BATCH, mine = st_space_shard_points(r->space, shard, nshards);
+    uint64_t missing = 0; /* the points to do, for the count of batches */
+    for (uint64_t p = shard; p < st_space_npoints(r->space); p += nshards) missing += !st_records_find(&r->dir.done, p);
+    r->batches = (missing + batch - 1) / batch;
+    bool ok = true;
+    for (uint64_t from = 0; ok && from < mine;) {
+        st_arena *a = st_arena_new();
+        if (!a) return st_fail_internal(err, "out of memory");
+        ok = prepare_points(r, &r->dir.done, shard, nshards, from, batch, &from, a, sum, err);
+        if (ok && r->count) {
+            r->batch++;
+            ok = check_all(r, err) && time_all(r, err);
+        }
+        drop_batch(r, &a);
+    }
+    return ok;
+}
+
+/* Counted before anything is done: a space too large for one exploration
+ * (its records, its time) is refused at once, with what to do. */
 static bool shard_fits(const st_explore_setup *s, const st_space *space, uint32_t shard, uint32_t nshards, st_err *err) {
     uint64_t all = st_space_npoints(space), max = s->max_points ? s->max_points : ST_EXPLORE_MAX_POINTS;
     uint64_t mine = st_space_shard_points(space, shard, nshards);
@@ -258,14 +293,13 @@ bool st_explore(const st_explore_setup *s, const st_space *space, const char *di
          workdir_open(&r.dir, s, space, &sum->device, dir, shard, nshards, err);
     for (size_t i = 0; ok && i < r.dir.done.count; i++) consider_best(&r, &r.dir.done.items[i]);
     bool opened = ok;
-    ok = ok && prepare_points(&r, &r.dir.done, shard, nshards, a, sum, err) && check_all(&r, err) && time_all(&r, err);
+    ok = ok && explore_batches(&r, shard, nshards, sum, err);
     if (!ok && opened && stopped(&r)) { /* stopped: the reports and counts over what is recorded */
         st_err why = {0};
         if (!workdir_close(&r.dir, s, space, sum, &why)) *err = why;
     } else {
         ok = ok ? workdir_close(&r.dir, s, space, sum, err) : (workdir_free(&r.dir), false);
     }
-    for (size_t i = 0; i < r.count; i++) free(r.items[i].v.strategy);
     free(r.items);
     st_record_clear(&r.best);
     st_arena_free(a);

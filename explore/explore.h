@@ -259,6 +259,7 @@ typedef struct st_explore_setup {
     double build_timeout_s;     /* per build and check */
     uint32_t jobs;              /* builds and checks in parallel */
     uint64_t max_points;        /* st_explore refuses a shard of more points (0: ST_EXPLORE_MAX_POINTS) */
+    uint64_t batch;             /* points held as code at once (0: ST_EXPLORE_BATCH) */
     /* When not NULL and set (by the caller's SIGINT or SIGTERM handler), the
      * work stops soon: children are killed, what is recorded stays, and
      * st_explore fails with ST_EXPLORE_INTERRUPTED. */
@@ -271,11 +272,17 @@ typedef struct st_explore_setup {
 /* The most points st_explore takes on by default: each is made into code
  * before any is built, so a space of billions would only fill memory. */
 #define ST_EXPLORE_MAX_POINTS UINT64_C(1000000)
+/* Points made into code, checked and timed together: what an exploration
+ * holds in memory at once, whatever the size of its space (variants with the
+ * same kernel source share a build within a batch). */
+#define ST_EXPLORE_BATCH UINT64_C(2048)
 
 /* Where an exploration is, for a progress display. */
 typedef struct st_explore_progress {
     const char *phase;       /* "check" (build and check, in parallel) or "time" */
-    uint64_t done, total;    /* in this phase */
+    uint64_t done, total;    /* in this phase, of this batch */
+    uint64_t batch, batches; /* which batch of points (from 1), of how many: a shard's points are
+                                made into code, checked and timed a batch at a time */
     double elapsed_s;        /* since the exploration began */
     double eta_s;            /* to the end of this phase; < 0: unknown yet */
     const st_record *last;   /* time phase: the record just written, else NULL */

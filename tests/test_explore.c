@@ -499,6 +499,7 @@ static struct {
     st_explore_setup setup;
     uint64_t written; /* records written by the last st_explore (progress) */
     uint64_t check_total;
+    uint64_t batch, batches; /* the last batch reported, and of how many */
 } lab;
 
 static const char *const lab_inputs[] = {"N=4096"};
@@ -527,6 +528,9 @@ static void lab_teardown(void) {
 static void count_progress(void *data, const st_explore_progress *p) {
     (void)data;
     ck_assert(p->done <= p->total);
+    ck_assert(p->batch >= 1 && p->batch <= p->batches);
+    lab.batch = p->batch;
+    lab.batches = p->batches;
     if (!strcmp(p->phase, "check")) lab.check_total = p->total;
     else if (p->last) lab.written++;
 }
@@ -627,6 +631,40 @@ START_TEST(an_index_out_of_range_is_a_launch_error) {
     status_is(1, ST_STATUS_OK);
     ck_assert_has(record_at(0)->message, "index 35184372088832 out of range for an array of length 4096");
     ck_assert_str_eq(sum.best.strategy, "planted(K=0)");
+    st_explore_summary_free(&sum);
+}
+END_TEST
+
+/* A shard's points are made into code, checked and timed a batch at a
+ * time (memory does not grow with the space): the same records, each point
+ * once, in two batches of at most 3; a resumed run does only what is left. */
+START_TEST(a_space_is_explored_a_batch_at_a_time) {
+    lab.setup.batch = 3;
+    st_explore_summary sum;
+    explore_ok(GRID, dir, 0, 1, &sum);
+    ck_assert_uint_eq(sum.points, 4);
+    ck_assert_uint_eq(sum.counts[ST_STATUS_OK], 4);
+    ck_assert_uint_eq(lab.written, 4);
+    ck_assert_uint_eq(lab.batches, 2);
+    ck_assert_uint_eq(lab.batch, 2);
+    read_records(dir);
+    points_are_0_to(4);
+    st_explore_summary_free(&sum);
+    /* points 1 and 2 lost: one batch of 2 */
+    const char *path = arena_text(ar, "%s/results.jsonl", dir);
+    char *text = (char *)slurp_file(ar, path, NULL);
+    st_buf kept = {0};
+    for (char *line = text, *end; (end = strchr(line, '\n')); line = end + 1)
+        if (strncmp(line, "{\"point\": 1,", 12) && strncmp(line, "{\"point\": 2,", 12))
+            st_buf_put(&kept, line, (size_t)(end - line + 1));
+    ck_assert(st_write_file(path, kept.data, kept.len, NULL));
+    st_buf_free(&kept);
+    explore_ok(GRID, dir, 0, 1, &sum);
+    ck_assert_uint_eq(sum.skipped, 2);
+    ck_assert_uint_eq(lab.written, 2);
+    ck_assert_uint_eq(lab.batches, 1);
+    read_records(dir);
+    points_are_0_to(4);
     st_explore_summary_free(&sum);
 }
 END_TEST
@@ -1261,6 +1299,7 @@ static Suite *explore_suite(void) {
     tcase_add_test(tc, hang_while_timing_is_a_timeout);
     tcase_add_test(tc, an_index_out_of_range_is_a_launch_error);
     tcase_add_test(tc, every_file_of_an_exploration_is_written);
+    tcase_add_test(tc, a_space_is_explored_a_batch_at_a_time);
     tcase_add_test(tc, resume_redoes_only_the_points_not_recorded);
     tcase_add_test(tc, a_finished_exploration_appends_nothing);
     tcase_add_test(tc, a_dir_of_another_exploration_is_refused);
