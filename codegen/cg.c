@@ -5,6 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
+bool cg_grow(cg *g, void **items, uint32_t n, uint32_t *cap, size_t size) {
+    if (n < *cap) return true;
+    uint32_t more = *cap ? 2 * *cap : 8;
+    void *grown = cg_alloc(g, more * size);
+    if (!grown) return false;
+    if (n) memcpy(grown, *items, n * size);
+    *items = grown;
+    *cap = more;
+    return true;
+}
+
 void *cg_alloc(cg *g, size_t size) {
     void *p = st_arena_zalloc(g->a, size ? size : 1);
     if (!p && !g->failed) {

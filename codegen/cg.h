@@ -237,6 +237,10 @@ bool cg_leading_sizes(cg *g, const st_node *e, int64_t *out);
 /* A line that opens a block (`for (…) {`), and the `}` that closes it. */
 void cg_open(cg *g, const char *line);
 void cg_close(cg *g);
+/* Room for one more of n items of `size` bytes in *items, whose room is
+ * *cap (doubled from 8; arena memory: the old array is left where it is);
+ * false when out of memory (g->failed says so). */
+bool cg_grow(cg *g, void **items, uint32_t n, uint32_t *cap, size_t size);
 void *cg_alloc(cg *g, size_t size);
 /* How deep brackets nest in C text c: ( [ { alike, as a C compiler counts
  * them (clang, and so PoCL, stops at 256). */

@@ -63,14 +63,7 @@ cg_value cg_fields_of(cg *g, const st_type *t, const char *c) {
 static const char *function_for(cg *g, const st_node *f) {
     for (uint32_t i = 0; i < g->nfuncs; i++)
         if (g->funcs_of[i] == f) return cg_str(g, "op%u", i);
-    if (g->nfuncs == g->capfuncs) {
-        uint32_t cap = g->capfuncs ? 2 * g->capfuncs : 8;
-        const st_node **grown = cg_alloc(g, cap * sizeof *grown);
-        if (!grown) return "op";
-        if (g->nfuncs) memcpy(grown, g->funcs_of, g->nfuncs * sizeof *grown);
-        g->funcs_of = grown;
-        g->capfuncs = cap;
-    }
+    if (!cg_grow(g, (void **)&g->funcs_of, g->nfuncs, &g->capfuncs, sizeof *g->funcs_of)) return "op";
     uint32_t id = g->nfuncs++;
     g->funcs_of[id] = f;
     /* the body goes to its own text, at its own indent, in its own scope */

@@ -34,14 +34,7 @@ const char *cg_ctype(cg *g, const st_type *t) {
     const char **fields = cg_alloc(g, t->n * sizeof *fields);
     if (!fields) return "int";
     for (uint32_t i = 0; i < t->n; i++) fields[i] = cg_ctype(g, t->items[i]);
-    if (g->ntuples == g->captuples) {
-        uint32_t cap = g->captuples ? 2 * g->captuples : 8;
-        const st_type **grown = cg_alloc(g, cap * sizeof *grown);
-        if (!grown) return "int";
-        if (g->ntuples) memcpy(grown, g->tuples, g->ntuples * sizeof *grown);
-        g->tuples = grown;
-        g->captuples = cap;
-    }
+    if (!cg_grow(g, (void **)&g->tuples, g->ntuples, &g->captuples, sizeof *g->tuples)) return "int";
     uint32_t id = g->ntuples++;
     g->tuples[id] = t;
     st_buf_printf(&g->types, "typedef struct {");

@@ -47,14 +47,7 @@ static const char *faults_of(cg *g) {
 static int new_site(cg *g, cg_fault_kind kind, const char *length_c, const char *what) {
     for (uint32_t i = 0; kind == CG_FAULT_STALL && i < g->nsites; i++) /* one a kernel */
         if (g->sites[i].kind == kind && g->sites[i].kernel == g->k) return (int)i + 1;
-    if (g->nsites == g->capsites) {
-        uint32_t cap = g->capsites ? 2 * g->capsites : 8;
-        cg_fault_site *grown = cg_alloc(g, cap * sizeof *grown);
-        if (!grown) return 0;
-        if (g->nsites) memcpy(grown, g->sites, g->nsites * sizeof *grown);
-        g->sites = grown;
-        g->capsites = cap;
-    }
+    if (!cg_grow(g, (void **)&g->sites, g->nsites, &g->capsites, sizeof *g->sites)) return 0;
     g->sites[g->nsites] = (cg_fault_site){.kind = kind, .kernel = g->k, .length_c = length_c, .what = what};
     return (int)++g->nsites;
 }

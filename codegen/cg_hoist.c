@@ -130,27 +130,14 @@ static bool reads_bound(const st_node *n, const invariant *in) {
     return false;
 }
 
-/* Room for one more of *n items of `size` bytes in *items (arena memory:
- * the old array is left where it is). */
-static bool grow(cg *g, void **items, uint32_t n, uint32_t *cap, size_t size) {
-    if (n < *cap) return true;
-    uint32_t more = *cap ? 2 * *cap : 8;
-    void *grown = cg_alloc(g, more * size);
-    if (!grown) return false;
-    if (n) memcpy(grown, *items, n * size);
-    *items = grown;
-    *cap = more;
-    return true;
-}
-
 static bool bind_name(cg *g, invariant *in, const char *name) {
-    if (!grow(g, (void **)&in->bound, in->nbound, &in->capbound, sizeof *in->bound)) return false;
+    if (!cg_grow(g, (void **)&in->bound, in->nbound, &in->capbound, sizeof *in->bound)) return false;
     in->bound[in->nbound++] = name;
     return true;
 }
 
 static void remember(cg *g, invariant *in, const st_node *node, const st_node *var) {
-    if (grow(g, (void **)&in->done, in->ndone, &in->capdone, sizeof *in->done))
+    if (cg_grow(g, (void **)&in->done, in->ndone, &in->capdone, sizeof *in->done))
         in->done[in->ndone++] = (hoisted){node, var};
 }
 

@@ -15,14 +15,7 @@
 /* ---- buffers and kernel arguments ---- */
 
 static int new_buffer(cg *g, cg_buffer_role role, const char *name, st_scalar_kind kind, const st_size *count) {
-    if (g->nbuffers == g->capbuffers) {
-        uint32_t cap = g->capbuffers ? 2 * g->capbuffers : 16;
-        cg_buffer *grown = cg_alloc(g, cap * sizeof *grown);
-        if (!grown) return 0;
-        if (g->nbuffers) memcpy(grown, g->buffers, g->nbuffers * sizeof *grown);
-        g->buffers = grown;
-        g->capbuffers = cap;
-    }
+    if (!cg_grow(g, (void **)&g->buffers, g->nbuffers, &g->capbuffers, sizeof *g->buffers)) return 0;
     g->buffers[g->nbuffers] = (cg_buffer){name, role, (int)cg_buffers_of(g, role), kind, count, NULL};
     return (int)g->nbuffers++;
 }
@@ -117,14 +110,7 @@ void cg_kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hi
     cg_kernel *k = cg_alloc(g, sizeof *k);
     g->k = &g->nowhere; /* out of memory: the text goes nowhere, g->failed says so */
     if (!k) return;
-    if (g->nkernels == g->capkernels) {
-        uint32_t cap = g->capkernels ? 2 * g->capkernels : 8;
-        cg_kernel **grown = cg_alloc(g, cap * sizeof *grown);
-        if (!grown) return;
-        if (g->nkernels) memcpy(grown, g->kernels, g->nkernels * sizeof *grown);
-        g->kernels = grown;
-        g->capkernels = cap;
-    }
+    if (!cg_grow(g, (void **)&g->kernels, g->nkernels, &g->capkernels, sizeof *g->kernels)) return;
     k->name = cg_str(g, "k%u_%s", g->nkernels, g->hint ? g->hint : hint);
     g->hint = NULL;
     k->what = what_of(g, e);
