@@ -17,8 +17,16 @@ bool workdir_lock(const char *dir, st_lock *lock, st_err *err) {
     char path[4200];
     workdir_path(dir, "explore.lock", path, sizeof path);
     st_err why;
-    if (st_lock_take(lock, path, false, &why)) return true;
-    return st_fail(err, (st_loc){dir, 0, 0}, "%s", why.message);
+    if (!st_lock_take(lock, path, false, &why)) return st_fail(err, (st_loc){dir, 0, 0}, "%s", why.message);
+    /* what writers killed before their rename left: theirs only, as every
+     * writer of these files holds this lock */
+    static const char *const kept[] = {"explore.json", "program.strata", "results.jsonl", "results.csv", "results.svg",
+                                         "serve-evaluating"};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        workdir_path(dir, kept[i], path, sizeof path);
+        st_remove_leftovers(path);
+    }
+    return true;
 }
 
 bool workdir_holds(const char *dir, const char *meta, bool *held, st_err *err) {

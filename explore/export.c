@@ -197,7 +197,10 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
          * export's record, after a kill or a full disk), then the index */
         char device_dir[4200], fresh[4400];
         snprintf(device_dir, sizeof device_dir, "%s/%s", s->into, slug);
-        bool made = ok && st_make_dirs(device_dir, err) && st_folder_fresh(out->path, fresh, sizeof fresh, err);
+        st_lock lock = {-1};
+        bool locked = ok && index_lock(s->into, &lock, err);
+        if (locked) st_remove_leftovers(out->path); /* of exports killed while they held the lock */
+        bool made = locked && st_make_dirs(device_dir, err) && st_folder_fresh(out->path, fresh, sizeof fresh, err);
         ok = made && write_in(fresh, "kernels.cl", winner->code.opencl, err) &&
              (!cuda || write_in(fresh, "kernels.cu", winner->code.cuda, err)) &&
              write_in(fresh, "host.c", winner->code.host, err) &&
@@ -207,6 +210,7 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
         if (made && !ok) st_folder_discard(fresh);
         ok = ok && index_add(s->into, &out->device, x.e.program_name, out->best.strategy, rel, out->best.median_ms,
                              out->best.gb_per_s, err);
+        st_lock_release(&lock);
         st_buf_free(&prog);
         st_buf_free(&record);
     }

@@ -217,16 +217,20 @@ static void write_index(const entries *es, st_buf *b) {
     st_buf_puts(b, "\n  }\n}\n");
 }
 
+bool index_lock(const char *into, st_lock *lock, st_err *err) {
+    char lock_file[4200];
+    snprintf(lock_file, sizeof lock_file, "%s/.index.lock", into);
+    return st_make_dirs(into, err) && st_lock_take(lock, lock_file, true, err);
+}
+
 bool index_add(const char *into, const st_device_info *dev, const char *program, const char *strategy,
                const char *path, double median_ms, double gb_per_s, st_err *err) {
-    char file[4200], lock_file[4200], key[128];
+    char file[4200], key[128];
     snprintf(file, sizeof file, "%s/index.json", into);
-    snprintf(lock_file, sizeof lock_file, "%s/.index.lock", into);
     st_device_key(dev, key, sizeof key);
-    /* read, add, write under a lock: two exports into one folder (of
+    /* read, add, write under the lock: two exports into one folder (of
      * different programs, say) both land, one after the other */
-    st_lock lock;
-    if (!st_lock_take(&lock, lock_file, true, err)) return false;
+    st_remove_leftovers(file); /* of writers killed while they held it */
     st_arena *a = st_arena_new();
     entries es;
     bool ok = a ? read_index(into, file, a, &es, err) : st_fail_internal(err, "out of memory");
@@ -244,7 +248,6 @@ bool index_add(const char *into, const st_device_info *dev, const char *program,
         st_buf_free(&b);
     }
     st_arena_free(a);
-    st_lock_release(&lock);
     return ok;
 }
 

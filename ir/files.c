@@ -118,6 +118,23 @@ static void remove_flat_folder(const char *path) {
 
 void st_folder_discard(const char *tmp) { remove_flat_folder(tmp); }
 
+void st_remove_leftovers(const char *path) {
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char *folder = slash ? strndup(path, (size_t)(slash - path)) : NULL;
+    size_t n = strlen(base);
+    DIR *d = opendir(folder ? folder : ".");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        /* exactly name_beside's ".NAME.XXXXXX" */
+        const char *m = e->d_name;
+        if (m[0] != '.' || strncmp(m + 1, base, n) || m[1 + n] != '.' || strlen(m + 2 + n) != 6) continue;
+        char leftover[4400];
+        snprintf(leftover, sizeof leftover, "%s/%s", folder ? folder : ".", m);
+        if (unlink(leftover) != 0) remove_flat_folder(leftover);
+    }
+    if (d) closedir(d);
+    free(folder);
+}
+
 bool st_folder_replace(const char *tmp, const char *path, st_err *err) {
     /* swapped in one step where the file system can (then the old files,
      * now in tmp, are removed); else the old folder moved aside first, a

@@ -109,6 +109,10 @@ bool st_make_dirs(const char *path, st_err *err);
 bool st_folder_fresh(const char *path, char *tmp, size_t cap, st_err *err);
 bool st_folder_replace(const char *tmp, const char *path, st_err *err);
 void st_folder_discard(const char *tmp);
+/* What writes of path killed before their rename left beside it (its
+ * ".NAME.XXXXXX" files or folders) removed. Only for a caller that holds
+ * the lock every writer of path takes, or another writer's file would go. */
+void st_remove_leftovers(const char *path);
 
 /* A lock on a file (created when missing) that ends when released or when
  * the process ends, however it ends; the children a holder forks do not

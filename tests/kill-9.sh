@@ -82,6 +82,14 @@ records_kept() {
     cmp -s -n "$(stat -c %s "$before")" "$before" "$now" || fail "$now lost or changed a record written before the kill"
 }
 
+# nothing a write killed before its rename left (.NAME.XXXXXX) survives the
+# next run, which holds the folder's lock
+no_leftovers() {
+    local left
+    left=$(ls -A "$1" | grep -E '^\..+\.[A-Za-z0-9]{6}$' || true)
+    [ -z "$left" ] || fail "$1 keeps what a killed write left: $left"
+}
+
 exploration_whole() {
     if [ -e "$1/explore.json" ]; then
         "$check" json "$1/explore.json" || fail "$1/explore.json does not read back"
@@ -106,6 +114,7 @@ for t in $(seq 1 "$trials"); do
     n=$(records_whole "$out") || exit 1
     [ "$n" -eq 4 ] || fail "$out has $n records after the run that follows a kill, not 4"
     records_kept "$out" "$work/before"
+    no_leftovers "$out"
 done
 echo "explore: $trials kills, $cut of them before the last record (records after each:$seen)"
 
@@ -128,5 +137,7 @@ for t in $(seq 1 "$trials"); do
     (export_ "$ex") >"$work/next.log" 2>&1 || fail "export after a kill failed: $(cat "$work/next.log")"
     took=$(($(now_ms) - took + 1))
     "$check" index "$work/res/index.json" other tiny || fail "after the export that follows kill $t"
+    no_leftovers "$work/res"
+    for d in "$work"/res/*/; do no_leftovers "$d"; done
 done
 echo "export: $trials kills, $cut of them before it finished"

@@ -269,7 +269,11 @@ START_TEST(concurrent_exports_all_land_in_the_index) {
             snprintf(program, sizeof program, "p%d_%d", w, i);
             snprintf(path, sizeof path, "cpu-b/%s", program);
             st_err err = {0};
-            if (!index_add(dir, &d, program, "parallel-scan(BS=32, BF=2, SE=1)", path, 1, 1, &err)) _exit(1);
+            st_lock lock;
+            if (!index_lock(dir, &lock, &err) ||
+                !index_add(dir, &d, program, "parallel-scan(BS=32, BF=2, SE=1)", path, 1, 1, &err))
+                _exit(1);
+            st_lock_release(&lock);
         }
         _exit(0);
     }

@@ -237,6 +237,22 @@ START_TEST(a_folder_is_replaced_as_a_set) {
 }
 END_TEST
 
+/* What killed writes left beside a file or folder (".NAME.XXXXXX") is
+ * removed; nothing else is, not even names close to it. */
+START_TEST(leftovers_of_killed_writes_are_removed) {
+    const char *keep[] = {".index.json.ab12", ".index.json.abcdefg", ".other.abc123", "index.json", ".index.jsonx.abc123"};
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++) write_ok(arena_text(ar, "%s/%s", dir, keep[i]), "kept");
+    write_ok(arena_text(ar, "%s/.index.json.Qx81zA", dir), "left");
+    ck_assert_int_eq(mkdir(arena_text(ar, "%s/.export.k9XyZ1", dir), 0777), 0);
+    write_ok(arena_text(ar, "%s/.export.k9XyZ1/kernels.cl", dir), "left");
+    st_remove_leftovers(arena_text(ar, "%s/index.json", dir));
+    st_remove_leftovers(arena_text(ar, "%s/export", dir));
+    ck_assert_int_eq(entries_in(dir), (int)(sizeof keep / sizeof *keep));
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        ck_assert_str_eq(slurp_file(ar, arena_text(ar, "%s/%s", dir, keep[i]), NULL), "kept");
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("files");
     TCase *tc = tcase_create("files");
@@ -244,6 +260,7 @@ int main(void) {
     tcase_add_test(tc, a_full_disk_leaves_the_old_file_whole);
     tcase_add_test(tc, an_error_keeps_the_name_of_its_file);
     tcase_add_test(tc, a_folder_is_replaced_as_a_set);
+    tcase_add_test(tc, leftovers_of_killed_writes_are_removed);
     tcase_add_test(tc, a_replaced_file_keeps_its_permissions);
     tcase_add_test(tc, a_planted_link_is_not_followed);
     tcase_add_test(tc, a_held_lock_is_refused_naming_the_holder);
