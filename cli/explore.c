@@ -71,14 +71,16 @@ static void show_progress(void *data, const st_explore_progress *p) {
     clock_text(p->eta_s, eta, sizeof eta);
     clock_text(p->elapsed_s, elapsed, sizeof elapsed);
     bool building = !strcmp(p->phase, "check");
+    char batch[64] = ""; /* a space of more than one batch says which */
+    if (p->batches > 1)
+        snprintf(batch, sizeof batch, "batch %llu/%llu ", (unsigned long long)p->batch, (unsigned long long)p->batches);
     if (d->header[0]) {
         fprintf(stderr, "%s\n", d->header);
         d->header[0] = 0;
     }
     if (d->tty) {
         int width = 24, filled = p->total ? (int)(width * p->done / p->total) : width;
-        if (p->batches > 1) fprintf(stderr, "\r\033[Kbatch %llu/%llu ", (unsigned long long)p->batch, (unsigned long long)p->batches);
-        fprintf(stderr, "%s%s [%.*s%*s] %llu/%llu  %s, eta %s", p->batches > 1 ? "" : "\r\033[K", building ? "check" : "time ", filled,
+        fprintf(stderr, "\r\033[K%s%s [%.*s%*s] %llu/%llu  %s, eta %s", batch, building ? "check" : "time ", filled,
                 "########################", width - filled, "", (unsigned long long)p->done,
                 (unsigned long long)p->total, elapsed, eta);
         if (p->best) fprintf(stderr, "  best %.4g ms %.60s", p->best->median_ms, p->best->strategy);
@@ -91,10 +93,7 @@ static void show_progress(void *data, const st_explore_progress *p) {
         return;
     }
     if (building) {
-        if (p->done == 0 && p->batches > 1)
-            fprintf(stderr, "batch %llu of %llu: building and checking %llu variants\n", (unsigned long long)p->batch,
-                    (unsigned long long)p->batches, (unsigned long long)p->total);
-        else if (p->done == 0) fprintf(stderr, "building and checking %llu variants\n", (unsigned long long)p->total);
+        if (p->done == 0) fprintf(stderr, "%sbuilding and checking %llu variants\n", batch, (unsigned long long)p->total);
         else if (p->done == p->total) fprintf(stderr, "built and checked in %s\n", elapsed);
         return;
     }
@@ -195,7 +194,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
             goto done;
         }
         if (serve_points(&setup, space, opt(&a, "--out"), &err)) rc = 0;
-        else rc = report(&err, st_err_file(&err) && !strcmp(st_err_file(&err), "space") ? opt(&a, "--space") : NULL);
+        else rc = report(&err, st_err_in(&err, "space") ? opt(&a, "--space") : NULL);
         goto done;
     }
     display d = {.tty = isatty(STDERR_FILENO)};
@@ -219,8 +218,8 @@ int run_explore(const command *cmd, int argc, char **argv) {
         goto done;
     }
     if (!ok) {
-        if (st_err_file(&err) && !strcmp(st_err_file(&err), "space")) shown = opt(&a, "--space");
-        if (st_err_file(&err) && !strcmp(st_err_file(&err), l.program->file)) shown = l.source;
+        if (st_err_in(&err, "space")) shown = opt(&a, "--space");
+        if (st_err_in(&err, l.program->file)) shown = l.source;
         st_explore_summary_free(&sum);
         goto fail;
     }

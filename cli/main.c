@@ -326,7 +326,7 @@ static int run_eval(const command *cmd, int argc, char **argv) {
     unload_program(&l);
     return 0;
 fail:
-    rc = report(&err, st_err_file(&err) && l.program && !strcmp(st_err_file(&err), l.program->file) ? l.source : NULL);
+    rc = report(&err, l.program && st_err_in(&err, l.program->file) ? l.source : NULL);
     st_arena_free(arena);
     unload_program(&l);
     return rc;

@@ -146,7 +146,7 @@ int run_run(const command *cmd, int argc, char **argv) {
     const st_device_info *dev = st_cl_device(cl);
     const st_def *def = lowered_best(&a, &l, reg, dev, &err);
     if (!def) {
-        shown = st_err_file(&err) && !strcmp(st_err_file(&err), "strategy") ? opt(&a, "--strategy") : NULL;
+        shown = st_err_in(&err, "strategy") ? opt(&a, "--strategy") : NULL;
         goto fail;
     }
     st_code code;

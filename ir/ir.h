@@ -50,8 +50,10 @@ typedef struct st_err {
      * copy travels with the error (st_err_file, st_err_format read it) */
     char file[256];
 } st_err;
-/* The file the error names (its own copy of loc.file), or NULL. */
+/* The file the error names (its own copy of loc.file), or NULL; whether
+ * that is `file` (a NULL file: never). */
 const char *st_err_file(const st_err *err);
+bool st_err_in(const st_err *err, const char *file);
 /* Place err at loc, copying its file's name. */
 void st_err_at(st_err *err, st_loc loc);
 

@@ -13,6 +13,8 @@ void st_err_at(st_err *err, st_loc loc) {
 
 const char *st_err_file(const st_err *err) { return err->file[0] ? err->file : NULL; }
 
+bool st_err_in(const st_err *err, const char *file) { return file && err->file[0] && !strcmp(err->file, file); }
+
 static void vfill(st_err *err, st_err_kind kind, st_loc loc, const char *fmt, va_list ap) {
     if (!err) return;
     err->kind = kind;
