@@ -25,5 +25,5 @@
 
 const char *st_default_strategy(const char *device_type) {
     if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("lookback(M=16384, WG=1, LOAD=direct)");
-    return DEFAULT_FOR("lookback(M=12, WG=256, LW=32)");
+    return DEFAULT_FOR("lookback(M=32, WG=128, LW=32)");
 }

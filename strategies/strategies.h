@@ -29,10 +29,10 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *   - every scan at the top level as the look-back scan, shaped for the
  *     device. A CPU: one work-item per group owning M = 16384 elements read
  *     directly (a group's work-items run in turn there; 64 KiB a chunk stays
- *     in cache). A GPU: 256 work-items of 12 elements, loaded through local
- *     memory, a warp-wide look-back: the best of M x WG explored on an
- *     NVIDIA H200 (0.97 ms for 2^28 i32, 2.2 TB/s; two levels of
- *     parallel-scan took 3.2 ms);
+ *     in cache). A GPU: 128 work-items of 32 elements, held in registers and
+ *     loaded through a local tile, a warp-wide look-back: within 1 % of the
+ *     best of M x WG explored on an NVIDIA H200 (the README's "On an NVIDIA
+ *     GPU" has the figures);
  *   - every scan lookback refuses (inside a map, of rows) as the paper's
  *     parallel scan, which nests itself on the scan of the block sums (two
  *     levels for BS = 256), so only a scan of N/65536 elements stays

@@ -1462,7 +1462,7 @@ END_TEST
 
 /* The default strategy by device type: the top-level scan as the look-back
  * scan shaped for the device (a CPU: one work-item owning a chunk, read
- * directly; a GPU, or a type it does not know: 256 work-items of 12, a
+ * directly; a GPU, or a type it does not know: 128 work-items of 32, a
  * warp-wide look-back), each row's scan inside a map to segmented-scan,
  * whatever the device. */
 START_TEST(the_default_strategy_is_chosen_by_device_type) {
@@ -1472,9 +1472,9 @@ START_TEST(the_default_strategy_is_chosen_by_device_type) {
     static const struct {
         const char *type, *lookback;
     } cases[] = {{"CPU", "scanLookback(16384, 1, 1, 1,"},
-                 {"GPU", "scanLookback(12, 256, 32, 0,"},
-                 {"ACCELERATOR", "scanLookback(12, 256, 32, 0,"},
-                 {NULL, "scanLookback(12, 256, 32, 0,"}};
+                 {"GPU", "scanLookback(32, 128, 32, 0,"},
+                 {"ACCELERATOR", "scanLookback(32, 128, 32, 0,"},
+                 {NULL, "scanLookback(32, 128, 32, 0,"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const st_def *now = rewrite_ok(d, st_default_strategy(cases[i].type));
         ck_assert_int_eq(count_prim(now->body, ST_PRIM_SCAN_LOOKBACK), 1);
