@@ -108,6 +108,9 @@ int run_explore(const command *cmd, int argc, char **argv);
 extern const option merge_options[], export_options[];
 int run_merge(const command *cmd, int argc, char **argv);
 int run_export(const command *cmd, int argc, char **argv);
+/* strata results [DIR] [--json]: what results/index.json lists */
+extern const option results_options[];
+int run_results(const command *cmd, int argc, char **argv);
 /* cli/serve.c: the points asked for on standard input explored into dir,
  * one at a time, answered on standard output (explore --serve). */
 bool serve_points(const st_explore_setup *setup, const st_space *space, const char *dir, st_err *err);

@@ -327,3 +327,93 @@ int run_export(const command *cmd, int argc, char **argv) {
     st_registry_free(reg);
     return rc;
 }
+
+/* ---- results ---- */
+
+const option results_options[] = {
+    {"--json", NULL, NULL, false, "one JSON object on standard output, for scripts"},
+    {0}};
+
+/* A cell of the table as a terminal should see it: index.json is data from
+ * elsewhere (a device's name), so no control character reaches the screen. */
+static void put_cell(const char *text, int width) {
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++, n++) putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+    printf("%*s", width > n ? width - n : 0, "");
+}
+
+/* A row's six cells; ms and gbs are the caller's buffers of 32 */
+static void cells_of(const st_results_entry *e, char *ms, char *gbs, const char *cells[6]) {
+    snprintf(ms, 32, "%.4f", e->median_ms);
+    snprintf(gbs, 32, "%.1f", e->gb_per_s);
+    const char *row[6] = {e->device_key, e->program, ms, gbs, e->exported_at[0] ? e->exported_at : "?", e->strategy};
+    memcpy(cells, row, sizeof row);
+}
+
+static void put_table(const st_results_entry *es, size_t n) {
+    /* the variant last: a composite strategy is long */
+    static const char *const heads[6] = {"device", "program", "ms", "GB/s", "exported", "variant"};
+    int w[6];
+    char ms[32], gbs[32];
+    const char *cells[6];
+    for (int c = 0; c < 6; c++) w[c] = (int)strlen(heads[c]);
+    for (size_t i = 0; i < n; i++) {
+        cells_of(&es[i], ms, gbs, cells);
+        for (int c = 0; c < 6; c++)
+            if ((int)strlen(cells[c]) > w[c]) w[c] = (int)strlen(cells[c]);
+    }
+    for (int c = 0; c < 6; c++) put_cell(heads[c], c < 5 ? w[c] + 2 : 0);
+    putchar('\n');
+    for (size_t i = 0; i < n; i++) {
+        cells_of(&es[i], ms, gbs, cells);
+        for (int c = 0; c < 6; c++) put_cell(cells[c], c < 5 ? w[c] + 2 : 0);
+        putchar('\n');
+    }
+}
+
+static void put_json(const char *into, const st_results_entry *es, size_t n) {
+    st_buf b = {0};
+    st_buf_puts(&b, "{\"strata_results\": 1, \"into\": ");
+    st_json_put_string(&b, into);
+    st_buf_puts(&b, ", \"exports\": [");
+    for (size_t i = 0; i < n; i++) {
+        const st_results_entry *e = &es[i];
+        const char *fields[][2] = {{"device", e->device_key}, {"name", e->device},     {"vendor", e->vendor},
+                                   {"type", e->type},         {"program", e->program}, {"strategy", e->strategy},
+                                   {"path", e->path},         {"exported_at", e->exported_at}};
+        st_buf_puts(&b, i ? ",\n  {" : "\n  {");
+        for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) {
+            st_json_put_key(&b, f ? ", " : "", fields[f][0]);
+            st_json_put_string(&b, fields[f][1]);
+        }
+        st_buf_puts(&b, ", \"median_ms\": ");
+        st_json_put_number(&b, e->median_ms);
+        st_buf_puts(&b, ", \"gb_per_s\": ");
+        st_json_put_number(&b, e->gb_per_s);
+        st_buf_puts(&b, "}");
+    }
+    st_buf_puts(&b, n ? "\n]}\n" : "]}\n");
+    fputs(b.data ? b.data : "", stdout);
+    st_buf_free(&b);
+}
+
+int run_results(const command *cmd, int argc, char **argv) {
+    args a;
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc >= 0) return rc;
+    const char *into = a.npositional ? a.positional[0] : "results";
+    st_err err = {0};
+    st_arena *arena = st_arena_new();
+    st_results_entry *es;
+    size_t n;
+    if (!arena) return st_fail_internal(&err, "out of memory"), report(&err, NULL);
+    if (!st_results_list(into, arena, &es, &n, &err)) {
+        rc = report(&err, NULL);
+    } else {
+        if (opt(&a, "--json")) put_json(into, es, n);
+        else put_table(es, n);
+        rc = 0;
+    }
+    st_arena_free(arena);
+    return rc;
+}

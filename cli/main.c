@@ -594,6 +594,12 @@ static const command commands[] = {
      "adds it to results/index.json, where `strata run` without -s finds it: for this device, else a\n"
      "device of the same vendor and type, else of any device of its type. Run it on the machine that explored.",
      1, export_options, run_export, 0, true},
+    {"results", "results [DIR] [--json]", "List the exported variants in DIR (default: results).",
+     "One row per device and program of DIR/index.json: the device's folder, the program, its median ms\n"
+     "and GB/s when exported, the date of its record (? where record.json is missing) and the variant.\n"
+     "--json writes {\"strata_results\": 1, \"into\": DIR, \"exports\": [{\"device\", \"name\", \"vendor\", \"type\",\n"
+     "\"program\", \"strategy\", \"path\", \"exported_at\", \"median_ms\", \"gb_per_s\"}, …]} instead.",
+     0, results_options, run_results, 1, false},
     {"strategies", "strategies", "List the rewrite rules, their parameters and conditions.", NULL, 0, no_options,
      run_strategies, 0, true},
     {"devices", "devices [--backend opencl|cuda]", "List the OpenCL platforms and devices.",

@@ -416,6 +416,15 @@ void st_export_result_free(st_export_result *r);
  * written when found. */
 bool st_results_lookup(const char *into, const st_device_info *dev, const char *program_name, bool *found,
                        st_buf *strategy, st_buf *from, st_err *err);
+/* One export as results/index.json lists it; exported_at is its record's
+ * date (record.json), "" where the record cannot be read. */
+typedef struct st_results_entry {
+    const char *device_key, *device, *vendor, *type, *program, *strategy, *path, *exported_at;
+    double median_ms, gb_per_s;
+} st_results_entry;
+/* Every export of into/index.json, devices and programs in the index's
+ * order (`strata results`); an error when there is no index. */
+bool st_results_list(const char *into, st_arena *a, st_results_entry **out, size_t *n, st_err *err);
 /* A name that becomes one folder of a path (a program's under results/, a
  * device's): 1 to ST_FOLDER_NAME_MAX letters, digits, `_` and `-`, not
  * starting with `-`, so never "", "." or "..", a slash or anything a shell

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 bool st_folder_name_check(const char *name, st_loc where, const char *what, st_err *err) {
     size_t n = name ? strlen(name) : 0;
@@ -51,10 +52,7 @@ void st_device_key(const st_device_info *dev, char *out, size_t cap) {
 }
 
 /* One exported variant, as the index lists it. */
-typedef struct entry {
-    const char *device_key, *device, *vendor, *type, *program, *strategy, *path;
-    double gb_per_s, median_ms;
-} entry;
+typedef st_results_entry entry;
 
 typedef struct entries {
     entry *items;
@@ -276,4 +274,34 @@ bool st_results_lookup(const char *into, const st_device_info *dev, const char *
     }
     st_arena_free(a);
     return ok;
+}
+
+/* The date of an export's record, "" when it cannot be read: a listing
+ * shows what is there, and a folder someone removed by hand is a gap in
+ * it, not a reason to show nothing. */
+static const char *exported_at(const char *into, const entry *e, st_arena *a) {
+    char file[4400];
+    snprintf(file, sizeof file, "%s/%s/record.json", into, e->path);
+    size_t len;
+    st_err ignored = {0};
+    char *text = st_read_file_at_most(file, 64u << 20, "a record", &len, &ignored);
+    if (!text) return "";
+    const st_json *j = st_json_parse(a, file, text, len, &ignored);
+    free(text);
+    const char *when = j ? st_json_get_string(j, "exported_at") : NULL;
+    return when ? when : "";
+}
+
+bool st_results_list(const char *into, st_arena *a, st_results_entry **out, size_t *n, st_err *err) {
+    char file[4200];
+    snprintf(file, sizeof file, "%s/index.json", into);
+    if (access(file, F_OK) != 0)
+        return st_fail(err, (st_loc){into, 0, 0}, "holds no index.json: nothing was exported into it (strata export "
+                                                  "DIR --into %s writes one)", into);
+    entries es;
+    if (!read_index(into, file, a, &es, err)) return false;
+    for (size_t i = 0; i < es.count; i++) es.items[i].exported_at = exported_at(into, &es.items[i], a);
+    *out = es.items;
+    *n = es.count;
+    return true;
 }

@@ -54,6 +54,8 @@ static const char *file_in(fixture *f, const char *dir, const char *name) {
     return text;
 }
 
+static void write_text(const char *dir, const char *name, const char *text);
+
 START_TEST(export_writes_kernels_record_and_index) {
     fixture f;
     setup(&f);
@@ -115,6 +117,39 @@ START_TEST(export_writes_kernels_record_and_index) {
     rc = strata(&f, ARGS("run", f.program, "--size", "N=1000", "-s", "id", "--results", f.results), &out, &err);
     ck_assert_int_eq(rc, 0);
     ck_assert(!strstr(err, "exported for"));
+    /* strata results lists it: a table, and JSON for scripts */
+    rc = strata(&f, ARGS("results", f.results), &out, &err);
+    ck_assert_msg(rc == 0, "results failed:\n%s", err);
+    ck_assert_has(out, "device");
+    ck_assert_has(out, slug);
+    ck_assert_has(out, st_json_get_string(j, "strategy"));
+    ck_assert_has(out, st_json_get_string(j, "exported_at"));
+    rc = strata(&f, ARGS("results", f.results, "--json"), &out, &err);
+    ck_assert_int_eq(rc, 0);
+    const st_json *listed = st_json_parse(f.a, "results --json", out, strlen(out), &e);
+    ck_assert_msg(listed != NULL, "results --json: %s\n%s", e.message, out);
+    const st_json *exports = st_json_get(listed, "exports");
+    ck_assert(exports && exports->kind == ST_JSON_ARRAY && exports->len == 1);
+    ck_assert_str_eq(st_json_get_string(&exports->items[0], "program"), "prefix_sum");
+    ck_assert_str_eq(st_json_get_string(&exports->items[0], "device"), slug);
+    ck_assert_str_eq(st_json_get_string(&exports->items[0], "strategy"), st_json_get_string(j, "strategy"));
+    /* a record removed by hand is a gap in the listing, not a failure */
+    ck_assert_int_eq(unlink(arena_text(f.a, "%s/record.json", folder)), 0);
+    rc = strata(&f, ARGS("results", f.results), &out, &err);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_has(out, "  ?  ");
+    /* a folder without an index says so */
+    rc = strata(&f, ARGS("results", f.dir), &out, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_has(err, "holds no index.json");
+    /* what the index says reaches the terminal without its control characters */
+    write_text(f.dir, "index.json",
+               "{\"devices\": {\"d\": {\"name\": \"D\", \"vendor\": \"V\", \"type\": \"GPU\", \"programs\": "
+               "{\"p\": {\"strategy\": \"id\\u001b[2J\", \"path\": \"d/p\", \"median_ms\": 1, \"gb_per_s\": 2}}}}}");
+    rc = strata(&f, ARGS("results", f.dir), &out, &err);
+    ck_assert_msg(rc == 0, "results failed:\n%s", err);
+    ck_assert_has(out, "id?[2J");
+    ck_assert(!strchr(out, 0x1b));
     teardown(&f);
 }
 END_TEST
@@ -151,8 +186,6 @@ START_TEST(export_needs_a_correct_variant) {
     teardown(&f);
 }
 END_TEST
-
-static void write_text(const char *dir, const char *name, const char *text);
 
 /* A CUDA exploration is exported on CUDA's device of its name, not looked
  * for among the OpenCL devices (which may list the same GPU, or not). */
