@@ -17,9 +17,10 @@ cd "$(dirname "$0")"
 
 # clang and libclang-rt-dev (libFuzzer, only recommended by clang, which
 # --no-install-recommends leaves out) build the fuzzers of `meson test`'s
-# fuzz suite (tests/fuzz_*.c)
+# fuzz suite (tests/fuzz_*.c); postgresql, the server the cluster-postgres suite
+# starts for two autotune workers (docs/cluster.md)
 PACKAGES=(gcc ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libtcc-dev check meson ninja-build
-          pkg-config python3 python3-venv clang libclang-rt-dev)
+          pkg-config python3 python3-venv clang libclang-rt-dev postgresql)
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 

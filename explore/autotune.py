@@ -13,8 +13,17 @@ results.csv, results.svg. So `strata export DIR` exports the best variant.
 
 The study lives in SQLite in that directory by default, so running the same
 command again continues an interrupted study. Any database URL optuna
-accepts (--storage) lets several machines tune one study, each with its own
-directory, joined afterwards with `strata merge`.
+accepts (--storage) lets several workers tune one study: one per device or
+machine, each with its own directory, joined afterwards with `strata merge`
+(docs/cluster.md). `postgresql://` URLs go through psycopg (3), in .venv.
+Workers of one study share its work:
+  - --trials counts the study's finished trials, all workers together;
+  - a point some worker has finished is not evaluated again: a trial that
+    draws it takes that trial's result (and a trial that draws a point
+    another is evaluating waits for it);
+  - every worker beats a heartbeat into the storage; a trial whose worker
+    stopped beating (killed, its machine gone) is failed by the others
+    after a grace period and its point tried again, once at least.
 
     ./dev.sh autotune examples/prefix_sum.strata --size N=4194304 \\
         --space 'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])' \\
@@ -38,6 +47,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 
 try:
     import optuna
@@ -50,6 +60,8 @@ except ImportError:  # the project's virtual environment has it: ./dev.sh autotu
 PENALTY_MS = 1e9
 # Restarts of a strata process that keeps dying before we give up.
 MAX_RESTARTS = 5
+# How often a worker polls for a point another worker is evaluating.
+WAIT_POLL_S = 0.5
 
 
 class StrataDied(Exception):
@@ -144,6 +156,48 @@ def sampler_of(name, seed, startup):
     raise SystemExit(f"autotune: no sampler `{name}` (tpe, cmaes or random)")
 
 
+def storage_of(url, heartbeat):
+    """optuna's storage for a URL: a database with heartbeats, so that the
+    trial of a worker that died is failed and its point tried again; or, for
+    `journal:PATH`, a journal file that workers sharing a file system append
+    to (no server; no heartbeats: a dead worker's trial stays running)."""
+    if url.startswith("journal:"):
+        backend = optuna.storages.journal.JournalFileBackend(url[len("journal:"):])
+        return optuna.storages.JournalStorage(backend)
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):  # SQLAlchemy's default driver is psycopg2; .venv has psycopg 3
+            url = "postgresql+psycopg://" + url[len(plain):]
+    import sqlalchemy.exc  # optuna's own dependency
+    with warnings.catch_warnings():  # heartbeats are "experimental" in optuna 5
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3)
+        # Workers started at once on an empty database each create its tables;
+        # one wins, the others fail on its types or keys and find them made.
+        for attempt in range(5):
+            try:
+                return optuna.storages.RDBStorage(url, heartbeat_interval=heartbeat, grace_period=2 * heartbeat,
+                                                  heartbeat_stale_trial_callback=retry)
+            except sqlalchemy.exc.DBAPIError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.5 + attempt)
+
+
+def settled_by_another(study, trial, p):
+    """A trial of the study, other than this one, that has or will have p's
+    result: one finished, else one with a lower number still running (of two
+    workers that draw one point at once, the later trial waits)."""
+    running = None
+    for t in study.get_trials(deepcopy=False):
+        if t.number == trial.number or t.user_attrs.get("point") != p:
+            continue
+        if t.state == optuna.trial.TrialState.COMPLETE:
+            return t
+        if t.state == optuna.trial.TrialState.RUNNING and t.number < trial.number:
+            running = t
+    return running
+
+
 def strata_command(a):
     cmd = [a.strata, "explore", a.program, "--space", a.space, "--out", a.out, "--serve"]
     for s in a.size:
@@ -179,8 +233,12 @@ def main(argv=None):
                     help="evaluations in the whole study, earlier runs included (default 50 without --minutes)")
     ap.add_argument("--minutes", type=float, default=None, metavar="M", help="stop after M minutes of this run")
     ap.add_argument("--storage", default=None, metavar="URL",
-                    help="optuna's storage URL (default sqlite:///DIR/study.db); a shared database lets several "
-                         "machines tune one study")
+                    help="optuna's storage URL (default sqlite:///DIR/study.db); a shared database "
+                         "(postgresql://USER@HOST:PORT/DB) lets several workers tune one study; journal:PATH is a "
+                         "journal file on a shared file system, without a server")
+    ap.add_argument("--heartbeat", type=int, default=30, metavar="S",
+                    help="seconds between a worker's heartbeats into a database storage; a trial whose worker "
+                         "missed two is failed by another worker and its point tried again (default 30)")
     ap.add_argument("--study", default="strata", metavar="NAME", help="the study's name in the storage")
     ap.add_argument("--sampler-seed", type=int, default=None, metavar="S", help="seed the sampler (repeatable runs)")
     ap.add_argument("--startup", type=int, default=None, metavar="K",
@@ -207,14 +265,16 @@ def main(argv=None):
         a.startup = 10 if a.trials is None else min(10, max(3, a.trials // 5))
     if a.startup < 1:
         ap.error("--startup must be at least 1")
+    if a.heartbeat < 1:
+        ap.error("--heartbeat must be at least 1")
     sampler = sampler_of(a.sampler, a.sampler_seed, a.startup)
 
     server = Server(strata_command(a))
     space = Space(server.hello)
     storage = a.storage or f"sqlite:///{os.path.abspath(os.path.join(a.out, 'study.db'))}"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(study_name=a.study, storage=storage, sampler=sampler, direction="minimize",
-                                load_if_exists=True)
+    study = optuna.create_study(study_name=a.study, storage=storage_of(storage, a.heartbeat), sampler=sampler,
+                                direction="minimize", load_if_exists=True)
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     remaining = None if a.trials is None else max(0, a.trials - len(done))
     total = a.trials if a.trials is not None else "?"
@@ -243,9 +303,21 @@ def main(argv=None):
 
     def objective(trial):
         p = space.point(space.suggest(trial))
+        trial.set_user_attr("point", p)  # first: a worker that draws p after this waits for us
+        other = settled_by_another(study, trial, p)
+        while other is not None and other.state == optuna.trial.TrialState.RUNNING:
+            time.sleep(WAIT_POLL_S)
+            other = settled_by_another(study, trial, p)
+        if other is not None:  # finished elsewhere: its result, not a second evaluation
+            for key in ("strategy", "status", "gb_per_s"):
+                if key in other.user_attrs:
+                    trial.set_user_attr(key, other.user_attrs[key])
+            trial.set_user_attr("reused_from", other.number)
+            print(f"[{trial.number + 1}/{total}] {other.user_attrs.get('status', '?'):<12} "
+                  f"{'':29}  {other.user_attrs.get('strategy', p)}  (trial {other.number + 1}'s)", flush=True)
+            return other.value
         answer = evaluate({"point": p})
         r = answer["record"]
-        trial.set_user_attr("point", p)
         trial.set_user_attr("strategy", r["strategy"])
         trial.set_user_attr("status", r["status"])
         show(trial.number + 1, total, r, answer["recorded"])
@@ -255,8 +327,18 @@ def main(argv=None):
         return r["median_ms"]
 
     started = time.monotonic()
+    timeout = None if a.minutes is None else a.minutes * 60
+    # --trials is the study's: every worker stops once the study has that many finished
+    until = [] if a.trials is None else [optuna.study.MaxTrialsCallback(a.trials)]
     if remaining != 0:
-        study.optimize(objective, n_trials=remaining, timeout=None if a.minutes is None else a.minutes * 60)
+        study.optimize(objective, timeout=timeout, callbacks=until)
+        # the points of trials whose worker died, failed since and queued again: ours to finish
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(study)
+        waiting = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+        if waiting:
+            study.optimize(objective, n_trials=len(waiting), timeout=timeout)
     ok = [t for t in study.trials
           if t.state == optuna.trial.TrialState.COMPLETE and t.user_attrs.get("status") == "ok"]
     if not ok:

@@ -285,6 +285,50 @@ START_TEST(index_falls_back_from_device_to_vendor_to_default) {
 }
 END_TEST
 
+/* Many devices, one results folder: each device's export of a program is
+ * its own entry, and exporting again replaces only that device's (what a
+ * team exporting from several GPUs into one results/ relies on). */
+static void add_export(const char *dir, st_device_info d, const char *strategy, double gbs) {
+    char key[128], path[256];
+    st_device_key(&d, key, sizeof key);
+    snprintf(path, sizeof path, "%s/p", key);
+    st_lock lock;
+    st_err err = {0};
+    ck_assert_msg(index_lock(dir, &lock, &err) && index_add(dir, &d, "p", strategy, path, 1, gbs, &err), "%s",
+                  err.message);
+    st_lock_release(&lock);
+}
+
+START_TEST(each_device_keeps_its_own_entry) {
+    char dir[256];
+    scratch_make(dir, sizeof dir, "devices");
+    add_export(dir, device("GPU A", "V1", "GPU"), "lookback(M=12, WG=256)", 100);
+    add_export(dir, device("GPU B", "V2", "GPU"), "lookback(M=32, WG=128)", 200);
+    add_export(dir, device("CPU C", "V3", "CPU"), "lookback(M=4096, WG=1)", 10);
+    add_export(dir, device("GPU A", "V1", "GPU"), "lookback(M=24, WG=256)", 150); /* A again */
+    st_arena *a = st_arena_new();
+    st_results_entry *es;
+    size_t n;
+    st_err err = {0};
+    ck_assert_msg(st_results_list(dir, a, &es, &n, &err), "%s", err.message);
+    ck_assert_uint_eq(n, 3);
+    const char *want[][2] = {{"gpu-a", "lookback(M=24, WG=256)"}, {"gpu-b", "lookback(M=32, WG=128)"},
+                             {"cpu-c", "lookback(M=4096, WG=1)"}};
+    for (size_t k = 0; k < 3; k++) {
+        bool seen = false;
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(es[i].device_key, want[k][0])) {
+                ck_assert_str_eq(es[i].strategy, want[k][1]);
+                ck_assert_str_eq(es[i].exported_at, ""); /* no record.json written here */
+                seen = true;
+            }
+        ck_assert_msg(seen, "no entry for %s", want[k][0]);
+    }
+    st_arena_free(a);
+    scratch_remove(dir);
+}
+END_TEST
+
 /* Exports of different programs into one results folder at once (a
  * script exporting each of its explorations in the background): each
  * reads, adds to and writes the index under its lock, so all of them land. */
@@ -369,6 +413,7 @@ int main(void) {
     TCase *lib = tcase_create("library");
     tcase_add_test(lib, index_falls_back_from_device_to_vendor_to_default);
     tcase_add_test(lib, concurrent_exports_all_land_in_the_index);
+    tcase_add_test(lib, each_device_keeps_its_own_entry);
     tcase_add_test(lib, device_slugs_are_folder_names);
     tcase_add_test(lib, sha256_matches_the_standard);
     suite_add_tcase(s, lib);
