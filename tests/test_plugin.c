@@ -23,6 +23,7 @@
 #include "pipeline_fixture.h"
 #include "run_strata.h"
 
+#include <elf.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -532,6 +533,44 @@ END_TEST
 
 /* A plugin that dies while it registers its rules ends strata with its
  * signal, as before, but not without a word: the line names the plugin. */
+/* The names the strata executable defines for the plugins it loads
+ * (.dynsym): the plugin ABI, st_*, and nothing of its own beside it (the
+ * CLI's functions, codegen's, libtcc's), so a plugin's names cannot collide
+ * with them. libc's stdio streams and environ are defined there by copy
+ * relocations, and so are the sanitizers' flags under them (__asan_…):
+ * libc's and the compiler's names, not strata's. */
+START_TEST(the_executable_exports_the_plugin_abi_only) {
+    st_arena *a = st_arena_new();
+    size_t len;
+    char *elf = slurp_file(a, getenv("STRATA"), &len);
+    ck_assert(elf && len > sizeof(Elf64_Ehdr));
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)elf;
+    ck_assert(!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64);
+    ck_assert(eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) <= len);
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(elf + eh->e_shoff);
+    static const char *const libc_copies[] = {"stdin", "stdout", "stderr", "environ"};
+    size_t exported = 0;
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_DYNSYM) continue;
+        const char *names = elf + sh[sh[i].sh_link].sh_offset;
+        const Elf64_Sym *sym = (const Elf64_Sym *)(elf + sh[i].sh_offset);
+        for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
+            int bind = ELF64_ST_BIND(sym[k].st_info);
+            if (sym[k].st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) || !sym[k].st_name) continue;
+            const char *name = names + sym[k].st_name;
+            bool libc = !strncmp(name, "__", 2); /* the implementation's reserved names */
+            for (size_t c = 0; c < sizeof libc_copies / sizeof *libc_copies; c++) libc |= !strcmp(name, libc_copies[c]);
+            ck_assert_msg(!strncmp(name, "st_", 3) || libc, "the executable exports `%s`, which is not the plugin ABI",
+                          name);
+            exported += !libc;
+        }
+    }
+    /* and it does export the ABI: what the example plugin calls */
+    ck_assert_uint_gt(exported, 100);
+    st_arena_free(a);
+}
+END_TEST
+
 START_TEST(a_plugin_that_crashes_while_loading_is_named) {
     plugin_cli c;
     cli_setup(&c);
@@ -555,6 +594,7 @@ static Suite *plugin_suite(void) {
     TCase *load = tcase_create("load");
     tcase_add_checked_fixture(load, rules_setup, rules_teardown);
     tcase_add_test(load, example_plugin_loads_with_its_origin);
+    tcase_add_test(load, the_executable_exports_the_plugin_abi_only);
     tcase_add_test(load, good_test_module_loads_next_to_the_example);
     tcase_add_test(load, named_parameters_read_and_print_by_name);
     tcase_add_test(load, badly_named_parameters_are_refused);
