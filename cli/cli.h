@@ -14,7 +14,7 @@
 
 enum { EXIT_USER = 1, EXIT_INTERNAL = 2 };
 
-#define STRATA_VERSION "0.1.0"
+/* STRATA_VERSION comes from meson.build's project version (-D on the command line) */
 
 /* ---- options ---- */
 

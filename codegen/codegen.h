@@ -168,8 +168,6 @@ bool st_default_cache_dir(char *buf, size_t cap);
 typedef struct st_exe st_exe;
 
 st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err);
-/* Whether the last st_exe_build of exe came from the cache. */
-bool st_exe_cached(const st_exe *exe);
 void st_exe_free(st_exe *exe);
 
 /* One set of inputs on the device: uploaded once, run any number of times. */

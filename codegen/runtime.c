@@ -354,8 +354,6 @@ fail:
     return NULL;
 }
 
-bool st_exe_cached(const st_exe *exe) { return exe->cached; }
-
 void st_exe_free(st_exe *exe) {
     if (!exe) return;
     st_jit_free(exe->jit);
