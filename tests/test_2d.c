@@ -1,12 +1,14 @@
 /* tests/test_2d.c — reduce_by_index_2d and scatter_2d (issue 21): the
- * interpreter, and on the device (PoCL on CI) the program under no strategy,
- * the default, flatten-2d and subhistogram over MEM, ATOMIC and C, each
+ * interpreter, and on the device (PoCL on CI) + on i32 (i64 and i32 pairs),
+ * max on f32 and a scatter, under no strategy, the default, flatten-2d and subhistogram over MEM, ATOMIC and C, each
  * against a 2-D histogram or scatter computed here in C, at k = 1, 7, 1000
  * and 1000003 pairs with out-of-bounds ones mixed in (negative, = n, = m);
  * the printer's round trip; the type checker's located refusals; the
  * command line and examples/histogram_2d.strata. */
 #include "pipeline_fixture.h"
 #include "run_strata.h"
+
+#include <math.h>
 
 /* ------------------------------------------------------------------------ */
 /* Programs, inputs and the reference                                       */
@@ -19,22 +21,27 @@
 #define HIST_2D_I32                                                                                \
     "def main(rs: [N]i32, cs: [N]i32, vs: [N]i32, R: i64, C: i64): [R][C]i32 =\n"                 \
     "  reduce_by_index_2d(replicate(R, replicate(C, 0)), +, 0, zip(rs, cs), vs)\n"
+/* max on f32: no hardware atomic, a compare-and-swap */
+#define MAX_2D                                                                                     \
+    "def main(rs: [N]i64, cs: [N]i64, vs: [N]f32, R: i64, C: i64): [R][C]f32 =\n"                 \
+    "  reduce_by_index_2d(replicate(R, replicate(C, -f32.inf)), max, -f32.inf, zip(rs, cs), vs)\n"
 #define SCATTER_2D                                                                                 \
     "def main(rs: [N]i64, cs: [N]i64, vs: [N]i32, R: i64, C: i64): [R][C]i32 =\n"                 \
     "  scatter_2d(replicate(R, replicate(C, -1)), zip(rs, cs), vs)\n"
 
 typedef struct program {
     const char *what, *src;
-    bool scatter, narrow; /* scatter_2d; (i32, i32) pairs */
+    bool scatter, narrow, fmax; /* scatter_2d; (i32, i32) pairs; max on f32 */
     int64_t n, m;         /* the grid */
 } program;
 
 /* A histogram of few buckets (collisions), and a scatter on a grid with a
  * cell for each of 1000003 pairs, so that its pairs in bounds are distinct:
  * which of two writes to one cell wins is left to the device. */
-static const program hist = {"reduce_by_index_2d", HIST_2D, false, false, 13, 37};
-static const program hist_i32 = {"reduce_by_index_2d of (i32, i32)", HIST_2D_I32, false, true, 13, 37};
-static const program scatter = {"scatter_2d", SCATTER_2D, true, false, 1009, 1013};
+static const program hist = {"reduce_by_index_2d", HIST_2D, false, false, false, 13, 37};
+static const program hist_i32 = {"reduce_by_index_2d of (i32, i32)", HIST_2D_I32, false, true, false, 13, 37};
+static const program hist_max = {"reduce_by_index_2d by max on f32", MAX_2D, false, false, true, 13, 37};
+static const program scatter = {"scatter_2d", SCATTER_2D, true, false, false, 1009, 1013};
 
 static const int64_t sizes[] = {1, 7, 1000, 1000003};
 #define NSIZES (sizeof sizes / sizeof *sizes)
@@ -50,6 +57,7 @@ typedef struct pairs {
     int64_t *rs, *cs;
     int32_t *vs;
     int32_t *want; /* the n x m result, row-major */
+    float *fs, *fwant; /* max on f32: its values and result */
 } pairs;
 
 /* k pairs for p's grid: in bounds, uniform for a histogram and distinct
@@ -62,7 +70,9 @@ static pairs pairs_of(const program *p, int64_t k) {
     s.cs = st_arena_alloc(ar, (size_t)k * sizeof *s.cs);
     s.vs = st_arena_alloc(ar, (size_t)k * sizeof *s.vs);
     s.want = st_arena_alloc(ar, cells * sizeof *s.want);
-    ck_assert(s.rs && s.cs && s.vs && s.want);
+    s.fs = st_arena_alloc(ar, (size_t)k * sizeof *s.fs);
+    s.fwant = st_arena_alloc(ar, cells * sizeof *s.fwant);
+    ck_assert(s.rs && s.cs && s.vs && s.want && s.fs && s.fwant);
     for (int64_t i = 0; i < k; i++) {
         uint64_t h = mix((uint64_t)i + 17);
         int64_t cell = p->scatter ? (i * 7919) % (int64_t)cells : (int64_t)(h % cells);
@@ -78,12 +88,15 @@ static pairs pairs_of(const program *p, int64_t k) {
         s.rs[i] = r;
         s.cs[i] = c;
         s.vs[i] = (int32_t)(h >> 40) % 201 - 100;
+        s.fs[i] = (float)s.vs[i] * 0.25f;
     }
     /* the reference, in C */
-    for (size_t j = 0; j < cells; j++) s.want[j] = p->scatter ? -1 : 0;
+    for (size_t j = 0; j < cells; j++) s.want[j] = p->scatter ? -1 : 0, s.fwant[j] = -INFINITY;
     for (int64_t i = 0; i < k; i++) {
         if (s.rs[i] < 0 || s.rs[i] >= p->n || s.cs[i] < 0 || s.cs[i] >= p->m) continue;
         int32_t *at = &s.want[s.rs[i] * p->m + s.cs[i]];
+        float *fat = &s.fwant[s.rs[i] * p->m + s.cs[i]];
+        *fat = *fat > s.fs[i] ? *fat : s.fs[i];
         *at = p->scatter ? s.vs[i] : (int32_t)((uint32_t)*at + (uint32_t)s.vs[i]);
     }
     return s;
@@ -111,7 +124,8 @@ static void inputs_of(const program *p, const st_def *d, const pairs *s, const c
     }
     st_scalar_kind ik = p->narrow ? ST_I32 : ST_I64;
     const char *sets[] = {text_of("rs=%s", npy_of(dir, "rs", ik, s->k, rs)), text_of("cs=%s", npy_of(dir, "cs", ik, s->k, cs)),
-                          text_of("vs=%s", npy_of(dir, "vs", ST_I32, s->k, s->vs)),
+                          p->fmax ? text_of("vs=%s", npy_of(dir, "vs", ST_F32, s->k, s->fs))
+                                  : text_of("vs=%s", npy_of(dir, "vs", ST_I32, s->k, s->vs)),
                           text_of("R=%lld", (long long)p->n), text_of("C=%lld", (long long)p->m)};
     for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
         ck_assert_msg(st_inputs_set(in, sets[i], &err), "%s: %s", sets[i], err.message);
@@ -120,9 +134,17 @@ static void inputs_of(const program *p, const st_def *d, const pairs *s, const c
 
 /* got is p's n x m grid and equals the reference, cell for cell. */
 static void equals_reference(const program *p, const pairs *s, const st_value *got, const char *label) {
-    ck_assert_msg(got->kind == ST_VALUE_ARRAY && got->n == 2 && got->scalar == ST_I32, "%s: not a [n][m]i32", label);
+    st_scalar_kind want_kind = p->fmax ? ST_F32 : ST_I32;
+    ck_assert_msg(got->kind == ST_VALUE_ARRAY && got->n == 2 && got->scalar == want_kind, "%s: not the [n][m] grid", label);
     ck_assert_msg(got->u.a.dims[0] == p->n && got->u.a.dims[1] == p->m, "%s: a [%lld][%lld] grid, not [%lld][%lld]",
                   label, (long long)got->u.a.dims[0], (long long)got->u.a.dims[1], (long long)p->n, (long long)p->m);
+    if (p->fmax) { /* max is exact */
+        const float *g = got->u.a.data;
+        for (int64_t j = 0; j < p->n * p->m; j++)
+            ck_assert_msg(g[j] == s->fwant[j], "%s, k=%lld: cell (%lld, %lld) is %g, not %g", label, (long long)s->k,
+                          (long long)(j / p->m), (long long)(j % p->m), (double)g[j], (double)s->fwant[j]);
+        return;
+    }
     const int32_t *g = got->u.a.data;
     for (int64_t j = 0; j < p->n * p->m; j++)
         ck_assert_msg(g[j] == s->want[j], "%s, k=%lld: cell (%lld, %lld) is %d, not %d", label, (long long)s->k,
@@ -156,6 +178,7 @@ static void interpreter_agrees(const program *p) {
 START_TEST(the_interpreter_equals_c) {
     interpreter_agrees(&hist);
     interpreter_agrees(&hist_i32);
+    interpreter_agrees(&hist_max);
     interpreter_agrees(&scatter);
 }
 END_TEST
@@ -206,6 +229,10 @@ static const device_case device_cases[] = {
     {&hist, SUB("C=256, MEM=local, ATOMIC=cas")},
     {&hist_i32, NULL},
     {&hist_i32, "default"},
+    {&hist_max, NULL},
+    {&hist_max, "default"},
+    {&hist_max, SUB("MEM=global, ATOMIC=cas")},
+    {&hist_max, SUB("C=16, MEM=local, ATOMIC=cas")},
     {&scatter, NULL},
     {&scatter, "default"},
     {&scatter, "each(scatter_2d, flatten-2d)"},
