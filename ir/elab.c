@@ -90,7 +90,7 @@ static bool is_weak_literal(const ast *a) {
 
 static const char *known_functions[] = {
     "map", "reduce", "scan", "split", "join", "zip", "unzip", "iota", "replicate", "transpose",
-    "scatter", "reduce_by_index", "iterate", "get", "mapSeq", "reduceSeq", "scanSeq", "mapGlb",
+    "scatter", "reduce_by_index", "scatter_2d", "reduce_by_index_2d", "iterate", "get", "mapSeq", "reduceSeq", "scanSeq", "mapGlb",
     "mapWrg", "mapLcl", "toGlobal", "toLocal", "toPrivate", "min", "max",
     "bool", "i32", "u32", "i64", "u64", "f32", "f64"};
 

@@ -4,7 +4,8 @@
  * against, so it is written for obviousness: sequential, left to right.
  * reduce and scan fold from their neutral element (so a scan seeded with a
  * prefix, as the rewrite rules produce, means what it says); scatter and
- * reduce_by_index skip indices outside the destination, and for repeated
+ * reduce_by_index (and their 2-D forms, at r*m + c of each (r, c) pair) skip
+ * indices outside the destination, and for repeated
  * indices scatter's last write wins.
  *
  * Memory: values live in the caller's arena. A loop over elements sets a mark
@@ -213,9 +214,44 @@ static bool index_of(const st_value *v, int64_t *out) {
     return st_scalar_as_i64(v->scalar, v->u.s, out);
 }
 
+/* v ([n][m]…, or a tuple of such) seen as [n*m]…, sharing its storage: the
+ * 2-D scatter and reduce_by_index write it at r*m + c. */
+static bool flat_view(st_arena *a, const st_value *v, st_value *out, st_err *err) {
+    *out = *v;
+    if (v->kind == ST_VALUE_TUPLE) {
+        st_value *items = st_arena_alloc(a, v->n * sizeof *items);
+        if (!items) return st_fail_internal(err, "out of memory");
+        for (uint32_t i = 0; i < v->n; i++)
+            if (!flat_view(a, &v->u.items[i], &items[i], err)) return false;
+        out->u.items = items;
+        return true;
+    }
+    int64_t *dims = st_arena_alloc(a, (v->n - 1) * sizeof *dims);
+    if (!dims) return st_fail_internal(err, "out of memory");
+    dims[0] = v->u.a.dims[0] * v->u.a.dims[1];
+    for (uint32_t i = 2; i < v->n; i++) dims[i - 1] = v->u.a.dims[i];
+    out->n = v->n - 1;
+    out->u.a.dims = dims;
+    return true;
+}
+
+/* The flat index of element i's index: its integer, or for the 2-D forms
+ * r*m + c of its (row, column) pair; false when out of bounds, so ignored.
+ * dims: the destination's n (and m). */
+static bool flat_index(const st_value *iv, bool two, const int64_t *dims, int64_t *out) {
+    if (!two) return index_of(iv, out) && *out >= 0 && *out < dims[0];
+    int64_t r, c;
+    if (!index_of(&iv->u.items[0], &r) || !index_of(&iv->u.items[1], &c)) return false;
+    if (r < 0 || r >= dims[0] || c < 0 || c >= dims[1]) return false;
+    *out = r * dims[1] + c;
+    return true;
+}
+
 static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *out) {
     uint32_t skip; /* subhistograms is a reduce_by_index after its sizes */
-    bool hist = st_prim_after_sizes(n->u.prim, &skip) == ST_PRIM_REDUCE_BY_INDEX;
+    st_prim p = st_prim_after_sizes(n->u.prim, &skip);
+    bool hist = p == ST_PRIM_REDUCE_BY_INDEX || p == ST_PRIM_REDUCE_BY_INDEX_2D;
+    bool two = p == ST_PRIM_REDUCE_BY_INDEX_2D || p == ST_PRIM_SCATTER_2D;
     const st_node *const *kids = n->kids + skip;
     a += skip;
     const st_value *dest = &a[0], *is, *vs;
@@ -228,25 +264,30 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
     }
     if (!alloc(I, n->type, out)) return false;
     st_value_copy_into(out, dest);
-    int64_t m = st_value_length(dest), len = st_value_length(is);
+    /* the destination's outer dimensions: of any leaf, all alike */
+    const st_value *leaf = out;
+    while (leaf->kind == ST_VALUE_TUPLE) leaf = &leaf->u.items[0];
+    int64_t dims[2] = {leaf->u.a.dims[0], two ? leaf->u.a.dims[1] : 0}, len = st_value_length(is);
+    st_value flat = *out;
+    if (two && !flat_view(I->a, out, &flat, I->err)) return false;
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark mark = st_arena_get_mark(I->a);
         st_value iv, v;
         int64_t idx;
         if (!st_value_elem(I->a, is, i, &iv, I->err)) return false;
-        if (!index_of(&iv, &idx) || idx < 0 || idx >= m) { /* out of bounds: ignored */
+        if (!flat_index(&iv, two, dims, &idx)) { /* out of bounds: ignored */
             st_arena_release(I->a, mark);
             continue;
         }
         if (!st_value_elem(I->a, vs, i, &v, I->err)) return false;
         if (hist) {
             st_value args[2], r;
-            if (!st_value_elem(I->a, out, idx, &args[0], I->err)) return false;
+            if (!st_value_elem(I->a, &flat, idx, &args[0], I->err)) return false;
             args[1] = v;
             if (!apply(I, kids[1], args, 2, &r)) return false;
-            st_value_store(out, idx, &r);
+            st_value_store(&flat, idx, &r);
         } else {
-            st_value_store(out, idx, &v);
+            st_value_store(&flat, idx, &v);
         }
         st_arena_release(I->a, mark);
     }
@@ -304,7 +345,8 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         *out = map_leaves(&a[0], &t, transpose_leaf);
         return !t.failed || st_fail_internal(I->err, "out of memory");
     }
-    case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_SUBHISTOGRAMS: return scatter(I, n, a, out);
+    case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_SUBHISTOGRAMS:
+    case ST_PRIM_SCATTER_2D: case ST_PRIM_REDUCE_BY_INDEX_2D: return scatter(I, n, a, out);
     case ST_PRIM_ITERATE: {
         int64_t k;
         if (!index_of(&a[0], &k) || k < 0) return runtime_error(I, n, "a negative iteration count");

@@ -378,6 +378,11 @@ typedef enum st_prim {
                                 thesis' heuristic), MEM 0 local when it fits else global, 1 global,
                                 2 local, ATOMIC 0 what the operator allows, 1 a hardware atomic,
                                 2 a compare-and-swap loop, 3 a lock; all literals */
+    ST_PRIM_REDUCE_BY_INDEX_2D, /* reduce_by_index_2d(dest, f, z, is, vs): dest [n][m]t, is [k](int, int)
+                                pairs (row, column), vs [k]t; a pair out of bounds in either
+                                coordinate is ignored. lower-opencl (st_flatten_2d) makes it the
+                                1-D one over join(dest) at r*m + c */
+    ST_PRIM_SCATTER_2D,      /* scatter_2d(dest, is, vs): likewise, a scatter */
     ST_PRIM_COUNT
 } st_prim;
 

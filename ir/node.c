@@ -413,6 +413,12 @@ bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types,
     if (d->kind != ST_TYPE_ARRAY)
         return fail_at(err, data, "%s needs an array, but this has type %s", pname(p), type_name(d).s), false;
     const st_type *e = d->elem;
+    if (p == ST_PRIM_REDUCE_BY_INDEX_2D) { /* its operator and neutral element are on the innermost */
+        if (e->kind != ST_TYPE_ARRAY)
+            return fail_at(err, data, "%s needs a destination of two dimensions, [n][m]t, but this has type %s",
+                           pname(p), type_name(d).s), false;
+        e = e->elem;
+    }
     bool folding = folding_form(p, n);
     if (st_prim_arg_role(p, arg, n) == ST_ARG_NEUTRAL) {
         params[0] = folding ? NULL : e;
@@ -525,6 +531,50 @@ static const st_node *type_hist(st_ctx *cx, uint32_t n, const st_node *const *a,
         return fail_at(err, 2, "subhistograms' ATOMIC is 2 (compare-and-swap), which needs one 32- or 64-bit "
                                "number, but the values are %s; a lock (3) takes any",
                        type_name(t).s);
+    return a[0];
+}
+
+/* An array of integer indices, or for the 2-D forms of (row, column) pairs of
+ * integers (any integer type, as the 1-D forms take). */
+static bool indices_ok(const st_type *t, bool two) {
+    if (t->kind != ST_TYPE_ARRAY) return false;
+    if (!two) return st_type_is_int(t->elem);
+    const st_type *e = t->elem;
+    return e->kind == ST_TYPE_TUPLE && e->n == 2 && st_type_is_int(e->items[0]) && st_type_is_int(e->items[1]);
+}
+
+/* scatter(dest, is, vs), reduce_by_index(dest, f, z, is, vs) and their 2-D
+ * forms, whose destination is [n][m]t and whose indices are pairs: the
+ * element t is the destination's innermost. */
+static const st_node *type_by_index(st_prim p, const st_node *const *a, const st_type **out, st_err *err) {
+    const st_prim_info *info = st_prim_get(p);
+    bool hist = p == ST_PRIM_REDUCE_BY_INDEX || p == ST_PRIM_REDUCE_BY_INDEX_2D;
+    bool two = p == ST_PRIM_REDUCE_BY_INDEX_2D || p == ST_PRIM_SCATTER_2D;
+    int is = hist ? 3 : 1, vs = hist ? 4 : 2;
+    const st_type *t = a[0]->type, *params[2];
+    if (t->kind != ST_TYPE_ARRAY || (two && t->elem->kind != ST_TYPE_ARRAY))
+        return need_array(a[0], p, 0, two ? "a destination of two dimensions, [n][m]t" : "a destination array", err);
+    const st_type *elem = two ? t->elem->elem : t->elem;
+    if (!indices_ok(a[is]->type, two))
+        return need_array(a[is], p, is, two ? "an array of (row, column) pairs of integers, like zip(rs, cs)" : "an array of integer indices", err);
+    if (a[vs]->type->kind != ST_TYPE_ARRAY) return need_array(a[vs], p, vs, "an array of values", err);
+    if (a[vs]->type->size != a[is]->type->size)
+        return fail_at(err, vs, "%s needs as many values as indices, but there are %s indices and %s values",
+                       info->name, size_name(a[is]->type->size).s, size_name(a[vs]->type->size).s);
+    if (a[vs]->type->elem != elem)
+        return fail_at(err, vs, "%s's values have type %s, but the destination holds %s", info->name,
+                       type_name(a[vs]->type->elem).s, type_name(elem).s);
+    if (hist) {
+        if (a[2]->type != elem)
+            return fail_at(err, 2, "%s's neutral element has type %s, but the destination holds %s", info->name,
+                           type_name(a[2]->type).s, type_name(elem).s);
+        params[0] = params[1] = elem;
+        if (!fun_takes(a[1]->type, params, 2)) return fun_mismatch(a[1], p, 1, params, 2, err);
+        if (a[1]->type->elem != elem)
+            return fail_at(err, 1, "%s's operator must return %s, but it returns %s", info->name,
+                           type_name(elem).s, type_name(a[1]->type->elem).s);
+    }
+    *out = t;
     return a[0];
 }
 
@@ -656,33 +706,8 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
             return a[0];
         }
         __attribute__((fallthrough)); /* scatter(dest, is, vs) */
-    case ST_PRIM_REDUCE_BY_INDEX: {
-        bool hist = p == ST_PRIM_REDUCE_BY_INDEX;
-        int is = hist ? 3 : 1, vs = hist ? 4 : 2;
-        t = a[0]->type;
-        if (t->kind != ST_TYPE_ARRAY) return need_array(a[0], p, 0, "a destination array", err);
-        if (a[is]->type->kind != ST_TYPE_ARRAY || !st_type_is_int(a[is]->type->elem))
-            return need_array(a[is], p, is, "an array of integer indices", err);
-        if (a[vs]->type->kind != ST_TYPE_ARRAY) return need_array(a[vs], p, vs, "an array of values", err);
-        if (a[vs]->type->size != a[is]->type->size)
-            return fail_at(err, vs, "%s needs as many values as indices, but there are %s indices and %s values",
-                           info->name, size_name(a[is]->type->size).s, size_name(a[vs]->type->size).s);
-        if (a[vs]->type->elem != t->elem)
-            return fail_at(err, vs, "%s's values have type %s, but the destination holds %s", info->name,
-                           type_name(a[vs]->type->elem).s, type_name(t->elem).s);
-        if (hist) {
-            if (a[2]->type != t->elem)
-                return fail_at(err, 2, "reduce_by_index's neutral element has type %s, but the destination holds %s",
-                               type_name(a[2]->type).s, type_name(t->elem).s);
-            params[0] = params[1] = t->elem;
-            if (!fun_takes(a[1]->type, params, 2)) return fun_mismatch(a[1], p, 1, params, 2, err);
-            if (a[1]->type->elem != t->elem)
-                return fail_at(err, 1, "reduce_by_index's operator must return %s, but it returns %s",
-                               type_name(t->elem).s, type_name(a[1]->type->elem).s);
-        }
-        *out = t;
-        return a[0];
-    }
+    case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D: case ST_PRIM_SCATTER_2D:
+        return type_by_index(p, a, out, err);
     case ST_PRIM_ITERATE:
         if (!st_type_is_int(a[0]->type))
             return fail_at(err, 0, "iterate's count must be an integer, but it has type %s", type_name(a[0]->type).s);

@@ -36,6 +36,8 @@ static const st_prim_info table[ST_PRIM_COUNT] = {
     [ST_PRIM_TO_PRIVATE] = {"toPrivate", {"d"}, false, true, true},
     [ST_PRIM_SCAN_LOOKBACK] = {"scanLookback", {"ddddfnd", "ddddffnd", "ddddfffnd"}, false, true, true},
     [ST_PRIM_SUBHISTOGRAMS] = {"subhistograms", {"ddddfndd"}, false, false, true},
+    [ST_PRIM_REDUCE_BY_INDEX_2D] = {"reduce_by_index_2d", {"dfndd"}, false, false, false},
+    [ST_PRIM_SCATTER_2D] = {"scatter_2d", {"ddd"}, false, false, false},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }
@@ -101,7 +103,7 @@ bool st_prim_makes_kernels(st_prim p) {
 
 int st_prim_data_arg(st_prim p, uint32_t nargs) {
     switch (p) {
-    case ST_PRIM_REDUCE_BY_INDEX: return 0;
+    case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D: return 0;
     case ST_PRIM_SUBHISTOGRAMS: return ST_HIST_SIZES; /* the destination */
     default: return (int)nargs - 1; /* the last: iterate's x, scan's xs, … */
     }

@@ -17,7 +17,7 @@
     "try(each(any, try(fuse-map-reduce))) ; "
 #define ROWS "try(each(map, try(segmented-scan(WG=256)))) ; "
 #define PAPER_SCAN "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "
-#define HISTOGRAMS "try(each(reduce_by_index, try(subhistogram)))"
+#define HISTOGRAMS "try(each(reduce_by_index, try(subhistogram))) ; try(each(reduce_by_index_2d, try(subhistogram)))"
 
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan
  * (which nests itself on its block sums). */

@@ -2,6 +2,10 @@
  *
  *   subhistogram(C, MEM, ATOMIC)   reduce_by_index(dest, op, z, is, vs)
  *                               -> subhistograms(C, MEM, ATOMIC, dest, op, z, is, vs)
+ *                               reduce_by_index_2d(dest, op, z, is, vs)
+ *                               -> split(m, subhistograms(…, join(dest), op, z, map(flat, is), vs))
+ *   flatten-2d                  reduce_by_index_2d / scatter_2d, dest [n][m]t
+ *                               -> split(m, reduce_by_index / scatter over join(dest) at r*m + c)
  *
  * The seed is histogram-subhistogramming.txt. Work-items update the
  * histogram with atomic operations; C of them cooperate on each
@@ -30,12 +34,62 @@
 static const char *const MEM_NAMES[] = {"global", "local", NULL};
 static const char *const ATOMIC_NAMES[] = {"add", "cas", "xchg", NULL};
 
-static const st_node *subhistogram(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    if (e->kind != ST_NODE_PRIM || e->u.prim != ST_PRIM_REDUCE_BY_INDEX)
-        return st_no_match(why, "%s", "subhistogram rewrites a reduce_by_index");
+/* ---- the 2-D forms ---- */
+
+/* Is e a reduce_by_index_2d or scatter_2d? */
+static bool is_2d(const st_node *e) {
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_REDUCE_BY_INDEX_2D || e->u.prim == ST_PRIM_SCATTER_2D);
+}
+
+/* (r, c) => if 0 <= r < n && 0 <= c < m then r*m + c else -1, on a pair of
+ * any integer types: the flat index of a pair, out of range (so ignored)
+ * where either coordinate is. */
+static const st_node *flat_index(st_build *b, const st_type *pair, const st_size *n, const st_size *m) {
+    st_ctx *cx = b->cx;
+    const st_node *p = st_b_var(b, "p", pair), *coord[2];
+    for (uint32_t i = 0; i < 2; i++) {
+        st_err e = {0};
+        const st_node *x = st_b_proj(b, p, i);
+        bool wide = x && x->type->scalar == ST_I64;
+        coord[i] = !x || wide ? x : st_b_check(b, st_conv(cx, ST_I64, x, &e), &e);
+    }
+    const st_node *nv = st_b_size_value(b, n), *mv = st_b_size_value(b, m), *zero = st_b_i64(b, 0);
+    const st_node *in_r = st_b_binop(b, ST_OP_AND, st_b_binop(b, ST_OP_GE, coord[0], zero), st_b_binop(b, ST_OP_LT, coord[0], nv));
+    const st_node *in_c = st_b_binop(b, ST_OP_AND, st_b_binop(b, ST_OP_GE, coord[1], zero), st_b_binop(b, ST_OP_LT, coord[1], mv));
+    const st_node *at = st_b_binop(b, ST_OP_ADD, st_b_binop(b, ST_OP_MUL, coord[0], mv), coord[1]);
+    return ST_LAMBDA(b, st_b_if(b, st_b_binop(b, ST_OP_AND, in_r, in_c), at, st_b_i64(b, -1)), p);
+}
+
+const st_node *st_flatten_2d(st_build *b, const st_node *e) {
+    const st_node *dest = e->kids[0];
+    const st_size *n = dest->type->size, *m = dest->type->elem->size;
+    int64_t mv;
+    if (st_size_is_const(m, &mv) && mv == 0) return dest; /* no column: every pair is out of bounds */
+    bool hist = e->u.prim == ST_PRIM_REDUCE_BY_INDEX_2D;
+    const st_node *is = e->kids[hist ? 3 : 1], *vs = e->kids[hist ? 4 : 2];
+    const st_node *flat_is = ST_PRIM(b, ST_PRIM_MAP, flat_index(b, is->type->elem, n, m), is);
+    const st_node *flat_dest = ST_PRIM(b, ST_PRIM_JOIN, dest);
+    const st_node *flat = hist ? ST_PRIM(b, ST_PRIM_REDUCE_BY_INDEX, flat_dest, e->kids[1], e->kids[2], flat_is, vs)
+                               : ST_PRIM(b, ST_PRIM_SCATTER, flat_dest, flat_is, vs);
+    const st_node *out = ST_PRIM(b, ST_PRIM_SPLIT, st_b_size(b, m), flat);
+    if (out && out->type != e->type)
+        return st_fail_internal(b->err, "flatten-2d: the flattened form has another type than the 2-D one"), NULL;
+    return out;
+}
+
+static const st_node *flatten_2d(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    if (!is_2d(e)) return st_no_match(why, "%s", "flatten-2d rewrites a reduce_by_index_2d or scatter_2d");
+    st_build B = st_build_of(rw, why);
+    return st_flatten_2d(&B, e);
+}
+
+/* ---- subhistogram ---- */
+
+/* A 1-D reduce_by_index at the top level in subhistograms. */
+static const st_node *subhistograms(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     const st_node *dest = e->kids[0], *op = e->kids[1];
     const st_type *t = dest->type->elem;
-    if (!st_at_top_level(rw, "subhistogram", "reduce_by_index", why)) return NULL;
     if (!st_type_is_plain(t))
         return st_fail(why, (st_loc){0}, "subhistogram keeps buckets of scalars and tuples of scalars, and these "
                        "buckets hold arrays (rows)"), NULL;
@@ -60,12 +114,29 @@ static const st_node *subhistogram(st_rw *rw, const st_node *e, const int64_t *a
                    e->kids[2], e->kids[3], e->kids[4]);
 }
 
+/* reduce_by_index, or reduce_by_index_2d as the 1-D one over its flattened
+ * destination (st_flatten_2d), so that each C, MEM and ATOMIC serves both. */
+static const st_node *subhistogram(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    bool two = e->kind == ST_NODE_PRIM && e->u.prim == ST_PRIM_REDUCE_BY_INDEX_2D;
+    if (!two && (e->kind != ST_NODE_PRIM || e->u.prim != ST_PRIM_REDUCE_BY_INDEX))
+        return st_no_match(why, "%s", "subhistogram rewrites a reduce_by_index or reduce_by_index_2d");
+    const char *name = two ? "reduce_by_index_2d" : "reduce_by_index";
+    if (!st_at_top_level(rw, "subhistogram", name, why)) return NULL;
+    if (!two) return subhistograms(rw, e, args, why);
+    st_build B = st_build_of(rw, why);
+    const st_node *flat = st_flatten_2d(&B, e);
+    if (!flat || flat->kind != ST_NODE_PRIM || flat->u.prim != ST_PRIM_SPLIT) return flat; /* no column: the destination */
+    const st_node *sub = subhistograms(rw, flat->kids[1], args, why);
+    return sub ? ST_PRIM(&B, ST_PRIM_SPLIT, flat->kids[0], sub) : NULL;
+}
+
 static const st_rule rule_subhistogram = {
     .name = "subhistogram",
     .summary = "reduce_by_index in subhistograms: C work-items cooperate on each, in global or local memory, updated "
                "by a hardware atomic, a compare-and-swap loop or a lock, then reduced into the destination; left out, "
                "C, MEM and ATOMIC take the thesis' heuristic (C = H global, min(H, B) local; local where it fits)",
-    .conditions = "a reduce_by_index at the top level of a def (not inside a map) whose buckets are scalars or tuples "
+    .conditions = "a reduce_by_index, or a reduce_by_index_2d (as the 1-D one over its flattened destination at r*m + c), "
+                  "at the top level of a def (not inside a map) whose buckets are scalars or tuples "
                   "of scalars and whose operator is associative and commutative; add needs + min max & | ^ on "
                   "integers, cas one 32- or 64-bit number",
     .origin = "built-in",
@@ -79,4 +150,16 @@ static const st_rule rule_subhistogram = {
     .apply = subhistogram,
 };
 
-bool st_register_histogram_rules(st_registry *r, st_err *err) { return st_registry_add(r, &rule_subhistogram, err); }
+static const st_rule rule_flatten_2d = {
+    .name = "flatten-2d",
+    .summary = "reduce_by_index_2d and scatter_2d as their 1-D forms over the flattened destination: "
+               "split(m, reduce_by_index(join(dest), op, z, map(flat, is), vs)), flat(r, c) = r*m + c when "
+               "0 <= r < n and 0 <= c < m, else -1 (ignored); lower-opencl applies it to every one left",
+    .conditions = "a reduce_by_index_2d or scatter_2d, anywhere",
+    .origin = "built-in",
+    .apply = flatten_2d,
+};
+
+bool st_register_histogram_rules(st_registry *r, st_err *err) {
+    return st_registry_add(r, &rule_subhistogram, err) && st_registry_add(r, &rule_flatten_2d, err);
+}

@@ -268,6 +268,11 @@ static const st_node *lower_prim(st_build *b, const st_node *e, level lv) {
      * map's element before the map), so what it reads is made at HOST. */
     if (st_prim_makes_kernels(e->u.prim)) return lower_kids(b, e, HOST, THREAD);
     switch (e->u.prim) {
+    case ST_PRIM_REDUCE_BY_INDEX_2D: case ST_PRIM_SCATTER_2D: {
+        /* codegen knows the 1-D forms only */
+        const st_node *flat = st_flatten_2d(b, e);
+        return flat ? lower(b, flat, lv) : NULL;
+    }
     case ST_PRIM_MAP:
         /* a map of the index alone is a view: codegen reads it where it is
          * read, so it needs no runner and no memory */

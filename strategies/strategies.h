@@ -14,6 +14,14 @@ bool st_register_lookback_rules(st_registry *r, st_err *err); /* strategies/look
 bool st_register_histogram_rules(st_registry *r, st_err *err); /* strategies/histogram.c */
 bool st_register_segmented_rules(st_registry *r, st_err *err); /* strategies/segmented.c */
 
+/* reduce_by_index_2d(dest, op, z, is, vs) or scatter_2d(dest, is, vs), dest
+ * [n][m]t, as the 1-D form over join(dest) at r*m + c for each pair (r, c)
+ * in bounds, -1 (ignored) for the others, split back into rows; the rule
+ * flatten-2d, which lower-opencl applies to every 2-D form (so codegen and
+ * every 1-D histogram rule see the 1-D ones only). strategies/histogram.c */
+struct st_build;
+const st_node *st_flatten_2d(struct st_build *b, const st_node *e);
+
 /* The strategy `lower-opencl` of reg (NULL when reg lacks it): what `run`
  * applies after the user's strategy, mapping the program onto OpenCL. */
 const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
