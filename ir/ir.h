@@ -378,6 +378,11 @@ typedef enum st_prim {
                                 thesis' heuristic), MEM 0 local when it fits else global, 1 global,
                                 2 local, ATOMIC 0 what the operator allows, 1 a hardware atomic,
                                 2 a compare-and-swap loop, 3 a lock; all literals */
+    ST_PRIM_EXSCAN,          /* exscan(op, z, xs): exclusive, Futhark's: element 0 is z, element i
+                                z op x0 op … op x_{i-1}; z the neutral element of op. The
+                                interpreter runs it as it is; every rewrite first makes it the
+                                scan of its input shifted right by one (st_exscans_as_scans in
+                                rewrite/rewrite.h), so every scan rule and codegen take it */
     ST_PRIM_COUNT
 } st_prim;
 
