@@ -617,6 +617,40 @@ START_TEST(scan_rule_preserves_results) {
 }
 END_TEST
 
+/* One scan rule on the exclusive scan of every subject (exscan, made the
+ * scan of its shifted input before the rule runs): the interpreter's exscan
+ * before, the rewritten program after, and again parsed back. */
+START_TEST(scan_rule_preserves_exscan_results) {
+    const scan_case *c = &SCAN_CASES[_i];
+    faults f = {0};
+    int64_t lengths[16];
+    int nlengths = lengths_for(c, lengths);
+    for (int s = 0; s < NSUBJECTS; s++) {
+        const subject *sj = &SUBJECTS[s];
+        if (!strncmp(c->strategy, "lookback", 8) && strstr(sj->params, "][")) continue; /* rows: refused */
+        const char *label = text_of("%s on the exscan of %s", c->strategy, sj->name);
+        const char *where = c->multiple > 1 && !c->fixed ? text_of(" where N %% %lld == 0", (long long)c->multiple) : "";
+        const char *src = text_of("def main(%s)%s =\n  %s |> exscan(%s, %s)\n", with_length(sj->params, c->fixed),
+                                  where, sj->input, sj->op, sj->z);
+        const st_program *p = parse_noted(&f, label, src);
+        if (!p) continue;
+        const st_def *d = entry_of(p);
+        const st_def *now = rewrite_noted(&f, label, d, c->strategy);
+        if (!now) continue;
+        if (count_prim(now->body, ST_PRIM_EXSCAN))
+            fault(&f, "%s: an exscan is left after the rewrite", label);
+        const double tol = c->reassociates ? F32_TOL : 0;
+        const uint64_t seed = (uint64_t)_i * 1000 + (uint64_t)s * 10 + 7;
+        same_results_noted(&f, label, d, now, lengths, nlengths, tol, seed);
+        const st_def *back = reparse_noted(&f, label, p, d, now);
+        if (back)
+            same_results_noted(&f, text_of("%s, parsed back", label), d, back, lengths, nlengths < 3 ? nlengths : 3,
+                               tol, seed);
+    }
+    no_faults(&f);
+}
+END_TEST
+
 /* The divisibility rules refuse lengths they cannot prove they divide:
  * no fact, a weaker fact, a constant that is not a multiple. */
 START_TEST(scan_rule_refuses_lengths_it_cannot_divide) {
@@ -1664,6 +1698,7 @@ int main(void) {
     } groups[] = {
         {"scan rules", {scan_rule_preserves_results}, NSCAN_CASES},
         {"scan rule lengths", {scan_rule_refuses_lengths_it_cannot_divide}, NSCAN_CASES},
+        {"scan rules on exscans", {scan_rule_preserves_exscan_results}, NSCAN_CASES},
         {"fusion", {fusion_preserves_results}, NFUSION_CASES},
         {"index fusion", {index_fusion_preserves_results}, NINDEX_CASES},
         {"padding", {pad_scan_reads_its_input_as_a_view, let_read_element_wise_is_inlined}, 0},
