@@ -382,7 +382,7 @@ static const st_node *shifted_scan(exscans *x, const st_node *e) {
     const st_node *item = i ? st_exclusive_at(cx, xs, i, z, x->err) : NULL;
     if (item) item = st_fuse_index(cx, x->def, item, x->err);
     const st_node *input = NULL;
-    if (item && !st_is_view_scalar(item)) {
+    if (item && xs->kind != ST_NODE_VAR && !st_is_view_scalar(item)) {
         /* an element of xs costs more than a read (xs is a scan, a
          * reduction's rows): xs is computed once, into memory */
         const char *name = st_fresh_name(cx, "input");
