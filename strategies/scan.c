@@ -7,7 +7,9 @@
  * (z for the first block, else the inclusive prefix of the previous one).
  *
  * Every rule takes every form of scan: plain, with a fold (scanomap) and with
- * a post-function (maposcanomap). Block-local work folds elements with the
+ * a post-function (maposcanomap), and exscans, which every rewrite first
+ * makes scans of their shifted inputs (st_exscans_as_scans): one place
+ * that knows exclusivity, rather than a variant of every rule. Block-local work folds elements with the
  * fold; partial results combine with the operator; the post-function runs
  * once, where the final accumulator of an element is known.
  *
@@ -385,7 +387,8 @@ static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *
 static const st_rule rule_scan_then_propagate = {
     .name = "scan-then-propagate",
     .summary = "scan blocks of BS on their own, scan the block totals, add each block's prefix (listing 4)",
-    .conditions = "the scan's length is a multiple of BS (from the sizes and the where clause)",
+    .conditions = "the scan's length is a multiple of BS (from the sizes and the where clause); every scan rule takes an "
+                  "exscan (strata makes it the scan of its input shifted by one, a view)",
     .origin = "built-in",
     .nparams = 1,
     .params = {BS_PARAM},
