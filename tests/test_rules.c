@@ -864,13 +864,14 @@ END_TEST
 /* The example programs: the scan rules wherever their scan is, and every
  * fusion rule anywhere it applies (refusing is fine there). */
 START_TEST(examples_keep_their_results) {
-    static const char *const scanned[] = {"prefix_sum", "advanced", "filter", "linear_recurrence"};
+    static const char *const scanned[] = {"prefix_sum", "advanced", "filter", "linear_recurrence", "exscan_scatter"};
     static const char *const scan_rules[] = {
         "first(scan, parallel-scan(BS=16, BF=2, TD=2))", "first(scan, parallel-scan(BS=256, BF=2, SE=4))",
         "first(scan, pad-scan(BS=7))", "first(scan, sequential-scan)"};
     /* (not histogram: its H is a parameter used as a size, which random
      * inputs do not bind) */
-    static const char *const all[] = {"prefix_sum", "advanced", "filter", "linear_recurrence", "dot", "block_sums"};
+    static const char *const all[] = {"prefix_sum", "advanced", "filter", "linear_recurrence", "dot", "block_sums",
+                                      "exscan_scatter"};
     static const char *const fusions[] = {"fuse-map-map", "fuse-map-scan", "fuse-map-reduce", "fuse-scan-scan",
                                           "fuse-scan-map", "fuse-scan-scatter"};
     faults f = {0};
