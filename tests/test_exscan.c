@@ -379,6 +379,29 @@ START_TEST(segmented_scan_on_rows) {
 }
 END_TEST
 
+/* ---- the CUDA backend: the same kernels; compiled by NVRTC where it is
+ * (the device tests run through CUDA with STRATA_TEST_DEVICE=cuda) ---- */
+
+START_TEST(cuda_kernels_for_exscans) {
+    st_code probe = {.cuda = "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\n"};
+    st_err err = {0};
+    bool nvrtc = st_cuda_compile_check(&probe, 90, NULL, &err);
+    if (!nvrtc) fprintf(stderr, "exscan: NVRTC checks skipped: %s\n", err.message);
+    const char *strategies[] = {NULL, "first(scan, lookback(M=12, WG=256, LW=32))", st_default_strategy("GPU"),
+                                "first(scan, parallel-scan(BS=256, BF=2, SE=4))"};
+    for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++)
+        for (prog p = I32_ADD; p <= PAIR; p++) {
+            const char *label = text_of("%s, %s", PROG_NAMES[p], strategies[k] ? strategies[k] : "no strategy");
+            st_code code = generated(lowered(apply(def_of(PROGRAMS[p]), strategies[k], label), label), label);
+            ck_assert_msg(code.cuda != NULL, "%s: no CUDA source", label);
+            for (uint32_t i = 0; i < code.nkernels; i++)
+                ck_assert_msg(kernel_declared(code.cuda, code.kernel_names[i]), "%s: no CUDA kernel %s", label,
+                              code.kernel_names[i]);
+            if (nvrtc) ck_assert_msg(st_cuda_compile_check(&code, 90, NULL, &err), "%s: %s", label, err.message);
+        }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Printing and errors                                                      */
 /* ------------------------------------------------------------------------ */
@@ -426,10 +449,12 @@ int main(void) {
     Suite *s = suite_create("exscan");
     TCase *tc = tcase_create("interpreter, printing, errors");
     tcase_add_checked_fixture(tc, rules_setup, rules_teardown);
+    tcase_set_timeout(tc, 240); /* every rule's program generated; sanitizers are slow */
     tcase_add_test(tc, interpreter_agrees_with_c);
     tcase_add_test(tc, interpreter_by_hand);
     tcase_add_test(tc, exscan_prints_and_parses_back);
     tcase_add_test(tc, bad_exscans_are_refused_where_they_are);
+    tcase_add_test(tc, cuda_kernels_for_exscans);
     suite_add_tcase(s, tc);
     tc = tcase_create("device");
     tcase_add_checked_fixture(tc, rules_setup, pipeline_teardown);
