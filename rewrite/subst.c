@@ -393,8 +393,11 @@ static const st_node *shifted_scan(exscans *x, const st_node *e) {
     const st_node *idx = f ? st_prim_node(cx, ST_PRIM_IOTA, 1, &n_e, x->err) : NULL;
     const st_node *shifted = idx ? st_prim_node(cx, ST_PRIM_MAP, 2, (const st_node *[]){f, idx}, x->err) : NULL;
     const st_node *scan = shifted ? st_prim_node(cx, ST_PRIM_SCAN, 3, (const st_node *[]){op, z, shifted}, x->err) : NULL;
-    if (!scan && x->err && x->err->kind != ST_ERR_INTERNAL)
-        st_fail_internal(x->err, "an exscan as a scan: %s", x->err->message);
+    if (!scan && x->err->kind != ST_ERR_INTERNAL) { /* the exscan typed, so its scan must: a bug here */
+        char inner[sizeof x->err->message];
+        snprintf(inner, sizeof inner, "%s", x->err->message);
+        st_fail_internal(x->err, "an exscan as a scan: %s", inner);
+    }
     return scan && input ? st_let(cx, 1, &input, xs, scan, x->err) : scan;
 }
 
