@@ -285,10 +285,10 @@ static const st_node *fuse_scan_map(st_rw *rw, const st_node *e, const int64_t *
  * other than the scan's input are read beside it (zipped_with) */
 static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
     const char *shape = "fuse-scan-scatter needs scatter(dest, is, vs) whose indices are a scan";
-    if (!is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !is_scan(e->kids[1])) return st_no_match(why, "%s", shape);
-    const st_node *s = e->kids[1], *vs = e->kids[2];
     st_scan_form p;
-    st_scan_form_of(s, &p);
+    if (!is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !st_scan_form_of(e->kids[1], &p))
+        return st_no_match(why, "%s", shape);
+    const st_node *s = e->kids[1], *vs = e->kids[2];
     if (!p.fold) p.fold = p.op;
     if (s->type->size != vs->type->size)
         return st_fail(why, (st_loc){0}, "fuse-scan-scatter: the indices and the values have different lengths"), NULL;
