@@ -382,7 +382,9 @@ typedef enum st_prim {
                                 z op x0 op … op x_{i-1}; z the neutral element of op. The
                                 interpreter runs it as it is; every rewrite first makes it the
                                 scan of its input shifted right by one (st_exscans_as_scans in
-                                rewrite/rewrite.h), so every scan rule and codegen take it */
+                                rewrite/rewrite.h), so every scan rule and codegen take it.
+                                Only this plain form: Futhark has no other, and the fused
+                                forms (a fold, a post-function) arise on the scan it becomes */
     ST_PRIM_COUNT
 } st_prim;
 
