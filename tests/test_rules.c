@@ -762,6 +762,24 @@ static const fusion_case FUSION_CASES[] = {
     {"let form", "def main(xs: [N]i32) = let o = xs |> scan(+, 0) in scatter(replicate(N, 0), o, xs)",
      "fuse-scan-scatter", ST_PRIM_COUNT},
     {"a filter in one pass", FILTER, FILTER_IN_ONE_PASS, ST_PRIM_COUNT},
+    /* exscans (scans of their shifted inputs), and arrays read beside a scan */
+    {"exscan of a map", "def main(xs: [N]i32) = xs |> map(x => x * 3 - 1) |> exscan(+, 0)", "fuse-map-scan",
+     ST_PRIM_MAP},
+    {"map of an exscan", "def main(xs: [N]i32) = xs |> exscan(+, 0) |> map(a => a * 2 + 1)",
+     "fuse-scan-map ; fuse-map-scan", ST_PRIM_MAP},
+    {"map of zip(scan of xs, ys)",
+     "def main(xs: [N]i32, ys: [N]f32) = zip(xs |> scan(+, 0), ys) |> map((a, y) => f32(a) * y)", "fuse-scan-map",
+     ST_PRIM_MAP},
+    {"scatter of ys at a scan of xs",
+     "def main(xs: [N]i32, ys: [N]f32) = scatter(replicate(N, 0.0), xs |> map(x => i64(x % 7)) |> scan(max, 0i64), ys)",
+     "fuse-scan-scatter", ST_PRIM_COUNT},
+    {"the compaction of examples/exscan_scatter.strata",
+     "def main(xs: [N]i32) =\n"
+     "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
+     "  let offsets = flags |> exscan(+, 0)\n"
+     "  let idx = zip(flags, offsets) |> map((f, o) => if f == 1 then o else -1)\n"
+     "  in scatter(replicate(N, 0), idx, xs)",
+     "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter)))", ST_PRIM_COUNT},
 };
 enum { NFUSION_CASES = sizeof FUSION_CASES / sizeof *FUSION_CASES };
 
