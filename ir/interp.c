@@ -105,7 +105,10 @@ static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) 
  * operator itself, or with the fold when there is one (the operator is then
  * only what a parallel version combines partial results with); a scan's
  * post-function maps each accumulator and its element to the output. */
+/* keep: every accumulator into *out (a scan), else the last (a reduction);
+ * an exscan keeps each accumulator before its element is folded in */
 static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_value *out) {
+    bool exclusive = n->u.prim == ST_PRIM_EXSCAN;
     uint32_t skip; /* scanLookback is a scan after its sizes */
     st_prim_after_sizes(n->u.prim, &skip);
     uint32_t k = n->nkids - skip;
@@ -123,6 +126,7 @@ static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_v
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark m = st_arena_get_mark(I->a);
         st_value args[2], r;
+        if (exclusive) st_value_store(out, i, &acc);
         args[0] = acc;
         if (!st_value_elem(I->a, xs, i, &args[1], I->err) || !apply(I, step, args, 2, &r)) return false;
         st_value_copy_into(&next, &r);
@@ -130,7 +134,7 @@ static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_v
             args[0] = next;
             if (!apply(I, post, args, 2, &r)) return false;
         }
-        if (keep) st_value_store(out, i, &r);
+        if (keep && !exclusive) st_value_store(out, i, &r);
         st_arena_release(I->a, m);
         st_value t = acc;
         acc = next;
@@ -305,7 +309,8 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
         return map(I, n, &a[1], out);
     case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(I, n, a, false, out);
-    case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: case ST_PRIM_SCAN_LOOKBACK: return fold(I, n, a, true, out);
+    case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_EXSCAN:
+        return fold(I, n, a, true, out);
     case ST_PRIM_SPLIT:
     case ST_PRIM_JOIN: {
         leaf_op r = {I->a, 0, false};

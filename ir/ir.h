@@ -383,6 +383,13 @@ typedef enum st_prim {
                                 coordinate is ignored. lower-opencl (st_flatten_2d) makes it the
                                 1-D one over join(dest) at r*m + c */
     ST_PRIM_SCATTER_2D,      /* scatter_2d(dest, is, vs): likewise, a scatter */
+    ST_PRIM_EXSCAN,          /* exscan(op, z, xs): exclusive, Futhark's: element 0 is z, element i
+                                z op x0 op … op x_{i-1}; z the neutral element of op. The
+                                interpreter runs it as it is; every rewrite first makes it the
+                                scan of its input shifted right by one (st_exscans_as_scans in
+                                rewrite/rewrite.h), so every scan rule and codegen take it.
+                                Only this plain form: Futhark has no other, and the fused
+                                forms (a fold, a post-function) arise on the scan it becomes */
     ST_PRIM_COUNT
 } st_prim;
 

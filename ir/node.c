@@ -441,7 +441,7 @@ bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types,
         params[1] = e;
         *nparams = 2;
         return true;
-    case ST_PRIM_REDUCE: case ST_PRIM_SCAN:
+    case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_EXSCAN:
         params[0] = acc;
         params[1] = arg == 0 ? acc : e; /* the operator combines accumulators; fold and post take elements */
         *result = arg == 2 ? NULL : acc;
@@ -602,7 +602,8 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         if (!fun_takes(a[0]->type, params, 1)) return fun_mismatch(a[0], p, 0, params, 1, err);
         *out = st_type_array(cx, a[1]->type->size, a[0]->type->elem);
         return a[0];
-    case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ: {
+    case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ:
+    case ST_PRIM_EXSCAN: { /* exscan: only (op, z, xs), typed as scan's */
         /* (op, z, xs) | (op, fold, z, xs) | (op, fold, post, z, xs) | Seq: (fold, z, xs) */
         bool seq = p == ST_PRIM_REDUCE_SEQ || p == ST_PRIM_SCAN_SEQ, folding = folding_form(p, n);
         const st_node *xs = a[n - 1];

@@ -38,6 +38,7 @@ static const st_prim_info table[ST_PRIM_COUNT] = {
     [ST_PRIM_SUBHISTOGRAMS] = {"subhistograms", {"ddddfndd"}, false, false, true},
     [ST_PRIM_REDUCE_BY_INDEX_2D] = {"reduce_by_index_2d", {"dfndd"}, false, false, false},
     [ST_PRIM_SCATTER_2D] = {"scatter_2d", {"ddd"}, false, false, false},
+    [ST_PRIM_EXSCAN] = {"exscan", {"fnd"}, false, true, false},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }

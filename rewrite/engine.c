@@ -372,6 +372,9 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
     if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = 0; /* each rewrite has its own budget */
+    /* exscans become scans of their shifted inputs before any rule looks:
+     * every rule then takes them as the scans they are (rewrite.h says why) */
+    if (rw->nest == 0 && !(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;
     rw->nest++;
     const st_node *r = run(rw, s, e, &reason);
     rw->nest--;
@@ -389,11 +392,13 @@ const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_
 /* ---- a composite acts on its node ---- */
 
 /* Is kid i of e an input that a composite must not look into: data, not a
- * function, and more than a name or a literal (which hold nothing to find)? */
+ * function, and more than a name, a literal or a view (which hold nothing
+ * to find; a view hidden would be let-bound back, made memory: an exscan's
+ * shifted input must stay read where the scan reads it)? */
 static bool hides(const st_node *e, uint32_t i) {
     const st_node *k = e->kids[i];
     return st_prim_arg_role(e->u.prim, (int)i, e->nkids) != ST_ARG_FUN && k->kind != ST_NODE_VAR &&
-           k->kind != ST_NODE_LIT;
+           k->kind != ST_NODE_LIT && !st_is_view(k, true);
 }
 
 /* Each hidden input goes back where it was when the result uses it once and

@@ -85,7 +85,9 @@ typedef bool (*st_plugin_register_fn)(st_plugin *plugin, st_err *err);
  *                                with op (a map fused in: scanomap)
  *   scan(op, fold, post, z, xs)  and a post-function: element i's output is
  *                                post(acc_i, x_i) (maposcanomap)
- * fold and post are NULL when absent. */
+ * fold and post are NULL when absent. An exscan never reaches a rule: every
+ * rewrite first makes it the scan of its shifted input (st_exscans_as_scans),
+ * so a rule written for scans takes exclusive scans as they are. */
 typedef struct st_scan_form {
     const st_node *op, *fold, *post, *z, *xs;
 } st_scan_form;

@@ -228,6 +228,27 @@ const st_node *st_subst(st_ctx *cx, const st_node *e, const st_node *var, const 
  * or of a transpose one read of what they view. Same values, never more
  * work. def's sizes write symbolic row lengths (NULL: such joins stay). */
 const st_node *st_fuse_index(st_ctx *cx, const st_def *def, const st_node *e, st_err *err);
+/* z where i == 0, else xs[i - 1]: what comes before element i of a scan
+ * (a block's prefix, an exclusive scan's element). The read is
+ * xs[max(i - 1, 0)], made whatever i is (xs is not empty where an i
+ * exists), and the choice a select after it: a read on one side of a
+ * branch cannot be made early, which keeps a CPU compiler from vectorising
+ * a loop around it. */
+const st_node *st_exclusive_at(st_ctx *cx, const st_node *xs, const st_node *i, const st_node *z,
+                               st_err *err);
+/* e with every exscan(op, z, xs) made the inclusive scan of xs shifted
+ * right by one, z in front:
+ *     scan(op, z, iota(n) |> map(i => z where i == 0, else xs[i - 1]))
+ * (element 0 is z op z = z, z being op's neutral element). The shifted
+ * input is a view (index-fused; xs let-bound first when one element of it
+ * costs more than a read), read where the scan reads its input: no pass and
+ * no buffer of its own. So an exscan is a scan to every rule — the scan
+ * rules, lookback, segmented-scan, the fusions — and to codegen, and none
+ * has a case of its own for it. The look-back scan reads element i - 1 where
+ * the inclusive one reads element i: the carry each element gets is its
+ * exclusive prefix, computed once. st_rewrite does this before it runs a
+ * strategy. def writes symbolic lengths (NULL: constant lengths only). */
+const st_node *st_exscans_as_scans(st_ctx *cx, const st_def *def, const st_node *e, st_err *err);
 /* def with every variable it binds renamed by its place in the program:
  * the first binder of a base name (`blk`, from `blk_3`) in program order
  * takes the base name, the next ones `blk_2`, `blk_3`, …; the def's

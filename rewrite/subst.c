@@ -347,3 +347,79 @@ const st_def *st_def_canonical(st_ctx *cx, const st_def *def, st_err *err) {
     d->body = body;
     return d;
 }
+
+/* ---- exclusive scans as scans of a shifted input ---- */
+
+const st_node *st_exclusive_at(st_ctx *cx, const st_node *xs, const st_node *i, const st_node *z,
+                               st_err *err) {
+    const st_node *one = st_lit_int(cx, ST_I64, 1), *zero = st_lit_int(cx, ST_I64, 0);
+    const st_node *prev = st_binary(cx, ST_OP_SUB, i, one, err);
+    const st_node *before_i = prev ? st_binary(cx, ST_OP_MAX, prev, zero, err) : NULL;
+    const st_node *read = before_i ? st_prim_node(cx, ST_PRIM_GET, 2, (const st_node *[]){before_i, xs}, err) : NULL;
+    const st_node *p = read ? st_fresh_var(cx, "before", read->type) : NULL;
+    const st_node *first = p ? st_binary(cx, ST_OP_EQ, i, zero, err) : NULL;
+    const st_node *pick = first ? st_if(cx, first, z, p, err) : NULL;
+    return pick ? st_let(cx, 1, &p, read, pick, err) : NULL;
+}
+
+typedef struct exscans {
+    st_ctx *cx;
+    const st_def *def;
+    memo done; /* node -> its rewrite */
+    st_err *err;
+} exscans;
+
+/* exscan(op, z, xs) as the scan of xs shifted right (st_exscans_as_scans) */
+static const st_node *shifted_scan(exscans *x, const st_node *e) {
+    st_ctx *cx = x->cx;
+    const st_node *op = e->kids[0], *z = e->kids[1], *xs = e->kids[2];
+    const st_size *n = xs->type->size;
+    int64_t len;
+    const st_node *n_e = st_size_is_const(n, &len) ? st_lit_int(cx, ST_I64, len)
+                         : x->def                  ? st_size_expr(cx, x->def, n, x->err)
+                                                   : (st_fail_internal(x->err, "an exscan of a symbolic length outside a def"), NULL);
+    const st_node *i = n_e ? st_fresh_var(cx, "i", st_type_scalar(cx, ST_I64)) : NULL;
+    const st_node *item = i ? st_exclusive_at(cx, xs, i, z, x->err) : NULL;
+    if (item) item = st_fuse_index(cx, x->def, item, x->err);
+    const st_node *input = NULL;
+    if (item && xs->kind != ST_NODE_VAR && !st_is_view_scalar(item)) {
+        /* an element of xs costs more than a read (xs is a scan, a
+         * reduction's rows): xs is computed once, into memory */
+        const char *name = st_fresh_name(cx, "input");
+        input = name ? st_let_var(cx, name, xs) : NULL;
+        item = input ? st_exclusive_at(cx, input, i, z, x->err) : NULL;
+    }
+    const st_node *f = item ? st_lambda(cx, 1, &i, item, x->err) : NULL;
+    const st_node *idx = f ? st_prim_node(cx, ST_PRIM_IOTA, 1, &n_e, x->err) : NULL;
+    const st_node *shifted = idx ? st_prim_node(cx, ST_PRIM_MAP, 2, (const st_node *[]){f, idx}, x->err) : NULL;
+    const st_node *scan = shifted ? st_prim_node(cx, ST_PRIM_SCAN, 3, (const st_node *[]){op, z, shifted}, x->err) : NULL;
+    if (!scan && x->err->kind != ST_ERR_INTERNAL) { /* the exscan typed, so its scan must: a bug here */
+        char inner[sizeof x->err->message];
+        snprintf(inner, sizeof inner, "%s", x->err->message);
+        st_fail_internal(x->err, "an exscan as a scan: %s", inner);
+    }
+    return scan && input ? st_let(cx, 1, &input, xs, scan, x->err) : scan;
+}
+
+static const st_node *desugar(exscans *x, const st_node *e) {
+    if (!e || e->nkids == 0) return e;
+    uintptr_t v;
+    if (memo_get(&x->done, e, &v)) return (const st_node *)v;
+    const st_node *kids[64];
+    if (e->nkids > 64) return st_fail_internal(x->err, "a node with more than 64 children"), NULL;
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (!(kids[i] = desugar(x, e->kids[i]))) return NULL;
+    const st_node *r = st_rebuild(x->cx, e, kids, x->err);
+    if (r && r->kind == ST_NODE_PRIM && r->u.prim == ST_PRIM_EXSCAN) r = shifted_scan(x, r);
+    if (r && !memo_put(&x->done, e, (uintptr_t)r)) return st_fail_internal(x->err, "out of memory"), NULL;
+    return r;
+}
+
+const st_node *st_exscans_as_scans(st_ctx *cx, const st_def *def, const st_node *e, st_err *err) {
+    st_err inner = {0};
+    exscans x = {.cx = cx, .def = def, .err = &inner};
+    const st_node *r = desugar(&x, e);
+    memo_free(&x.done);
+    if (!r && err) *err = inner;
+    return r;
+}

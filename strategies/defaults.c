@@ -10,7 +10,9 @@
  * producers into their consumers, wherever a rule's condition allows
  * (used once, not inside a lambda): a map into the scan that reads it, the
  * scan's map into its post-function, a scatter into the scan of its indices
- * — so a filter is one pass — and maps into maps and reductions. */
+ * — so a filter is one pass, and so is a compaction through an exscan of
+ * flags (its scatter's indices) — and maps into maps and reductions. An
+ * exscan is a scan here (st_exscans_as_scans): every step takes it. */
 #define FUSION                                                                                               \
     "try(each(any, try(fuse-map-map))) ; try(each(any, try(fuse-map-scan))) ; "                              \
     "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter))) ; "                         \

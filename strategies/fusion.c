@@ -217,6 +217,8 @@ static const st_node *fuse_scan_scan(st_rw *rw, const st_node *e, const int64_t 
 
 /* ---- scan into map and scatter ---- */
 
+static bool is_scan(const st_node *n) { return is_prim(n, ST_PRIM_SCAN); }
+
 /* a scan of any form without a post-function, as the 5-argument form needs:
  * op, fold (the operator when there is none), z, xs */
 static bool scan_for_post(const st_node *s, st_scan_form *p) {
@@ -225,9 +227,24 @@ static bool scan_for_post(const st_node *s, st_scan_form *p) {
     return true;
 }
 
-/* map(g, S), map(g, zip(S, xs)) or map(g, zip(xs, S)) with S a scan of xs */
+/* The scan p made to read zip(p.xs, ys) as well: its fold takes the first
+ * component, *pair the element of the zip (so that a post-function reads
+ * an element of ys as pair.1). How a consumer fuses with a scan when it
+ * reads another array beside the scan's output: the scan of an exscan's
+ * shifted input zipped with the flags it shifts, in the compaction idiom. */
+static const st_node *zipped_with(st_build *b, st_scan_form *p, const st_node *ys, const st_node **pair) {
+    const st_node *data = ST_PRIM(b, ST_PRIM_ZIP, p->xs, ys);
+    const st_node *acc = st_b_var(b, "acc", p->z->type), *q = st_b_var(b, "q", st_elem_of(data));
+    p->fold = ST_LAMBDA(b, ST_CALL(b, p->fold, acc, st_b_proj(b, q, 0)), acc, q);
+    p->xs = data;
+    *pair = data ? st_b_var(b, "q", data->type->elem) : NULL;
+    return data;
+}
+
+/* map(g, S), map(g, zip(S, ys)) or map(g, zip(ys, S)) with S a scan: ys the
+ * scan's input itself, or another array of its length (read beside it) */
 static const st_node *scan_map(st_rw *rw, const st_node *e, st_err *why) {
-    const char *shape = "fuse-scan-map needs a map of a scan, or of a scan zipped with its own input";
+    const char *shape = "fuse-scan-map needs a map of a scan, or of a scan zipped with another array";
     if (!is_map(e)) return st_no_match(why, "%s", shape);
     const st_node *g = e->kids[0], *d = e->kids[1];
     st_scan_form p;
@@ -235,12 +252,19 @@ static const st_node *scan_map(st_rw *rw, const st_node *e, st_err *why) {
     if (!scan_for_post(d, &p)) {
         if (!is_prim(d, ST_PRIM_ZIP) || d->nkids != 2) return st_no_match(why, "%s", shape);
         for (int k = 0; k < 2 && scan_at < 0; k++)
-            if (scan_for_post(d->kids[k], &p) && d->kids[1 - k] == p.xs) scan_at = k;
+            if (scan_for_post(d->kids[k], &p) && !is_scan(d->kids[1 - k])) scan_at = k;
         if (scan_at < 0) return st_no_match(why, "%s", shape);
     }
     st_build B = st_build_of(rw, why), *b = &B;
-    const st_node *acc = st_b_var(b, "acc", p.z->type), *x = st_b_var(b, "x", st_elem_of(p.xs));
-    const st_node *value = scan_at < 0 ? ST_CALL(b, g, acc) : scan_at == 0 ? ST_CALL(b, g, ST_TUPLE(b, acc, x)) : ST_CALL(b, g, ST_TUPLE(b, x, acc));
+    const st_node *acc = st_b_var(b, "acc", p.z->type), *x = NULL, *other = NULL;
+    if (scan_at < 0 || d->kids[1 - scan_at] == p.xs) {
+        x = st_b_var(b, "x", st_elem_of(p.xs));
+        other = x;
+    } else { /* another array: the scan reads it too */
+        zipped_with(b, &p, d->kids[1 - scan_at], &x);
+        other = st_b_proj(b, x, 1);
+    }
+    const st_node *value = scan_at < 0 ? ST_CALL(b, g, acc) : scan_at == 0 ? ST_CALL(b, g, ST_TUPLE(b, acc, other)) : ST_CALL(b, g, ST_TUPLE(b, other, acc));
     return ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, value, acc, x), p.z, p.xs);
 }
 
@@ -250,27 +274,35 @@ static bool feeds_map_output(const st_node *c, const st_node *v) {
     return d == v || (is_prim(d, ST_PRIM_ZIP) && d->nkids == 2 && (d->kids[0] == v || d->kids[1] == v));
 }
 
-static bool is_scan(const st_node *n) { return is_prim(n, ST_PRIM_SCAN); }
-
 static const st_node *fuse_scan_map(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
     if (e->kind == ST_NODE_LET) return fuse_let(rw, "fuse-scan-map", e, is_scan, "scan", "map", feeds_map_output, scan_map, why);
     return scan_map(rw, e, why);
 }
 
-/* scatter(dest, S, xs) with S a scan (any form) of xs: the scan's post-function
- * makes the (index, value) pairs, scatter(dest, S') writes them */
+/* scatter(dest, S, vs) with S a scan (any form): the scan's post-function
+ * makes the (index, value) pairs, scatter(dest, S') writes them; values
+ * other than the scan's input are read beside it (zipped_with) */
 static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
-    const char *shape = "fuse-scan-scatter needs scatter(dest, is, vs) whose indices are a scan of the values";
-    if (!is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !is_scan(e->kids[1])) return st_no_match(why, "%s", shape);
+    const char *shape = "fuse-scan-scatter needs scatter(dest, is, vs) whose indices are a scan";
+    st_scan_form p;
+    if (!is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !st_scan_form_of(e->kids[1], &p))
+        return st_no_match(why, "%s", shape);
     const st_node *s = e->kids[1], *vs = e->kids[2];
-    uint32_t n = s->nkids;
-    if (s->kids[n - 1] != vs) return st_no_match(why, "%s", shape);
-    const st_node *op = s->kids[0], *fold = n >= 4 ? s->kids[1] : op, *post = n == 5 ? s->kids[2] : NULL, *z = s->kids[n - 2];
+    if (!p.fold) p.fold = p.op;
+    if (s->type->size != vs->type->size)
+        return st_fail(why, (st_loc){0}, "fuse-scan-scatter: the indices and the values have different lengths"), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
-    const st_node *acc = st_b_var(b, "acc", z->type), *x = st_b_var(b, "x", st_elem_of(vs));
-    const st_node *index = post ? ST_CALL(b, post, acc, x) : acc;
-    const st_node *pairs = ST_PRIM(b, ST_PRIM_SCAN, op, fold, ST_LAMBDA(b, ST_TUPLE(b, index, x), acc, x), z, vs);
+    const st_node *acc = st_b_var(b, "acc", p.z->type), *x, *elem, *value;
+    if (p.xs == vs) {
+        x = elem = value = st_b_var(b, "x", st_elem_of(vs));
+    } else {
+        zipped_with(b, &p, vs, &x);
+        elem = st_b_proj(b, x, 0);
+        value = st_b_proj(b, x, 1);
+    }
+    const st_node *index = p.post ? ST_CALL(b, p.post, acc, elem) : acc;
+    const st_node *pairs = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, ST_TUPLE(b, index, value), acc, x), p.z, p.xs);
     return ST_PRIM(b, ST_PRIM_SCATTER, e->kids[0], pairs);
 }
 
@@ -302,9 +334,11 @@ static const st_rule fusion_rules[] = {
            "consecutive lets; the second does not read the first; equal lengths; no post-functions yet", fuse_scan_scan),
     FUSION("fuse-scan-map",
            "a map of a scan's output (zipped with the scan's input or not) into the scan's post-function (maposcanomap)",
-           "the scan's result is used once, by the map, not inside a lambda; the scan has no post-function yet", fuse_scan_map),
-    FUSION("fuse-scan-scatter", "a scatter whose indices are a scan of its values into the scan: scatter(dest, pairs)",
-           "the scan's result is used once, as the indices, not inside a lambda; the values are the scan's input",
+           "the scan's result is used once, by the map, not inside a lambda; the scan has no post-function yet; an array "
+           "zipped beside the scan's output (not another scan) is read by the scan beside its input (an exscan's flags)", fuse_scan_map),
+    FUSION("fuse-scan-scatter", "a scatter whose indices are a scan into the scan: scatter(dest, pairs)",
+           "the scan's result is used once, as the indices, not inside a lambda; the values are the scan's input, or "
+           "another array of its length that the scan reads beside its input (the compaction: an exscan of flags)",
            fuse_scan_scatter),
 };
 

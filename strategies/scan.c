@@ -7,7 +7,9 @@
  * (z for the first block, else the inclusive prefix of the previous one).
  *
  * Every rule takes every form of scan: plain, with a fold (scanomap) and with
- * a post-function (maposcanomap). Block-local work folds elements with the
+ * a post-function (maposcanomap), and exscans, which every rewrite first
+ * makes scans of their shifted inputs (st_exscans_as_scans): one place
+ * that knows exclusivity, rather than a variant of every rule. Block-local work folds elements with the
  * fold; partial results combine with the operator; the post-function runs
  * once, where the final accumulator of an element is known.
  *
@@ -34,17 +36,12 @@ static const st_node *finish(st_build *b, const st_scan_form *p, const st_node *
     return p->post ? ST_CALL(b, p->post, acc, x) : acc;
 }
 
-/* z for i == 0, else prefixes[i - 1]: what comes before block i. The read
- * is prefixes[max(i - 1, 0)], made whatever i is (prefixes is not empty
- * where a block i exists), and the choice a select after it: a read on one
- * side of a branch cannot be made early, which keeps a CPU compiler from
- * vectorising a loop around it (the propagation reads the prefixes of
- * nested parallel-scan levels through one another, a read per level). */
+/* z for i == 0, else prefixes[i - 1]: what comes before block i
+ * (st_exclusive_at, which exscans are made of too) */
 static const st_node *exclusive(st_build *b, const st_node *prefixes, const st_node *i, const st_node *z) {
-    const st_node *before = st_b_binop(b, ST_OP_MAX, st_b_binop(b, ST_OP_SUB, i, st_b_i64(b, 1)), st_b_i64(b, 0));
-    const st_node *read = ST_PRIM(b, ST_PRIM_GET, before, prefixes);
-    const st_node *p = read ? st_b_var(b, "before", read->type) : NULL;
-    return st_b_let(b, p, read, st_b_if(b, st_b_binop(b, ST_OP_EQ, i, st_b_i64(b, 0)), z, p));
+    if (!prefixes || !i || !z) return NULL;
+    st_err e = {0};
+    return st_b_check(b, st_exclusive_at(b->cx, prefixes, i, z, &e), &e);
 }
 
 /* accs mapped through the post-function with the elements xs (if any) */
@@ -223,7 +220,7 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     const st_node *i = st_b_var(b, "i", st_type_scalar(cx, ST_I64));
     const st_node *xs = p.xs, *input = NULL;
     const st_node *x = fused(b, ST_PRIM(b, ST_PRIM_GET, i, xs));
-    if (x && !st_is_view(x, true)) {
+    if (x && !st_is_view(x, true) && !st_is_view_scalar(x)) { /* scalar lets: an exscan's shifted input */
         /* one element of the input costs more than a read (it is an element
          * of a scan, a reduction): the input is computed once, into memory */
         input = st_b_bound(b, "input", p.xs);
@@ -390,7 +387,8 @@ static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *
 static const st_rule rule_scan_then_propagate = {
     .name = "scan-then-propagate",
     .summary = "scan blocks of BS on their own, scan the block totals, add each block's prefix (listing 4)",
-    .conditions = "the scan's length is a multiple of BS (from the sizes and the where clause)",
+    .conditions = "the scan's length is a multiple of BS (from the sizes and the where clause); every scan rule takes an "
+                  "exscan (strata makes it the scan of its input shifted by one, a view)",
     .origin = "built-in",
     .nparams = 1,
     .params = {BS_PARAM},

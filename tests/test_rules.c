@@ -617,6 +617,40 @@ START_TEST(scan_rule_preserves_results) {
 }
 END_TEST
 
+/* One scan rule on the exclusive scan of every subject (exscan, made the
+ * scan of its shifted input before the rule runs): the interpreter's exscan
+ * before, the rewritten program after, and again parsed back. */
+START_TEST(scan_rule_preserves_exscan_results) {
+    const scan_case *c = &SCAN_CASES[_i];
+    faults f = {0};
+    int64_t lengths[16];
+    int nlengths = lengths_for(c, lengths);
+    for (int s = 0; s < NSUBJECTS; s++) {
+        const subject *sj = &SUBJECTS[s];
+        if (!strncmp(c->strategy, "lookback", 8) && strstr(sj->params, "][")) continue; /* rows: refused */
+        const char *label = text_of("%s on the exscan of %s", c->strategy, sj->name);
+        const char *where = c->multiple > 1 && !c->fixed ? text_of(" where N %% %lld == 0", (long long)c->multiple) : "";
+        const char *src = text_of("def main(%s)%s =\n  %s |> exscan(%s, %s)\n", with_length(sj->params, c->fixed),
+                                  where, sj->input, sj->op, sj->z);
+        const st_program *p = parse_noted(&f, label, src);
+        if (!p) continue;
+        const st_def *d = entry_of(p);
+        const st_def *now = rewrite_noted(&f, label, d, c->strategy);
+        if (!now) continue;
+        if (count_prim(now->body, ST_PRIM_EXSCAN))
+            fault(&f, "%s: an exscan is left after the rewrite", label);
+        const double tol = c->reassociates ? F32_TOL : 0;
+        const uint64_t seed = (uint64_t)_i * 1000 + (uint64_t)s * 10 + 7;
+        same_results_noted(&f, label, d, now, lengths, nlengths, tol, seed);
+        const st_def *back = reparse_noted(&f, label, p, d, now);
+        if (back)
+            same_results_noted(&f, text_of("%s, parsed back", label), d, back, lengths, nlengths < 3 ? nlengths : 3,
+                               tol, seed);
+    }
+    no_faults(&f);
+}
+END_TEST
+
 /* The divisibility rules refuse lengths they cannot prove they divide:
  * no fact, a weaker fact, a constant that is not a multiple. */
 START_TEST(scan_rule_refuses_lengths_it_cannot_divide) {
@@ -728,6 +762,24 @@ static const fusion_case FUSION_CASES[] = {
     {"let form", "def main(xs: [N]i32) = let o = xs |> scan(+, 0) in scatter(replicate(N, 0), o, xs)",
      "fuse-scan-scatter", ST_PRIM_COUNT},
     {"a filter in one pass", FILTER, FILTER_IN_ONE_PASS, ST_PRIM_COUNT},
+    /* exscans (scans of their shifted inputs), and arrays read beside a scan */
+    {"exscan of a map", "def main(xs: [N]i32) = xs |> map(x => x * 3 - 1) |> exscan(+, 0)", "fuse-map-scan",
+     ST_PRIM_MAP},
+    {"map of an exscan", "def main(xs: [N]i32) = xs |> exscan(+, 0) |> map(a => a * 2 + 1)",
+     "fuse-scan-map ; fuse-map-scan", ST_PRIM_MAP},
+    {"map of zip(scan of xs, ys)",
+     "def main(xs: [N]i32, ys: [N]f32) = zip(xs |> scan(+, 0), ys) |> map((a, y) => f32(a) * y)", "fuse-scan-map",
+     ST_PRIM_MAP},
+    {"scatter of ys at a scan of xs",
+     "def main(xs: [N]i32, ys: [N]f32) = scatter(replicate(N, 0.0), xs |> map(x => i64(x % 7)) |> scan(max, 0i64), ys)",
+     "fuse-scan-scatter", ST_PRIM_COUNT},
+    {"the compaction of examples/exscan_scatter.strata",
+     "def main(xs: [N]i32) =\n"
+     "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
+     "  let offsets = flags |> exscan(+, 0)\n"
+     "  let idx = zip(flags, offsets) |> map((f, o) => if f == 1 then o else -1)\n"
+     "  in scatter(replicate(N, 0), idx, xs)",
+     "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter)))", ST_PRIM_COUNT},
 };
 enum { NFUSION_CASES = sizeof FUSION_CASES / sizeof *FUSION_CASES };
 
@@ -830,13 +882,14 @@ END_TEST
 /* The example programs: the scan rules wherever their scan is, and every
  * fusion rule anywhere it applies (refusing is fine there). */
 START_TEST(examples_keep_their_results) {
-    static const char *const scanned[] = {"prefix_sum", "advanced", "filter", "linear_recurrence"};
+    static const char *const scanned[] = {"prefix_sum", "advanced", "filter", "linear_recurrence", "exscan_scatter"};
     static const char *const scan_rules[] = {
         "first(scan, parallel-scan(BS=16, BF=2, TD=2))", "first(scan, parallel-scan(BS=256, BF=2, SE=4))",
         "first(scan, pad-scan(BS=7))", "first(scan, sequential-scan)"};
     /* (not histogram: its H is a parameter used as a size, which random
      * inputs do not bind) */
-    static const char *const all[] = {"prefix_sum", "advanced", "filter", "linear_recurrence", "dot", "block_sums"};
+    static const char *const all[] = {"prefix_sum", "advanced", "filter", "linear_recurrence", "dot", "block_sums",
+                                      "exscan_scatter"};
     static const char *const fusions[] = {"fuse-map-map", "fuse-map-scan", "fuse-map-reduce", "fuse-scan-scan",
                                           "fuse-scan-map", "fuse-scan-scatter"};
     faults f = {0};
@@ -1664,6 +1717,7 @@ int main(void) {
     } groups[] = {
         {"scan rules", {scan_rule_preserves_results}, NSCAN_CASES},
         {"scan rule lengths", {scan_rule_refuses_lengths_it_cannot_divide}, NSCAN_CASES},
+        {"scan rules on exscans", {scan_rule_preserves_exscan_results}, NSCAN_CASES},
         {"fusion", {fusion_preserves_results}, NFUSION_CASES},
         {"index fusion", {index_fusion_preserves_results}, NINDEX_CASES},
         {"padding", {pad_scan_reads_its_input_as_a_view, let_read_element_wise_is_inlined}, 0},
