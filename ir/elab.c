@@ -121,22 +121,18 @@ static const st_node *int_literal(elab *e, const ast *a, const st_type *hint) {
     if (a->has_suffix) k = a->suffix;
     else if (hint && st_type_is_int(hint)) k = hint->scalar;
     uint64_t max_pos, max_neg;
-    switch (k) {
-    case ST_I32: max_pos = INT32_MAX; max_neg = (uint64_t)INT32_MAX + 1; break;
-    case ST_I64: max_pos = INT64_MAX; max_neg = (uint64_t)INT64_MAX + 1; break;
-    case ST_U32: max_pos = UINT32_MAX; max_neg = 0; break;
-    default: max_pos = UINT64_MAX; max_neg = 0; break;
-    }
+    st_scalar_int_limits(k, &max_pos, &max_neg);
     if (a->magnitude > (a->negative ? max_neg : max_pos)) {
-        st_fail(e->err, a->loc, "%s%llu does not fit in %s", a->negative ? "-" : "",
-                (unsigned long long)a->magnitude, st_scalar_name(k));
+        st_buf range = {0};
+        st_scalar_range_text(k, &range);
+        st_fail(e->err, a->loc, "%s%llu does not fit in %s (%s)", a->negative ? "-" : "",
+                (unsigned long long)a->magnitude, st_scalar_name(k), range.data ? range.data : "");
+        st_buf_free(&range);
         return NULL;
     }
     uint64_t bits = a->negative ? 0 - a->magnitude : a->magnitude;
-    st_scalar v = {.u64 = bits};
-    if (k == ST_I32) v.i32 = (int32_t)(int64_t)bits;
-    if (k == ST_U32) v = (st_scalar){.u32 = (uint32_t)bits};
-    return st_lit(e->cx, k, v);
+    /* the bits truncated to k's width: a conversion from u64 does exactly that */
+    return st_lit(e->cx, k, st_scalar_convert(k, ST_U64, (st_scalar){.u64 = bits}));
 }
 
 static const st_node *float_literal(elab *e, const ast *a, const st_type *hint) {
