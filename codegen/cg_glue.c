@@ -9,7 +9,8 @@
 
 static const char *const host_ctype[ST_SCALAR_KIND_COUNT] = {
     [ST_BOOL] = "unsigned char", [ST_I32] = "int", [ST_U32] = "unsigned int", [ST_I64] = "long",
-    [ST_U64] = "unsigned long", [ST_F32] = "float", [ST_F64] = "double"};
+    [ST_U64] = "unsigned long", [ST_F32] = "float", [ST_F64] = "double", [ST_I8] = "signed char",
+    [ST_U8] = "unsigned char", [ST_I16] = "short", [ST_U16] = "unsigned short"};
 
 static const char *shape_name(cg_shape s) {
     return s == CG_SHAPE_SINGLE ? "one work-item" : s == CG_SHAPE_GLB ? "mapGlb" : s == CG_SHAPE_WRG ? "mapWrg"
