@@ -176,7 +176,10 @@ const char *cg_prelude(void) {
            "ST_DIVMOD_NARROW(schar)\n"
            "ST_DIVMOD_NARROW(uchar)\n"
            "ST_DIVMOD_NARROW(short)\n"
-           "ST_DIVMOD_NARROW(ushort)\n";
+           "ST_DIVMOD_NARROW(ushort)\n"
+           "/* where byte `off` of a 32-bit word starts, for SIZE bytes at it */\n"
+           "#if defined(__ENDIAN_LITTLE__) || defined(__CUDACC__)\n#define ST_BYTE_SHIFT(off, size) ((off) * 8u)\n"
+           "#else\n#define ST_BYTE_SHIFT(off, size) ((4u - (size) - (off)) * 8u)\n#endif\n";
 }
 
 /* ---- sizes ---- */
