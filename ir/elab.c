@@ -305,8 +305,33 @@ static const st_node *lambda(elab *e, const ast *a, const st_type *const *params
     return n ? n : relocate(e, &inner, a->loc, NULL, 0);
 }
 
+/* A type's name as a function is its conversion: map(i64, pixels) is
+ * map(x => i64(x), pixels), which is how it prints. */
+static const st_node *conversion_fn(elab *e, st_scalar_kind k, st_loc loc, const st_type *const *params, int np,
+                                    const char *prim) {
+    if (np != 1)
+        return st_fail(e->err, loc, "%s passes %d arguments to the conversion %s, which takes one number", prim, np,
+                       st_scalar_name(k)), NULL;
+    if (params[0]->kind != ST_TYPE_SCALAR) {
+        st_buf t = {0};
+        st_type_print(params[0], &t);
+        st_fail(e->err, loc, "%s passes %s to the conversion %s, which takes one number", prim, t.data ? t.data : "?",
+                st_scalar_name(k));
+        st_buf_free(&t);
+        return NULL;
+    }
+    const st_node *x = st_var(e->cx, st_fresh_name(e->cx, "x"), params[0], NULL);
+    st_err inner = {0};
+    const st_node *body = x ? st_conv(e->cx, k, x, &inner) : NULL;
+    const st_node *n = body ? st_lambda(e->cx, 1, &x, body, &inner) : NULL;
+    return n ? n : relocate(e, &inner, loc, NULL, 0);
+}
+
 static const st_node *function(elab *e, const ast *a, const st_type *const *params, int np,
                                const st_type *result_hint, const char *prim) {
+    st_scalar_kind k;
+    if (a->kind == A_NAME && !lookup(e, a->name) && st_scalar_from_name(a->name, strlen(a->name), &k))
+        return conversion_fn(e, k, a->loc, params, np, prim);
     if (a->kind == A_LAMBDA) return lambda(e, a, params, np, result_hint, prim);
     if (a->kind == A_OPREF) return opfn(e, a->binop, a->loc, params, np, prim);
     if (a->kind == A_NAME && !lookup(e, a->name) && (!strcmp(a->name, "min") || !strcmp(a->name, "max")))

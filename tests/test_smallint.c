@@ -3,8 +3,8 @@
  * OpenCL's (run on the device), against C computed here (C's integer
  * promotion, then the result cast back to the type; shifts modulo the
  * width); conversions; `.npy` files of each dtype through `strata eval`;
- * the u8 image histogram (examples/image_histogram.strata), a u16 scan, an
- * i8 reduction and histograms whose buckets are u8 and u16 through
+ * the u8 image histogram (examples/image_histogram.strata), u16 and i8
+ * scans, i8 reductions and histograms whose buckets are u8 and u16 through
  * `strata run` under no strategy, the default and each rule that applies,
  * at N = 1, 7, 1000 and 1000003, against C; and the located errors. */
 #include "run_strata.h"
@@ -427,23 +427,34 @@ static const char *const SCAN_STRATEGIES[] = {
     "first(scan, lookback(M=16, WG=32, LOAD=direct))",
 };
 
-START_TEST(u16_scan_equals_c) {
+/* a u16 sum and an i8 one (signed: the wrap-around of + on a signed type) */
+START_TEST(small_scans_equal_c) {
     int64_t n = SIZES[_i];
     cli c;
     cli_open(&c, "smallint-scan");
-    const char *prog = cli_file(&c, "scan", "def main(xs: [N]u16): [N]u16 =\n  xs |> scan(+, 0u16)\n");
+    const char *u16_prog = cli_file(&c, "scan16", "def main(xs: [N]u16): [N]u16 =\n  xs |> scan(+, 0u16)\n");
+    const char *i8_prog = cli_file(&c, "scan8", "def main(xs: [N]i8): [N]i8 =\n  xs |> scan(+, 0i8)\n");
     uint16_t *xs = st_arena_alloc(ar, (size_t)n * 2), *want = st_arena_alloc(ar, (size_t)n * 2);
+    int8_t *bs = st_arena_alloc(ar, (size_t)n), *want8 = st_arena_alloc(ar, (size_t)n);
     uint64_t s = (uint64_t)n + 3;
     uint16_t acc = 0;
+    int8_t acc8 = 0;
     for (int64_t i = 0; i < n; i++) {
         xs[i] = (uint16_t)next(&s);
         acc = (uint16_t)(acc + xs[i]);
         want[i] = acc;
+        bs[i] = (int8_t)next(&s);
+        acc8 = (int8_t)(acc8 + bs[i]);
+        want8[i] = acc8;
     }
     const char *a = arena_text(c.a, "xs=%s", npy_of(&c, "xs", ST_U16, n, xs));
+    const char *a8 = arena_text(c.a, "xs=%s", npy_of(&c, "bs", ST_I8, n, bs));
     for (size_t k = 0; k < sizeof SCAN_STRATEGIES / sizeof *SCAN_STRATEGIES; k++) {
-        st_value got = run_result(&c, prog, SCAN_STRATEGIES[k], a, NULL, 0);
-        same_bytes(&got, ST_U16, n, want, arena_text(c.a, "N=%lld, %s", (long long)n, name_of(SCAN_STRATEGIES[k])));
+        const char *what = arena_text(c.a, "N=%lld, %s", (long long)n, name_of(SCAN_STRATEGIES[k]));
+        st_value got = run_result(&c, u16_prog, SCAN_STRATEGIES[k], a, NULL, 0);
+        same_bytes(&got, ST_U16, n, want, arena_text(c.a, "u16 %s", what));
+        got = run_result(&c, i8_prog, SCAN_STRATEGIES[k], a8, NULL, 0);
+        same_bytes(&got, ST_I8, n, want8, arena_text(c.a, "i8 %s", what));
     }
     cli_close(&c);
 }
@@ -505,6 +516,25 @@ START_TEST(mixed_types_and_bad_suffixes) {
 }
 END_TEST
 
+/* a type's name as a function is its conversion */
+START_TEST(conversion_as_a_function) {
+    uint8_t px[5] = {0, 1, 200, 255, 1};
+    st_value args[1] = {array_of(ST_U8, 5, px, ar)};
+    st_value r = eval_ok(cx, ar, "def main(img: [N]u8): [256]u32 =\n"
+                                 "  reduce_by_index(replicate(256, 0u32), +, 0u32, map(i64, img), replicate(N, 1u32))\n",
+                         args, 1);
+    const uint32_t *h = r.u.a.data;
+    ck_assert_uint_eq(h[0], 1);
+    ck_assert_uint_eq(h[1], 2);
+    ck_assert_uint_eq(h[200], 1);
+    ck_assert_uint_eq(h[255], 1);
+    ck_assert_error(cx, "def main(img: [N]u8) =\n  map(i64, zip(img, img))\n", 2, 7,
+                    "map passes (u8, u8) to the conversion i64, which takes one number");
+    ck_assert_error(cx, "def main(img: [N]u8) = reduce(u8, 0u8, img)\n", 1, 31,
+                    "reduce passes 2 arguments to the conversion u8");
+}
+END_TEST
+
 /* an input file of another dtype is refused, naming the file and the parameter */
 START_TEST(input_of_another_dtype) {
     cli c;
@@ -553,6 +583,7 @@ int main(void) {
     tcase_add_test(t, constants_and_conversions);
     tcase_add_test(t, division_by_zero_is_an_error);
     tcase_add_test(t, print_round_trip);
+    tcase_add_test(t, conversion_as_a_function);
     suite_add_tcase(s, t);
     TCase *e = tcase_create("errors");
     tcase_add_checked_fixture(e, setup, teardown);
@@ -568,7 +599,7 @@ int main(void) {
     tcase_add_test(d, npy_round_trip_through_eval);
     tcase_add_loop_test(d, image_histogram_equals_c, 0, 4);
     tcase_add_loop_test(d, small_buckets_equal_c, 0, 4);
-    tcase_add_loop_test(d, u16_scan_equals_c, 0, 4);
+    tcase_add_loop_test(d, small_scans_equal_c, 0, 4);
     tcase_add_loop_test(d, i8_reduce_equals_c, 0, 4);
     suite_add_tcase(s, d);
     return run_suite(s);
