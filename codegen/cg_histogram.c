@@ -83,9 +83,14 @@ static const char *space_name(cg_space s) { return s == CG_LOCAL ? "__local" : "
 /* A compare-and-swap on an 8- or 16-bit bucket: on the aligned 32-bit word
  * that holds it, the other bytes put back as they were read (a neighbour's
  * update in between fails the swap, which then tries again). The bucket
- * never straddles two words: it is aligned to its own size. Buffers and
- * local arrays of such buckets are rounded up to whole words (cg_glue.c,
- * local_count), so the word stays inside them. */
+ * never straddles two words: it is aligned to its own size. Temporary
+ * buffers and local arrays of such buckets are rounded up to whole words
+ * (cg_glue.c, add_local), so the word stays inside them. The output (the
+ * first global subhistogram) is the caller's: its last word may reach up
+ * to 3 bytes past its end, which strata's runtime allocates as part of the
+ * guard region after every output (runtime.c) and the swap writes back
+ * unchanged; a program calling exported glue allocates such an output in
+ * whole 32-bit words. */
 static void narrow_cas(cg *g, const hist *h, const cg_mem *m, const char *addr, const cg_value *v) {
     st_scalar_kind k = m->kind;
     const char *sp = space_name(m->space), *t = cg_ctype(g, h->t);
