@@ -75,6 +75,7 @@ demo() {
     for prog in examples/*.strata; do
         local sizes=(--size N=1000000)
         case $prog in
+            *image_histogram*) ;;
             *histogram*) sizes+=(--input H=16) ;;
             *radix_step*) sizes+=(--input B=3) ;;
             *block_sums*) sizes=(--size N=1048576) ;;

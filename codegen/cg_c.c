@@ -11,7 +11,17 @@
 
 static const char *const scalar_ctype[ST_SCALAR_KIND_COUNT] = {
     [ST_BOOL] = "bool", [ST_I32] = "int", [ST_U32] = "uint", [ST_I64] = "long",
-    [ST_U64] = "ulong", [ST_F32] = "float", [ST_F64] = "double"};
+    [ST_U64] = "ulong", [ST_F32] = "float", [ST_F64] = "double", [ST_I8] = "schar",
+    [ST_U8] = "uchar", [ST_I16] = "short", [ST_U16] = "ushort"};
+
+/* i8 is `schar` (the prelude's signed char: OpenCL's `char` is signed, CUDA's
+ * follows the host), but OpenCL's built-ins name it `char`: convert_char_sat */
+static const char *builtin_name(st_scalar_kind k) { return k == ST_I8 ? "char" : scalar_ctype[k]; }
+
+/* 8- and 16-bit integers: C promotes them to int before any operator, so
+ * an operator's result is cast back to the type (that is the wrap-around);
+ * + - * << are done on uint, where ushort * ushort cannot overflow. */
+static bool narrow(st_scalar_kind k) { return k >= ST_I8; }
 
 /* OpenCL keeps bool out of buffers and kernel arguments: one byte there. */
 const char *cg_mem_ctype(st_scalar_kind k) { return k == ST_BOOL ? "uchar" : scalar_ctype[k]; }
@@ -56,6 +66,10 @@ const char *cg_literal(cg *g, st_scalar_kind k, st_scalar v) {
     case ST_U32: return cg_str(g, "%" PRIu32 "u", v.u32);
     case ST_I64: return v.i64 == INT64_MIN ? "(-9223372036854775807L - 1L)" : v.i64 < 0 ? cg_str(g, "(%" PRId64 "L)", v.i64) : cg_str(g, "%" PRId64 "L", v.i64);
     case ST_U64: return cg_str(g, "%" PRIu64 "UL", v.u64);
+    case ST_I8: case ST_U8: case ST_I16: case ST_U16: {
+        int64_t x = (int64_t)st_scalar_as_f64(k, v);
+        return cg_str(g, x < 0 ? "((%s)(%" PRId64 "))" : "((%s)%" PRId64 ")", scalar_ctype[k], x);
+    }
     case ST_F32:
     case ST_F64: {
         double d = k == ST_F32 ? v.f32 : v.f64;
@@ -78,8 +92,26 @@ static const char *const c_op[ST_BINOP_COUNT] = {
     [ST_OP_GE] = ">=", [ST_OP_AND] = "&&", [ST_OP_OR] = "||", [ST_OP_BAND] = "&",
     [ST_OP_BOR] = "|", [ST_OP_BXOR] = "^", [ST_OP_SHL] = "<<", [ST_OP_SHR] = ">>"};
 
+static const char *narrow_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const char *b) {
+    const char *t = scalar_ctype[k];
+    int mask = (int)st_scalar_size(k) * 8 - 1;
+    switch (op) {
+    case ST_OP_MIN: case ST_OP_MAX:
+        return cg_str(g, "((%s)%s(%s, %s))", t, op == ST_OP_MIN ? "min" : "max", a, b);
+    case ST_OP_DIV: case ST_OP_MOD:
+        return cg_str(g, "st_%s_%s(%s, %s)", op == ST_OP_DIV ? "div" : "mod", t, a, b);
+    case ST_OP_ADD: case ST_OP_SUB: case ST_OP_MUL: case ST_OP_BAND: case ST_OP_BOR: case ST_OP_BXOR:
+        return cg_str(g, "((%s)((uint)%s %s (uint)%s))", t, a, c_op[op], b);
+    case ST_OP_SHL: return cg_str(g, "((%s)((uint)%s << (%s & %d)))", t, a, b, mask);
+    case ST_OP_SHR: /* an int keeps the sign for an arithmetic shift, a uint zero-fills */
+        return cg_str(g, "((%s)((%s)%s >> (%s & %d)))", t, st_scalar_is_signed(k) ? "int" : "uint", a, b, mask);
+    default: return cg_str(g, "(%s %s %s)", a, c_op[op], b); /* comparisons: promoted values compare alike */
+    }
+}
+
 const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const char *b) {
     bool fl = st_scalar_is_float(k);
+    if (narrow(k)) return narrow_binop(g, op, k, a, b);
     switch (op) {
     case ST_OP_MIN: return cg_str(g, "%s(%s, %s)", fl ? "fmin" : "min", a, b);
     case ST_OP_MAX: return cg_str(g, "%s(%s, %s)", fl ? "fmax" : "max", a, b);
@@ -102,6 +134,7 @@ const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const 
 
 const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a) {
     if (op == ST_OP_NEG && (k == ST_I32 || k == ST_I64)) return cg_str(g, "st_neg_%s(%s)", scalar_ctype[k], a);
+    if (op == ST_OP_NEG && narrow(k)) return cg_str(g, "((%s)(0u - (uint)%s))", scalar_ctype[k], a);
     return cg_str(g, op == ST_OP_NOT ? "(!%s)" : "(-%s)", a);
 }
 
@@ -110,7 +143,7 @@ const char *cg_conv(cg *g, st_scalar_kind to, st_scalar_kind from, const char *a
     if (to == ST_F64) g->uses_f64 = true;
     if (to == ST_BOOL) return cg_str(g, "(%s != 0)", a);
     if (st_scalar_is_float(from) && !st_scalar_is_float(to))
-        return cg_str(g, "convert_%s_sat(%s)", scalar_ctype[to], a);
+        return cg_str(g, "convert_%s_sat(%s)", builtin_name(to), a);
     return cg_str(g, "((%s)%s)", scalar_ctype[to], a);
 }
 
@@ -133,7 +166,20 @@ const char *cg_prelude(void) {
            "static inline uint st_div_uint(uint a, uint b) { return b == 0 ? 0 : a / b; }\n"
            "static inline uint st_mod_uint(uint a, uint b) { return b == 0 ? 0 : a % b; }\n"
            "static inline ulong st_div_ulong(ulong a, ulong b) { return b == 0 ? 0 : a / b; }\n"
-           "static inline ulong st_mod_ulong(ulong a, ulong b) { return b == 0 ? 0 : a % b; }\n";
+           "static inline ulong st_mod_ulong(ulong a, ulong b) { return b == 0 ? 0 : a % b; }\n"
+           "/* 8- and 16-bit integers: i8 is schar, signed in OpenCL C and in CUDA alike */\n"
+           "#ifdef __CUDACC__\ntypedef signed char schar;\n#else\ntypedef char schar;\n#endif\n"
+           "/* promoted to int, MIN / -1 does not trap, and the cast back wraps it */\n"
+           "#define ST_DIVMOD_NARROW(T)                                                      \\\n"
+           "    static inline T st_div_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \\\n"
+           "    static inline T st_mod_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }\n"
+           "ST_DIVMOD_NARROW(schar)\n"
+           "ST_DIVMOD_NARROW(uchar)\n"
+           "ST_DIVMOD_NARROW(short)\n"
+           "ST_DIVMOD_NARROW(ushort)\n"
+           "/* where byte `off` of a 32-bit word starts, for SIZE bytes at it */\n"
+           "#if defined(__ENDIAN_LITTLE__) || defined(__CUDACC__)\n#define ST_BYTE_SHIFT(off, size) ((off) * 8u)\n"
+           "#else\n#define ST_BYTE_SHIFT(off, size) ((4u - (size) - (off)) * 8u)\n#endif\n";
 }
 
 /* ---- sizes ---- */

@@ -9,7 +9,8 @@
 
 static const char *const host_ctype[ST_SCALAR_KIND_COUNT] = {
     [ST_BOOL] = "unsigned char", [ST_I32] = "int", [ST_U32] = "unsigned int", [ST_I64] = "long",
-    [ST_U64] = "unsigned long", [ST_F32] = "float", [ST_F64] = "double"};
+    [ST_U64] = "unsigned long", [ST_F32] = "float", [ST_F64] = "double", [ST_I8] = "signed char",
+    [ST_U8] = "unsigned char", [ST_I16] = "short", [ST_U16] = "unsigned short"};
 
 static const char *shape_name(cg_shape s) {
     return s == CG_SHAPE_SINGLE ? "one work-item" : s == CG_SHAPE_GLB ? "mapGlb" : s == CG_SHAPE_WRG ? "mapWrg"
@@ -519,12 +520,14 @@ const char *cg_glue(cg *g) {
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
         if (b->role != CG_BUF_TEMP) continue;
-        st_buf_printf(&out, "    bytes = %zu * (size_t)(%s);\n"
+        st_buf_printf(&out, "    bytes = %zu * (size_t)(%s);\n%s"
                             "    %s = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);\n"
                             "    if (err != CL_SUCCESS) {\n"
                             "        snprintf(msg, msgcap, \"allocating %%lu bytes for %s\", (unsigned long)bytes);\n"
                             "        goto done;\n    }\n",
-                      st_scalar_size(b->kind), b->count_c ? b->count_c : cg_size(g, b->count), b->name, b->name);
+                      st_scalar_size(b->kind), b->count_c ? b->count_c : cg_size(g, b->count),
+                      /* whole 32-bit words, which a compare-and-swap on a small bucket takes (cg_histogram.c) */
+                      st_scalar_size(b->kind) < 4 ? "    bytes = (bytes + 3) / 4 * 4;\n" : "", b->name, b->name);
     }
     cg_fault_zero(g, &out);
     st_buf_puts(&out, "\n");

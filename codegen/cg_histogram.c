@@ -75,8 +75,42 @@ static const char *hw_name(st_binop b) {
 }
 
 static bool wide(st_scalar_kind k) { return k == ST_I64 || k == ST_U64 || k == ST_F64; }
+/* 8- and 16-bit buckets, which no atomic of OpenCL's takes */
+static bool narrow(st_scalar_kind k) { return st_scalar_is_int(k) && st_scalar_size(k) < 4; }
 
 static const char *space_name(cg_space s) { return s == CG_LOCAL ? "__local" : "__global"; }
+
+/* A compare-and-swap on an 8- or 16-bit bucket: on the aligned 32-bit word
+ * that holds it, the other bytes put back as they were read (a neighbour's
+ * update in between fails the swap, which then tries again). The bucket
+ * never straddles two words: it is aligned to its own size. Temporary
+ * buffers and local arrays of such buckets are rounded up to whole words
+ * (cg_glue.c, add_local), so the word stays inside them. The output (the
+ * first global subhistogram) is the caller's: its last word may reach up
+ * to 3 bytes past its end, which strata's runtime allocates as part of the
+ * guard region after every output (runtime.c) and the swap writes back
+ * unchanged; a program calling exported glue allocates such an output in
+ * whole 32-bit words. */
+static void narrow_cas(cg *g, const hist *h, const cg_mem *m, const char *addr, const cg_value *v) {
+    st_scalar_kind k = m->kind;
+    const char *sp = space_name(m->space), *t = cg_ctype(g, h->t);
+    const char *ut = st_scalar_size(k) == 1 ? "uchar" : "ushort";
+    cg_open(g, "{");
+    cg_line(g, "const size_t hs_a = (size_t)(%s), hs_off = hs_a & 3;", addr);
+    cg_line(g, "volatile %s uint *hs_p = (volatile %s uint *)(hs_a - hs_off);", sp, sp);
+    cg_line(g, "const uint hs_sh = ST_BYTE_SHIFT((uint)hs_off, %zuu), hs_mask = (uint)(%s)~0u << hs_sh;",
+            st_scalar_size(k), ut);
+    cg_line(g, "uint hs_old = *hs_p, hs_seen;");
+    cg_open(g, "do {");
+    cg_line(g, "hs_seen = hs_old;");
+    cg_value args[2] = {cg_scalar(h->t, cg_str(g, "((%s)(%s)(hs_seen >> hs_sh))", t, ut)), *v};
+    cg_value r = cg_apply(g, h->op, 2, args, h->env);
+    r = cg_materialize(g, &r);
+    cg_line(g, "hs_old = atomic_cmpxchg(hs_p, hs_seen, (hs_seen & ~hs_mask) | ((uint)(%s)%s << hs_sh));", ut, r.c);
+    g->indent--;
+    cg_line(g, "} while (hs_old != hs_seen);");
+    cg_close(g);
+}
 
 /* op(bucket, v) into the bucket: element `at` of place, whose lock (XCHG)
  * is element `lock_at` of locks. */
@@ -91,6 +125,10 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
         const char *addr = cg_str(g, "&%s[%s]", m->base, m->offset);
         if (h->atomic == ST_HIST_ADD) {
             cg_line(g, "%s_%s(%s, %s);", wide(k) ? "atom" : "atomic", hw_name(h->hw), addr, v->c);
+            return;
+        }
+        if (narrow(k)) {
+            narrow_cas(g, h, m, addr, v);
             return;
         }
         const char *word = wide(k) ? "ulong" : "uint";
@@ -217,7 +255,11 @@ static void each_leaf(cg *g, const cg_place *p, const char *count_c, void (*fn)(
 
 static void size_buffer(cg *g, const cg_mem *m, const char *count_c) { g->buffers[m->buffer].count_c = count_c; }
 
-static void add_local(cg *g, const cg_mem *m, const char *count_c) { cg_add_local_c(g, m->base, m->kind, count_c); }
+/* narrow buckets: whole 32-bit words of them (narrow_cas) */
+static void add_local(cg *g, const cg_mem *m, const char *count_c) {
+    if (narrow(m->kind)) count_c = cg_str(g, "((%s + 3) / 4 * 4)", count_c);
+    cg_add_local_c(g, m->base, m->kind, count_c);
+}
 
 /* The glue's choices, made when the program runs: codegen/hist_plan.c,
  * which the glue carries, fills the plan; its fields become glue values
@@ -414,7 +456,7 @@ void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place
         return;
     }
     if (h.atomic == ST_HIST_CAS && !st_hist_cas_fits(h.t)) {
-        cg_fail(g, e, "subhistograms: a compare-and-swap needs one 32- or 64-bit number");
+        cg_fail(g, e, "subhistograms: a compare-and-swap needs one number");
         return;
     }
     h.v = cg_name(g, "hist");

@@ -770,6 +770,9 @@ static void vector_scan_store(cg *g, const lookback *lb, const cg_place *p, cons
     int64_t k = chains_of(lb), w = lanes_of(lb), run = lb->m / k;
     if (scatter || lb->post || lb->fold || lb->elem != lb->acc || !commutative_op(lb, &b) || run % w || p->tuple)
         return;
+    /* 8- and 16-bit numbers: OpenCL has no vector of i8 by strata's name
+     * (schar), and the scalar loop is what casts results back */
+    if (st_scalar_size(lb->acc->scalar) < 4) return;
     cg_value xs = cg_thread_value(g, lb->xs, lb->env);
     if (xs.kind != CG_ARRAY || xs.view->kind != CG_V_MEM) return;
     const char *in_off = contiguous(&xs.view->mem), *out_off = contiguous(&p->mem);

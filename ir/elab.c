@@ -121,22 +121,18 @@ static const st_node *int_literal(elab *e, const ast *a, const st_type *hint) {
     if (a->has_suffix) k = a->suffix;
     else if (hint && st_type_is_int(hint)) k = hint->scalar;
     uint64_t max_pos, max_neg;
-    switch (k) {
-    case ST_I32: max_pos = INT32_MAX; max_neg = (uint64_t)INT32_MAX + 1; break;
-    case ST_I64: max_pos = INT64_MAX; max_neg = (uint64_t)INT64_MAX + 1; break;
-    case ST_U32: max_pos = UINT32_MAX; max_neg = 0; break;
-    default: max_pos = UINT64_MAX; max_neg = 0; break;
-    }
+    st_scalar_int_limits(k, &max_pos, &max_neg);
     if (a->magnitude > (a->negative ? max_neg : max_pos)) {
-        st_fail(e->err, a->loc, "%s%llu does not fit in %s", a->negative ? "-" : "",
-                (unsigned long long)a->magnitude, st_scalar_name(k));
+        st_buf range = {0};
+        st_scalar_range_text(k, &range);
+        st_fail(e->err, a->loc, "%s%llu does not fit in %s (%s)", a->negative ? "-" : "",
+                (unsigned long long)a->magnitude, st_scalar_name(k), range.data ? range.data : "");
+        st_buf_free(&range);
         return NULL;
     }
     uint64_t bits = a->negative ? 0 - a->magnitude : a->magnitude;
-    st_scalar v = {.u64 = bits};
-    if (k == ST_I32) v.i32 = (int32_t)(int64_t)bits;
-    if (k == ST_U32) v = (st_scalar){.u32 = (uint32_t)bits};
-    return st_lit(e->cx, k, v);
+    /* the bits truncated to k's width: a conversion from u64 does exactly that */
+    return st_lit(e->cx, k, st_scalar_convert(k, ST_U64, (st_scalar){.u64 = bits}));
 }
 
 static const st_node *float_literal(elab *e, const ast *a, const st_type *hint) {
@@ -309,8 +305,33 @@ static const st_node *lambda(elab *e, const ast *a, const st_type *const *params
     return n ? n : relocate(e, &inner, a->loc, NULL, 0);
 }
 
+/* A type's name as a function is its conversion: map(i64, pixels) is
+ * map(x => i64(x), pixels), which is how it prints. */
+static const st_node *conversion_fn(elab *e, st_scalar_kind k, st_loc loc, const st_type *const *params, int np,
+                                    const char *prim) {
+    if (np != 1)
+        return st_fail(e->err, loc, "%s passes %d arguments to the conversion %s, which takes one number", prim, np,
+                       st_scalar_name(k)), NULL;
+    if (params[0]->kind != ST_TYPE_SCALAR) {
+        st_buf t = {0};
+        st_type_print(params[0], &t);
+        st_fail(e->err, loc, "%s passes %s to the conversion %s, which takes one number", prim, t.data ? t.data : "?",
+                st_scalar_name(k));
+        st_buf_free(&t);
+        return NULL;
+    }
+    const st_node *x = st_var(e->cx, st_fresh_name(e->cx, "x"), params[0], NULL);
+    st_err inner = {0};
+    const st_node *body = x ? st_conv(e->cx, k, x, &inner) : NULL;
+    const st_node *n = body ? st_lambda(e->cx, 1, &x, body, &inner) : NULL;
+    return n ? n : relocate(e, &inner, loc, NULL, 0);
+}
+
 static const st_node *function(elab *e, const ast *a, const st_type *const *params, int np,
                                const st_type *result_hint, const char *prim) {
+    st_scalar_kind k;
+    if (a->kind == A_NAME && !lookup(e, a->name) && st_scalar_from_name(a->name, strlen(a->name), &k))
+        return conversion_fn(e, k, a->loc, params, np, prim);
     if (a->kind == A_LAMBDA) return lambda(e, a, params, np, result_hint, prim);
     if (a->kind == A_OPREF) return opfn(e, a->binop, a->loc, params, np, prim);
     if (a->kind == A_NAME && !lookup(e, a->name) && (!strcmp(a->name, "min") || !strcmp(a->name, "max")))

@@ -174,11 +174,20 @@ typedef enum st_scalar_kind {
     ST_U64,
     ST_F32,
     ST_F64,
+    /* the narrow integers come last, so the kinds above keep their numbers */
+    ST_I8,
+    ST_U8,
+    ST_I16,
+    ST_U16,
     ST_SCALAR_KIND_COUNT
 } st_scalar_kind;
 
 typedef union st_scalar {
     bool b;
+    int8_t i8;
+    uint8_t u8;
+    int16_t i16;
+    uint16_t u16;
     int32_t i32;
     uint32_t u32;
     int64_t i64;
@@ -191,9 +200,14 @@ typedef union st_scalar {
 const char *st_scalar_name(st_scalar_kind k);       /* "f32" */
 bool st_scalar_from_name(const char *name, size_t len, st_scalar_kind *out);
 size_t st_scalar_size(st_scalar_kind k);             /* bytes: 1 for bool */
-bool st_scalar_is_int(st_scalar_kind k);             /* i32 u32 i64 u64 */
+bool st_scalar_is_int(st_scalar_kind k);             /* i8 u8 i16 u16 i32 u32 i64 u64 */
 bool st_scalar_is_signed(st_scalar_kind k);
 bool st_scalar_is_float(st_scalar_kind k);
+/* An integer kind's range as magnitudes: the largest value, and the largest
+ * magnitude of a negative value (0 for an unsigned kind). */
+void st_scalar_int_limits(st_scalar_kind k, uint64_t *max_pos, uint64_t *max_neg);
+/* "0 to 255", "-128 to 127": for messages about values that do not fit */
+void st_scalar_range_text(st_scalar_kind k, st_buf *out);
 /* Reads a scalar from text ("42", "-1", "2.5", "true"); fails with a message
  * naming `what` when the text is not a value of kind k. */
 bool st_scalar_parse(st_scalar_kind k, const char *text, const char *what, st_scalar *out,

@@ -63,7 +63,7 @@ static bool lex_number(lexer *lx, token *t, bool after_dot, st_err *err) {
         while (q < n && (is_alpha(s[q]) || is_digit(s[q]))) q++;
         st_scalar_kind k;
         if (after_dot || !st_scalar_from_name(s + p, q - p, &k) || k == ST_BOOL)
-            return st_fail(err, here(lx, p), "`%.*s` cannot follow a number; a literal's suffix is one of i32 u32 i64 u64 f32 f64",
+            return st_fail(err, here(lx, p), "`%.*s` cannot follow a number; a literal's suffix is one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64",
                            (int)(q - p), s + p);
         if (is_float && st_scalar_is_int(k))
             return st_fail(err, here(lx, p), "the literal `%.*s` has a fraction or exponent, so it cannot be %s",

@@ -528,7 +528,7 @@ static const st_node *type_hist(st_ctx *cx, uint32_t n, const st_node *const *a,
                                "the hardware adds, takes min and max, and ands, ors and xors 32- and 64-bit integers",
                        type_name(t).s);
     if (v[2] == ST_HIST_CAS && !st_hist_cas_fits(t))
-        return fail_at(err, 2, "subhistograms' ATOMIC is 2 (compare-and-swap), which needs one 32- or 64-bit "
+        return fail_at(err, 2, "subhistograms' ATOMIC is 2 (compare-and-swap), which needs one "
                                "number, but the values are %s; a lock (3) takes any",
                        type_name(t).s);
     return a[0];

@@ -18,10 +18,12 @@ static const struct {
     const char *code;
     st_scalar_kind kind;
 } dtypes[] = {{"b1", ST_BOOL}, {"i4", ST_I32}, {"u4", ST_U32}, {"i8", ST_I64},
-              {"u8", ST_U64},  {"f4", ST_F32}, {"f8", ST_F64}};
+              {"u8", ST_U64},  {"f4", ST_F32}, {"f8", ST_F64}, {"i1", ST_I8},
+              {"u1", ST_U8},   {"i2", ST_I16}, {"u2", ST_U16}};
 
 const char *st_npy_dtype(st_scalar_kind k) {
-    static const char *const names[ST_SCALAR_KIND_COUNT] = {"|b1", "<i4", "<u4", "<i8", "<u8", "<f4", "<f8"};
+    static const char *const names[ST_SCALAR_KIND_COUNT] = {"|b1", "<i4", "<u4", "<i8", "<u8", "<f4",
+                                                             "<f8", "|i1", "|u1", "<i2", "<u2"};
     return names[k];
 }
 
@@ -142,11 +144,11 @@ static bool parse_header(const char *what, const unsigned char *bytes, size_t le
             }
         if (!known) {
             const char *name = numpy_name(code);
-            st_fail(err, (st_loc){what, 0, 0}, "holds %s values (dtype '%c%s'); strata reads bool, int32, uint32, int64, uint64, float32 and float64",
+            st_fail(err, (st_loc){what, 0, 0}, "holds %s values (dtype '%c%s'); strata reads bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float32 and float64",
                     name ? name : "unsupported", order, code);
             goto done;
         }
-        if (order == '>' && strcmp(code, "b1")) {
+        if (order == '>' && st_scalar_size(h->kind) > 1) { /* one byte has no order */
             st_fail(err, (st_loc){what, 0, 0}, "is big-endian (dtype '>%s'); save it little-endian, e.g. with arr.astype('<%s')", code, code);
             goto done;
         }

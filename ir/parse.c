@@ -163,12 +163,9 @@ static ast *type_constant(parser *p, const token *type_tok, st_scalar_kind k) {
         bool max = !strcmp(what, "max");
         a->has_suffix = true;
         a->suffix = k;
-        switch (k) {
-        case ST_I32: a->magnitude = max ? INT32_MAX : (uint64_t)INT32_MAX + 1; break;
-        case ST_I64: a->magnitude = max ? INT64_MAX : (uint64_t)INT64_MAX + 1; break;
-        case ST_U32: a->magnitude = max ? UINT32_MAX : 0; break;
-        default: a->magnitude = max ? UINT64_MAX : 0; break;
-        }
+        uint64_t max_pos, max_neg;
+        st_scalar_int_limits(k, &max_pos, &max_neg);
+        a->magnitude = max ? max_pos : max_neg;
         a->negative = !max && st_scalar_is_signed(k) ;
         return a;
     }

@@ -90,7 +90,7 @@ static void literal(const st_node *n, const st_type *hint, st_buf *out) {
 static bool is_negative_literal(const st_node *n) {
     if (n->kind != ST_NODE_LIT) return false;
     st_scalar_kind k = n->type->scalar;
-    return (k == ST_I32 && n->u.lit.i32 < 0) || (k == ST_I64 && n->u.lit.i64 < 0) ||
+    return (st_scalar_is_int(k) && st_scalar_is_signed(k) && st_scalar_as_f64(k, n->u.lit) < 0) ||
            (k == ST_F32 && signbit(n->u.lit.f32)) || (k == ST_F64 && signbit(n->u.lit.f64));
 }
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[ST_SCALAR_KIND_COUNT] = {"bool", "i32", "u32", "i64",
-                                                        "u64",  "f32", "f64"};
-static const size_t sizes[ST_SCALAR_KIND_COUNT] = {1, 4, 4, 8, 8, 4, 8};
+static const char *const names[ST_SCALAR_KIND_COUNT] = {"bool", "i32", "u32", "i64", "u64", "f32",
+                                                        "f64",  "i8",  "u8",  "i16", "u16"};
+static const size_t sizes[ST_SCALAR_KIND_COUNT] = {1, 4, 4, 8, 8, 4, 8, 1, 1, 2, 2};
 
 const char *st_scalar_name(st_scalar_kind k) { return names[k]; }
 size_t st_scalar_size(st_scalar_kind k) { return sizes[k]; }
@@ -21,14 +21,31 @@ bool st_scalar_from_name(const char *name, size_t len, st_scalar_kind *out) {
     return false;
 }
 
-bool st_scalar_is_int(st_scalar_kind k) { return k >= ST_I32 && k <= ST_U64; }
-bool st_scalar_is_signed(st_scalar_kind k) { return k == ST_I32 || k == ST_I64; }
+bool st_scalar_is_int(st_scalar_kind k) { return (k >= ST_I32 && k <= ST_U64) || k >= ST_I8; }
+bool st_scalar_is_signed(st_scalar_kind k) { return k == ST_I32 || k == ST_I64 || k == ST_I8 || k == ST_I16; }
+
+/* bits of an integer kind */
+static int bits_of(st_scalar_kind k) { return (int)sizes[k] * 8; }
+
+void st_scalar_int_limits(st_scalar_kind k, uint64_t *max_pos, uint64_t *max_neg) {
+    int w = bits_of(k);
+    uint64_t all = w == 64 ? UINT64_MAX : ((uint64_t)1 << w) - 1;
+    if (st_scalar_is_signed(k)) {
+        *max_pos = all >> 1;
+        *max_neg = (all >> 1) + 1;
+    } else {
+        *max_pos = all;
+        *max_neg = 0;
+    }
+}
 bool st_scalar_is_float(st_scalar_kind k) { return k == ST_F32 || k == ST_F64; }
 
 st_scalar st_scalar_load(st_scalar_kind k, const void *p) {
     st_scalar v = {.bits = 0};
     switch (k) {
     case ST_BOOL: v.b = *(const unsigned char *)p != 0; break;
+    case ST_I8: case ST_U8: memcpy(&v, p, 1); break;
+    case ST_I16: case ST_U16: memcpy(&v, p, 2); break;
     case ST_I32: case ST_U32: case ST_F32: memcpy(&v, p, 4); break;
     default: memcpy(&v, p, 8); break;
     }
@@ -38,6 +55,8 @@ st_scalar st_scalar_load(st_scalar_kind k, const void *p) {
 void st_scalar_store(st_scalar_kind k, void *p, st_scalar v) {
     switch (k) {
     case ST_BOOL: *(unsigned char *)p = v.b ? 1 : 0; break;
+    case ST_I8: case ST_U8: memcpy(p, &v, 1); break;
+    case ST_I16: case ST_U16: memcpy(p, &v, 2); break;
     case ST_I32: case ST_U32: case ST_F32: memcpy(p, &v, 4); break;
     default: memcpy(p, &v, 8); break;
     }
@@ -48,6 +67,10 @@ void st_scalar_store(st_scalar_kind k, void *p, st_scalar v) {
 double st_scalar_as_f64(st_scalar_kind k, st_scalar v) {
     switch (k) {
     case ST_BOOL: return v.b;
+    case ST_I8: return v.i8;
+    case ST_U8: return v.u8;
+    case ST_I16: return v.i16;
+    case ST_U16: return v.u16;
     case ST_I32: return v.i32;
     case ST_U32: return v.u32;
     case ST_I64: return (double)v.i64;
@@ -60,6 +83,10 @@ double st_scalar_as_f64(st_scalar_kind k, st_scalar v) {
 bool st_scalar_as_i64(st_scalar_kind k, st_scalar v, int64_t *out) {
     switch (k) {
     case ST_BOOL: *out = v.b; return true;
+    case ST_I8: *out = v.i8; return true;
+    case ST_U8: *out = v.u8; return true;
+    case ST_I16: *out = v.i16; return true;
+    case ST_U16: *out = v.u16; return true;
     case ST_I32: *out = v.i32; return true;
     case ST_U32: *out = v.u32; return true;
     case ST_I64: *out = v.i64; return true;
@@ -77,6 +104,10 @@ bool st_scalar_as_i64(st_scalar_kind k, st_scalar v, int64_t *out) {
 static uint64_t int_bits(st_scalar_kind k, st_scalar v) {
     switch (k) {
     case ST_BOOL: return v.b;
+    case ST_I8: return (uint64_t)(int64_t)v.i8;
+    case ST_U8: return v.u8;
+    case ST_I16: return (uint64_t)(int64_t)v.i16;
+    case ST_U16: return v.u16;
     case ST_I32: return (uint64_t)(int64_t)v.i32;
     case ST_U32: return v.u32;
     default: return v.u64;
@@ -87,6 +118,10 @@ static st_scalar from_bits(st_scalar_kind k, uint64_t bits) {
     st_scalar r = {.bits = 0};
     switch (k) {
     case ST_BOOL: r.b = bits != 0; break;
+    case ST_I8: r.i8 = (int8_t)(uint8_t)bits; break;
+    case ST_U8: r.u8 = (uint8_t)bits; break;
+    case ST_I16: r.i16 = (int16_t)(uint16_t)bits; break;
+    case ST_U16: r.u16 = (uint16_t)bits; break;
     case ST_I32: r.i32 = (int32_t)(uint32_t)bits; break;
     case ST_U32: r.u32 = (uint32_t)bits; break;
     case ST_I64: r.i64 = (int64_t)bits; break;
@@ -96,6 +131,12 @@ static st_scalar from_bits(st_scalar_kind k, uint64_t bits) {
 }
 
 static st_scalar float_to_int(st_scalar_kind to, double d) {
+    if (bits_of(to) < 32) { /* every narrow value is exact in a double: saturate, then truncate */
+        uint64_t max_pos, max_neg;
+        st_scalar_int_limits(to, &max_pos, &max_neg);
+        double c = isnan(d) ? 0 : d < -(double)max_neg ? -(double)max_neg : d > (double)max_pos ? (double)max_pos : d;
+        return from_bits(to, (uint64_t)(int64_t)c);
+    }
     double lo, hi; /* hi is the first value past the range */
     switch (to) {
     case ST_I32: lo = -2147483648.0; hi = 2147483648.0; break;
@@ -162,8 +203,6 @@ st_scalar_kind st_binop_result(st_binop op, st_scalar_kind k) {
     }
 }
 
-static int bits_of(st_scalar_kind k) { return k == ST_I32 || k == ST_U32 ? 32 : 64; }
-
 static st_scalar int_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok) {
     uint64_t x = int_bits(k, a), y = int_bits(k, b);
     bool sgn = st_scalar_is_signed(k);
@@ -197,7 +236,7 @@ static st_scalar int_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar
     case ST_OP_SHL: return from_bits(k, x << (y & (uint64_t)(w - 1)));
     case ST_OP_SHR: {
         unsigned s = (unsigned)(y & (uint64_t)(w - 1));
-        if (!sgn) return from_bits(k, (w == 32 ? (x & 0xffffffffu) : x) >> s);
+        if (!sgn) return from_bits(k, x >> s); /* x is zero-extended */
         /* arithmetic shift without relying on implementation-defined >> */
         uint64_t shifted = x >> s;
         if (sx < 0 && s) shifted |= ~(UINT64_MAX >> s);
@@ -291,21 +330,20 @@ bool st_scalar_parse(st_scalar_kind k, const char *text, const char *what, st_sc
     bool neg = *p == '-';
     if (!(*p >= '0' && *p <= '9') && !(neg && p[1] >= '0' && p[1] <= '9'))
         return st_fail(err, (st_loc){0}, "%s: `%s` is not an integer of type %s", what, text, names[k]);
-    if (st_scalar_is_signed(k)) {
-        long long v = strtoll(p, &end, 10);
-        bool range = errno == ERANGE || (k == ST_I32 && (v < INT32_MIN || v > INT32_MAX));
-        if (*end) return st_fail(err, (st_loc){0}, "%s: `%s` is not an integer of type %s", what, text, names[k]);
-        if (range) return st_fail(err, (st_loc){0}, "%s: %s does not fit in %s", what, text, names[k]);
-        if (k == ST_I32) r.i32 = (int32_t)v; else r.i64 = v;
-    } else {
-        if (neg) return st_fail(err, (st_loc){0}, "%s: %s is negative but %s is unsigned", what, text, names[k]);
-        unsigned long long v = strtoull(p, &end, 10);
-        bool range = errno == ERANGE || (k == ST_U32 && v > UINT32_MAX);
-        if (*end) return st_fail(err, (st_loc){0}, "%s: `%s` is not an integer of type %s", what, text, names[k]);
-        if (range) return st_fail(err, (st_loc){0}, "%s: %s does not fit in %s", what, text, names[k]);
-        if (k == ST_U32) r.u32 = (uint32_t)v; else r.u64 = v;
+    if (!st_scalar_is_signed(k) && neg)
+        return st_fail(err, (st_loc){0}, "%s: %s is negative but %s is unsigned", what, text, names[k]);
+    unsigned long long mag = strtoull(neg ? p + 1 : p, &end, 10);
+    if (*end) return st_fail(err, (st_loc){0}, "%s: `%s` is not an integer of type %s", what, text, names[k]);
+    uint64_t max_pos, max_neg;
+    st_scalar_int_limits(k, &max_pos, &max_neg);
+    if (errno == ERANGE || mag > (neg ? max_neg : max_pos)) {
+        st_buf range = {0};
+        st_scalar_range_text(k, &range);
+        st_fail(err, (st_loc){0}, "%s: %s does not fit in %s (%s)", what, text, names[k], range.data ? range.data : "");
+        st_buf_free(&range);
+        return false;
     }
-    *out = r;
+    *out = from_bits(k, neg ? 0 - (uint64_t)mag : (uint64_t)mag);
     return true;
 }
 
@@ -316,6 +354,10 @@ void st_scalar_format(st_scalar_kind k, st_scalar v, st_buf *out) {
     case ST_U32: st_buf_printf(out, "%u", v.u32); return;
     case ST_I64: st_buf_printf(out, "%lld", (long long)v.i64); return;
     case ST_U64: st_buf_printf(out, "%llu", (unsigned long long)v.u64); return;
+    case ST_I8: st_buf_printf(out, "%d", v.i8); return;
+    case ST_U8: st_buf_printf(out, "%u", v.u8); return;
+    case ST_I16: st_buf_printf(out, "%d", v.i16); return;
+    case ST_U16: st_buf_printf(out, "%u", v.u16); return;
     default: break;
     }
     double d = k == ST_F32 ? v.f32 : v.f64;
@@ -329,4 +371,10 @@ void st_scalar_format(st_scalar_kind k, st_scalar v, st_buf *out) {
     }
     st_buf_puts(out, text);
     if (!strpbrk(text, ".e")) st_buf_puts(out, ".0");
+}
+
+void st_scalar_range_text(st_scalar_kind k, st_buf *out) {
+    uint64_t max_pos, max_neg;
+    st_scalar_int_limits(k, &max_pos, &max_neg);
+    st_buf_printf(out, "%s%llu to %llu", max_neg ? "-" : "", (unsigned long long)max_neg, (unsigned long long)max_pos);
 }

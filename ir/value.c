@@ -129,6 +129,10 @@ static st_scalar random_scalar(st_scalar_kind k, uint64_t *state) {
     case ST_U32: v.u32 = (uint32_t)(r % 100); break;
     case ST_I64: v.i64 = (int64_t)(r % 100) - 50; break;
     case ST_U64: v.u64 = r % 100; break;
+    case ST_I8: v.i8 = (int8_t)((int)(r % 100) - 50); break;
+    case ST_U8: v.u8 = (uint8_t)(r % 100); break;
+    case ST_I16: v.i16 = (int16_t)((int)(r % 100) - 50); break;
+    case ST_U16: v.u16 = (uint16_t)(r % 100); break;
     case ST_F32: v.f32 = (float)(r >> 40) / (float)(1 << 24); break;
     default: v.f64 = (double)(r >> 11) / 9007199254740992.0; break;
     }

@@ -104,10 +104,10 @@ static const st_node *subhistograms(st_rw *rw, const st_node *e, const int64_t *
     st_binop b;
     if (atomic == ST_HIST_ADD && !st_hist_hardware_op(op, t, &b))
         return st_fail(why, (st_loc){0}, "subhistogram: ATOMIC=add needs a hardware atomic, and this operator on %s has "
-                                         "none (the hardware adds, takes min and max, ands, ors and xors integers); "
+                                         "none (the hardware adds, takes min and max, ands, ors and xors 32- and 64-bit integers); "
                                          "use cas or xchg", type), NULL;
     if (atomic == ST_HIST_CAS && !st_hist_cas_fits(t))
-        return st_fail(why, (st_loc){0}, "subhistogram: ATOMIC=cas needs values of one 32- or 64-bit number, not %s; "
+        return st_fail(why, (st_loc){0}, "subhistogram: ATOMIC=cas needs values of one number, not %s; "
                                          "use xchg (a lock per bucket)", type), NULL;
     st_build B = st_build_of(rw, why), *bd = &B;
     return ST_PRIM(bd, ST_PRIM_SUBHISTOGRAMS, st_b_count(bd, c), st_b_count(bd, mem), st_b_count(bd, atomic), dest, op,
@@ -138,7 +138,7 @@ static const st_rule rule_subhistogram = {
     .conditions = "a reduce_by_index, or a reduce_by_index_2d (as the 1-D one over its flattened destination at r*m + c), "
                   "at the top level of a def (not inside a map) whose buckets are scalars or tuples "
                   "of scalars and whose operator is associative and commutative; add needs + min max & | ^ on "
-                  "integers, cas one 32- or 64-bit number",
+                  "32- and 64-bit integers, cas one number (8- and 16-bit ones through their 32-bit word)",
     .origin = "built-in",
     .nparams = 3,
     .params = {{.name = "C", .doc = "work-items per subhistogram (left out: H in global memory, min(H, B) in local)",

@@ -3,7 +3,8 @@
  * Any bytes: the parser and type checker must answer with a program or an
  * error, never crash, leak or hang. When a program comes back, printing it
  * and parsing the print must give the same text again and the same nodes:
- * the printer's contract. */
+ * the printer's contract. Seeds: examples/ and tests/fuzz-seeds/parse/ (the
+ * forms no example shows, such as the 8- and 16-bit integers). */
 #include "ir/ir.h"
 
 #include <stdio.h>

@@ -171,6 +171,7 @@ static const plain_case plain_cases[] = {
     {"dot", {"N=0", "N=1", "N=7", "N=1000", "N=65536", "N=1000003"}},
     {"block_sums", {"N=0", "N=256", "N=1024", "N=65536", "N=1000192"}},
     {"histogram", {"N=0 H=0", "N=7 H=0", "N=1 H=1", "N=7 H=3", "N=1000 H=37", "N=65536 H=1000", "N=1000003 H=50"}},
+    {"image_histogram", {"N=0", "N=1", "N=7", "N=1000", "N=1000003"}},
 };
 enum { NPLAIN_CASES = sizeof plain_cases / sizeof *plain_cases };
 
@@ -916,6 +917,10 @@ static const glue_case glue_cases[] = {
     {"block_sums", NULL},
     {"def main(xs: [N]u32, bs: [N]bool, H: i64, b: bool, z: f64) =\n"
      "  (xs |> mapGlb(x => x % 3u32), bs |> mapGlb(c => c != b), replicate(H, z))\n", NULL},
+    /* scalars of 8 and 16 bits: the glue passes each by its own size */
+    {"def main(xs: [N]u8, a: u8, b: i8, c: u16, d: i16) =\n"
+     "  xs |> mapGlb(x => (x + a, i8(x) - b, u16(x) * c, i16(x) / d))\n", NULL},
+    {"image_histogram", NULL},
 };
 enum { NGLUE_CASES = sizeof glue_cases / sizeof *glue_cases };
 

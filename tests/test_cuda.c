@@ -39,6 +39,18 @@ typedef struct program_case {
 #define I64_MAX_SCAN "def main(xs: [N]i64): [N]i64 =\n  xs |> scan(max, -9223372036854775808i64)\n"
 #define BOOL_SCAN "def main(xs: [N]bool): [N]bool =\n  xs |> scan(||, false)\n"
 #define U32_SUM "def main(xs: [N]u32): u32 =\n  xs |> reduce(+, 0u32)\n"
+/* 8- and 16-bit integers: every operator, conversions, and histograms whose
+ * buckets are small (a compare-and-swap on their 32-bit word) */
+#define SMALL_OPS                                                                                     \
+    "def main(xs: [N]u8, ys: [N]i8, zs: [N]u16, ws: [N]i16) =\n"                                    \
+    "  map((x, y, z, w) => (x + x * x - x / 3u8 % 7u8, x << u8(y) >> 1u8 ^ (x & 7u8 | 1u8), -y / y % y,"   \
+    " min(z, 3u16) * z >> 9u16, max(w, -w) << 3i16 >> 1i16, i8(f32(w) * 0.5), u16(f64(x)), u8(z), x < u8(y)),"  \
+    " zip(zip(xs, ys), zip(zs, ws)) |> map(p => (p.0.0, p.0.1, p.1.0, p.1.1)))\n"
+#define U16_SCAN "def main(xs: [N]u16): [N]u16 =\n  xs |> scan(+, 0u16)\n"
+#define I8_MAX "def main(xs: [N]i8): i8 =\n  xs |> reduce(max, i8.min)\n"
+#define U8_BUCKETS "def main(is: [N]u8, vs: [N]u8): [256]u8 =\n  reduce_by_index(replicate(256, 0u8), +, 0u8, is, vs)\n"
+#define I16_BUCKETS                                                                                   \
+    "def main(is: [N]i32, vs: [N]i16, H: i64): [H]i16 =\n  reduce_by_index(replicate(H, 0i16), min, i16.max, is, vs)\n"
 /* an index the kernel checks, recording a fault (codegen/cg_fault.c) */
 #define CHECKED_GET "def main(xs: [N]f32, ks: [M]i64): [M]f32 =\n  ks |> map(k => xs |> get(k))\n"
 
@@ -62,6 +74,17 @@ static const program_case program_cases[] = {
     {"a bool scan", BOOL_SCAN, NULL},
     {"a u32 sum", U32_SUM, NULL},
     {"a checked get", CHECKED_GET, NULL},
+    {"8/16-bit operators", SMALL_OPS, NULL},
+    {"a u16 scan", U16_SCAN, NULL},
+    {"a u16 scan", U16_SCAN, "parallel-scan(BS=256, BF=2, SE=4)"},
+    {"a u16 scan", U16_SCAN, "first(scan, lookback(M=4, WG=64))"},
+    {"an i8 max", I8_MAX, NULL},
+    {"image_histogram", NULL, NULL},
+    {"image_histogram", NULL, "subhistogram(MEM=local, ATOMIC=cas)"},
+    {"u8 buckets", U8_BUCKETS, "subhistogram(MEM=local, ATOMIC=cas)"},
+    {"u8 buckets", U8_BUCKETS, "subhistogram(C=4, MEM=global, ATOMIC=cas)"},
+    {"i16 buckets", I16_BUCKETS, "subhistogram(C=8, MEM=local)"},
+    {"i16 buckets", I16_BUCKETS, "subhistogram(MEM=global, ATOMIC=xchg)"},
 };
 
 static st_code code_of(const char *what, const char *src, const char *strategy) {

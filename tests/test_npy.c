@@ -257,11 +257,17 @@ START_TEST(rank1_every_dtype) {
     uint64_t u64[] = {UINT64_MAX, 0, 1, UINT64_C(1) << 63, 42};
     float f32[] = {1.5f, -0.0f, INFINITY, NAN, 1e-45f};
     double f64[] = {0.1, -INFINITY, NAN, 1e308, 5e-324, -0.0};
+    int8_t i8[] = {INT8_MIN, -1, 0, INT8_MAX};
+    uint8_t u8[] = {0, 1, 200, UINT8_MAX};
+    int16_t i16[] = {INT16_MIN, -300, INT16_MAX};
+    uint16_t u16[] = {UINT16_MAX, 0, 40000};
     st_value vs[] = {
         array_of(ST_BOOL, 4, b, arena), array_of(ST_I32, 4, i32, arena),
         array_of(ST_U32, 3, u32, arena), array_of(ST_I64, 3, i64, arena),
         array_of(ST_U64, 5, u64, arena), array_of(ST_F32, 5, f32, arena),
-        array_of(ST_F64, 6, f64, arena),
+        array_of(ST_F64, 6, f64, arena), array_of(ST_I8, 4, i8, arena),
+        array_of(ST_U8, 4, u8, arena), array_of(ST_I16, 3, i16, arena),
+        array_of(ST_U16, 3, u16, arena),
     };
     const char *dicts[] = {
         "{'descr': '|b1', 'fortran_order': False, 'shape': (4,), }",
@@ -271,6 +277,10 @@ START_TEST(rank1_every_dtype) {
         "{'descr': '<u8', 'fortran_order': False, 'shape': (5,), }",
         "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }",
         "{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }",
+        "{'descr': '|i1', 'fortran_order': False, 'shape': (4,), }",
+        "{'descr': '|u1', 'fortran_order': False, 'shape': (4,), }",
+        "{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }",
+        "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }",
     };
     for (int k = 0; k < ST_SCALAR_KIND_COUNT; k++) {
         char name[32];
@@ -290,6 +300,10 @@ START_TEST(rank0_every_dtype) {
     s[ST_U64].u64 = UINT64_MAX - 1;
     s[ST_F32].f32 = -2.5f;
     s[ST_F64].f64 = 1.0 / 3.0;
+    s[ST_I8].i8 = -128;
+    s[ST_U8].u8 = 255;
+    s[ST_I16].i16 = -12345;
+    s[ST_U16].u16 = 65000;
     for (int k = 0; k < ST_SCALAR_KIND_COUNT; k++) {
         st_value v = scalar_of((st_scalar_kind)k, s[k]);
         char name[32], dict[128];
@@ -593,6 +607,22 @@ START_TEST(big_endian) {
     npy_fails(&f, "'>f4'");
     npy g = build1(">i8", "(0,)", NULL, 0);
     npy_fails(&g, "big-endian");
+    npy h = build1(">i2", "(1,)", xs, 2);
+    npy_fails(&h, "big-endian");
+}
+END_TEST
+
+/* one byte has no order: '>u1' and '<i1' read as '|u1' and '|i1' */
+START_TEST(bytes_any_order) {
+    unsigned char xs[3] = {1, 200, 255};
+    npy f = build1(">u1", "(3,)", xs, 3);
+    st_value v = read_ok(&f);
+    ck_assert_int_eq(v.scalar, ST_U8);
+    ck_assert_mem_eq(v.u.a.data, xs, 3);
+    npy g = build1("<i1", "(3,)", xs, 3);
+    st_value w = read_ok(&g);
+    ck_assert_int_eq(w.scalar, ST_I8);
+    ck_assert_int_eq(((const int8_t *)w.u.a.data)[1], -56);
 }
 END_TEST
 
@@ -610,10 +640,8 @@ START_TEST(unsupported_dtypes) {
     npy f2 = build1("<f2", "(2,)", zeros, 4);
     npy_fails(&f2, "float16");
     npy_fails(&f2, "'<f2'");
-    npy u1 = build1("|u1", "(2,)", zeros, 2);
-    npy_fails(&u1, "uint8");
-    npy i2 = build1("<i2", "(2,)", zeros, 4);
-    npy_fails(&i2, "int16");
+    npy f16 = build1("<f16", "(1,)", zeros, 16);
+    npy_fails(&f16, "unsupported");
     npy c8 = build1("<c8", "(1,)", zeros, 8);
     npy_fails(&c8, "complex64");
     npy str = build1("<U5", "(1,)", zeros, 16);
@@ -702,7 +730,7 @@ int main(void) {
         {"errors",
          {missing_file, directory_not_file, empty_file, wrong_magic, binary_garbage,
           unknown_version, truncated_header, truncated_data, huge_shape_small_file,
-          trailing_bytes, big_endian, fortran_order_2d, unsupported_dtypes, bad_headers,
+          trailing_bytes, big_endian, bytes_any_order, fortran_order_2d, unsupported_dtypes, bad_headers,
           shape_overflow, duplicate_keys}},
     };
     for (size_t g = 0; g < sizeof groups / sizeof *groups; g++) {
