@@ -51,6 +51,8 @@ typedef struct elab {
     uint32_t nbinds;
     bool inlining;
     uint32_t inlined;         /* calls inlined so far in this program, bounded */
+    st_bound *bounds;         /* the checked def's slice bounds left to run time */
+    uint32_t nbounds, capbounds;
 } elab;
 
 static const st_node *expr(elab *e, const ast *a, const st_type *hint);
@@ -704,6 +706,198 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
     return unknown_function(e, a);
 }
 
+/* ---- array literals and slices ----
+ *
+ * Both are index maps, `iota(n) |> map(i => …)`, which every pass already
+ * takes as a view (no memory: codegen reads them as index arithmetic, a
+ * slice as an offset): `xs[a:b]` is `iota(b - a) |> map(i => xs |> get(i +
+ * a))` and `[x, y, z]` is `iota(3) |> map(i => if i < 1 then x else if i <
+ * 2 then y else z)`, a balanced tree of ifs. The printer writes these shapes
+ * back as `xs[a:b]` and `[x, y, z]`. The index variable is named so that
+ * nothing it spans mentions it (the same name for the same parts, so a
+ * printed program reads back to the same IR). */
+
+static bool mentions(const st_node *n, const char *name) {
+    if (n->kind == ST_NODE_VAR) return n->u.name == name;
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (mentions(n->kids[i], name)) return true;
+    return false;
+}
+
+static const st_node *index_var(elab *e, const st_node *const *parts_, uint32_t n) {
+    char buf[32] = "i";
+    for (unsigned k = 1;; k++) {
+        const char *name = st_intern_cstr(e->cx, buf);
+        if (!name) return st_fail_internal(e->err, "out of memory"), NULL;
+        bool used = false;
+        for (uint32_t j = 0; j < n && !used; j++) used = mentions(parts_[j], name);
+        if (!used) return st_var(e->cx, name, st_type_scalar(e->cx, ST_I64), NULL);
+        snprintf(buf, sizeof buf, "i_%u", k);
+    }
+}
+
+static const st_node *index_map(elab *e, const st_node *i, const st_node *body, const st_node *len, st_loc at) {
+    st_err inner = {0};
+    const st_node *f = st_lambda(e->cx, 1, &i, body, &inner);
+    const st_node *iota = f ? st_prim_node(e->cx, ST_PRIM_IOTA, 1, &len, &inner) : NULL;
+    const st_node *args[2] = {f, iota};
+    const st_node *n = iota ? st_prim_node(e->cx, ST_PRIM_MAP, 2, args, &inner) : NULL;
+    return n ? n : relocate(e, &inner, at, NULL, 0);
+}
+
+/* items[lo..hi) chosen by i: the tree the printer reads back (ir/print.c) */
+static const st_node *select_tree(st_ctx *cx, const st_node *i, const st_node *const *items, uint32_t lo, uint32_t hi,
+                                  st_err *err) {
+    if (hi - lo == 1) return items[lo];
+    uint32_t mid = lo + (hi - lo) / 2;
+    const st_node *c = st_binary(cx, ST_OP_LT, i, st_lit_int(cx, ST_I64, mid), err);
+    const st_node *l = c ? select_tree(cx, i, items, lo, mid, err) : NULL;
+    const st_node *r = l ? select_tree(cx, i, items, mid, hi, err) : NULL;
+    return r ? st_if(cx, c, l, r, err) : NULL;
+}
+
+static const st_node *array_literal(elab *e, const ast *a, const st_type *hint) {
+    uint32_t n = a->nkids;
+    const st_type *want = hint && hint->kind == ST_TYPE_ARRAY ? hint->elem : NULL;
+    if (n == 0) {
+        int64_t len;
+        if (!want || want->kind != ST_TYPE_SCALAR || !st_size_is_const(hint->size, &len) || len != 0)
+            return st_fail(e->err, a->loc, "an empty array literal `[]` has no element type here; write replicate(0, 0) (or 0i64, 0.0, …) for an empty array"), NULL;
+        const st_node *args[2] = {st_lit_int(e->cx, ST_I64, 0), st_lit(e->cx, want->scalar, (st_scalar){.bits = 0})};
+        st_err inner = {0};
+        const st_node *r = st_prim_node(e->cx, ST_PRIM_REPLICATE, 2, args, &inner);
+        return r ? r : relocate(e, &inner, a->loc, NULL, 0);
+    }
+    const st_node **items = parts(e, n);
+    if (!items) return NULL;
+    /* an element of known type first: it types the unsuffixed literals */
+    uint32_t first = 0;
+    while (first < n && is_weak_literal(a->kids[first])) first++;
+    if (first == n) first = 0;
+    if (!(items[first] = expr(e, a->kids[first], want))) return NULL;
+    const st_type *t = items[first]->type;
+    if (!st_type_is_plain(t)) {
+        st_buf b = {0};
+        st_fail(e->err, a->kids[first]->loc, "an array literal's elements are scalars or tuples of scalars, but this has type %s",
+                type_text(t, &b));
+        st_buf_free(&b);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (k != first && !(items[k] = expr(e, a->kids[k], t))) return NULL;
+        if (items[k]->type != t) {
+            st_buf w = {0}, g = {0};
+            st_fail(e->err, a->kids[k]->loc, "the elements of an array literal have one type: element %u is %s, but element %u is %s",
+                    first + 1, type_text(t, &w), k + 1, type_text(items[k]->type, &g));
+            st_buf_free(&w);
+            st_buf_free(&g);
+            return NULL;
+        }
+    }
+    const st_node *i = index_var(e, items, n);
+    if (!i) return NULL;
+    st_err inner = {0};
+    const st_node *body = select_tree(e->cx, i, items, 0, n, &inner);
+    if (!body) return relocate(e, &inner, a->loc, NULL, 0);
+    return index_map(e, i, body, st_lit_int(e->cx, ST_I64, n), a->loc);
+}
+
+/* lo <= hi: refused now when the sizes decide it is false, else left to
+ * the inputs (st_inputs_finish) when they do not decide it. */
+static bool need(elab *e, const st_size *lo, const st_size *hi, st_loc at, const char *what) {
+    st_err inner = {0};
+    const st_size *d = st_size_sub(e->cx, hi, lo, &inner);
+    int64_t v;
+    if (!d) return *e->err = inner, st_err_at(e->err, at), false;
+    if (st_size_is_const(d, &v)) return v >= 0 || st_fail(e->err, at, "%s is out of range", what);
+    if (e->nbounds == e->capbounds) {
+        uint32_t cap = e->capbounds ? 2 * e->capbounds : 8;
+        st_bound *b = st_ctx_alloc(e->cx, cap * sizeof *b);
+        if (!b) return st_fail_internal(e->err, "out of memory");
+        if (e->nbounds) memcpy(b, e->bounds, e->nbounds * sizeof *b);
+        e->bounds = b;
+        e->capbounds = cap;
+    }
+    e->bounds[e->nbounds++] = (st_bound){lo, hi, at, what};
+    return true;
+}
+
+static const st_node *slice_bound(elab *e, const ast *a, const st_size **size) {
+    const st_node *x = expr(e, a, st_type_scalar(e->cx, ST_I64));
+    if (!x) return NULL;
+    st_err inner = {0};
+    if (st_type_is_int(x->type) && x->type->scalar != ST_I64 && !(x = st_conv(e->cx, ST_I64, x, &inner)))
+        return relocate(e, &inner, a->loc, NULL, 0);
+    if (!st_type_is_int(x->type) || !(*size = st_node_as_size(e->cx, x, NULL)))
+        return st_fail(e->err, a->loc, "a slice's bounds are sizes: whole numbers, size variables, integer parameters and + - * / %% of those"), NULL;
+    return x;
+}
+
+static const st_node *slice(elab *e, const ast *a) {
+    const st_node *xs = expr(e, a->kids[0], NULL);
+    if (!xs) return NULL;
+    if (xs->type->kind != ST_TYPE_ARRAY) {
+        st_buf b = {0};
+        st_fail(e->err, a->loc, "only an array can be sliced, but this has type %s", type_text(xs->type, &b));
+        st_buf_free(&b);
+        return NULL;
+    }
+    const st_size *n = xs->type->size, *slo = st_size_const(e->cx, 0), *shi = n;
+    const st_node *lo = st_lit_int(e->cx, ST_I64, 0), *hi;
+    if (a->kids[1] && !(lo = slice_bound(e, a->kids[1], &slo))) return NULL;
+    if (a->kids[2]) {
+        if (!(hi = slice_bound(e, a->kids[2], &shi))) return NULL;
+    } else {
+        st_err inner = {0};
+        if (!(hi = st_size_expr(e->cx, e->top, n, &inner))) return relocate(e, &inner, a->loc, NULL, 0);
+    }
+    st_buf w = {0};
+    st_buf_puts(&w, "the slice ");
+    st_size_print(slo, &w);
+    st_buf_puts(&w, ":");
+    st_size_print(shi, &w);
+    st_buf_puts(&w, " of an array of ");
+    st_size_print(n, &w);
+    const char *what = w.data ? st_intern_cstr(e->cx, w.data) : NULL;
+    st_buf_free(&w);
+    if (!what) return st_fail_internal(e->err, "out of memory"), NULL;
+    if (!need(e, st_size_const(e->cx, 0), slo, a->loc, what) || !need(e, slo, shi, a->loc, what) ||
+        !need(e, shi, n, a->loc, what))
+        return NULL;
+    const st_node *spans[3] = {xs, lo, hi};
+    const st_node *i = index_var(e, spans, 3);
+    if (!i) return NULL;
+    /* a computed array is bound once, not computed again for each element */
+    const st_node *bound = NULL;
+    if (xs->kind != ST_NODE_VAR) {
+        const char *fresh = st_fresh_name(e->cx, "sliced");
+        bound = xs;
+        if (!fresh || !(xs = st_let_var(e->cx, fresh, bound))) return st_fail_internal(e->err, "out of memory"), NULL;
+    }
+    bool from0 = lo->kind == ST_NODE_LIT && lo->u.lit.i64 == 0;
+    st_err inner = {0};
+    const st_node *idx = from0 ? i : st_binary(e->cx, ST_OP_ADD, i, lo, &inner);
+    const st_node *gargs[2] = {idx, xs};
+    const st_node *get = idx ? st_prim_node(e->cx, ST_PRIM_GET, 2, gargs, &inner) : NULL;
+    const st_node *len = from0 ? hi : st_binary(e->cx, ST_OP_SUB, hi, lo, &inner);
+    if (!get || !len) return relocate(e, &inner, a->loc, NULL, 0);
+    const st_node *view = index_map(e, i, get, len, a->loc);
+    if (!view || !bound) return view;
+    const st_node *n2 = st_let(e->cx, 1, &xs, bound, view, &inner);
+    return n2 ? n2 : relocate(e, &inner, a->loc, NULL, 0);
+}
+
+static const st_node *subscript(elab *e, const ast *a) {
+    const st_node *xs = expr(e, a->kids[0], NULL);
+    const st_node *i = xs ? expr(e, a->kids[1], st_type_scalar(e->cx, ST_I64)) : NULL;
+    if (!i) return NULL;
+    const st_node *args[2] = {i, xs};
+    st_err inner = {0};
+    const st_node *n = st_prim_node(e->cx, ST_PRIM_GET, 2, args, &inner);
+    const ast *locs[2] = {a->kids[1], a->kids[0]};
+    return n ? n : relocate(e, &inner, a->loc, locs, 2);
+}
+
 /* ---- expressions ---- */
 
 __attribute__((noinline)) static const st_node *unknown_name(elab *e, const ast *a);
@@ -802,6 +996,9 @@ static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
     case A_LAMBDA:
         return st_fail(e->err, a->loc, "a lambda is only accepted as the function of a primitive such as map, reduce or scan"), NULL;
     case A_LET: return let(e, a, hint);
+    case A_ARRAY: return array_literal(e, a, hint);
+    case A_SLICE: return slice(e, a);
+    case A_INDEX: return subscript(e, a);
     case A_IF: {
         const st_node *c = expr(e, a->kids[0], NULL), *t, *f;
         if (!c) return NULL;
@@ -887,6 +1084,8 @@ static bool binds(const ast_type *t, const char *name) {
 static bool def(elab *e, const ast_def *d, st_def *out) {
     e->top = out;
     e->base = 0;
+    e->bounds = NULL;
+    e->nbounds = e->capbounds = 0;
     out->name = d->name;
     out->loc = d->loc;
     for (uint32_t i = 0; i < d->nparams; i++)
@@ -964,6 +1163,8 @@ static bool def(elab *e, const ast_def *d, st_def *out) {
         return false;
     }
     out->declared_result = declared != NULL;
+    out->nbounds = e->nbounds;
+    out->bounds = e->bounds;
     out->result = body->type;
     out->body = body;
     return true;

@@ -561,6 +561,15 @@ static inline uint32_t st_lambda_nparams(const st_node *n) { return n->nkids - 1
 /* Programs                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* A condition on sizes that the type checker could not decide, checked
+ * against the inputs (st_inputs_finish): lo <= hi, as a slice needs
+ * (`xs[a:b]`: 0 <= a <= b <= length). `what` names it, loc places it. */
+typedef struct st_bound {
+    const st_size *lo, *hi;
+    st_loc loc;
+    const char *what;
+} st_bound;
+
 typedef struct st_def {
     const char *name;
     st_loc loc;
@@ -573,6 +582,8 @@ typedef struct st_def {
     bool declared_result;           /* the source wrote `: type` */
     const st_type *result;
     const st_node *body;
+    uint32_t nbounds;               /* the slices' bounds left to check at run time */
+    const st_bound *bounds;
 } st_def;
 
 typedef struct st_program {
