@@ -717,23 +717,12 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
  * nothing it spans mentions it (the same name for the same parts, so a
  * printed program reads back to the same IR). */
 
-static bool mentions(const st_node *n, const char *name) {
-    if (n->kind == ST_NODE_VAR) return n->u.name == name;
-    for (uint32_t i = 0; i < n->nkids; i++)
-        if (mentions(n->kids[i], name)) return true;
-    return false;
-}
-
 static const st_node *index_var(elab *e, const st_node *const *parts_, uint32_t n) {
-    char buf[32] = "i";
-    for (unsigned k = 1;; k++) {
-        const char *name = st_intern_cstr(e->cx, buf);
-        if (!name) return st_fail_internal(e->err, "out of memory"), NULL;
-        bool used = false;
-        for (uint32_t j = 0; j < n && !used; j++) used = mentions(parts_[j], name);
-        if (!used) return st_var(e->cx, name, st_type_scalar(e->cx, ST_I64), NULL);
-        snprintf(buf, sizeof buf, "i_%u", k);
-    }
+    char buf[32];
+    st_index_name(parts_, n, buf, sizeof buf);
+    const char *name = st_intern_cstr(e->cx, buf);
+    if (!name) return st_fail_internal(e->err, "out of memory"), NULL;
+    return st_var(e->cx, name, st_type_scalar(e->cx, ST_I64), NULL);
 }
 
 static const st_node *index_map(elab *e, const st_node *i, const st_node *body, const st_node *len, st_loc at) {

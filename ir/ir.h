@@ -607,6 +607,12 @@ const st_def *st_program_entry(const st_program *p, const char *name, st_err *er
  * s uses pow or log, which expressions cannot write. */
 const st_node *st_size_expr(st_ctx *cx, const st_def *def, const st_size *s, st_err *err);
 
+/* The index variable of an array literal or a slice (`iota(n) |> map(i =>
+ * …)`, elab.c builds them, print.c writes them back as `[x, y]` and
+ * `xs[a:b]`): the first of i, i_1, i_2, … that none of parts mentions, into
+ * buf. */
+void st_index_name(const st_node *const *parts, uint32_t n, char *buf, size_t cap);
+
 /* Surface syntax. print → parse → print gives the same text. */
 void st_print_program(const st_program *p, st_buf *out);
 void st_print_def(const st_def *d, st_buf *out);
