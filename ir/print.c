@@ -150,12 +150,14 @@ static void let(const st_node *n, int indent, st_buf *out) {
     node(n, P_OPEN, indent, NULL, out);
 }
 
+static bool is_sugar(const st_node *n);
+
 /* The stages of a pipeline, innermost data first: xs |> f(a) |> g. */
 static void pipeline(const st_node *n, int indent, st_buf *out) {
     const st_node *stages[256];
     int count = 0;
     const st_node *data = n;
-    while (count < 256 && data->kind == ST_NODE_PRIM && st_prim_get(data->u.prim)->pipeline) {
+    while (count < 256 && data->kind == ST_NODE_PRIM && st_prim_get(data->u.prim)->pipeline && !(count && is_sugar(data))) {
         stages[count++] = data;
         data = data->kids[data->nkids - 1];
     }
