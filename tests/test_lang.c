@@ -395,7 +395,7 @@ START_TEST(bad_programs_are_refused_at_their_place) {
     ck_assert_error(cx, "def main(xs: [N]i32): [N + 1]i32 = xs[0:N+1]\n", 1, 38,
                     "the slice 0:N + 1 of an array of N is out of range");
     ck_assert_error(cx, "def main(xs: [N]i32) = xs[3:2]\n", 1, 26, "the slice 3:2 of an array of N is out of range");
-    ck_assert_error(cx, "def main(xs: [N]i32, k: i32) = xs[0:k + xs[0]]\n", 1, 38, "a slice's bounds are sizes");
+    ck_assert_error(cx, "def main(xs: [N]i32, k: i32) = xs[0:k + xs[0]]\n", 1, 39, "a slice's bounds are sizes");
     ck_assert_error(cx, "def main(x: i32) = x[0:1]\n", 1, 21, "only an array can be sliced");
     ck_assert_error(cx, "def main(xs: [N]i32) = [1, 2.0, 3]\n", 1, 28,
                     "the elements of an array literal have one type: element 1 is i32, but element 2 is f32");
