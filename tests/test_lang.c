@@ -105,6 +105,17 @@ static void ref_tail_scan(const st_value *xs, int64_t n, ref *r) { /* scan of xs
     for (int64_t i = 1; i < n; i++) r->data[0][i - 1] = s = (int32_t)((uint32_t)s + (uint32_t)x_at(xs, i));
 }
 
+static void ref_positive_pairs(const st_value *xs, int64_t n, ref *r) { /* examples/function_scan */
+    leaf(r, ST_I32, n);
+    leaf(r, ST_I32, n);
+    int32_t s = 0, c = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (x_at(xs, i) > 0) s += x_at(xs, i), c++;
+        r->data[0][i] = s;
+        r->data[1][i] = c;
+    }
+}
+
 static void ref_literal_hist(const st_value *xs, int64_t n, ref *r) { /* a literal's counts */
     (void)xs, (void)n;
     static const int32_t is[6] = {0, 1, 1, 3, 2, 1}, vs[6] = {1, 2, 3, 4, 5, 6};
@@ -172,6 +183,7 @@ static const lang_case cases[] = {
     {"literals as reduce_by_index's indices and values",
      "def main(xs: [N]i32): [4]i32 = reduce_by_index(replicate(4, 0), +, 0, [0i64, 1, 1, 3, 2, 1], [1, 2, 3, 4, 5, 6])\n",
      ref_literal_hist, 1, 0},
+    {"examples/function_scan.strata", "@function_scan", ref_positive_pairs, 1, SCAN},
 };
 enum { NCASES = sizeof cases / sizeof *cases };
 
@@ -233,9 +245,12 @@ static bool inputs(const st_def *d, int64_t n, st_arena *a, const st_value **arg
 
 /* the case under strategy (NULL: none) at every length, on the device and
  * in the interpreter, against C */
+/* a case's text: its own, or examples/NAME.strata for "@NAME" */
+static const char *source_of(const lang_case *c) { return c->src[0] == '@' ? example_text(ar, c->src + 1) : c->src; }
+
 static void case_agrees(const lang_case *c, const char *strategy) {
     const char *label = text_of("%s under %s", c->what, strategy ? strategy : "no strategy");
-    const st_def *orig = def_of(c->src);
+    const st_def *orig = def_of(source_of(c));
     st_code code = generated(lowered(apply(orig, strategy, label), label), label);
     st_exe *exe = built(&code, label);
     for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
@@ -303,7 +318,7 @@ static const char *printed(const st_program *p) {
 
 START_TEST(every_program_prints_and_reads_back_the_same) {
     for (int i = 0; i < NCASES; i++) {
-        const st_program *p = parse_ok(cx, cases[i].src);
+        const st_program *p = parse_ok(cx, source_of(&cases[i]));
         const char *once = printed(p);
         const st_program *q = parse_ok(cx, once);
         ck_assert_uint_eq(p->ndefs, q->ndefs);
