@@ -680,7 +680,11 @@ static const st_node *binop(elab *e, st_binop op, const ast *l, const ast *r, st
 
 __attribute__((noinline)) static const st_node *unknown_function(elab *e, const ast *a) {
     char hint_text[128];
-    suggest(a->name, known_functions, (int)(sizeof known_functions / sizeof *known_functions), hint_text, sizeof hint_text);
+    const char *cands[256];
+    int nc = 0;
+    for (size_t i = 0; i < sizeof known_functions / sizeof *known_functions; i++) cands[nc++] = known_functions[i];
+    for (uint32_t i = 0; e->prog && i < e->prog->ndefs && nc < 256; i++) cands[nc++] = e->prog->defs[i].name;
+    suggest(a->name, cands, nc, hint_text, sizeof hint_text);
     st_fail(e->err, a->loc, "unknown function `%s`%s", a->name, hint_text);
     return NULL;
 }
