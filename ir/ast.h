@@ -19,7 +19,10 @@ typedef enum ast_kind {
     A_OPREF,  /* a bare operator passed as a function: binop */
     A_LAMBDA, /* names[0..nnames) with optional annots, kids[0] = body */
     A_LET,    /* names (a pattern), annot (single name only), kids[0] value, kids[1] body */
-    A_IF      /* kids: cond, then, else */
+    A_IF,     /* kids: cond, then, else */
+    A_ARRAY,  /* an array literal [kids...]; loc is the `[` */
+    A_INDEX,  /* kids[0][kids[1]]: get; loc is the `[` */
+    A_SLICE   /* kids[0][kids[1]:kids[2]], a bound NULL when left out; loc is the `[` */
 } ast_kind;
 
 typedef struct ast_type ast_type;

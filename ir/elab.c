@@ -23,6 +23,13 @@ typedef struct binding {
     const st_node *var;
 } binding;
 
+/* A size name of a def being inlined and the caller's size it stands for
+ * (NULL: an integer parameter whose argument is no size). */
+typedef struct size_bind {
+    const char *name;
+    const st_size *size;
+} size_bind;
+
 typedef struct elab {
     st_ctx *cx;
     st_arena *scratch; /* arrays of one node's parts: off the stack, so deep
@@ -34,9 +41,28 @@ typedef struct elab {
     const st_facts *facts;
     const char **size_names;
     uint32_t nsize_names;
+    /* functions of one's own: every def's body is inlined where it is called */
+    const ast_program *prog;
+    const st_def *top;        /* the def being checked: inlined sizes are written in its */
+    size_t base;              /* names are looked up in scope[base..n): a body sees its own only */
+    const ast_def **stack;    /* the defs being elaborated, the checked one first */
+    uint32_t depth;
+    const size_bind *binds;   /* while inlining: the callee's sizes */
+    uint32_t nbinds;
+    bool inlining;
+    uint32_t inlined;         /* calls inlined so far in this program, bounded */
+    st_bound *bounds;         /* the checked def's slice bounds left to run time */
+    uint32_t nbounds, capbounds;
 } elab;
 
 static const st_node *expr(elab *e, const ast *a, const st_type *hint);
+
+typedef struct names {
+    const char **items;
+    uint32_t n;
+    st_loc *locs;
+} names;
+static bool collect_type_sizes(elab *e, const ast_def *d, const ast_type *t, names *implicit);
 
 /* n pointers of scratch, or NULL with an error */
 static void *parts(elab *e, uint32_t n) {
@@ -60,7 +86,7 @@ static bool push_var(elab *e, const char *name, const st_node *var) {
 }
 
 static const st_node *lookup(const elab *e, const char *name) {
-    for (size_t i = e->n; i-- > 0;)
+    for (size_t i = e->n; i-- > e->base;)
         if (e->scope[i].name == name) return e->scope[i].var;
     return NULL;
 }
@@ -160,6 +186,17 @@ static bool is_size_name(const elab *e, const char *name) {
     return false;
 }
 
+/* A size name inside an inlined def: the caller's size it was bound to. */
+static const st_size *bound_size(elab *e, const ast *a) {
+    for (uint32_t i = 0; i < e->nbinds; i++) {
+        if (e->binds[i].name != a->name) continue;
+        if (e->binds[i].size) return e->binds[i].size;
+        return st_fail(e->err, a->loc, "`%s` is used as a size in `%s`, but the argument given for it is not a size (a literal, a size or an integer parameter, or arithmetic of those)",
+                       a->name, e->stack[e->depth - 1]->name), NULL;
+    }
+    return st_fail(e->err, a->loc, "unknown size `%s` in `%s`", a->name, e->stack[e->depth - 1]->name), NULL;
+}
+
 static const st_size *size_expr(elab *e, const ast *a) {
     st_err inner = {0};
     const st_size *l, *r, *s = NULL;
@@ -171,6 +208,7 @@ static const st_size *size_expr(elab *e, const ast *a) {
                            (unsigned long long)a->magnitude), NULL;
         return st_size_const(e->cx, a->negative ? (int64_t)(0 - a->magnitude) : (int64_t)a->magnitude);
     case A_NAME:
+        if (e->inlining) return bound_size(e, a);
         if (is_size_name(e, a->name)) return st_size_var(e->cx, e->facts, a->name);
         st_fail(e->err, a->loc, "unknown size `%s`; sizes are named in the parameters' types (`xs: [%s]f32`) or are integer parameters",
                 a->name, a->name);
@@ -238,6 +276,262 @@ static bool expect_type(elab *e, const st_type *want, const st_type *got, st_loc
     st_buf_free(&w);
     st_buf_free(&g);
     return false;
+}
+
+/* ---- functions of one's own ----
+ *
+ * The IR has no calls: a def called from another (`f(a, b)`) or passed to a
+ * primitive (`scan(f, 0)`) is elaborated again in that place from its syntax,
+ * its parameters bound to the arguments and its sizes to the arguments'
+ * lengths, so rules see the body itself. Every def is also checked once on
+ * its own (st_ast_elaborate), which is where errors in its body are found. */
+
+enum { MAX_INLINED = 100000 }; /* a chain of defs each calling the next twice is exponential */
+
+static const ast_def *find_def(const elab *e, const char *name) {
+    for (uint32_t i = 0; e->prog && i < e->prog->ndefs; i++)
+        if (e->prog->defs[i].name == name) return &e->prog->defs[i];
+    return NULL;
+}
+
+/* d is about to be elaborated inside the defs on the stack: refuse a cycle,
+ * naming it. */
+static bool enter_def(elab *e, const ast_def *d, st_loc at) {
+    for (uint32_t i = 0; i < e->depth; i++) {
+        if (e->stack[i] != d) continue;
+        st_buf b = {0};
+        for (uint32_t j = i; j < e->depth; j++) st_buf_printf(&b, "%s -> ", e->stack[j]->name);
+        st_buf_puts(&b, d->name);
+        st_fail(e->err, at, "`%s` is recursive (%s); functions are inlined where they are used, so no def may call itself, directly or through others",
+                d->name, b.data ? b.data : "");
+        st_buf_free(&b);
+        return false;
+    }
+    if (++e->inlined > MAX_INLINED)
+        return st_fail(e->err, at, "more than %d calls of functions to inline; the program would be too large", MAX_INLINED);
+    e->stack[e->depth++] = d;
+    return true;
+}
+
+static const char *type_text(const st_type *t, st_buf *b) {
+    st_type_print(t, b);
+    return b->data ? b->data : "?";
+}
+
+/* Bind the sizes named by d's parameter type t to those of the argument's
+ * type got: `[n]t` given `[N-2]t` binds n := N-2. */
+static bool bind_lengths(elab *e, const ast_def *d, const ast_type *t, const st_type *got, size_bind *binds,
+                         uint32_t nimplicit, st_loc at, uint32_t argno) {
+    if (t->kind == T_ARRAY && got->kind == ST_TYPE_ARRAY) {
+        for (uint32_t i = 0; t->size->kind == A_NAME && i < nimplicit; i++) {
+            if (binds[i].name != t->size->name) continue;
+            if (binds[i].size && binds[i].size != got->size) {
+                st_buf w = {0}, g = {0};
+                st_size_print(binds[i].size, &w);
+                st_size_print(got->size, &g);
+                st_fail(e->err, at, "argument %u of `%s` has length %s, but `%s`'s size `%s` is already %s", argno, d->name,
+                        g.data ? g.data : "?", d->name, binds[i].name, w.data ? w.data : "?");
+                st_buf_free(&w);
+                st_buf_free(&g);
+                return false;
+            }
+            binds[i].size = got->size;
+        }
+        return bind_lengths(e, d, t->elem, got->elem, binds, nimplicit, at, argno);
+    }
+    if (t->kind == T_TUPLE && got->kind == ST_TYPE_TUPLE && got->n == t->n)
+        for (uint32_t i = 0; i < t->n; i++)
+            if (!bind_lengths(e, d, t->items[i], got->items[i], binds, nimplicit, at, argno)) return false;
+    return true;
+}
+
+/* The caller's state, saved while a def's body is elaborated in its place. */
+typedef struct frame {
+    size_t base, n;
+    const size_bind *binds;
+    uint32_t nbinds;
+    bool inlining;
+} frame;
+
+/* Start elaborating d given arguments of `types` (args: their nodes, NULL
+ * when d is a function passed to a primitive): its sizes bound, its
+ * parameters' types checked against the arguments', and its size names in
+ * scope as values. On success the caller's state is in *saved and the
+ * parameter types in ptypes; leave_def restores it. */
+static bool enter_body(elab *e, const ast_def *d, const st_type *const *types, const st_node *const *args,
+                       const st_loc *locs, const st_type **ptypes, frame *saved) {
+    *saved = (frame){e->base, e->n, e->binds, e->nbinds, e->inlining};
+    names implicit = {0};
+    for (uint32_t i = 0; i < d->nparams; i++)
+        if (!collect_type_sizes(e, d, d->params[i].type, &implicit)) return false;
+    size_bind *binds = st_arena_zalloc(e->scratch, (implicit.n + d->nparams + 1) * sizeof *binds);
+    if (!binds) return st_fail_internal(e->err, "out of memory");
+    uint32_t nb = implicit.n;
+    for (uint32_t i = 0; i < nb; i++) binds[i].name = implicit.items[i];
+    for (uint32_t i = 0; i < d->nparams; i++) {
+        if (!bind_lengths(e, d, d->params[i].type, types[i], binds, implicit.n, locs[i], i + 1)) return false;
+        const ast_type *t = d->params[i].type;
+        if (t->kind == T_SCALAR && st_scalar_is_int(t->scalar))
+            binds[nb++] = (size_bind){d->params[i].name, args && types[i] == st_type_scalar(e->cx, t->scalar) ? st_node_as_size(e->cx, args[i], NULL) : NULL};
+    }
+    for (uint32_t i = 0; i < d->nfacts; i++)
+        for (uint32_t k = 0; k < nb; k++) {
+            if (binds[k].name != d->facts[i].name || !binds[k].size) continue;
+            if (!st_size_divides(st_size_const(e->cx, d->facts[i].divisor), binds[k].size)) {
+                st_buf b = {0};
+                st_size_print(binds[k].size, &b);
+                st_fail(e->err, locs[0], "`%s` needs %s %% %lld == 0 (line %d), but %s is %s here, not known to be a multiple of %lld",
+                        d->name, binds[k].name, (long long)d->facts[i].divisor, d->facts[i].loc.line, binds[k].name,
+                        b.data ? b.data : "?", (long long)d->facts[i].divisor);
+                st_buf_free(&b);
+                return false;
+            }
+        }
+    e->binds = binds;
+    e->nbinds = nb;
+    e->inlining = true;
+    for (uint32_t i = 0; i < d->nparams; i++) {
+        if (!(ptypes[i] = type_expr(e, d->params[i].type))) return false;
+        if (ptypes[i] != types[i]) {
+            st_buf w = {0}, g = {0};
+            st_fail(e->err, locs[i], "argument %u of `%s` has type %s, but its parameter `%s` is %s", i + 1, d->name,
+                    type_text(types[i], &g), d->params[i].name, type_text(ptypes[i], &w));
+            st_buf_free(&w);
+            st_buf_free(&g);
+            return false;
+        }
+    }
+    e->base = e->n;
+    /* the sizes are i64 values in the body, as in any def */
+    for (uint32_t i = 0; i < implicit.n; i++) {
+        st_err quiet = {0};
+        const st_node *v = binds[i].size ? st_size_expr(e->cx, e->top, binds[i].size, &quiet) : NULL;
+        if (v && !push_var(e, binds[i].name, v)) return false;
+    }
+    return true;
+}
+
+static void leave_body(elab *e, const frame *saved) {
+    e->base = saved->base;
+    e->n = saved->n;
+    e->binds = saved->binds;
+    e->nbinds = saved->nbinds;
+    e->inlining = saved->inlining;
+    e->depth--;
+}
+
+/* d's body, its parameters bound (pushed already); checked against its
+ * declared result. */
+static const st_node *def_body(elab *e, const ast_def *d, st_loc at) {
+    const st_type *declared = NULL;
+    if (d->result && !(declared = type_expr(e, d->result))) return NULL;
+    const st_node *body = expr(e, d->body, declared);
+    if (!body || !declared || body->type == declared) return body;
+    st_buf w = {0}, g = {0};
+    st_fail(e->err, at, "`%s` returns %s here, but declares %s", d->name, type_text(body->type, &g), type_text(declared, &w));
+    st_buf_free(&w);
+    st_buf_free(&g);
+    return NULL;
+}
+
+/* An argument cheap enough to stand in for its parameter wherever it is
+ * used; any other is bound once by a let. */
+static bool is_trivial(const st_node *n) {
+    while (n->kind == ST_NODE_PROJ) n = n->kids[0];
+    return n->kind == ST_NODE_VAR || n->kind == ST_NODE_LIT;
+}
+
+/* f(a, b): let (x', y') = (a, b) in f's body, under fresh names, so that
+ * nothing in the arguments is captured; variables and literals are put in
+ * directly. */
+static const st_node *inline_call(elab *e, const ast_def *d, const ast *a) {
+    uint32_t n = a->nkids;
+    if (n != d->nparams)
+        return st_fail(e->err, a->loc, "`%s` takes %u argument%s, but was given %u", d->name, d->nparams,
+                       d->nparams == 1 ? "" : "s", n), NULL;
+    const st_node **args = parts(e, n), **lets = parts(e, n), **vals = parts(e, n);
+    const st_type **types = parts(e, n), **ptypes = parts(e, n);
+    st_loc *locs = st_arena_zalloc(e->scratch, (n ? n : 1) * sizeof *locs);
+    if (!args || !lets || !vals || !types || !ptypes || !locs) return st_fail_internal(e->err, "out of memory"), NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        const ast_type *t = d->params[i].type;
+        bool plain = t->kind == T_SCALAR || (t->kind == T_TUPLE);
+        for (uint32_t k = 0; plain && t->kind == T_TUPLE && k < t->n; k++) plain = t->items[k]->kind == T_SCALAR;
+        /* a scalar parameter's type is the hint for an unsuffixed literal
+         * (and names no size, so it needs no binding yet) */
+        const st_type *want = plain ? type_expr(e, t) : NULL;
+        if (plain && !want) return NULL;
+        if (!(args[i] = expr(e, a->kids[i], want))) return NULL;
+        types[i] = args[i]->type;
+        locs[i] = a->kids[i]->loc;
+    }
+    if (!enter_def(e, d, a->loc)) return NULL;
+    frame saved;
+    const st_node *body = NULL;
+    uint32_t nlets = 0;
+    if (enter_body(e, d, types, args, locs, ptypes, &saved)) {
+        bool ok = true;
+        for (uint32_t i = 0; i < n && ok; i++) {
+            const st_node *v = args[i];
+            if (!is_trivial(v)) {
+                const char *fresh = st_fresh_name(e->cx, d->params[i].name);
+                v = fresh ? st_let_var(e->cx, fresh, args[i]) : NULL;
+                if (!v) ok = st_fail_internal(e->err, "out of memory");
+                else lets[nlets] = v, vals[nlets++] = args[i];
+            }
+            ok = ok && push_var(e, d->params[i].name, v);
+        }
+        body = ok ? def_body(e, d, a->loc) : NULL;
+    }
+    leave_body(e, &saved);
+    if (!body || nlets == 0) return body;
+    st_err inner = {0};
+    const st_node *value = nlets == 1 ? vals[0] : st_tuple(e->cx, nlets, vals, &inner);
+    const st_node *n2 = value ? st_let(e->cx, nlets, lets, value, body, &inner) : NULL;
+    return n2 ? n2 : relocate(e, &inner, a->loc, NULL, 0);
+}
+
+/* `scan(f, 0)`, `map(g)`: d as a lambda over the parameters the primitive
+ * passes (one tuple may be taken apart, as by a lambda). */
+static const st_node *def_as_function(elab *e, const ast_def *d, const ast *a, const st_type *const *params,
+                                      int np, const char *prim) {
+    uint32_t k = d->nparams;
+    const st_type **types = parts(e, k ? k : 1), **ptypes = parts(e, k ? k : 1);
+    const st_node **vars = parts(e, k ? k : 1);
+    st_loc *locs = st_arena_zalloc(e->scratch, (k ? k : 1) * sizeof *locs);
+    if (!types || !ptypes || !vars || !locs) return st_fail_internal(e->err, "out of memory"), NULL;
+    if ((int)k == np) {
+        for (uint32_t i = 0; i < k; i++) types[i] = params[i];
+    } else if (np == 1 && params[0]->kind == ST_TYPE_TUPLE && params[0]->n == k && k > 1) {
+        for (uint32_t i = 0; i < k; i++) types[i] = params[0]->items[i];
+    } else {
+        st_buf b = {0};
+        for (int i = 0; i < np; i++) {
+            if (i) st_buf_puts(&b, ", ");
+            st_type_print(params[i], &b);
+        }
+        st_fail(e->err, a->loc, "`%s` takes %u argument%s, but %s passes %d (%s)", d->name, k, k == 1 ? "" : "s", prim, np,
+                b.data ? b.data : "");
+        st_buf_free(&b);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < k; i++) locs[i] = a->loc;
+    if (!enter_def(e, d, a->loc)) return NULL;
+    frame saved;
+    const st_node *body = NULL;
+    if (enter_body(e, d, types, NULL, locs, ptypes, &saved)) {
+        bool ok = true;
+        for (uint32_t i = 0; i < k && ok; i++) {
+            vars[i] = st_var(e->cx, d->params[i].name, types[i], NULL);
+            ok = vars[i] && push_var(e, d->params[i].name, vars[i]);
+        }
+        body = ok ? def_body(e, d, a->loc) : NULL;
+    }
+    leave_body(e, &saved);
+    if (!body) return NULL;
+    st_err inner = {0};
+    const st_node *n = st_lambda(e->cx, k, vars, body, &inner);
+    return n ? n : relocate(e, &inner, a->loc, NULL, 0);
 }
 
 /* ---- functions (the arguments of primitives) ---- */
@@ -336,6 +630,8 @@ static const st_node *function(elab *e, const ast *a, const st_type *const *para
     if (a->kind == A_OPREF) return opfn(e, a->binop, a->loc, params, np, prim);
     if (a->kind == A_NAME && !lookup(e, a->name) && (!strcmp(a->name, "min") || !strcmp(a->name, "max")))
         return opfn(e, a->name[1] == 'i' ? ST_OP_MIN : ST_OP_MAX, a->loc, params, np, prim);
+    const ast_def *d = a->kind == A_NAME && !lookup(e, a->name) ? find_def(e, a->name) : NULL;
+    if (d) return def_as_function(e, d, a, params, np, prim);
     st_fail(e->err, a->loc, "%s expects a function here: a lambda like `x => x + 1` or an operator like `+`", prim);
     return NULL;
 }
@@ -405,7 +701,11 @@ static const st_node *binop(elab *e, st_binop op, const ast *l, const ast *r, st
 
 __attribute__((noinline)) static const st_node *unknown_function(elab *e, const ast *a) {
     char hint_text[128];
-    suggest(a->name, known_functions, (int)(sizeof known_functions / sizeof *known_functions), hint_text, sizeof hint_text);
+    const char *cands[256];
+    int nc = 0;
+    for (size_t i = 0; i < sizeof known_functions / sizeof *known_functions; i++) cands[nc++] = known_functions[i];
+    for (uint32_t i = 0; e->prog && i < e->prog->ndefs && nc < 256; i++) cands[nc++] = e->prog->defs[i].name;
+    suggest(a->name, cands, nc, hint_text, sizeof hint_text);
     st_fail(e->err, a->loc, "unknown function `%s`%s", a->name, hint_text);
     return NULL;
 }
@@ -426,7 +726,190 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
         if (a->nkids != 2) return st_fail(e->err, a->loc, "%s takes 2 arguments, but was given %u", a->name, a->nkids), NULL;
         return binop(e, a->name[1] == 'i' ? ST_OP_MIN : ST_OP_MAX, a->kids[0], a->kids[1], a->loc, hint);
     }
+    const ast_def *d = find_def(e, a->name);
+    if (d) return inline_call(e, d, a);
     return unknown_function(e, a);
+}
+
+/* ---- array literals and slices ----
+ *
+ * Both are index maps, `iota(n) |> map(i => …)`, which every pass already
+ * takes as a view (no memory: codegen reads them as index arithmetic, a
+ * slice as an offset): `xs[a:b]` is `iota(b - a) |> map(i => xs |> get(i +
+ * a))` and `[x, y, z]` is `iota(3) |> map(i => if i < 1 then x else if i <
+ * 2 then y else z)`, a balanced tree of ifs. The printer writes these shapes
+ * back as `xs[a:b]` and `[x, y, z]`. The index variable is named so that
+ * nothing it spans mentions it (the same name for the same parts, so a
+ * printed program reads back to the same IR). */
+
+static const st_node *index_var(elab *e, const st_node *const *parts_, uint32_t n) {
+    char buf[32];
+    st_index_name(parts_, n, buf, sizeof buf);
+    const char *name = st_intern_cstr(e->cx, buf);
+    if (!name) return st_fail_internal(e->err, "out of memory"), NULL;
+    return st_var(e->cx, name, st_type_scalar(e->cx, ST_I64), NULL);
+}
+
+static const st_node *index_map(elab *e, const st_node *i, const st_node *body, const st_node *len, st_loc at) {
+    st_err inner = {0};
+    const st_node *f = st_lambda(e->cx, 1, &i, body, &inner);
+    const st_node *iota = f ? st_prim_node(e->cx, ST_PRIM_IOTA, 1, &len, &inner) : NULL;
+    const st_node *args[2] = {f, iota};
+    const st_node *n = iota ? st_prim_node(e->cx, ST_PRIM_MAP, 2, args, &inner) : NULL;
+    return n ? n : relocate(e, &inner, at, NULL, 0);
+}
+
+/* items[lo..hi) chosen by i: the tree the printer reads back (ir/print.c) */
+static const st_node *select_tree(st_ctx *cx, const st_node *i, const st_node *const *items, uint32_t lo, uint32_t hi,
+                                  st_err *err) {
+    if (hi - lo == 1) return items[lo];
+    uint32_t mid = lo + (hi - lo) / 2;
+    const st_node *c = st_binary(cx, ST_OP_LT, i, st_lit_int(cx, ST_I64, mid), err);
+    const st_node *l = c ? select_tree(cx, i, items, lo, mid, err) : NULL;
+    const st_node *r = l ? select_tree(cx, i, items, mid, hi, err) : NULL;
+    return r ? st_if(cx, c, l, r, err) : NULL;
+}
+
+static const st_node *array_literal(elab *e, const ast *a, const st_type *hint) {
+    uint32_t n = a->nkids;
+    const st_type *want = hint && hint->kind == ST_TYPE_ARRAY ? hint->elem : NULL;
+    if (n == 0) {
+        int64_t len;
+        if (!want || want->kind != ST_TYPE_SCALAR || !st_size_is_const(hint->size, &len) || len != 0)
+            return st_fail(e->err, a->loc, "an empty array literal `[]` has no element type here; write replicate(0, 0) (or 0i64, 0.0, …) for an empty array"), NULL;
+        const st_node *args[2] = {st_lit_int(e->cx, ST_I64, 0), st_lit(e->cx, want->scalar, (st_scalar){.bits = 0})};
+        st_err inner = {0};
+        const st_node *r = st_prim_node(e->cx, ST_PRIM_REPLICATE, 2, args, &inner);
+        return r ? r : relocate(e, &inner, a->loc, NULL, 0);
+    }
+    const st_node **items = parts(e, n);
+    if (!items) return NULL;
+    /* an element of known type first: it types the unsuffixed literals */
+    uint32_t first = 0;
+    while (first < n && is_weak_literal(a->kids[first])) first++;
+    if (first == n) first = 0;
+    if (!(items[first] = expr(e, a->kids[first], want))) return NULL;
+    const st_type *t = items[first]->type;
+    if (!st_type_is_plain(t)) {
+        st_buf b = {0};
+        st_fail(e->err, a->kids[first]->loc, "an array literal's elements are scalars or tuples of scalars, but this has type %s",
+                type_text(t, &b));
+        st_buf_free(&b);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (k != first && !(items[k] = expr(e, a->kids[k], t))) return NULL;
+        if (items[k]->type != t) {
+            st_buf w = {0}, g = {0};
+            st_fail(e->err, a->kids[k]->loc, "the elements of an array literal have one type: element %u is %s, but element %u is %s",
+                    first + 1, type_text(t, &w), k + 1, type_text(items[k]->type, &g));
+            st_buf_free(&w);
+            st_buf_free(&g);
+            return NULL;
+        }
+    }
+    const st_node *i = index_var(e, items, n);
+    if (!i) return NULL;
+    st_err inner = {0};
+    const st_node *body = select_tree(e->cx, i, items, 0, n, &inner);
+    if (!body) return relocate(e, &inner, a->loc, NULL, 0);
+    return index_map(e, i, body, st_lit_int(e->cx, ST_I64, n), a->loc);
+}
+
+/* lo <= hi: refused now when the sizes decide it is false, else left to
+ * the inputs (st_inputs_finish) when they do not decide it. */
+static bool need(elab *e, const st_size *lo, const st_size *hi, st_loc at, const char *what) {
+    st_err inner = {0};
+    const st_size *d = st_size_sub(e->cx, hi, lo, &inner);
+    int64_t v;
+    if (!d) return *e->err = inner, st_err_at(e->err, at), false;
+    if (st_size_is_const(d, &v)) return v >= 0 || st_fail(e->err, at, "%s is out of range", what);
+    if (e->nbounds == e->capbounds) {
+        uint32_t cap = e->capbounds ? 2 * e->capbounds : 8;
+        st_bound *b = st_ctx_alloc(e->cx, cap * sizeof *b);
+        if (!b) return st_fail_internal(e->err, "out of memory");
+        if (e->nbounds) memcpy(b, e->bounds, e->nbounds * sizeof *b);
+        e->bounds = b;
+        e->capbounds = cap;
+    }
+    e->bounds[e->nbounds++] = (st_bound){lo, hi, at, what};
+    return true;
+}
+
+static const st_node *slice_bound(elab *e, const ast *a, const st_size **size) {
+    const st_node *x = expr(e, a, st_type_scalar(e->cx, ST_I64));
+    if (!x) return NULL;
+    st_err inner = {0};
+    if (st_type_is_int(x->type) && x->type->scalar != ST_I64 && !(x = st_conv(e->cx, ST_I64, x, &inner)))
+        return relocate(e, &inner, a->loc, NULL, 0);
+    if (!st_type_is_int(x->type) || !(*size = st_node_as_size(e->cx, x, NULL)))
+        return st_fail(e->err, a->loc, "a slice's bounds are sizes: whole numbers, size variables, integer parameters and + - * / %% of those"), NULL;
+    return x;
+}
+
+static const st_node *slice(elab *e, const ast *a) {
+    const st_node *xs = expr(e, a->kids[0], NULL);
+    if (!xs) return NULL;
+    if (xs->type->kind != ST_TYPE_ARRAY) {
+        st_buf b = {0};
+        st_fail(e->err, a->loc, "only an array can be sliced, but this has type %s", type_text(xs->type, &b));
+        st_buf_free(&b);
+        return NULL;
+    }
+    const st_size *n = xs->type->size, *slo = st_size_const(e->cx, 0), *shi = n;
+    const st_node *lo = st_lit_int(e->cx, ST_I64, 0), *hi;
+    if (a->kids[1] && !(lo = slice_bound(e, a->kids[1], &slo))) return NULL;
+    if (a->kids[2]) {
+        if (!(hi = slice_bound(e, a->kids[2], &shi))) return NULL;
+    } else {
+        st_err inner = {0};
+        if (!(hi = st_size_expr(e->cx, e->top, n, &inner))) return relocate(e, &inner, a->loc, NULL, 0);
+    }
+    st_buf w = {0};
+    st_buf_puts(&w, "the slice ");
+    st_size_print(slo, &w);
+    st_buf_puts(&w, ":");
+    st_size_print(shi, &w);
+    st_buf_puts(&w, " of an array of ");
+    st_size_print(n, &w);
+    const char *what = w.data ? st_intern_cstr(e->cx, w.data) : NULL;
+    st_buf_free(&w);
+    if (!what) return st_fail_internal(e->err, "out of memory"), NULL;
+    if (!need(e, st_size_const(e->cx, 0), slo, a->loc, what) || !need(e, slo, shi, a->loc, what) ||
+        !need(e, shi, n, a->loc, what))
+        return NULL;
+    const st_node *spans[3] = {xs, lo, hi};
+    const st_node *i = index_var(e, spans, 3);
+    if (!i) return NULL;
+    /* a computed array is bound once, not computed again for each element */
+    const st_node *bound = NULL;
+    if (xs->kind != ST_NODE_VAR) {
+        const char *fresh = st_fresh_name(e->cx, "sliced");
+        bound = xs;
+        if (!fresh || !(xs = st_let_var(e->cx, fresh, bound))) return st_fail_internal(e->err, "out of memory"), NULL;
+    }
+    bool from0 = lo->kind == ST_NODE_LIT && lo->u.lit.i64 == 0;
+    st_err inner = {0};
+    const st_node *idx = from0 ? i : st_binary(e->cx, ST_OP_ADD, i, lo, &inner);
+    const st_node *gargs[2] = {idx, xs};
+    const st_node *get = idx ? st_prim_node(e->cx, ST_PRIM_GET, 2, gargs, &inner) : NULL;
+    const st_node *len = from0 ? hi : st_binary(e->cx, ST_OP_SUB, hi, lo, &inner);
+    if (!get || !len) return relocate(e, &inner, a->loc, NULL, 0);
+    const st_node *view = index_map(e, i, get, len, a->loc);
+    if (!view || !bound) return view;
+    const st_node *n2 = st_let(e->cx, 1, &xs, bound, view, &inner);
+    return n2 ? n2 : relocate(e, &inner, a->loc, NULL, 0);
+}
+
+static const st_node *subscript(elab *e, const ast *a) {
+    const st_node *xs = expr(e, a->kids[0], NULL);
+    const st_node *i = xs ? expr(e, a->kids[1], st_type_scalar(e->cx, ST_I64)) : NULL;
+    if (!i) return NULL;
+    const st_node *args[2] = {i, xs};
+    st_err inner = {0};
+    const st_node *n = st_prim_node(e->cx, ST_PRIM_GET, 2, args, &inner);
+    const ast *locs[2] = {a->kids[1], a->kids[0]};
+    return n ? n : relocate(e, &inner, a->loc, locs, 2);
 }
 
 /* ---- expressions ---- */
@@ -446,7 +929,7 @@ static const st_node *unknown_name(elab *e, const ast *a) {
         return st_fail(e->err, a->loc, "`%s` is a function; call it as %s(a, b), or pass it to reduce or scan", a->name, a->name), NULL;
     const char *cands[256];
     int nc = 0;
-    for (size_t i = e->n; i-- > 0 && nc < 256;) cands[nc++] = e->scope[i].name;
+    for (size_t i = e->n; i-- > e->base && nc < 256;) cands[nc++] = e->scope[i].name;
     char hint_text[128];
     suggest(a->name, cands, nc, hint_text, sizeof hint_text);
     st_fail(e->err, a->loc, "unknown name `%s`%s", a->name, hint_text);
@@ -527,6 +1010,9 @@ static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
     case A_LAMBDA:
         return st_fail(e->err, a->loc, "a lambda is only accepted as the function of a primitive such as map, reduce or scan"), NULL;
     case A_LET: return let(e, a, hint);
+    case A_ARRAY: return array_literal(e, a, hint);
+    case A_SLICE: return slice(e, a);
+    case A_INDEX: return subscript(e, a);
     case A_IF: {
         const st_node *c = expr(e, a->kids[0], NULL), *t, *f;
         if (!c) return NULL;
@@ -546,12 +1032,6 @@ static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
 }
 
 /* ---- definitions ---- */
-
-typedef struct names {
-    const char **items;
-    uint32_t n;
-    st_loc *locs;
-} names;
 
 static bool add_name(elab *e, names *ns, const char *name, st_loc loc) {
     for (uint32_t i = 0; i < ns->n; i++)
@@ -616,6 +1096,10 @@ static bool binds(const ast_type *t, const char *name) {
 }
 
 static bool def(elab *e, const ast_def *d, st_def *out) {
+    e->top = out;
+    e->base = 0;
+    e->bounds = NULL;
+    e->nbounds = e->capbounds = 0;
     out->name = d->name;
     out->loc = d->loc;
     for (uint32_t i = 0; i < d->nparams; i++)
@@ -693,6 +1177,8 @@ static bool def(elab *e, const ast_def *d, st_def *out) {
         return false;
     }
     out->declared_result = declared != NULL;
+    out->nbounds = e->nbounds;
+    out->bounds = e->bounds;
     out->result = body->type;
     out->body = body;
     return true;
@@ -704,12 +1190,16 @@ const st_program *st_ast_elaborate(st_ctx *cx, const char *file, const ast_progr
     st_def *defs = st_ctx_alloc(cx, p->ndefs * sizeof *defs);
     if (!prog || !defs) return st_fail_internal(err, "out of memory"), NULL;
     memset(defs, 0, p->ndefs * sizeof *defs);
-    elab e = {.cx = cx, .scratch = st_arena_new(), .file = file, .err = err};
+    elab e = {.cx = cx, .scratch = st_arena_new(), .file = file, .err = err, .prog = p};
     bool ok = e.scratch != NULL || st_fail_internal(err, "out of memory");
+    e.stack = ok ? st_arena_zalloc(e.scratch, (p->ndefs + 1) * sizeof *e.stack) : NULL;
+    ok = ok && (e.stack || st_fail_internal(err, "out of memory"));
     for (uint32_t i = 0; i < p->ndefs && ok; i++) {
         for (uint32_t j = 0; j < i && ok; j++)
             if (p->defs[j].name == p->defs[i].name)
                 ok = st_fail(err, p->defs[i].loc, "`%s` is defined twice (first at line %d)", p->defs[i].name, p->defs[j].loc.line);
+        e.stack[0] = &p->defs[i];
+        e.depth = 1;
         ok = ok && def(&e, &p->defs[i], &defs[i]);
     }
     free(e.scope);

@@ -217,6 +217,27 @@ static bool check_facts(st_inputs *in, st_err *err) {
     return true;
 }
 
+/* The slices' bounds the type checker left to the inputs. */
+static bool check_bounds(st_inputs *in, st_err *err) {
+    const st_def *d = in->def;
+    for (uint32_t i = 0; i < d->nbounds; i++) {
+        const st_bound *b = &d->bounds[i];
+        int64_t lo, hi;
+        if (!st_size_eval(b->lo, in->bindings, in->nenv, &lo, err) || !st_size_eval(b->hi, in->bindings, in->nenv, &hi, err))
+            return false;
+        if (lo > hi) {
+            st_buf s = {0};
+            for (size_t k = 0; k < in->nenv; k++)
+                st_buf_printf(&s, "%s%s = %lld", k ? ", " : "", in->bindings[k].name, (long long)in->bindings[k].value);
+            st_fail(err, b->loc, "%s is out of range with %s (%lld > %lld)", b->what, s.data ? s.data : "these sizes",
+                    (long long)lo, (long long)hi);
+            st_buf_free(&s);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Every array's shape against its type. */
 static bool check_shapes(st_inputs *in, st_err *err) {
     const st_def *d = in->def;
@@ -288,7 +309,7 @@ bool st_inputs_finish(st_inputs *in, const st_value **args, const st_binding **e
             return st_fail(err, (st_loc){0}, "missing input `%s`: give it as --input %s=FILE.npy, or its size (--size) to generate it",
                            p->u.name, p->u.name);
         }
-    if (!bind_all(in, err) || !check_facts(in, err) || !check_shapes(in, err)) return false;
+    if (!bind_all(in, err) || !check_facts(in, err) || !check_shapes(in, err) || !check_bounds(in, err)) return false;
     *args = in->values;
     *env = in->bindings;
     *nenv = in->nenv;

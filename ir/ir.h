@@ -587,6 +587,15 @@ static inline uint32_t st_lambda_nparams(const st_node *n) { return n->nkids - 1
 /* Programs                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* A condition on sizes that the type checker could not decide, checked
+ * against the inputs (st_inputs_finish): lo <= hi, as a slice needs
+ * (`xs[a:b]`: 0 <= a <= b <= length). `what` names it, loc places it. */
+typedef struct st_bound {
+    const st_size *lo, *hi;
+    st_loc loc;
+    const char *what;
+} st_bound;
+
 typedef struct st_def {
     const char *name;
     st_loc loc;
@@ -599,6 +608,8 @@ typedef struct st_def {
     bool declared_result;           /* the source wrote `: type` */
     const st_type *result;
     const st_node *body;
+    uint32_t nbounds;               /* the slices' bounds left to check at run time */
+    const st_bound *bounds;
 } st_def;
 
 typedef struct st_program {
@@ -621,6 +632,12 @@ const st_def *st_program_entry(const st_program *p, const char *name, st_err *er
  * integer parameters in scope): `N / 256`, `2 * N + 1`. NULL with *err when
  * s uses pow or log, which expressions cannot write. */
 const st_node *st_size_expr(st_ctx *cx, const st_def *def, const st_size *s, st_err *err);
+
+/* The index variable of an array literal or a slice (`iota(n) |> map(i =>
+ * …)`, elab.c builds them, print.c writes them back as `[x, y]` and
+ * `xs[a:b]`): the first of i, i_1, i_2, … that none of parts mentions, into
+ * buf. */
+void st_index_name(const st_node *const *parts, uint32_t n, char *buf, size_t cap);
 
 /* Surface syntax. print → parse → print gives the same text. */
 void st_print_program(const st_program *p, st_buf *out);

@@ -327,6 +327,48 @@ static ast *parse_if(parser *p) {
     return finish_kids(p, a, &kids);
 }
 
+/* [e1, e2, ...]: an array literal */
+static ast *parse_array(parser *p) {
+    ast *a = new_ast(p, A_ARRAY, peek(p)->loc);
+    if (!a) return NULL;
+    next(p);
+    vec items = {0};
+    if (!accept(p, K_RBRACK)) {
+        do {
+            ast *item = parse_expr(p);
+            if (!item || !push(p, &items, item)) return NULL;
+        } while (accept(p, K_COMMA));
+        if (!expect(p, K_RBRACK, "`,` or `]` in an array literal")) return NULL;
+    }
+    return finish_kids(p, a, &items);
+}
+
+/* xs[i] (an element) or xs[a:b] (a slice, either bound may be left out) */
+static ast *parse_subscript(parser *p, ast *xs) {
+    ast *a = new_ast(p, A_INDEX, peek(p)->loc);
+    if (!a) return NULL;
+    next(p); /* [ */
+    ast *lo = NULL, *hi = NULL;
+    if (!at(p, K_COLON) && !(lo = parse_expr(p))) return NULL;
+    if (accept(p, K_COLON)) {
+        a->kind = A_SLICE;
+        if (!at(p, K_RBRACK) && !(hi = parse_expr(p))) return NULL;
+    }
+    if (!expect(p, K_RBRACK, a->kind == A_SLICE ? "`]` after a slice" : "`:` or `]` after an index")) return NULL;
+    /* finish_kids over the bounds present; the slots keep their places */
+    vec kids = {0};
+    if (!push(p, &kids, xs) || (lo && !push(p, &kids, lo)) || (hi && !push(p, &kids, hi))) return NULL;
+    if (!finish_kids(p, a, &kids)) return NULL;
+    if (a->kind == A_SLICE) {
+        ast **slots = st_arena_zalloc(p->scratch, 3 * sizeof *slots);
+        if (!slots) return oom(p);
+        slots[0] = xs, slots[1] = lo, slots[2] = hi;
+        a->kids = slots;
+        a->nkids = 3;
+    }
+    return a;
+}
+
 static ast *parse_primary(parser *p) {
     const token *t = peek(p);
     switch (t->kind) {
@@ -380,6 +422,7 @@ static ast *parse_primary(parser *p) {
         if (!expect(p, K_RPAREN, "`,` or `)`")) return NULL;
         return finish_kids(p, tuple, &items);
     }
+    case K_LBRACK: return parse_array(p);
     default: {
         st_binop op;
         if (is_operator(t->kind, &op)) {
@@ -394,7 +437,13 @@ static ast *parse_primary(parser *p) {
 
 static ast *parse_postfix(parser *p) {
     ast *a = parse_primary(p);
-    while (a && at(p, K_DOT)) {
+    while (a && (at(p, K_DOT) || at(p, K_LBRACK))) {
+        if (at(p, K_LBRACK)) {
+            if (!enter(p)) return NULL;
+            a = parse_subscript(p, a);
+            p->depth--;
+            continue;
+        }
         const token *dot = next(p);
         const token *t = peek(p);
         if (t->kind != K_INT || t->has_suffix) return fail_tok(p, t, "a component number after `.`, as in `p.0`");

@@ -13,6 +13,8 @@
 #include "ir.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Binding strength of what is printed: a context asks for at least this much
@@ -148,12 +150,14 @@ static void let(const st_node *n, int indent, st_buf *out) {
     node(n, P_OPEN, indent, NULL, out);
 }
 
+static bool is_sugar(const st_node *n);
+
 /* The stages of a pipeline, innermost data first: xs |> f(a) |> g. */
 static void pipeline(const st_node *n, int indent, st_buf *out) {
     const st_node *stages[256];
     int count = 0;
     const st_node *data = n;
-    while (count < 256 && data->kind == ST_NODE_PRIM && st_prim_get(data->u.prim)->pipeline) {
+    while (count < 256 && data->kind == ST_NODE_PRIM && st_prim_get(data->u.prim)->pipeline && !(count && is_sugar(data))) {
         stages[count++] = data;
         data = data->kids[data->nkids - 1];
     }
@@ -182,6 +186,145 @@ static void pipeline(const st_node *n, int indent, st_buf *out) {
     }
 }
 
+/* ---- array literals and slices: the index maps elab.c builds for them ---- */
+
+static bool mentions(const st_node *n, const char *name) {
+    if (n->kind == ST_NODE_VAR) return !strcmp(n->u.name, name);
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (mentions(n->kids[i], name)) return true;
+    return false;
+}
+
+void st_index_name(const st_node *const *parts, uint32_t n, char *buf, size_t cap) {
+    snprintf(buf, cap, "i");
+    for (unsigned k = 1;; k++) {
+        bool used = false;
+        for (uint32_t j = 0; j < n && !used; j++) used = mentions(parts[j], buf);
+        if (!used) return;
+        snprintf(buf, cap, "i_%u", k);
+    }
+}
+
+/* map(i => body, iota(len)): the index variable, or NULL */
+static const st_node *index_map(const st_node *n, const st_node **body, const st_node **len) {
+    if (n->kind != ST_NODE_PRIM || n->u.prim != ST_PRIM_MAP || n->nkids != 2) return NULL;
+    const st_node *f = n->kids[0], *it = n->kids[1];
+    if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) != 1 || it->kind != ST_NODE_PRIM ||
+        it->u.prim != ST_PRIM_IOTA)
+        return NULL;
+    *body = st_lambda_body(f);
+    *len = it->kids[0];
+    return f->kids[0];
+}
+
+static bool is_index_name(const st_node *i, const st_node *const *parts, uint32_t n) {
+    char buf[32];
+    st_index_name(parts, n, buf, sizeof buf);
+    return !strcmp(buf, i->u.name);
+}
+
+/* An i64 expression the type checker reads as a size (elab.c slice_bound). */
+static bool sizeish(const st_node *n) {
+    switch (n->kind) {
+    case ST_NODE_LIT: return st_type_is_int(n->type);
+    case ST_NODE_VAR: return n->size != NULL;
+    case ST_NODE_CONV: return st_type_is_int(n->kids[0]->type) && sizeish(n->kids[0]);
+    case ST_NODE_BINOP: return n->u.binop <= ST_OP_MOD && sizeish(n->kids[0]) && sizeish(n->kids[1]);
+    default: return false;
+    }
+}
+
+/* xs[lo:hi]: map(i => get(i + lo, xs), iota(hi - lo)), or get(i, xs) and
+ * iota(hi) from 0 (*lo NULL then) */
+static bool as_slice(const st_node *n, const st_node **xs, const st_node **lo, const st_node **hi) {
+    const st_node *body, *len, *i = index_map(n, &body, &len);
+    if (!i || body->kind != ST_NODE_PRIM || body->u.prim != ST_PRIM_GET || body->nkids != 2) return false;
+    const st_node *idx = body->kids[0];
+    *xs = body->kids[1];
+    if (idx == i) {
+        *lo = NULL;
+        *hi = len;
+    } else if (idx->kind == ST_NODE_BINOP && idx->u.binop == ST_OP_ADD && idx->kids[0] == i &&
+               len->kind == ST_NODE_BINOP && len->u.binop == ST_OP_SUB && len->kids[1] == idx->kids[1]) {
+        *lo = idx->kids[1];
+        *hi = len->kids[0];
+        if ((*lo)->kind == ST_NODE_LIT && (*lo)->u.lit.i64 == 0) return false; /* the checker builds get(i, xs) */
+    } else {
+        return false;
+    }
+    const st_node *parts[3] = {*xs, *lo ? *lo : *hi, *hi};
+    return (!*lo || sizeish(*lo)) && sizeish(*hi) && (*hi)->type->kind == ST_TYPE_SCALAR && (*hi)->type->scalar == ST_I64 &&
+           (!*lo || (*lo)->type->scalar == ST_I64) && is_index_name(i, parts, 3) && !mentions(*xs, i->u.name);
+}
+
+/* the items of a select tree over [lo, hi) (elab.c select_tree) */
+static bool select_items(const st_node *t, const st_node *i, int64_t lo, int64_t hi, const st_node **items) {
+    if (hi - lo == 1) return (items[lo] = t), true;
+    int64_t mid = lo + (hi - lo) / 2;
+    if (t->kind != ST_NODE_IF) return false;
+    const st_node *c = t->kids[0];
+    return c->kind == ST_NODE_BINOP && c->u.binop == ST_OP_LT && c->kids[0] == i && c->kids[1]->kind == ST_NODE_LIT &&
+           c->kids[1]->u.lit.i64 == mid && select_items(t->kids[1], i, lo, mid, items) &&
+           select_items(t->kids[2], i, mid, hi, items);
+}
+
+enum { MAX_LITERAL = 65536 };
+
+/* [x, y, z]: map(i => if i < 1 then x else …, iota(3)); the items malloc'ed */
+static const st_node **as_literal(const st_node *n, uint32_t *count) {
+    const st_node *body, *len, *i = index_map(n, &body, &len);
+    if (!i || len->kind != ST_NODE_LIT || len->type->scalar != ST_I64 || len->u.lit.i64 < 1 ||
+        len->u.lit.i64 > MAX_LITERAL || !st_type_is_plain(body->type))
+        return NULL;
+    uint32_t k = (uint32_t)len->u.lit.i64;
+    const st_node **items = malloc(k * sizeof *items);
+    if (!items) return NULL;
+    if (!select_items(body, i, 0, k, items) || !is_index_name(i, items, k)) {
+        free(items);
+        return NULL;
+    }
+    *count = k;
+    return items;
+}
+
+static bool is_sugar(const st_node *n) {
+    const st_node *xs, *lo, *hi;
+    uint32_t k;
+    const st_node **items = as_literal(n, &k);
+    free(items);
+    return items || as_slice(n, &xs, &lo, &hi);
+}
+
+/* Prints n as `[…]` or `xs[a:b]` when it has their shape. */
+static bool sugar(const st_node *n, int indent, st_buf *out) {
+    const st_node *xs, *lo, *hi;
+    uint32_t k;
+    const st_node **items = as_literal(n, &k);
+    if (items) {
+        /* the first item the checker types on its own types the others */
+        uint32_t first = 0;
+        while (first < k && !grounded(items[first])) first++;
+        const st_type *t = items[0]->type;
+        st_buf_puts(out, "[");
+        for (uint32_t j = 0; j < k; j++) {
+            if (j) st_buf_puts(out, ", ");
+            node(items[j], P_OPEN, indent, j == (first == k ? 0 : first) ? NULL : t, out);
+        }
+        st_buf_puts(out, "]");
+        free(items);
+        return true;
+    }
+    if (!as_slice(n, &xs, &lo, &hi)) return false;
+    node(xs, P_POSTFIX, indent, NULL, out);
+    st_buf_puts(out, "[");
+    if (lo) node(lo, P_OPEN, indent, lo->type, out); /* the checker reads a bound as an i64 */
+    else st_buf_puts(out, "0");
+    st_buf_puts(out, ":");
+    node(hi, P_OPEN, indent, hi->type, out);
+    st_buf_puts(out, "]");
+    return true;
+}
+
 static int strength(const st_node *n) {
     switch (n->kind) {
     case ST_NODE_LIT: return is_negative_literal(n) ? P_UNARY : P_POSTFIX;
@@ -189,7 +332,7 @@ static int strength(const st_node *n) {
     case ST_NODE_BINOP:
         return n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX ? P_POSTFIX : P_BINARY - 1 + st_binop_precedence(n->u.binop);
     case ST_NODE_IF: case ST_NODE_LET: case ST_NODE_LAMBDA: return P_OPEN;
-    case ST_NODE_PRIM: return st_prim_get(n->u.prim)->pipeline ? P_PIPE : P_POSTFIX;
+    case ST_NODE_PRIM: return st_prim_get(n->u.prim)->pipeline && !is_sugar(n) ? P_PIPE : P_POSTFIX;
     default: return P_POSTFIX;
     }
 }
@@ -240,6 +383,7 @@ static void node(const st_node *n, int prec, int indent, const st_type *hint, st
     case ST_NODE_LAMBDA: lambda(n, indent, out); break;
     case ST_NODE_OPFN: st_buf_puts(out, st_binop_name(n->u.binop)); break;
     case ST_NODE_PRIM:
+        if (sugar(n, indent, out)) break;
         if (st_prim_get(n->u.prim)->pipeline) {
             pipeline(n, indent, out);
         } else {

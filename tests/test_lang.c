@@ -1,0 +1,462 @@
+/* tests/test_lang.c — functions of one's own, array literals and slices
+ * (ir/parse.c, ir/elab.c, ir/print.c): programs calling defs (nested, in a
+ * pipeline, as the operator of scan, reduce, map and reduce_by_index,
+ * through two levels, over arrays of any length), array literals and
+ * slices, each run through the interpreter and on the device (PoCL) under
+ * no strategy, the default, and the scan rules where a scan is there,
+ * against references computed here in C at N = 1, 7, 1000 and 1000003;
+ * print → parse round trips; and the located errors: recursion, arity,
+ * argument types, slices out of range (statically and against the inputs),
+ * mixed literals. */
+#include "pipeline_fixture.h"
+#include "strategies/strategies.h"
+
+/* ------------------------------------------------------------------------ */
+/* References in C                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The result a reference fills: up to 4 leaves of int64 results, converted
+ * to the leaf's kind when compared. */
+typedef struct ref {
+    uint32_t nleaves;
+    st_scalar_kind kind[4];
+    int64_t len[4];
+    int64_t *data[4];
+} ref;
+
+static int32_t x_at(const st_value *xs, int64_t i) { return ((const int32_t *)xs->u.a.data)[i]; }
+
+static void leaf(ref *r, st_scalar_kind k, int64_t len) {
+    r->kind[r->nleaves] = k;
+    r->len[r->nleaves] = len;
+    r->data[r->nleaves] = st_arena_alloc(ar, (size_t)(len ? len : 1) * sizeof(int64_t));
+    r->nleaves++;
+}
+
+/* the C of each program below, on xs of length n */
+static void ref_calls(const st_value *xs, int64_t n, ref *r) { /* 2x + 3 */
+    leaf(r, ST_I32, n);
+    for (int64_t i = 0; i < n; i++) r->data[0][i] = (int32_t)(2u * (uint32_t)x_at(xs, i) + 3u);
+}
+
+static void ref_pairs(const st_value *xs, int64_t n, ref *r) { /* prefix sums and counts */
+    leaf(r, ST_I32, n);
+    leaf(r, ST_I32, n);
+    int32_t s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        s = (int32_t)((uint32_t)s + (uint32_t)x_at(xs, i));
+        r->data[0][i] = s;
+        r->data[1][i] = i + 1;
+    }
+}
+
+static void ref_maxplus(const st_value *xs, int64_t n, ref *r) { /* running max of x + 1 */
+    leaf(r, ST_I32, n);
+    int32_t m = INT32_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t v = x_at(xs, i) + 1;
+        m = v > m ? v : m;
+        r->data[0][i] = m;
+    }
+}
+
+static void ref_reduce(const st_value *xs, int64_t n, ref *r) { /* (max, sum of squares) */
+    leaf(r, ST_I32, 1);
+    leaf(r, ST_I32, 1);
+    int32_t m = INT32_MIN, s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        m = x_at(xs, i) > m ? x_at(xs, i) : m;
+        s = (int32_t)((uint32_t)s + (uint32_t)(x_at(xs, i) * x_at(xs, i)));
+    }
+    r->data[0][0] = m;
+    r->data[1][0] = s;
+}
+
+static void ref_hist(const st_value *xs, int64_t n, ref *r) { /* 8 buckets by x % 8, negatives dropped */
+    leaf(r, ST_I32, 8);
+    for (int64_t k = 0; k < 8; k++) r->data[0][k] = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (x_at(xs, i) % 8 >= 0) r->data[0][x_at(xs, i) % 8] += x_at(xs, i);
+}
+
+static void ref_sizes(const st_value *xs, int64_t n, ref *r) { /* sum of xs + n, of xs[1:] + n - 1 */
+    leaf(r, ST_I32, 1);
+    leaf(r, ST_I32, 1);
+    int32_t s = 0;
+    for (int64_t i = 0; i < n; i++) s += x_at(xs, i);
+    r->data[0][0] = s + (int32_t)n;
+    r->data[1][0] = s - x_at(xs, 0) + (int32_t)(n - 1);
+}
+
+static void ref_stencil(const st_value *xs, int64_t n, ref *r) { /* 1 2 1 over the interior */
+    leaf(r, ST_I32, n - 2);
+    for (int64_t i = 0; i + 2 < n; i++) r->data[0][i] = x_at(xs, i) + 2 * x_at(xs, i + 1) + x_at(xs, i + 2);
+}
+
+static void ref_weights(const st_value *xs, int64_t n, ref *r) { /* x * w[i % 5] */
+    static const int32_t w[5] = {3, -1, 4, 1, -5};
+    leaf(r, ST_I32, n);
+    for (int64_t i = 0; i < n; i++) r->data[0][i] = x_at(xs, i) * w[i % 5];
+}
+
+static void ref_tail_scan(const st_value *xs, int64_t n, ref *r) { /* scan of xs[1:] */
+    leaf(r, ST_I32, n - 1);
+    int32_t s = 0;
+    for (int64_t i = 1; i < n; i++) r->data[0][i - 1] = s = (int32_t)((uint32_t)s + (uint32_t)x_at(xs, i));
+}
+
+static void ref_positive_pairs(const st_value *xs, int64_t n, ref *r) { /* examples/function_scan */
+    leaf(r, ST_I32, n);
+    leaf(r, ST_I32, n);
+    int32_t s = 0, c = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (x_at(xs, i) > 0) s += x_at(xs, i), c++;
+        r->data[0][i] = s;
+        r->data[1][i] = c;
+    }
+}
+
+static void ref_literal_hist(const st_value *xs, int64_t n, ref *r) { /* a literal's counts */
+    (void)xs, (void)n;
+    static const int32_t is[6] = {0, 1, 1, 3, 2, 1}, vs[6] = {1, 2, 3, 4, 5, 6};
+    leaf(r, ST_I32, 4);
+    for (int k = 0; k < 4; k++) r->data[0][k] = 0;
+    for (int k = 0; k < 6; k++) r->data[0][is[k]] += vs[k];
+}
+
+/* ------------------------------------------------------------------------ */
+/* The programs                                                             */
+/* ------------------------------------------------------------------------ */
+
+enum { SCAN = 1 }; /* the scan rules apply */
+
+typedef struct lang_case {
+    const char *what, *src;
+    void (*ref)(const st_value *xs, int64_t n, ref *r);
+    int64_t min_n; /* the shortest N the program's slices allow */
+    int flags;
+} lang_case;
+
+static const lang_case cases[] = {
+    {"nested calls in a pipeline",
+     "def add(x: i32, y: i32): i32 = x + y\n"
+     "def twice(x: i32): i32 = add(x, x)\n"
+     "def main(xs: [N]i32): [N]i32 = xs |> map(x => twice(x) |> add(3))\n",
+     ref_calls, 1, 0},
+    {"a function of pairs as the scan operator",
+     "def add_pairs(a: (i32, i32), b: (i32, i32)): (i32, i32) = (a.0 + b.0, a.1 + b.1)\n"
+     "def main(xs: [N]i32): ([N]i32, [N]i32) = xs |> map(x => (x, 1)) |> scan(add_pairs, (0, 0)) |> unzip\n",
+     ref_pairs, 1, SCAN},
+    {"an operator passed through two levels, and map(g)",
+     "def mx(a: i32, b: i32): i32 = max(a, b)\n"
+     "def op(a: i32, b: i32): i32 = mx(b, a)\n"
+     "def inc(x: i32): i32 = x + 1\n"
+     "def main(xs: [N]i32): [N]i32 = xs |> map(inc) |> scan(op, i32.min)\n",
+     ref_maxplus, 1, SCAN},
+    {"functions as reduce operators",
+     "def mx(a: i32, b: i32): i32 = max(a, b)\n"
+     "def plus(a: i32, b: i32): i32 = a + b\n"
+     "def sq(x: i32): i32 = x * x\n"
+     "def main(xs: [N]i32): (i32, i32) = (reduce(mx, i32.min, xs), xs |> map(sq) |> reduce(plus, 0))\n",
+     ref_reduce, 1, 0},
+    {"a function as reduce_by_index's operator",
+     "def plus(a: i32, b: i32): i32 = a + b\n"
+     "def bucket(x: i32): i64 = i64(x % 8)\n"
+     "def main(xs: [N]i32): [8]i32 = reduce_by_index(replicate(8, 0), plus, 0, xs |> map(bucket), xs)\n",
+     ref_hist, 1, 0},
+    {"a def over arrays of any length",
+     "def total(ys: [n]i32): i32 = reduce(+, 0, ys) + i32(n)\n"
+     "def main(xs: [N]i32): (i32, i32) = (total(xs), total(xs[1:]))\n",
+     ref_sizes, 1, 0},
+    {"a 3-tap stencil: slices and a literal",
+     "def main(xs: [N]i32): [N - 2]i32 =\n"
+     "  let w = [1, 2, 1]\n"
+     "  in zip(xs[0:N - 2], xs[1:N - 1], xs[2:]) |> map((a, b, c) => a * w[0] + b * w[1] + c * w[2])\n",
+     ref_stencil, 2, 0},
+    {"a literal read at computed indices",
+     "def main(xs: [N]i32): [N]i32 =\n"
+     "  let w = [3, -1, 4, 1, -5]\n"
+     "  in zip(xs, iota(N)) |> map((x, i) => x * w[i % 5])\n",
+     ref_weights, 1, 0},
+    {"a scan of a slice",
+     "def main(xs: [N]i32): [N - 1]i32 = xs[1:N] |> scan(+, 0)\n", ref_tail_scan, 1, SCAN},
+    {"literals as reduce_by_index's indices and values",
+     "def main(xs: [N]i32): [4]i32 = reduce_by_index(replicate(4, 0), +, 0, [0i64, 1, 1, 3, 2, 1], [1, 2, 3, 4, 5, 6])\n",
+     ref_literal_hist, 1, 0},
+    {"examples/function_scan.strata", "@function_scan", ref_positive_pairs, 1, SCAN},
+};
+enum { NCASES = sizeof cases / sizeof *cases };
+
+static const int64_t lengths[] = {1, 7, 1000, 1000003};
+
+/* The reference as a value shaped like the result. */
+static st_value ref_value(const ref *r) {
+    st_value leaves[4];
+    for (uint32_t k = 0; k < r->nleaves; k++) {
+        size_t sz = st_scalar_size(r->kind[k]);
+        char *data = st_arena_alloc(ar, (size_t)(r->len[k] ? r->len[k] : 1) * sz);
+        for (int64_t i = 0; i < r->len[k]; i++) {
+            st_scalar s = {.bits = 0};
+            if (r->kind[k] == ST_I32) s.i32 = (int32_t)r->data[k][i];
+            else s.i64 = r->data[k][i];
+            memcpy(data + (size_t)i * sz, &s, sz);
+        }
+        leaves[k] = array_of(r->kind[k], r->len[k], data, ar);
+    }
+    if (r->nleaves == 1) return leaves[0];
+    st_value *items = st_arena_alloc(ar, r->nleaves * sizeof *items);
+    memcpy(items, leaves, r->nleaves * sizeof *items);
+    st_value t;
+    memset(&t, 0, sizeof t);
+    t.kind = ST_VALUE_TUPLE;
+    t.n = r->nleaves;
+    t.u.items = items;
+    return t;
+}
+
+/* A scalar result of one element: the reference's one-element leaf. */
+static st_value scalars_as_arrays(const st_value *v) {
+    if (v->kind == ST_VALUE_SCALAR) {
+        char *data = st_arena_alloc(ar, 8);
+        memcpy(data, &v->u.s, st_scalar_size(v->scalar));
+        return array_of(v->scalar, 1, data, ar);
+    }
+    if (v->kind != ST_VALUE_TUPLE) return *v;
+    st_value *items = st_arena_alloc(ar, v->n * sizeof *items);
+    for (uint32_t i = 0; i < v->n; i++) items[i] = scalars_as_arrays(&v->u.items[i]);
+    st_value t = *v;
+    t.u.items = items;
+    return t;
+}
+
+static void equals_c(const st_value *got, const ref *r, const char *label) {
+    st_value g = scalars_as_arrays(got), want = ref_value(r);
+    st_err err = {0};
+    ck_assert_msg(st_value_agree(&g, &want, 0, &err), "%s: differs from C: %s", label, err.message);
+}
+
+/* seeded inputs of length n for d: the arguments and sizes */
+static bool inputs(const st_def *d, int64_t n, st_arena *a, const st_value **args, const st_binding **env,
+                   size_t *nenv, st_err *err) {
+    st_inputs *in = st_inputs_new(cx, d, a);
+    return st_inputs_set(in, text_of("N=%lld", (long long)n), err) && st_inputs_generate(in, (uint64_t)n + 5, err) &&
+           st_inputs_finish(in, args, env, nenv, err);
+}
+
+/* the case under strategy (NULL: none) at every length, on the device and
+ * in the interpreter, against C */
+/* a case's text: its own, or examples/NAME.strata for "@NAME" */
+static const char *source_of(const lang_case *c) { return c->src[0] == '@' ? example_text(ar, c->src + 1) : c->src; }
+
+static void case_agrees(const lang_case *c, const char *strategy) {
+    const char *label = text_of("%s under %s", c->what, strategy ? strategy : "no strategy");
+    const st_def *orig = def_of(source_of(c));
+    st_code code = generated(lowered(apply(orig, strategy, label), label), label);
+    st_exe *exe = built(&code, label);
+    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
+        int64_t n = lengths[i];
+        const char *at = text_of("%s, N = %lld", label, (long long)n);
+        st_arena *a = st_arena_new();
+        const st_value *args;
+        const st_binding *env;
+        size_t nenv;
+        st_err err = {0};
+        bool ok = inputs(orig, n, a, &args, &env, &nenv, &err);
+        if (n < c->min_n) { /* the slices' bounds refuse the inputs, at the slice */
+            ck_assert_msg(!ok && err.loc.line > 0 && strstr(err.message, "out of range"), "%s: %s", at,
+                          ok ? "accepted" : err.message);
+            st_arena_free(a);
+            continue;
+        }
+        ck_assert_msg(ok, "%s: %s", at, err.message);
+        ref r = {0};
+        c->ref(&args[0], n, &r);
+        st_value want, got;
+        ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s: the interpreter: %s", at, err.message);
+        equals_c(&want, &r, text_of("%s, the interpreter", at));
+        st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+        ck_assert_msg(l != NULL, "%s: st_launch_new: %s", at, err.message);
+        ck_assert_msg(st_launch_run(l, NULL, &err), "%s: st_launch_run: %s", at, err.message);
+        ck_assert_msg(st_launch_read(l, a, &got, &err), "%s: st_launch_read: %s", at, err.message);
+        equals_c(&got, &r, text_of("%s, the device", at));
+        st_launch_free(l);
+        st_arena_free(a);
+    }
+    st_exe_free(exe);
+}
+
+/* none, the default for the device, and the scan rules */
+enum { NSTRATEGIES = 4 };
+static const char *strategy_of(int k) {
+    switch (k) {
+    case 0: return NULL;
+    case 1: return st_default_strategy(st_cl_device(device())->type);
+    case 2: return "first(scan, lookback(M=8, WG=128, LOAD=direct))";
+    default: return "first(scan, parallel-scan(BS=256, BF=2, SE=4))";
+    }
+}
+
+START_TEST(each_program_equals_c_under_each_strategy) {
+    const lang_case *c = &cases[_i / NSTRATEGIES];
+    int k = _i % NSTRATEGIES;
+    if (k >= 2 && !(c->flags & SCAN)) return;
+    case_agrees(c, strategy_of(k));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Printing                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static const char *printed(const st_program *p) {
+    st_buf b = {0};
+    st_print_program(p, &b);
+    const char *s = text_of("%s", b.data ? b.data : "");
+    st_buf_free(&b);
+    return s;
+}
+
+START_TEST(every_program_prints_and_reads_back_the_same) {
+    for (int i = 0; i < NCASES; i++) {
+        const st_program *p = parse_ok(cx, source_of(&cases[i]));
+        const char *once = printed(p);
+        const st_program *q = parse_ok(cx, once);
+        ck_assert_uint_eq(p->ndefs, q->ndefs);
+        for (uint32_t k = 0; k < p->ndefs; k++) {
+            ck_assert_msg(p->defs[k].body == q->defs[k].body, "%s: def %s reads back otherwise:\n%s", cases[i].what,
+                          p->defs[k].name, once);
+            ck_assert_uint_eq(p->defs[k].nbounds, q->defs[k].nbounds);
+        }
+        ck_assert_str_eq(printed(q), once);
+    }
+}
+END_TEST
+
+START_TEST(literals_and_slices_print_as_written) {
+    const st_program *p = parse_ok(cx, cases[6].src);
+    const char *s = printed(p);
+    ck_assert_has(s, "[1, 2, 1]");
+    ck_assert_has(s, "xs[1:N - 1]");
+    ck_assert_has(s, "xs[2:N]");
+    p = parse_ok(cx, "def main(k: i64) = ([1i64, 2, k], [(1, 2.5f64), (3, 4.0)], [true])\n");
+    s = printed(p);
+    ck_assert_has(s, "[1, 2, k]"); /* k types the literals */
+    ck_assert_has(s, "[(1, 2.5f64), (3, 4.0)]");
+    ck_assert_has(s, "[true]");
+    /* an index variable of the program's own is not captured */
+    p = parse_ok(cx, "def main(xs: [N]i64): [N][2]i64 = xs |> map(i => [i, i + 1])\n");
+    ck_assert_ptr_eq(parse_ok(cx, printed(p))->defs[0].body, p->defs[0].body);
+    st_arena *a = st_arena_new();
+    int64_t data[3] = {5, 6, 7};
+    st_value arg = array_of(ST_I64, 3, data, a);
+    st_value v = eval_ok(cx, a, "def main(xs: [N]i64): [N][2]i64 = xs |> map(i => [i, i + 1])\n", &arg, 1);
+    ck_assert_int_eq(((int64_t *)v.u.a.data)[2], 6);
+    ck_assert_int_eq(((int64_t *)v.u.a.data)[5], 8);
+    st_arena_free(a);
+}
+END_TEST
+
+START_TEST(a_call_is_inlined_and_run_picks_main) {
+    const st_program *p = parse_ok(cx, cases[0].src);
+    ck_assert_uint_eq(p->ndefs, 3);
+    const st_def *m = entry_ok(p);
+    ck_assert_str_eq(m->name, "main");
+    const char *s = printed_def(m);
+    ck_assert_msg(!strstr(s, "add(") && !strstr(s, "twice("), "not inlined:\n%s", s);
+    /* a helper taking scalars is a def like any: its own entry when named */
+    st_err err = {0};
+    const st_def *add = st_program_entry(p, "add", &err);
+    ck_assert(add != NULL);
+    ck_assert_str_eq(printed_def(add), "def add(x: i32, y: i32): i32 =\n  x + y\n");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Errors, each at its place                                                */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(bad_programs_are_refused_at_their_place) {
+    ck_assert_error(cx, "def f(x: i32): i32 = f(x)\n", 1, 22, "`f` is recursive (f -> f)");
+    ck_assert_error(cx,
+                    "def f(x: i32): i32 = g(x) + 1\n"
+                    "def g(x: i32): i32 = f(x)\n"
+                    "def main(xs: [N]i32): [N]i32 = xs |> map(f)\n",
+                    2, 22, "(f -> g -> f)");
+    ck_assert_error(cx,
+                    "def main(xs: [N]i32): [N]i32 = xs |> scan(f, 0)\n"
+                    "def f(x: i32, y: i32): i32 = g(x, y)\n"
+                    "def g(x: i32, y: i32): i32 = f(y, x)\n",
+                    3, 30, "(f -> g -> f)");
+    ck_assert_error(cx,
+                    "def f(x: i32, y: i32): i32 = x\n"
+                    "def main(xs: [N]i32): [N]i32 = xs |> map(x => f(x, 1, 2))\n",
+                    2, 47, "`f` takes 2 arguments, but was given 3");
+    ck_assert_error(cx,
+                    "def f(x: i32, y: i32): i32 = x\n"
+                    "def main(xs: [N]i32): [N]i32 = xs |> map(x => f(x, 1.5))\n",
+                    2, 52, "argument 2 of `f` has type f32, but its parameter `y` is i32");
+    ck_assert_error(cx,
+                    "def f(x: i32, y: i32): i32 = x\n"
+                    "def main(xs: [N]f32): [N]f32 = xs |> scan(f, 0.0)\n",
+                    2, 43, "argument 1 of `f` has type f32");
+    ck_assert_error(cx,
+                    "def f(x: i32): i32 = x\n"
+                    "def main(xs: [N]i32): [N]i32 = xs |> scan(f, 0)\n",
+                    2, 43, "`f` takes 1 argument, but scan passes 2");
+    ck_assert_error(cx,
+                    "def f(ys: [n]i32, zs: [n]i32): i32 = 0\n"
+                    "def main(xs: [N]i32, ws: [M]i32): i32 = f(xs, ws)\n",
+                    2, 47, "argument 2 of `f` has length M, but `f`'s size `n` is already N");
+    ck_assert_error(cx, "def main(xs: [N]i32): [N + 1]i32 = xs[0:N+1]\n", 1, 38,
+                    "the slice 0:N + 1 of an array of N is out of range");
+    ck_assert_error(cx, "def main(xs: [N]i32) = xs[3:2]\n", 1, 26, "the slice 3:2 of an array of N is out of range");
+    ck_assert_error(cx, "def main(xs: [N]i32, k: i32) = xs[0:k + xs[0]]\n", 1, 39, "a slice's bounds are sizes");
+    ck_assert_error(cx, "def main(x: i32) = x[0:1]\n", 1, 21, "only an array can be sliced");
+    ck_assert_error(cx, "def main(xs: [N]i32) = [1, 2.0, 3]\n", 1, 28,
+                    "the elements of an array literal have one type: element 1 is i32, but element 2 is f32");
+    ck_assert_error(cx, "def main(xs: [N]i32) = [xs, xs]\n", 1, 25, "an array literal's elements are scalars");
+    ck_assert_error(cx, "def main(xs: [N]i32) = []\n", 1, 24, "an empty array literal");
+    ck_assert_error(cx, "def main(xs: [N]i32) = [1, 2\n", 2, 1, "`,` or `]` in an array literal");
+}
+END_TEST
+
+START_TEST(a_slice_beyond_the_inputs_is_refused_at_the_slice) {
+    const st_def *d = def_of("def main(xs: [N]i32, M: i64): [M]i32 =\n  xs[0:M]\n");
+    ck_assert_uint_eq(d->nbounds, 2); /* 0 <= M and M <= N */
+    st_arena *a = st_arena_new();
+    st_inputs *in = st_inputs_new(cx, d, a);
+    st_err err = {0};
+    ck_assert(st_inputs_set(in, "N=7", &err) && st_inputs_set(in, "M=8", &err) && st_inputs_generate(in, 1, &err));
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    ck_assert(!st_inputs_finish(in, &args, &env, &nenv, &err));
+    ck_assert_int_eq(err.loc.line, 2);
+    ck_assert_int_eq(err.loc.col, 5);
+    ck_assert_has(err.message, "the slice 0:M of an array of N is out of range with N = 7, M = 8");
+    in = st_inputs_new(cx, d, a);
+    ck_assert(st_inputs_set(in, "N=7", &err) && st_inputs_set(in, "M=7", &err) && st_inputs_generate(in, 1, &err));
+    ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s", err.message);
+    st_arena_free(a);
+}
+END_TEST
+
+static Suite *lang_suite(void) {
+    Suite *s = suite_create("lang");
+    TCase *dev = tcase_create("device");
+    tcase_set_timeout(dev, 900);
+    tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(dev, each_program_equals_c_under_each_strategy, 0, NCASES * NSTRATEGIES);
+    suite_add_tcase(s, dev);
+    TCase *syn = tcase_create("syntax");
+    tcase_add_checked_fixture(syn, rules_setup, pipeline_teardown);
+    tcase_add_test(syn, every_program_prints_and_reads_back_the_same);
+    tcase_add_test(syn, literals_and_slices_print_as_written);
+    tcase_add_test(syn, a_call_is_inlined_and_run_picks_main);
+    tcase_add_test(syn, bad_programs_are_refused_at_their_place);
+    tcase_add_test(syn, a_slice_beyond_the_inputs_is_refused_at_the_slice);
+    suite_add_tcase(s, syn);
+    return s;
+}
+
+int main(void) { return run_suite(lang_suite()); }
