@@ -19,7 +19,9 @@ typedef enum ast_kind {
     A_OPREF,  /* a bare operator passed as a function: binop */
     A_LAMBDA, /* names[0..nnames) with optional annots, kids[0] = body */
     A_LET,    /* names (a pattern), annot (single name only), kids[0] value, kids[1] body */
-    A_IF      /* kids: cond, then, else */
+    A_IF,     /* kids: cond, then, else */
+    A_LOOP    /* names: the accumulator's pattern (tuple_pattern as A_LET's); bval: a while loop;
+                 for: kids init, A_NAME index, count, body; while: kids init, cond, body */
 } ast_kind;
 
 typedef struct ast_type ast_type;

@@ -378,6 +378,11 @@ typedef enum st_prim {
                                 thesis' heuristic), MEM 0 local when it fits else global, 1 global,
                                 2 local, ATOMIC 0 what the operator allows, 1 a hardware atomic,
                                 2 a compare-and-swap loop, 3 a lock; all literals */
+    ST_PRIM_LOOP,            /* loop(n, f, x): `loop acc = x for i < n do body`, f = (i, acc) => body,
+                                f: (i64, t) -> t applied for i = 0 .. n-1; the final acc */
+    ST_PRIM_WHILE,           /* while(c, f, x): `loop acc = x while c do body`, c: t -> bool,
+                                f: t -> t applied while c holds; the final acc. Both are
+                                written only as loops (the printer's and parser's form) */
     ST_PRIM_COUNT
 } st_prim;
 

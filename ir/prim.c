@@ -36,6 +36,8 @@ static const st_prim_info table[ST_PRIM_COUNT] = {
     [ST_PRIM_TO_PRIVATE] = {"toPrivate", {"d"}, false, true, true},
     [ST_PRIM_SCAN_LOOKBACK] = {"scanLookback", {"ddddfnd", "ddddffnd", "ddddfffnd"}, false, true, true},
     [ST_PRIM_SUBHISTOGRAMS] = {"subhistograms", {"ddddfndd"}, false, false, true},
+    [ST_PRIM_LOOP] = {"loop", {"dfd"}, false, false, false},
+    [ST_PRIM_WHILE] = {"while", {"ffd"}, false, false, false},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }
