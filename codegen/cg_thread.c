@@ -49,7 +49,10 @@ cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env) {
     for (const cg_binding *b = env; b; b = b->next) {
         if (b->name != var->u.name) continue;
         if (b->place) return cg_value_of_place(g, b->type, b->place);
-        if (!b->deferred) return b->value;
+        if (!b->deferred) {
+            if (b->glue_value) cg_use_value(g, b->value.c);
+            return b->value;
+        }
         cg_value v = cg_thread_value(g, b->expr, b->env);
         if (b->proj < 0) return v;
         if (v.kind == CG_TUPLE && (uint32_t)b->proj < v.n) return v.items[b->proj];

@@ -39,6 +39,14 @@ struct st_rw {
     int depth;  /* of rules within rules */
     int nest;   /* of st_rewrite calls: composites call it too */
     int lambdas; /* lambdas between the root and the node a traversal is at */
+    /* A top-level loop over arrays runs its body (and condition) once per
+     * turn at the top of the def, between kernels (codegen/cg_host.c), so
+     * their lambdas do not count: a scan in them is a top-level scan. The
+     * nodes entered so far, and at which of those counts such loops were
+     * entered (deeper ones beyond the room count as lambdas: the safe way). */
+    int entered;
+    int nloops;
+    int loops_at[32];
 };
 
 st_rw *st_rw_new(st_ctx *cx, const st_registry *reg) {
@@ -68,8 +76,36 @@ int st_rw_lambda_depth(const st_rw *rw) { return rw->lambdas; }
 
 /* Traversals keep count of the lambdas they are inside, so that a rule knows
  * whether the node it is given runs once per program or once per element. */
-static void enter(st_rw *rw, const st_node *e) { rw->lambdas += e->kind == ST_NODE_LAMBDA; }
-static void leave(st_rw *rw, const st_node *e) { rw->lambdas -= e->kind == ST_NODE_LAMBDA; }
+static bool holds_arrays(const st_type *t) {
+    if (t->kind == ST_TYPE_ARRAY) return true;
+    if (t->kind != ST_TYPE_TUPLE || t->n == 0) return false;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!holds_arrays(t->items[i])) return false;
+    return true;
+}
+
+static bool top_loop(const st_rw *rw, const st_node *e) {
+    return rw->lambdas == 0 && e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) &&
+           holds_arrays(e->type);
+}
+
+/* A lambda entered straight from a top-level loop (nothing entered between)
+ * is that loop's body or condition. */
+static bool loop_function(const st_rw *rw, const st_node *e) {
+    return e->kind == ST_NODE_LAMBDA && rw->nloops > 0 && rw->loops_at[rw->nloops - 1] == rw->entered;
+}
+
+static void enter(st_rw *rw, const st_node *e) {
+    if (top_loop(rw, e) && rw->nloops < 32) rw->loops_at[rw->nloops++] = rw->entered + 1;
+    else rw->lambdas += e->kind == ST_NODE_LAMBDA && !loop_function(rw, e);
+    rw->entered++;
+}
+
+static void leave(st_rw *rw, const st_node *e) {
+    rw->entered--;
+    if (rw->nloops > 0 && rw->loops_at[rw->nloops - 1] == rw->entered + 1 && !(e->kind == ST_NODE_LAMBDA)) rw->nloops--;
+    else rw->lambdas -= e->kind == ST_NODE_LAMBDA && !loop_function(rw, e);
+}
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 
@@ -371,7 +407,7 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
 
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
-    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = 0; /* each rewrite has its own budget */
+    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = 0; /* each rewrite has its own budget */
     rw->nest++;
     const st_node *r = run(rw, s, e, &reason);
     rw->nest--;

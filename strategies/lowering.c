@@ -273,6 +273,13 @@ static const st_node *lower_prim(st_build *b, const st_node *e, level lv) {
          * read, so it needs no runner and no memory */
         return st_is_view(e, true) ? e : lower_map(b, e, lv);
     case ST_PRIM_MAP_WRG: return lower_kids(b, e, lv, lv == HOST ? GROUP : THREAD);
+    case ST_PRIM_LOOP:
+    case ST_PRIM_WHILE:
+        /* a loop over arrays at the top runs there: the glue sequences its
+         * body's kernels (codegen/cg_host.c), so its body (and condition)
+         * are lowered at HOST, their maps kernels; any other loop is
+         * sequential, in one work-item */
+        return lower_kids(b, e, lv, lv == HOST && holds_arrays(e->type) ? HOST : THREAD);
     case ST_PRIM_SCAN:
     case ST_PRIM_REDUCE: {
         const st_node *k = lower_kids(b, e, lv, THREAD);
