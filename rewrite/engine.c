@@ -41,12 +41,18 @@ struct st_rw {
     int lambdas; /* lambdas between the root and the node a traversal is at */
     /* A top-level loop over arrays runs its body (and condition) once per
      * turn at the top of the def, between kernels (codegen/cg_host.c), so
-     * their lambdas do not count: a scan in them is a top-level scan. The
-     * nodes entered so far, and at which of those counts such loops were
-     * entered (deeper ones beyond the room count as lambdas: the safe way). */
+     * their lambdas do not count: a scan in them is a top-level scan. Any
+     * other loop's functions count, and are one work-item's sequential
+     * steps (seq_loops of them around the node). The nodes entered so far,
+     * and the loops among them: at which count, and whether top-level
+     * (deeper ones beyond the room count as plain lambdas: the safe way). */
     int entered;
     int nloops;
-    int loops_at[32];
+    int seq_loops;
+    struct {
+        int at;
+        bool top;
+    } loops[32];
 };
 
 st_rw *st_rw_new(st_ctx *cx, const st_registry *reg) {
@@ -84,28 +90,38 @@ static bool holds_arrays(const st_type *t) {
     return true;
 }
 
-static bool top_loop(const st_rw *rw, const st_node *e) {
-    return rw->lambdas == 0 && e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) &&
-           holds_arrays(e->type);
+static bool is_loop(const st_node *e) {
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE);
 }
 
-/* A lambda entered straight from a top-level loop (nothing entered between)
- * is that loop's body or condition. */
-static bool loop_function(const st_rw *rw, const st_node *e) {
-    return e->kind == ST_NODE_LAMBDA && rw->nloops > 0 && rw->loops_at[rw->nloops - 1] == rw->entered;
+/* The loop whose function e is, when e is a lambda entered straight from a
+ * loop (nothing entered between): 1 a top-level loop over arrays, 2 any
+ * other, 0 none. */
+static int loop_function(const st_rw *rw, const st_node *e) {
+    if (e->kind != ST_NODE_LAMBDA || rw->nloops == 0 || rw->loops[rw->nloops - 1].at != rw->entered) return 0;
+    return rw->loops[rw->nloops - 1].top ? 1 : 2;
 }
 
 static void enter(st_rw *rw, const st_node *e) {
-    if (top_loop(rw, e) && rw->nloops < 32) rw->loops_at[rw->nloops++] = rw->entered + 1;
-    else rw->lambdas += e->kind == ST_NODE_LAMBDA && !loop_function(rw, e);
+    int fn = loop_function(rw, e);
+    if (is_loop(e) && rw->nloops < 32) {
+        rw->loops[rw->nloops].at = rw->entered + 1;
+        rw->loops[rw->nloops++].top = rw->lambdas == 0 && holds_arrays(e->type);
+    }
+    rw->lambdas += e->kind == ST_NODE_LAMBDA && fn != 1;
+    rw->seq_loops += fn == 2;
     rw->entered++;
 }
 
 static void leave(st_rw *rw, const st_node *e) {
     rw->entered--;
-    if (rw->nloops > 0 && rw->loops_at[rw->nloops - 1] == rw->entered + 1 && !(e->kind == ST_NODE_LAMBDA)) rw->nloops--;
-    else rw->lambdas -= e->kind == ST_NODE_LAMBDA && !loop_function(rw, e);
+    if (is_loop(e) && rw->nloops > 0 && rw->loops[rw->nloops - 1].at == rw->entered + 1) rw->nloops--;
+    int fn = loop_function(rw, e);
+    rw->lambdas -= e->kind == ST_NODE_LAMBDA && fn != 1;
+    rw->seq_loops -= fn == 2;
 }
+
+bool st_rw_in_sequential_loop(const st_rw *rw) { return rw->seq_loops > 0; }
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 
@@ -407,7 +423,7 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
 
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
-    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = 0; /* each rewrite has its own budget */
+    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
     rw->nest++;
     const st_node *r = run(rw, s, e, &reason);
     rw->nest--;

@@ -65,7 +65,7 @@ static const st_rule rule_subhistogram = {
     .summary = "reduce_by_index in subhistograms: C work-items cooperate on each, in global or local memory, updated "
                "by a hardware atomic, a compare-and-swap loop or a lock, then reduced into the destination; left out, "
                "C, MEM and ATOMIC take the thesis' heuristic (C = H global, min(H, B) local; local where it fits)",
-    .conditions = "a reduce_by_index at the top level of a def (not inside a map) whose buckets are scalars or tuples "
+    .conditions = "a reduce_by_index at the top level of a def (not inside a map; the body of a top-level loop over arrays counts) whose buckets are scalars or tuples "
                   "of scalars and whose operator is associative and commutative; add needs + min max & | ^ on "
                   "integers, cas one 32- or 64-bit number",
     .origin = "built-in",
