@@ -164,6 +164,25 @@ static st_value ref_count(int64_t n, int64_t k, const st_value *args) {
     return array_of(ST_U32, n, ys, ar);
 }
 
+/* 7: an array accumulator in a map: private memory, a fresh array each turn */
+static st_value ref_rows(int64_t n, int64_t k, const st_value *args) {
+    (void)k;
+    const int32_t *xs = args[0].u.a.data;
+    int32_t *out = room(n, sizeof *out);
+    for (int64_t j = 0; j < n; j++) {
+        int32_t r[4] = {xs[j], xs[j], xs[j], xs[j]};
+        for (int32_t i = 0; i < 3; i++) {
+            int32_t acc = 0;
+            for (int q = 0; q < 4; q++) {
+                acc += r[q] * 2 + i;
+                r[q] = acc;
+            }
+        }
+        out[j] = r[0] + r[1] + r[2] + r[3];
+    }
+    return array_of(ST_I32, n, out, ar);
+}
+
 static const loop_case cases[] = {
     {"affine in a map",
      "def main(xs: [N]f32, k: i64): [N]f32 =\n"
@@ -193,6 +212,15 @@ static const loop_case cases[] = {
      "def main(xs: [N]u32, k: i64): [N]u32 =\n"
      "  loop ys = xs for i < (iota(k) |> reduce(+, 0)) do ys |> map(y => y + 5)\n",
      4, false, "mapGlb", inputs_u32, ref_count},
+    {"an array accumulator in a map",
+     "def main(xs: [N]i32): [N]i32 =\n"
+     "  xs |> map(x => loop r = replicate(4, x) for i < 3 do r |> map(y => y * 2 + i32(i)) |> scan(+, 0))\n"
+     "     |> map(r => r |> reduce(+, 0))\n",
+     0, false, "mapGlb", inputs_i32, ref_rows},
+    {"no turns at the top",
+     "def main(xs: [N]u32, k: i64): [N]u32 =\n"
+     "  loop ys = xs for i < k do ys |> map(y => y * 3 + u32(i)) |> scan(+, 0)\n",
+     0, true, "loop ys = ", inputs_u32, ref_map_scan},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
