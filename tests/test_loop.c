@@ -183,6 +183,24 @@ static st_value ref_rows(int64_t n, int64_t k, const st_value *args) {
     return array_of(ST_I32, n, out, ar);
 }
 
+/* 8: a loop at the top inside another's body, its count the outer index's */
+static st_value ref_nested(int64_t n, int64_t k, const st_value *args) {
+    uint32_t *a = room(n, sizeof *a), *c = room(n, sizeof *c);
+    memcpy(a, args[0].u.a.data, (size_t)n * sizeof *a);
+    for (int64_t i = 0; i < k; i++) {
+        memcpy(c, a, (size_t)n * sizeof *c);
+        for (int64_t j = 0; j < i + 1; j++) {
+            uint32_t acc = 0;
+            for (int64_t q = 0; q < n; q++) {
+                acc += c[q] + (uint32_t)j;
+                c[q] = acc;
+            }
+        }
+        for (int64_t q = 0; q < n; q++) a[q] = (a[q] ^ c[q]) % 1000u;
+    }
+    return array_of(ST_U32, n, a, ar);
+}
+
 static const loop_case cases[] = {
     {"affine in a map",
      "def main(xs: [N]f32, k: i64): [N]f32 =\n"
@@ -221,6 +239,12 @@ static const loop_case cases[] = {
      "def main(xs: [N]u32, k: i64): [N]u32 =\n"
      "  loop ys = xs for i < k do ys |> map(y => y * 3 + u32(i)) |> scan(+, 0)\n",
      0, true, "loop ys = ", inputs_u32, ref_map_scan},
+    {"nested at the top",
+     "def main(xs: [N]u32, k: i64): [N]u32 =\n"
+     "  loop a = xs for i < k do\n"
+     "    let b = loop c = a for j < i + 1 do c |> map(x => x + u32(j)) |> scan(+, 0)\n"
+     "    in zip(a, b) |> map((x, y) => (x ^ y) % 1000)\n",
+     3, true, "loop c = a for j < i + 1 do", inputs_u32, ref_nested},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
