@@ -182,6 +182,13 @@ static void pipeline(const st_node *n, int indent, st_buf *out) {
     }
 }
 
+/* How far the last line of out goes. */
+static size_t column(const st_buf *out) {
+    if (!out->data) return 0;
+    const char *nl = strrchr(out->data, '\n');
+    return out->len - (size_t)(nl ? nl + 1 - out->data : 0);
+}
+
 /* The accumulator's pattern: a lambda's parameters from the first-th on. */
 static void pattern(const st_node *f, uint32_t first, st_buf *out) {
     uint32_t k = st_lambda_nparams(f) - first;
@@ -209,14 +216,20 @@ static void loop(const st_node *n, const st_type *hint, int indent, st_buf *out)
         node(n->kids[0], P_PIPE, indent, n->kids[0]->type, out);
     }
     st_buf_puts(out, " do");
+    /* the body on the line, or below and deeper when it is a let or the
+     * line would be long */
     const st_node *body = st_lambda_body(f);
-    if (body->kind == ST_NODE_LET) {
+    st_buf flat = {0};
+    node(body, P_OPEN, indent, n->type, &flat);
+    size_t first = flat.data ? strcspn(flat.data, "\n") : 0;
+    if (body->kind == ST_NODE_LET || column(out) + 1 + first > LINE_WIDTH) {
         newline(indent + 2, out);
         node(body, P_OPEN, indent + 2, n->type, out);
     } else {
         st_buf_puts(out, " ");
-        node(body, P_OPEN, indent, n->type, out);
+        if (flat.data) st_buf_put(out, flat.data, flat.len);
     }
+    st_buf_free(&flat);
 }
 
 static bool is_loop(const st_node *n) {
