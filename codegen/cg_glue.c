@@ -363,7 +363,7 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
         break;
     }
     }
-    if (k->repeated) /* a loop's: the last turn's launch is the one timed */
+    if (k->repeated) /* a loop's: one event per kernel is kept, the last turn's (the timing spans the first launch to the last) */
         st_buf_printf(out, "        if (events[%u]) {\n            clReleaseEvent(events[%u]);\n            events[%u] = NULL;\n        }\n",
                       index, index, index);
     st_buf_printf(out, "        err = clEnqueueNDRangeKernel(queue, kernels[%u], 1, NULL, &global, &group, 0, NULL, &events[%u]);\n"
