@@ -55,6 +55,10 @@ typedef struct program_case {
 #define U32_SUM "def main(xs: [N]u32): u32 =\n  xs |> reduce(+, 0u32)\n"
 /* an index the kernel checks, recording a fault (codegen/cg_fault.c) */
 #define CHECKED_GET "def main(xs: [N]f32, ks: [M]i64): [M]f32 =\n  ks |> map(k => xs |> get(k))\n"
+#define TOP_LOOP_SCAN "def main(xs: [N]u32, k: i64): [N]u32 =\n  loop ys = xs for i < k do ys |> scan(+, 0u32)\n"
+#define WHILE_IN_MAP                                                                                  \
+    "def main(xs: [N]i32): [N]i32 =\n  xs |> map(x => let (a, b) = loop (a, b) = ((x & 127) + 1, 0) while a != 1 do " \
+    "(if a % 2 == 0 then a / 2 else 3 * a + 1, b + 1) in b)\n"
 
 static const program_case program_cases[] = {
     /* the default lowering, and every scan rule of the paper */
@@ -76,6 +80,10 @@ static const program_case program_cases[] = {
     {"a bool scan", BOOL_SCAN, NULL},
     {"a u32 sum", U32_SUM, NULL},
     {"a checked get", CHECKED_GET, NULL},
+    /* loops: in a map (a C loop in the kernel), at the top (the glue's) with a look-back in the body */
+    {"loop_recurrence", NULL, NULL},
+    {"a top-level loop of scans", TOP_LOOP_SCAN, "try(each(top scan, lookback(M=12, WG=256, LW=32)))"},
+    {"a while loop of pairs in a map", WHILE_IN_MAP, NULL},
 };
 
 static st_code code_of(const char *what, const char *src, const char *strategy) {
