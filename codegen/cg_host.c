@@ -259,17 +259,6 @@ static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const
 
 /* ---- loops at the top ---- */
 
-/* An array or a tuple of arrays (as lowering's holds_arrays): a loop whose
- * accumulator is one runs at the top, its body's kernels sequenced by the
- * glue; any other loop is one work-item's. */
-static bool holds_arrays(const st_type *t) {
-    if (t->kind == ST_TYPE_ARRAY) return true;
-    if (t->kind != ST_TYPE_TUPLE || t->n == 0) return false;
-    for (uint32_t i = 0; i < t->n; i++)
-        if (!holds_arrays(t->items[i])) return false;
-    return true;
-}
-
 /* Glue text before the next kernel's launch. */
 static void glue_mark(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void glue_mark(cg *g, const char *fmt, ...) {
@@ -473,7 +462,8 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
         case ST_PRIM_SCATTER: kernel_scatter(g, e, env, p, "scatter"); return;
         case ST_PRIM_SCAN_LOOKBACK: cg_lookback(g, e, env, p, NULL); return;
         case ST_PRIM_LOOP: case ST_PRIM_WHILE:
-            if (!holds_arrays(e->type)) break; /* one work-item's, below */
+            /* a loop over arrays is the glue's; any other one work-item's, below */
+            if (!st_is_array_loop(e)) break;
             host_loop(g, e, env, p);
             return;
         case ST_PRIM_SUBHISTOGRAMS:

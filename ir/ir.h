@@ -307,6 +307,8 @@ bool st_type_is_scalar(const st_type *t, st_scalar_kind k);
 bool st_type_is_int(const st_type *t); /* an integer scalar */
 /* a scalar or a tuple of scalars: what fits a register or a C struct, no array inside */
 bool st_type_is_plain(const st_type *t);
+/* an array, or a tuple of arrays (what unzip gives): a value that needs memory */
+bool st_type_holds_arrays(const st_type *t);
 void st_type_print(const st_type *t, st_buf *out); /* "[N](i32, f32)" */
 
 /* ------------------------------------------------------------------------ */
@@ -549,6 +551,12 @@ bool st_is_view(const st_node *e, bool placed_is_memory);
  * lets among them, and nothing placed (toLocal(x) is a computation here):
  * what one element costs when it costs no loop and no memory of its own. */
 bool st_is_view_scalar(const st_node *e);
+
+/* Is e a loop (loop or while) over arrays? At the top of a def such a loop
+ * runs there: lowering keeps its body at the host's level, codegen has the
+ * glue run the body's kernels each turn, and the rewrite engine counts its
+ * body as the top level. Any other loop runs in one work-item. */
+bool st_is_array_loop(const st_node *e);
 
 /* Is kid i of n a variable n binds (a let's pattern, a lambda's parameter)?
  * Traversals pass over those: they are names, not expressions. */

@@ -101,6 +101,11 @@ bool st_prim_makes_kernels(st_prim p) {
     }
 }
 
+bool st_is_array_loop(const st_node *e) {
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) &&
+           st_type_holds_arrays(e->type);
+}
+
 int st_prim_data_arg(st_prim p, uint32_t nargs) {
     switch (p) {
     case ST_PRIM_REDUCE_BY_INDEX: return 0;

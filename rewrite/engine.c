@@ -82,14 +82,6 @@ int st_rw_lambda_depth(const st_rw *rw) { return rw->lambdas; }
 
 /* Traversals keep count of the lambdas they are inside, so that a rule knows
  * whether the node it is given runs once per program or once per element. */
-static bool holds_arrays(const st_type *t) {
-    if (t->kind == ST_TYPE_ARRAY) return true;
-    if (t->kind != ST_TYPE_TUPLE || t->n == 0) return false;
-    for (uint32_t i = 0; i < t->n; i++)
-        if (!holds_arrays(t->items[i])) return false;
-    return true;
-}
-
 static bool is_loop(const st_node *e) {
     return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE);
 }
@@ -106,7 +98,7 @@ static void enter(st_rw *rw, const st_node *e) {
     int fn = loop_function(rw, e);
     if (is_loop(e) && rw->nloops < 32) {
         rw->loops[rw->nloops].at = rw->entered + 1;
-        rw->loops[rw->nloops++].top = rw->lambdas == 0 && holds_arrays(e->type);
+        rw->loops[rw->nloops++].top = rw->lambdas == 0 && st_is_array_loop(e);
     }
     rw->lambdas += e->kind == ST_NODE_LAMBDA && fn != 1;
     rw->seq_loops += fn == 2;
