@@ -552,7 +552,9 @@ bool st_is_view(const st_node *e, bool placed_is_memory);
  * what one element costs when it costs no loop and no memory of its own. */
 bool st_is_view_scalar(const st_node *e);
 
-/* Is e a loop (loop or while) over arrays? At the top of a def such a loop
+/* Is e a loop (loop or while) over arrays: an array anywhere in its
+ * accumulator (`(xs, 0)` too, its scalar then in memory of one element)? At
+ * the top of a def such a loop
  * runs there: lowering keeps its body at the host's level, codegen has the
  * glue run the body's kernels each turn, and the rewrite engine counts its
  * body as the top level. Any other loop runs in one work-item. */

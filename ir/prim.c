@@ -101,9 +101,16 @@ bool st_prim_makes_kernels(st_prim p) {
     }
 }
 
+/* an array anywhere in t */
+static bool has_array(const st_type *t) {
+    if (t->kind == ST_TYPE_ARRAY) return true;
+    for (uint32_t i = 0; t->kind == ST_TYPE_TUPLE && i < t->n; i++)
+        if (has_array(t->items[i])) return true;
+    return false;
+}
+
 bool st_is_array_loop(const st_node *e) {
-    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) &&
-           st_type_holds_arrays(e->type);
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) && has_array(e->type);
 }
 
 int st_prim_data_arg(st_prim p, uint32_t nargs) {

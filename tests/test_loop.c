@@ -201,6 +201,27 @@ static st_value ref_nested(int64_t n, int64_t k, const st_value *args) {
     return array_of(ST_U32, n, a, ar);
 }
 
+/* 9: an array and a scalar: while the count is below 5 and some element above 0 */
+static st_value ref_mixed(int64_t n, int64_t k, const st_value *args) {
+    (void)k;
+    int32_t *a = room(n, sizeof *a), *s = room(1, sizeof *s);
+    memcpy(a, args[0].u.a.data, (size_t)n * sizeof *a);
+    int32_t turns = 0;
+    for (;;) {
+        int32_t most = 0;
+        for (int64_t j = 0; j < n; j++) most = a[j] > most ? a[j] : most;
+        if (!(turns < 5 && most > 0)) break;
+        int32_t acc = 0;
+        for (int64_t j = 0; j < n; j++) {
+            acc += a[j] - 3;
+            a[j] = acc;
+        }
+        turns++;
+    }
+    *s = turns;
+    return pair_of(array_of(ST_I32, n, a, ar), scalar_of(ST_I32, (st_scalar){.i32 = turns}));
+}
+
 static const loop_case cases[] = {
     {"affine in a map",
      "def main(xs: [N]f32, k: i64): [N]f32 =\n"
@@ -245,6 +266,10 @@ static const loop_case cases[] = {
      "    let b = loop c = a for j < i + 1 do c |> map(x => x + u32(j)) |> scan(+, 0)\n"
      "    in zip(a, b) |> map((x, y) => (x ^ y) % 1000)\n",
      3, true, "loop c = a for j < i + 1 do", inputs_u32, ref_nested},
+    {"an array and a scalar at the top",
+     "def main(xs: [N]i32): ([N]i32, i32) =\n"
+     "  loop (a, s) = (xs, 0) while s < 5 && reduce(max, 0, a) > 0 do (a |> map(x => x - 3) |> scan(+, 0), s + 1)\n",
+     0, true, "loop (a, s) = (xs, 0) while", inputs_i32, ref_mixed},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
