@@ -431,6 +431,31 @@ START_TEST(a_scan_in_a_loop_in_a_map_is_refused_with_the_reason) {
 }
 END_TEST
 
+/* A producer outside a loop is not fused into its body: there it would be
+ * computed again every turn. What is inside the body fuses there. */
+START_TEST(fusion_does_not_cross_into_a_loop) {
+    const st_def *d = def_of("def main(xs: [N]i32, k: i64): [N]i32 =\n"
+                             "  let ys = xs |> map(x => x * 2)\n"
+                             "  in loop a = xs for i < k do ys |> scan(+, 0) |> map(y => y + get(0, a))\n");
+    st_err err = {0};
+    const st_strategy *s = st_strategy_parse(cx, reg, "strategy", "first(let, fuse-map-scan)", &err);
+    ck_assert_msg(s != NULL, "%s", err.message);
+    st_rw *rw = st_rw_new(cx, reg);
+    ck_assert(st_rewrite_def(rw, s, d, &err) == NULL);
+    st_rw_free(rw);
+    ck_assert_has(err.message, "once per turn of a loop");
+    /* the body's own scan and map fuse, inside it */
+    const st_def *fused = apply(d, "try(each(any, try(fuse-scan-map)))", "fuse-scan-map");
+    const char *text = printed_def(fused);
+    ck_assert_has(text, "let ys = xs |> map(x => x * 2)");
+    ck_assert_msg(!strstr(text, "|> map(y =>"), "the body's map was not fused into its scan:\n%s", text);
+    st_code code = generated(lowered(fused, "fused"), "fused");
+    st_exe *exe = built(&code, "fused");
+    agrees(exe, d, "N=1000 k=3", 1, "fused");
+    st_exe_free(exe);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Print and parse again                                                    */
 /* ------------------------------------------------------------------------ */
@@ -534,6 +559,7 @@ static Suite *loop_suite(void) {
     tcase_add_loop_test(dev, the_device_equals_c, 0, NCASES * NSTRATEGIES);
     tcase_add_test(dev, a_top_level_loop_keeps_its_kernels_at_the_top);
     tcase_add_test(dev, a_scan_in_a_loop_in_a_map_is_refused_with_the_reason);
+    tcase_add_test(dev, fusion_does_not_cross_into_a_loop);
     tcase_add_test(dev, the_example_runs_and_checks);
     suite_add_tcase(s, dev);
     return s;
