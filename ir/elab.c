@@ -500,7 +500,7 @@ static bool loop_vars(elab *e, const ast *a, const st_type *t, const st_node **v
 
 /* The body (or condition) of a loop, in the accumulator's scope (and the index's). */
 static const st_node *loop_part(elab *e, const ast *a, const ast *part, const st_type *t, const st_node **vars,
-                                const st_node *index, const st_type *want) {
+                                const st_node *index, const st_type *want, bool cond) {
     size_t mark = e->n;
     if (index && !push_var(e, index->u.name, index)) return NULL;
     if (!loop_vars(e, a, t, vars)) return NULL;
@@ -508,7 +508,7 @@ static const st_node *loop_part(elab *e, const ast *a, const ast *part, const st
     e->n = mark;
     if (!n) return NULL;
     if (n->type != want) {
-        if (want->kind == ST_TYPE_SCALAR && want->scalar == ST_BOOL)
+        if (cond)
             return type_clash(e, part->loc, "the loop's condition has type %s, but it must be %s", n->type, want), NULL;
         return type_clash(e, part->loc,
                           "the loop's body has type %s, but its accumulator has type %s: a loop's accumulator keeps "
@@ -535,8 +535,8 @@ static const st_node *loop(elab *e, const ast *a, const st_type *hint) {
     st_err inner = {0};
     const st_node *args[3];
     if (a->bval) { /* while */
-        const st_node *c = loop_part(e, a, a->kids[1], t, cvars, NULL, st_type_scalar(cx, ST_BOOL));
-        const st_node *body = c ? loop_part(e, a, a->kids[2], t, vars, NULL, t) : NULL;
+        const st_node *c = loop_part(e, a, a->kids[1], t, cvars, NULL, st_type_scalar(cx, ST_BOOL), true);
+        const st_node *body = c ? loop_part(e, a, a->kids[2], t, vars, NULL, t, false) : NULL;
         if (!body) return NULL;
         if (!(args[0] = st_lambda(cx, k, cvars, c, &inner)) || !(args[1] = st_lambda(cx, k, vars, body, &inner)))
             return relocate(e, &inner, a->loc, NULL, 0);
@@ -555,7 +555,7 @@ static const st_node *loop(elab *e, const ast *a, const st_type *hint) {
             return st_fail(e->err, iname->loc, "`%s` is both the loop's index and its accumulator", iname->name), NULL;
     const st_node *index = st_var(cx, iname->name, i64, NULL);
     if (!index) return st_fail_internal(e->err, "out of memory"), NULL;
-    const st_node *body = loop_part(e, a, a->kids[3], t, vars, index, t);
+    const st_node *body = loop_part(e, a, a->kids[3], t, vars, index, t, false);
     if (!body) return NULL;
     const st_node *acc = vars[0];
     if (k > 1) { /* (i, acc) => let (a, b) = acc in body */

@@ -510,6 +510,8 @@ START_TEST(bad_loops_are_refused_at_their_place) {
     /* the body's type is not the accumulator's */
     ck_assert_error(cx, "def main(x: i32): i32 =\n  loop y = x for i < 3 do f32(y)\n", 2, 27,
                     "the loop's body has type f32, but its accumulator has type i32");
+    ck_assert_error(cx, "def main(x: bool): bool =\n  loop y = x while y do 1\n", 2, 25,
+                    "the loop's body has type i32, but its accumulator has type bool");
     /* a pattern of the wrong arity, the index named as the accumulator */
     ck_assert_error(cx, "def main(x: i32): i32 =\n  loop (a, b) = x for i < 2 do (a, b)\n", 2, 3,
                     "the pattern has 2 names, but the loop's initial value has type i32");
