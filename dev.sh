@@ -79,6 +79,7 @@ demo() {
             *histogram*) sizes+=(--input H=16) ;;
             *radix_step*) sizes+=(--input B=3) ;;
             *block_sums*) sizes=(--size N=1048576) ;;
+            *loop_recurrence*) sizes+=(--input k=8) ;;
         esac
         printf '%-36s ' "$prog"
         $strata run "$prog" "${sizes[@]}" --check 2>&1 >/dev/null | grep -E '^check|error' || true

@@ -119,6 +119,8 @@ struct cg_binding {
     const cg_place *place;      /* at host level: memory read afresh in each kernel */
     const st_type *type;        /*   of this type (so the kernel takes the buffer) */
     const cg_binding *next;
+    bool glue_value;            /* !deferred: value.c is a value of the glue's (a top-level
+                                   loop's index), which a kernel that reads it takes (cg_use_value) */
 };
 
 /* What one kernel launch needs from the host. */
@@ -153,7 +155,15 @@ typedef struct cg_kernel {
     uint32_t nargs;
     cg_arg *args;
     st_buf body;
+    bool repeated;              /* launched in a top-level loop: each launch releases the last's event */
 } cg_kernel;
+
+/* Glue statements placed before the launch of kernel `before` (nkernels:
+ * after the last): a top-level loop's head and tail around its kernels. */
+typedef struct cg_glue_mark {
+    uint32_t before;
+    const char *text;
+} cg_glue_mark;
 
 typedef enum cg_buffer_role { CG_BUF_INPUT, CG_BUF_OUTPUT, CG_BUF_TEMP } cg_buffer_role;
 typedef struct cg_buffer {
@@ -205,6 +215,9 @@ typedef struct cg {
     const cg_place *faults;     /* the fault words (cg_fault.c), once a kernel can record one */
     uint32_t nsites, capsites;
     cg_fault_site *sites;
+    uint32_t nmarks, capmarks;
+    cg_glue_mark *marks;        /* top-level loops (cg_host.c), in order */
+    uint32_t nloops, loop_depth;
 
     /* the kernel being generated */
     cg_kernel *k;

@@ -201,6 +201,7 @@ static const char *glue_prelude =
     "cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,\n"
     "                           const cl_event *, cl_event *);\n"
     "cl_int clGetMemObjectInfo(cl_mem, cl_uint, size_t, void *, size_t *);\n"
+    "cl_int clReleaseEvent(cl_event);\n"
     "cl_int clEnqueueFillBuffer(cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint,\n"
     "                           const cl_event *, cl_event *);\n"
     "int snprintf(char *, size_t, const char *, ...);\n"
@@ -363,6 +364,9 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
         break;
     }
     }
+    if (k->repeated) /* a loop's: one event per kernel is kept, the last turn's (the timing spans the first launch to the last) */
+        st_buf_printf(out, "        if (events[%u]) {\n            clReleaseEvent(events[%u]);\n            events[%u] = NULL;\n        }\n",
+                      index, index, index);
     st_buf_printf(out, "        err = clEnqueueNDRangeKernel(queue, kernels[%u], 1, NULL, &global, &group, 0, NULL, &events[%u]);\n"
                        "        if (err != CL_SUCCESS) {\n"
                        "            snprintf(msg, msgcap, \"launching %s (%%lu work-items in groups of %%lu)\",\n"
@@ -531,7 +535,11 @@ const char *cg_glue(cg *g) {
     }
     cg_fault_zero(g, &out);
     st_buf_puts(&out, "\n");
-    for (uint32_t i = 0; i < g->nkernels; i++) launch_text(g, i, g->kernels[i], &out);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i <= g->nkernels; i++) {
+        for (; m < g->nmarks && g->marks[m].before == i; m++) st_buf_puts(&out, g->marks[m].text);
+        if (i < g->nkernels) launch_text(g, i, g->kernels[i], &out);
+    }
     cg_fault_glue(g, &out);
     st_buf_puts(&out, "done:\n");
     for (uint32_t i = 0; i < g->nbuffers; i++)

@@ -122,6 +122,7 @@ void cg_kernel_begin(cg *g, cg_shape shape, const st_size *count, const char *hi
     g->barrier_pending = false;
     g->slot = NULL;
     g->slots = NULL;
+    k->repeated = g->loop_depth > 0;
     for (uint32_t i = 0; i < g->nscalars; i++) add_arg(g, (cg_arg){.kind = CG_ARG_SCALAR, .index = (int)i});
 }
 
@@ -256,6 +257,119 @@ static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const
     cg_kernel_end(g);
 }
 
+/* ---- loops at the top ---- */
+
+/* Glue text before the next kernel's launch. */
+static void glue_mark(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void glue_mark(cg *g, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char line[2048];
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (!cg_grow(g, (void **)&g->marks, g->nmarks, &g->capmarks, sizeof *g->marks)) return;
+    g->marks[g->nmarks++] = (cg_glue_mark){g->nkernels, cg_str(g, "%s", line)};
+}
+
+/* A scalar (an i64 count, a bool condition) computed on the device and
+ * read back into the glue's long `name`. */
+static void read_back(cg *g, const st_node *e, const cg_binding *env, const char *name) {
+    const cg_place *p = cg_host_temp(g, e->type, name);
+    if (!p || p->tuple) return;
+    host_into(g, e, env, p);
+    const char *ctype = e->type->scalar == ST_BOOL ? "unsigned char" : "long";
+    glue_mark(g, "    {\n        %s v = 0;\n"
+                 "        err = clEnqueueReadBuffer(queue, %s, CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL);\n"
+                 "        if (err != CL_SUCCESS) {\n            snprintf(msg, msgcap, \"reading a loop's %s\");\n"
+                 "            goto done;\n        }\n        %s = (long)v;\n    }\n",
+              ctype, p->mem.base, e->type->scalar == ST_BOOL ? "condition" : "count", name);
+}
+
+/* The accumulator's names, f's parameters from `first` on (one, or one per
+ * component of a tuple it destructures), read from place p. */
+static const cg_binding *bind_acc(cg *g, const cg_binding *env, const st_node *f, uint32_t first, const st_type *t,
+                                  const cg_place *p) {
+    uint32_t k = st_lambda_nparams(f) - first;
+    if (k == 1) return cg_bind_memory(g, env, f->kids[first]->u.name, t, p);
+    if (!p->tuple || p->n != k || t->kind != ST_TYPE_TUPLE) {
+        cg_fail(g, f, "a loop's pattern over an accumulator that is not a tuple");
+        return env;
+    }
+    for (uint32_t i = 0; i < k; i++) env = cg_bind_memory(g, env, f->kids[first + i]->u.name, t->items[i], &p->items[i]);
+    return env;
+}
+
+/* The buffers of a and b exchanged, leaf by leaf: the turn's result is the
+ * next turn's accumulator, with no copy (every launch sets its arguments
+ * afresh, by these names). */
+static void swap_buffers(cg *g, const cg_place *a, const cg_place *b) {
+    if (a->tuple) {
+        for (uint32_t i = 0; i < a->n && i < b->n; i++) swap_buffers(g, &a->items[i], &b->items[i]);
+        return;
+    }
+    glue_mark(g, "    {\n        cl_mem swap = %s;\n        %s = %s;\n        %s = swap;\n    }\n", a->mem.base,
+              a->mem.base, b->mem.base, b->mem.base);
+}
+
+/* The accumulator's final value from place `from` into p, array by array. */
+static void copy_out(cg *g, const st_type *t, const cg_place *from, const cg_binding *env, const cg_place *p) {
+    if (from->tuple) {
+        for (uint32_t i = 0; i < from->n && i < p->n; i++) copy_out(g, t->items[i], &from->items[i], env, &p->items[i]);
+        return;
+    }
+    const st_node *var = st_var(g->cx, st_fresh_name(g->cx, "acc"), t, NULL);
+    if (!var) return (void)cg_fail(g, NULL, "out of memory");
+    host_into(g, var, cg_bind_memory(g, env, var->u.name, t, from), p);
+}
+
+/* loop(n, (i, acc) => body, x) and while(acc => c, acc => body, x) over
+ * arrays: the glue runs the body's kernels n times, or while the condition,
+ * computed on the device by kernels of its own and read back, holds. The
+ * accumulator lives in two sets of buffers that take turns: each turn
+ * reads one and writes the other. The count is the glue's own arithmetic
+ * when it is a size expression, else computed and read back once. */
+static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    bool is_while = e->u.prim == ST_PRIM_WHILE;
+    const st_node *f = e->kids[1], *c = e->kids[0];
+    if (f->kind != ST_NODE_LAMBDA || (is_while && c->kind != ST_NODE_LAMBDA))
+        return (void)cg_fail(g, e, "a loop whose body is not a lambda");
+    const char *lp = cg_str(g, "loop%u", g->nloops++);
+    const cg_place *acc = cg_host_temp(g, e->type, "acc"), *next = cg_host_temp(g, e->type, "next");
+    if (!acc || !next) return;
+    host_into(g, e->kids[2], env, acc);
+    cg_glue_value(g, "long %s_n = 0, %s_i = 0;", lp, lp);
+    cg_glue_value(g, "(void)%s_n;", lp);
+    cg_glue_value(g, "(void)%s_i;", lp);
+    if (!is_while) {
+        st_err serr = {0};
+        const st_size *s = st_node_as_size(g->cx, c, &serr);
+        if (s) glue_mark(g, "    %s_n = (long)(%s);\n", lp, cg_size(g, s));
+        else read_back(g, c, env, cg_str(g, "%s_n", lp));
+        glue_mark(g, "    for (%s_i = 0; %s_i < %s_n; %s_i++) {\n", lp, lp, lp, lp);
+    } else {
+        glue_mark(g, "    for (;;) {\n");
+    }
+    g->loop_depth++;
+    const cg_binding *inner = env;
+    if (is_while) {
+        read_back(g, st_lambda_body(c), bind_acc(g, env, c, 0, e->type, acc), cg_str(g, "%s_n", lp));
+        glue_mark(g, "    if (!%s_n) break;\n", lp);
+        inner = bind_acc(g, env, f, 0, e->type, acc);
+    } else {
+        cg_binding *b = cg_alloc(g, sizeof *b);
+        if (!b) return;
+        *b = (cg_binding){.name = f->kids[0]->u.name, .value = cg_scalar(f->kids[0]->type, cg_str(g, "%s_i", lp)),
+                          .glue_value = true, .next = env};
+        inner = bind_acc(g, b, f, 1, e->type, acc);
+    }
+    host_into(g, st_lambda_body(f), inner, next);
+    g->level = CG_HOST;
+    swap_buffers(g, acc, next);
+    glue_mark(g, "    }\n");
+    g->loop_depth--;
+    copy_out(g, e->type, acc, env, p);
+}
+
 /* ---- the top ---- */
 
 /* Where the def's result takes name as it is, the output's place: the
@@ -347,6 +461,11 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
             return;
         case ST_PRIM_SCATTER: kernel_scatter(g, e, env, p, "scatter"); return;
         case ST_PRIM_SCAN_LOOKBACK: cg_lookback(g, e, env, p, NULL); return;
+        case ST_PRIM_LOOP: case ST_PRIM_WHILE:
+            /* a loop over arrays is the glue's; any other one work-item's, below */
+            if (!st_is_array_loop(e)) break;
+            host_loop(g, e, env, p);
+            return;
         case ST_PRIM_SUBHISTOGRAMS:
             e = cg_host_hoist_args(g, e, ST_HIST_SIZES + 1, &env); /* the indices and values, unless fusible */
             host_into(g, e->kids[ST_HIST_SIZES], env, p);          /* the destination */

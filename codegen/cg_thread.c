@@ -49,7 +49,10 @@ cg_value cg_lookup(cg *g, const st_node *var, const cg_binding *env) {
     for (const cg_binding *b = env; b; b = b->next) {
         if (b->name != var->u.name) continue;
         if (b->place) return cg_value_of_place(g, b->type, b->place);
-        if (!b->deferred) return b->value;
+        if (!b->deferred) {
+            if (b->glue_value) cg_use_value(g, b->value.c);
+            return b->value;
+        }
         cg_value v = cg_thread_value(g, b->expr, b->env);
         if (b->proj < 0) return v;
         if (v.kind == CG_TUPLE && (uint32_t)b->proj < v.n) return v.items[b->proj];
@@ -454,6 +457,31 @@ static cg_value iterate(cg *g, const st_node *e, const cg_binding *env) {
     return acc.value;
 }
 
+/* loop(n, f, x): a C for loop over the index, the accumulator in private
+ * variables (or private memory when it holds arrays);
+ * while(c, f, x): the condition computed at the top of each turn. */
+static cg_value loop(cg *g, const st_node *e, const cg_binding *env) {
+    bool is_while = e->u.prim == ST_PRIM_WHILE;
+    cg_value n = is_while ? (cg_value){0} : cg_thread_value(g, e->kids[0], env);
+    cg_value x = cg_thread_value(g, e->kids[2], env);
+    accumulator acc = acc_new(g, &x, e);
+    const char *i = cg_name(g, "i");
+    if (is_while) cg_line(g, "for (;;) {");
+    else cg_line(g, "for (long %s = 0; %s < (long)%s; %s++) {", i, i, n.c, i);
+    g->indent++;
+    if (is_while) {
+        cg_value c = cg_apply(g, e->kids[0], 1, &acc.value, env);
+        cg_line(g, "if (!(%s)) break;", c.c);
+        acc_step(g, &acc, e->kids[1], 1, &acc.value, env, e);
+    } else {
+        cg_value args[2] = {cg_scalar(e->kids[0]->type, i), acc.value};
+        acc_step(g, &acc, e->kids[1], 2, args, env, e);
+    }
+    g->indent--;
+    cg_line(g, "}");
+    return acc.value;
+}
+
 static bool parallel_map(const st_node *e) {
     return e->kind == ST_NODE_PRIM &&
            (e->u.prim == ST_PRIM_MAP_GLB || e->u.prim == ST_PRIM_MAP_WRG || e->u.prim == ST_PRIM_MAP_LCL);
@@ -502,6 +530,7 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
     }
     case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(g, e, env);
     case ST_PRIM_ITERATE: return iterate(g, e, env);
+    case ST_PRIM_LOOP: case ST_PRIM_WHILE: return loop(g, e, env);
     case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE: {
         const st_node *inner = e;
         cg_space space = space_of(g, &inner);

@@ -22,7 +22,9 @@ typedef enum ast_kind {
     A_IF,     /* kids: cond, then, else */
     A_ARRAY,  /* an array literal [kids...]; loc is the `[` */
     A_INDEX,  /* kids[0][kids[1]]: get; loc is the `[` */
-    A_SLICE   /* kids[0][kids[1]:kids[2]], a bound NULL when left out; loc is the `[` */
+    A_SLICE,  /* kids[0][kids[1]:kids[2]], a bound NULL when left out; loc is the `[` */
+    A_LOOP    /* names: the accumulator's pattern (tuple_pattern as A_LET's); bval: a while loop;
+                 for: kids init, A_NAME index, count, body; while: kids init, cond, body */
 } ast_kind;
 
 typedef struct ast_type ast_type;

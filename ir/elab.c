@@ -970,6 +970,110 @@ static const st_node *let(elab *e, const ast *a, const st_type *hint) {
     return n ? n : relocate(e, &inner, a->loc, NULL, 0);
 }
 
+/* ---- loops ---- */
+
+/* "the loop's X has type T, but …": a message naming two types */
+static bool type_clash(elab *e, st_loc at, const char *fmt, const st_type *got, const st_type *want) {
+    st_buf g = {0}, w = {0};
+    st_type_print(got, &g);
+    st_type_print(want, &w);
+    st_fail(e->err, at, fmt, g.data ? g.data : "?", w.data ? w.data : "?");
+    st_buf_free(&g);
+    st_buf_free(&w);
+    return false;
+}
+
+/* The accumulator's variables, pushed in scope: one per name of the pattern. */
+static bool loop_vars(elab *e, const ast *a, const st_type *t, const st_node **vars) {
+    uint32_t k = a->nnames;
+    if (a->tuple_pattern && k > 1 && (t->kind != ST_TYPE_TUPLE || t->n != k)) {
+        st_buf b = {0};
+        st_type_print(t, &b);
+        st_fail(e->err, a->loc, "the pattern has %u names, but the loop's initial value has type %s", k, b.data ? b.data : "?");
+        st_buf_free(&b);
+        return false;
+    }
+    if (!distinct_names(e, a, "bound")) return false;
+    for (uint32_t i = 0; i < k; i++) {
+        /* not st_let_var: the accumulator changes, so it stands for no size */
+        vars[i] = st_var(e->cx, a->names[i], k == 1 ? t : t->items[i], NULL);
+        if (!vars[i] || !push_var(e, a->names[i], vars[i])) return false;
+    }
+    return true;
+}
+
+/* The body (or condition) of a loop, in the accumulator's scope (and the index's). */
+static const st_node *loop_part(elab *e, const ast *a, const ast *part, const st_type *t, const st_node **vars,
+                                const st_node *index, const st_type *want, bool cond) {
+    size_t mark = e->n;
+    if (index && !push_var(e, index->u.name, index)) return NULL;
+    if (!loop_vars(e, a, t, vars)) return NULL;
+    const st_node *n = expr(e, part, want);
+    e->n = mark;
+    if (!n) return NULL;
+    if (n->type != want) {
+        if (cond)
+            return type_clash(e, part->loc, "the loop's condition has type %s, but it must be %s", n->type, want), NULL;
+        return type_clash(e, part->loc,
+                          "the loop's body has type %s, but its accumulator has type %s: a loop's accumulator keeps "
+                          "its type and its sizes from one iteration to the next",
+                          n->type, want), NULL;
+    }
+    return n;
+}
+
+/* loop acc = init for i < n do body: loop(n, (i, acc) => body, init); a
+ * tuple pattern `(a, b)` is one parameter destructured by a let, because
+ * the function takes the index besides.
+ * loop acc = init while c do body: while(acc => c, acc => body, init); a
+ * tuple pattern is the lambdas' own destructuring. */
+static const st_node *loop(elab *e, const ast *a, const st_type *hint) {
+    st_ctx *cx = e->cx;
+    uint32_t k = a->nnames;
+    if (k > 62) return st_fail(e->err, a->loc, "a pattern has at most 62 names"), NULL;
+    const st_node *init = expr(e, a->kids[0], hint);
+    if (!init) return NULL;
+    const st_type *t = init->type, *i64 = st_type_scalar(cx, ST_I64);
+    const st_node **vars = parts(e, k), **cvars = parts(e, k);
+    if (!vars || !cvars) return NULL;
+    st_err inner = {0};
+    const st_node *args[3];
+    if (a->bval) { /* while */
+        const st_node *c = loop_part(e, a, a->kids[1], t, cvars, NULL, st_type_scalar(cx, ST_BOOL), true);
+        const st_node *body = c ? loop_part(e, a, a->kids[2], t, vars, NULL, t, false) : NULL;
+        if (!body) return NULL;
+        if (!(args[0] = st_lambda(cx, k, cvars, c, &inner)) || !(args[1] = st_lambda(cx, k, vars, body, &inner)))
+            return relocate(e, &inner, a->loc, NULL, 0);
+        args[2] = init;
+        const st_node *n = st_prim_node(cx, ST_PRIM_WHILE, 3, args, &inner);
+        return n ? n : relocate(e, &inner, a->loc, NULL, 0);
+    }
+    const ast *iname = a->kids[1], *count = a->kids[2];
+    const st_node *n = expr(e, count, i64);
+    if (!n) return NULL;
+    if (!st_type_is_int(n->type))
+        return type_clash(e, count->loc, "the loop's count has type %s, but it must be an integer (%s)", n->type, i64), NULL;
+    if (n->type != i64 && !(n = st_conv(cx, ST_I64, n, &inner))) return relocate(e, &inner, count->loc, NULL, 0);
+    for (uint32_t j = 0; j < k; j++)
+        if (a->names[j] == iname->name)
+            return st_fail(e->err, iname->loc, "`%s` is both the loop's index and its accumulator", iname->name), NULL;
+    const st_node *index = st_var(cx, iname->name, i64, NULL);
+    if (!index) return st_fail_internal(e->err, "out of memory"), NULL;
+    const st_node *body = loop_part(e, a, a->kids[3], t, vars, index, t, false);
+    if (!body) return NULL;
+    const st_node *acc = vars[0];
+    if (k > 1) { /* (i, acc) => let (a, b) = acc in body */
+        acc = st_var(cx, st_fresh_name(cx, "acc"), t, NULL);
+        if (!acc || !(body = st_let(cx, k, vars, acc, body, &inner))) return relocate(e, &inner, a->loc, NULL, 0);
+    }
+    const st_node *params[2] = {index, acc};
+    if (!(args[1] = st_lambda(cx, 2, params, body, &inner))) return relocate(e, &inner, a->loc, NULL, 0);
+    args[0] = n;
+    args[2] = init;
+    const st_node *r = st_prim_node(cx, ST_PRIM_LOOP, 3, args, &inner);
+    return r ? r : relocate(e, &inner, a->loc, NULL, 0);
+}
+
 static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
     st_err inner = {0};
     const st_node *n = NULL;
@@ -1013,6 +1117,7 @@ static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
     case A_ARRAY: return array_literal(e, a, hint);
     case A_SLICE: return slice(e, a);
     case A_INDEX: return subscript(e, a);
+    case A_LOOP: return loop(e, a, hint);
     case A_IF: {
         const st_node *c = expr(e, a->kids[0], NULL), *t, *f;
         if (!c) return NULL;

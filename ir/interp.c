@@ -251,6 +251,39 @@ static bool flat_index(const st_value *iv, bool two, const int64_t *dims, int64_
     return true;
 }
 
+/* loop(n, f, x) and while(c, f, x): the accumulator through the steps, in
+ * two buffers that take turns (a step may read the old while it makes the
+ * new). A while loop that never ends is the program's, as it would be on the
+ * device: the interpreter runs it as long as it is asked to. */
+static bool loop(interp *I, const st_node *n, const st_value *a, st_value *out) {
+    bool is_while = n->u.prim == ST_PRIM_WHILE;
+    int64_t count = 0;
+    if (!is_while && !index_of(&a[0], &count)) return runtime_error(I, n, "a loop count out of range");
+    st_value cur, next;
+    if (!alloc(I, n->type, &cur) || !alloc(I, n->type, &next)) return false;
+    st_value_copy_into(&cur, &a[2]);
+    for (int64_t i = 0; is_while || i < count; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value r;
+        if (is_while) {
+            st_value c;
+            if (!apply(I, n->kids[0], &cur, 1, &c)) return false;
+            if (!c.u.s.b) break;
+            if (!apply(I, n->kids[1], &cur, 1, &r)) return false;
+        } else {
+            st_value args[2] = {st_value_scalar(ST_I64, (st_scalar){.i64 = i}), cur};
+            if (!apply(I, n->kids[1], args, 2, &r)) return false;
+        }
+        st_value_copy_into(&next, &r);
+        st_arena_release(I->a, m);
+        st_value t = cur;
+        cur = next;
+        next = t;
+    }
+    *out = cur;
+    return true;
+}
+
 static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *out) {
     uint32_t skip; /* subhistograms is a reduce_by_index after its sizes */
     st_prim p = st_prim_after_sizes(n->u.prim, &skip);
@@ -371,6 +404,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         *out = cur;
         return true;
     }
+    case ST_PRIM_LOOP: case ST_PRIM_WHILE: return loop(I, n, a, out);
     case ST_PRIM_GET: {
         int64_t i, len = st_value_length(&a[1]);
         if (!index_of(&a[0], &i) || i < 0 || i >= len) {

@@ -321,6 +321,8 @@ bool st_type_is_scalar(const st_type *t, st_scalar_kind k);
 bool st_type_is_int(const st_type *t); /* an integer scalar */
 /* a scalar or a tuple of scalars: what fits a register or a C struct, no array inside */
 bool st_type_is_plain(const st_type *t);
+/* an array, or a tuple of arrays (what unzip gives): a value that needs memory */
+bool st_type_holds_arrays(const st_type *t);
 void st_type_print(const st_type *t, st_buf *out); /* "[N](i32, f32)" */
 
 /* ------------------------------------------------------------------------ */
@@ -404,6 +406,11 @@ typedef enum st_prim {
                                 rewrite/rewrite.h), so every scan rule and codegen take it.
                                 Only this plain form: Futhark has no other, and the fused
                                 forms (a fold, a post-function) arise on the scan it becomes */
+    ST_PRIM_LOOP,            /* loop(n, f, x): `loop acc = x for i < n do body`, f = (i, acc) => body,
+                                f: (i64, t) -> t applied for i = 0 .. n-1; the final acc */
+    ST_PRIM_WHILE,           /* while(c, f, x): `loop acc = x while c do body`, c: t -> bool,
+                                f: t -> t applied while c holds; the final acc. Both are
+                                written only as loops (the printer's and parser's form) */
     ST_PRIM_COUNT
 } st_prim;
 
@@ -570,6 +577,14 @@ bool st_is_view(const st_node *e, bool placed_is_memory);
  * lets among them, and nothing placed (toLocal(x) is a computation here):
  * what one element costs when it costs no loop and no memory of its own. */
 bool st_is_view_scalar(const st_node *e);
+
+/* Is e a loop (loop or while) over arrays: an array anywhere in its
+ * accumulator (`(xs, 0)` too, its scalar then in memory of one element)? At
+ * the top of a def such a loop
+ * runs there: lowering keeps its body at the host's level, codegen has the
+ * glue run the body's kernels each turn, and the rewrite engine counts its
+ * body as the top level. Any other loop runs in one work-item. */
+bool st_is_array_loop(const st_node *e);
 
 /* Is kid i of n a variable n binds (a let's pattern, a lambda's parameter)?
  * Traversals pass over those: they are names, not expressions. */

@@ -8,7 +8,8 @@ typedef struct { const char *text; tok_kind kind; } spelling;
 
 static const spelling keywords[] = {
     {"def", K_DEF}, {"let", K_LET}, {"in", K_IN}, {"if", K_IF}, {"then", K_THEN},
-    {"else", K_ELSE}, {"where", K_WHERE}, {"true", K_TRUE}, {"false", K_FALSE}};
+    {"else", K_ELSE}, {"where", K_WHERE}, {"true", K_TRUE}, {"false", K_FALSE},
+    {"loop", K_LOOP}, {"for", K_FOR}, {"while", K_WHILE}, {"do", K_DO}};
 
 /* longest first, so that `<=` wins over `<` */
 static const spelling symbols[] = {

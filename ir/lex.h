@@ -8,6 +8,7 @@ typedef enum tok_kind {
     K_EOF, K_NAME, K_INT, K_FLOAT,
     /* keywords */
     K_DEF, K_LET, K_IN, K_IF, K_THEN, K_ELSE, K_WHERE, K_TRUE, K_FALSE,
+    K_LOOP, K_FOR, K_WHILE, K_DO,
     /* punctuation */
     K_LPAREN, K_RPAREN, K_LBRACK, K_RBRACK, K_COMMA, K_COLON, K_ASSIGN, K_ARROW, K_PIPE, K_DOT,
     /* operators */

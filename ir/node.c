@@ -400,14 +400,20 @@ bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types,
     }
     uint32_t n = (uint32_t)ntypes;
     int data = st_prim_data_arg(p, n);
-    (void)cx;
     *result = NULL;
     if (data < 0 || data >= ntypes || !types[data])
         return fail_at(err, arg, "internal: %s argument %d typed out of order", pname(p), arg), false;
     const st_type *d = types[data];
-    if (p == ST_PRIM_ITERATE) {
+    if (p == ST_PRIM_ITERATE || p == ST_PRIM_WHILE) {
         params[0] = *result = d;
         *nparams = 1;
+        if (p == ST_PRIM_WHILE && arg == 0) *result = st_type_scalar(cx, ST_BOOL);
+        return true;
+    }
+    if (p == ST_PRIM_LOOP) { /* (i, acc) */
+        params[0] = st_type_scalar(cx, ST_I64);
+        params[1] = *result = d;
+        *nparams = 2;
         return true;
     }
     if (d->kind != ST_TYPE_ARRAY)
@@ -717,6 +723,24 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
             return fail_at(err, 1, "iterate's function must take and return %s", type_name(a[2]->type).s);
         *out = a[2]->type;
         return a[0];
+    case ST_PRIM_LOOP:
+        if (!st_type_is_scalar(a[0]->type, ST_I64))
+            return fail_at(err, 0, "a loop's count must be an i64, but it has type %s", type_name(a[0]->type).s);
+        params[0] = st_type_scalar(cx, ST_I64);
+        params[1] = a[2]->type;
+        if (!fun_takes(a[1]->type, params, 2) || a[1]->type->elem != a[2]->type)
+            return fail_at(err, 1, "a loop's body must take (i64, %s) and return %s", type_name(a[2]->type).s,
+                           type_name(a[2]->type).s);
+        *out = a[2]->type;
+        return a[0];
+    case ST_PRIM_WHILE:
+        params[0] = a[2]->type;
+        if (!fun_takes(a[0]->type, params, 1) || !st_type_is_scalar(a[0]->type->elem, ST_BOOL))
+            return fail_at(err, 0, "a while loop's condition must take %s and return bool", type_name(a[2]->type).s);
+        if (!fun_takes(a[1]->type, params, 1) || a[1]->type->elem != a[2]->type)
+            return fail_at(err, 1, "a while loop's body must take and return %s", type_name(a[2]->type).s);
+        *out = a[2]->type;
+        return a[1];
     case ST_PRIM_GET:
         if (!st_type_is_int(a[0]->type))
             return fail_at(err, 0, "get's index must be an integer, but it has type %s", type_name(a[0]->type).s);

@@ -369,6 +369,45 @@ static ast *parse_subscript(parser *p, ast *xs) {
     return a;
 }
 
+/* loop PATTERN = EXPR (for NAME < EXPR | while EXPR) do EXPR */
+static ast *parse_loop(parser *p) {
+    ast *a = new_ast(p, A_LOOP, peek(p)->loc);
+    if (!a) return NULL;
+    next(p); /* loop */
+    vec names = {0}, locs = {0}, annots = {0}, kids = {0};
+    if (accept(p, K_LPAREN)) {
+        a->tuple_pattern = true;
+        do {
+            if (!parse_binder(p, &names, &locs, &annots, false)) return NULL;
+        } while (accept(p, K_COMMA));
+        if (!expect(p, K_RPAREN, "`,` or `)` in the pattern")) return NULL;
+    } else if (!parse_binder(p, &names, &locs, &annots, false)) {
+        return NULL;
+    }
+    if (!set_names(p, a, &names, &locs, &annots)) return NULL;
+    if (!expect(p, K_ASSIGN, "`=` after the loop's accumulator")) return NULL;
+    ast *init = parse_expr(p);
+    if (!init || !push(p, &kids, init)) return NULL;
+    if (accept(p, K_WHILE)) {
+        a->bval = true;
+        ast *c = parse_expr(p);
+        if (!c || !push(p, &kids, c)) return NULL;
+    } else {
+        if (!expect(p, K_FOR, "`for` or `while` after the loop's initial value")) return NULL;
+        const token *t = peek(p);
+        if (!expect(p, K_NAME, "the loop's index, as in `for i < n`")) return NULL;
+        ast *index = new_ast(p, A_NAME, t->loc);
+        if (!index || !(index->name = name_of(p, t)) || !push(p, &kids, index)) return NULL;
+        if (!expect(p, K_LT, "`<` after the loop's index, as in `for i < n`")) return NULL;
+        ast *n = parse_expr(p);
+        if (!n || !push(p, &kids, n)) return NULL;
+    }
+    if (!expect(p, K_DO, "`do` before the loop's body")) return NULL;
+    ast *body = parse_expr(p);
+    if (!body || !push(p, &kids, body)) return NULL;
+    return finish_kids(p, a, &kids);
+}
+
 static ast *parse_primary(parser *p) {
     const token *t = peek(p);
     switch (t->kind) {
@@ -383,6 +422,7 @@ static ast *parse_primary(parser *p) {
     }
     case K_LET: return parse_let(p);
     case K_IF: return parse_if(p);
+    case K_LOOP: return parse_loop(p);
     case K_NAME: {
         tok_kind after = peek_at(p, 1)->kind;
         st_scalar_kind k;

@@ -39,6 +39,8 @@ static const st_prim_info table[ST_PRIM_COUNT] = {
     [ST_PRIM_REDUCE_BY_INDEX_2D] = {"reduce_by_index_2d", {"dfndd"}, false, false, false},
     [ST_PRIM_SCATTER_2D] = {"scatter_2d", {"ddd"}, false, false, false},
     [ST_PRIM_EXSCAN] = {"exscan", {"fnd"}, false, true, false},
+    [ST_PRIM_LOOP] = {"loop", {"dfd"}, false, false, false},
+    [ST_PRIM_WHILE] = {"while", {"ffd"}, false, false, false},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }
@@ -100,6 +102,18 @@ bool st_prim_makes_kernels(st_prim p) {
     case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS: return true;
     default: return false;
     }
+}
+
+/* an array anywhere in t */
+static bool has_array(const st_type *t) {
+    if (t->kind == ST_TYPE_ARRAY) return true;
+    for (uint32_t i = 0; t->kind == ST_TYPE_TUPLE && i < t->n; i++)
+        if (has_array(t->items[i])) return true;
+    return false;
+}
+
+bool st_is_array_loop(const st_node *e) {
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) && has_array(e->type);
 }
 
 int st_prim_data_arg(st_prim p, uint32_t nargs) {

@@ -325,6 +325,61 @@ static bool sugar(const st_node *n, int indent, st_buf *out) {
     return true;
 }
 
+/* How far the last line of out goes. */
+static size_t column(const st_buf *out) {
+    if (!out->data) return 0;
+    const char *nl = strrchr(out->data, '\n');
+    return out->len - (size_t)(nl ? nl + 1 - out->data : 0);
+}
+
+/* The accumulator's pattern: a lambda's parameters from the first-th on. */
+static void pattern(const st_node *f, uint32_t first, st_buf *out) {
+    uint32_t k = st_lambda_nparams(f) - first;
+    if (k != 1) st_buf_puts(out, "(");
+    for (uint32_t i = 0; i < k; i++) st_buf_printf(out, "%s%s", i ? ", " : "", f->kids[first + i]->u.name);
+    if (k != 1) st_buf_puts(out, ")");
+}
+
+/* loop(n, (i, acc) => body, x): `loop acc = x for i < n do body`;
+ * while(acc => c, acc => body, x): `loop acc = x while c do body`. The
+ * initial value takes the loop's hint, the body the accumulator's type, as
+ * the type checker gives them. */
+static void loop(const st_node *n, const st_type *hint, int indent, st_buf *out) {
+    bool is_while = n->u.prim == ST_PRIM_WHILE;
+    const st_node *f = n->kids[1];
+    st_buf_puts(out, "loop ");
+    pattern(f, is_while ? 0 : 1, out);
+    st_buf_puts(out, " = ");
+    node(n->kids[2], P_PIPE, indent, hint, out);
+    if (is_while) {
+        st_buf_puts(out, " while ");
+        node(st_lambda_body(n->kids[0]), P_PIPE, indent, NULL, out);
+    } else {
+        st_buf_printf(out, " for %s < ", f->kids[0]->u.name);
+        node(n->kids[0], P_PIPE, indent, n->kids[0]->type, out);
+    }
+    st_buf_puts(out, " do");
+    /* the body on the line, or below and deeper when it is a let or the
+     * line would be long */
+    const st_node *body = st_lambda_body(f);
+    st_buf flat = {0};
+    node(body, P_OPEN, indent, n->type, &flat);
+    size_t first = flat.data ? strcspn(flat.data, "\n") : 0;
+    if (body->kind == ST_NODE_LET || column(out) + 1 + first > LINE_WIDTH) {
+        newline(indent + 2, out);
+        node(body, P_OPEN, indent + 2, n->type, out);
+    } else {
+        st_buf_puts(out, " ");
+        if (flat.data) st_buf_put(out, flat.data, flat.len);
+    }
+    st_buf_free(&flat);
+}
+
+static bool is_loop(const st_node *n) {
+    return n->kind == ST_NODE_PRIM && (n->u.prim == ST_PRIM_LOOP || n->u.prim == ST_PRIM_WHILE) &&
+           n->kids[1]->kind == ST_NODE_LAMBDA && (n->u.prim == ST_PRIM_LOOP || n->kids[0]->kind == ST_NODE_LAMBDA);
+}
+
 static int strength(const st_node *n) {
     switch (n->kind) {
     case ST_NODE_LIT: return is_negative_literal(n) ? P_UNARY : P_POSTFIX;
@@ -332,7 +387,9 @@ static int strength(const st_node *n) {
     case ST_NODE_BINOP:
         return n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX ? P_POSTFIX : P_BINARY - 1 + st_binop_precedence(n->u.binop);
     case ST_NODE_IF: case ST_NODE_LET: case ST_NODE_LAMBDA: return P_OPEN;
-    case ST_NODE_PRIM: return st_prim_get(n->u.prim)->pipeline && !is_sugar(n) ? P_PIPE : P_POSTFIX;
+    case ST_NODE_PRIM:
+        if (is_loop(n)) return P_OPEN;
+        return st_prim_get(n->u.prim)->pipeline && !is_sugar(n) ? P_PIPE : P_POSTFIX;
     default: return P_POSTFIX;
     }
 }
@@ -384,7 +441,9 @@ static void node(const st_node *n, int prec, int indent, const st_type *hint, st
     case ST_NODE_OPFN: st_buf_puts(out, st_binop_name(n->u.binop)); break;
     case ST_NODE_PRIM:
         if (sugar(n, indent, out)) break;
-        if (st_prim_get(n->u.prim)->pipeline) {
+        if (is_loop(n)) {
+            loop(n, hint, indent, out);
+        } else if (st_prim_get(n->u.prim)->pipeline) {
             pipeline(n, indent, out);
         } else {
             st_buf_puts(out, st_prim_get(n->u.prim)->name);

@@ -70,6 +70,14 @@ bool st_type_is_int(const st_type *t) {
     return t->kind == ST_TYPE_SCALAR && st_scalar_is_int(t->scalar);
 }
 
+bool st_type_holds_arrays(const st_type *t) {
+    if (t->kind == ST_TYPE_ARRAY) return true;
+    if (t->kind != ST_TYPE_TUPLE || t->n == 0) return false;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!st_type_holds_arrays(t->items[i])) return false;
+    return true;
+}
+
 bool st_type_is_plain(const st_type *t) {
     if (t->kind == ST_TYPE_SCALAR) return true;
     if (t->kind != ST_TYPE_TUPLE) return false;

@@ -39,6 +39,20 @@ struct st_rw {
     int depth;  /* of rules within rules */
     int nest;   /* of st_rewrite calls: composites call it too */
     int lambdas; /* lambdas between the root and the node a traversal is at */
+    /* A top-level loop over arrays runs its body (and condition) once per
+     * turn at the top of the def, between kernels (codegen/cg_host.c), so
+     * their lambdas do not count: a scan in them is a top-level scan. Any
+     * other loop's functions count, and are one work-item's sequential
+     * steps (seq_loops of them around the node). The nodes entered so far,
+     * and the loops among them: at which count, and whether top-level
+     * (deeper ones beyond the room count as plain lambdas: the safe way). */
+    int entered;
+    int nloops;
+    int seq_loops;
+    struct {
+        int at;
+        bool top;
+    } loops[32];
 };
 
 st_rw *st_rw_new(st_ctx *cx, const st_registry *reg) {
@@ -68,8 +82,38 @@ int st_rw_lambda_depth(const st_rw *rw) { return rw->lambdas; }
 
 /* Traversals keep count of the lambdas they are inside, so that a rule knows
  * whether the node it is given runs once per program or once per element. */
-static void enter(st_rw *rw, const st_node *e) { rw->lambdas += e->kind == ST_NODE_LAMBDA; }
-static void leave(st_rw *rw, const st_node *e) { rw->lambdas -= e->kind == ST_NODE_LAMBDA; }
+static bool is_loop(const st_node *e) {
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE);
+}
+
+/* The loop whose function e is, when e is a lambda entered straight from a
+ * loop (nothing entered between): 1 a top-level loop over arrays, 2 any
+ * other, 0 none. */
+static int loop_function(const st_rw *rw, const st_node *e) {
+    if (e->kind != ST_NODE_LAMBDA || rw->nloops == 0 || rw->loops[rw->nloops - 1].at != rw->entered) return 0;
+    return rw->loops[rw->nloops - 1].top ? 1 : 2;
+}
+
+static void enter(st_rw *rw, const st_node *e) {
+    int fn = loop_function(rw, e);
+    if (is_loop(e) && rw->nloops < 32) {
+        rw->loops[rw->nloops].at = rw->entered + 1;
+        rw->loops[rw->nloops++].top = rw->lambdas == 0 && st_is_array_loop(e);
+    }
+    rw->lambdas += e->kind == ST_NODE_LAMBDA && fn != 1;
+    rw->seq_loops += fn == 2;
+    rw->entered++;
+}
+
+static void leave(st_rw *rw, const st_node *e) {
+    rw->entered--;
+    if (is_loop(e) && rw->nloops > 0 && rw->loops[rw->nloops - 1].at == rw->entered + 1) rw->nloops--;
+    int fn = loop_function(rw, e);
+    rw->lambdas -= e->kind == ST_NODE_LAMBDA && fn != 1;
+    rw->seq_loops -= fn == 2;
+}
+
+bool st_rw_in_sequential_loop(const st_rw *rw) { return rw->seq_loops > 0; }
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 
@@ -371,7 +415,7 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
 
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
-    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = 0; /* each rewrite has its own budget */
+    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
     /* exscans become scans of their shifted inputs before any rule looks:
      * every rule then takes them as the scans they are (rewrite.h says why) */
     if (rw->nest == 0 && !(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;

@@ -239,8 +239,9 @@ static inline const st_type *st_elem_of(const st_node *xs) { return xs ? xs->typ
  * once per element. False, with the reason, when it is inside one. */
 static inline bool st_at_top_level(st_rw *rw, const char *rule, const char *what, st_err *why) {
     if (!st_rw_under_lambda(rw)) return true;
-    return st_fail(why, (st_loc){0}, "%s: this %s is inside a lambda (a map's function or an operator), so it runs once "
-                   "per element; %s makes kernels of its own and takes a %s at the top level of a def", rule, what, rule, what);
+    return st_fail(why, (st_loc){0}, "%s: this %s is inside a lambda (a map's function, an operator, or the body of a "
+                   "loop that one work-item runs), so it runs once per element; %s makes kernels of its own and takes a %s "
+                   "at the top level of a def (the body of a top-level loop over arrays counts)", rule, what, rule, what);
 }
 
 /* A rule's "not of my shape" answer. */

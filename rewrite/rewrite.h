@@ -198,6 +198,11 @@ bool st_rw_under_lambda(const st_rw *rw);
 /* How many lambdas the node being rewritten is inside (0: the top level of a
  * def; 2: a map's function inside a map's function, one work-item's code). */
 int st_rw_lambda_depth(const st_rw *rw);
+/* Loops: the body (and condition) of a loop over arrays at the top level
+ * runs once per turn at the top, between kernels, so it is not counted as a
+ * lambda above (a scan there is a top-level scan); any other loop's body is
+ * one work-item's sequential code, and this says the node is inside one. */
+bool st_rw_in_sequential_loop(const st_rw *rw);
 /* Apply s to the body of def: a new def (same parameters, facts and result
  * type), or NULL with the reason. */
 const st_def *st_rewrite_def(st_rw *rw, const st_strategy *s, const st_def *def, st_err *why);

@@ -88,7 +88,7 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
                        rule, v->u.name, uses, producer_name), NULL;
     }
     if (under)
-        return st_fail(why, (st_loc){0}, "%s: `%s` is used inside a lambda; fusing the %s there would compute it once per element of the outer map (a hindrance: figure 3, case 3)",
+        return st_fail(why, (st_loc){0}, "%s: `%s` is used inside a lambda; fusing the %s there would compute it once per element of the outer map, or once per turn of a loop (a hindrance: figure 3, case 3)",
                        rule, v->u.name, producer_name), NULL;
     st_err inner = {0};
     const st_node *inlined = st_subst(st_rw_ctx(rw), body, v, producer, &inner);
@@ -323,22 +323,24 @@ static const st_node *fuse_scan_scatter(st_rw *rw, const st_node *e, const int64
 
 static const st_rule fusion_rules[] = {
     FUSION("fuse-map-map", "map(g, map(f, xs)) into map(x => g(f(x)), xs)",
-           "the inner map's result is used once, and not inside a lambda", fuse_map_map),
+           "the inner map's result is used once, and not inside a lambda (a map's function or a loop's body)", fuse_map_map),
     FUSION("fuse-map-scan", "a map feeding a scan into the scan's fold (scanomap): the scan reads the map's input",
-           "the map's result is used once, by the scan, not inside a lambda; a post-function must not read the mapped elements; "
+           "the map's result is used once, by the scan, not inside a lambda (a map's function or a loop's body); a post-function must not read the mapped elements; "
            "the map does not reduce rows to scalars (the scan would read whole rows in each pass)",
            fuse_map_scan),
     FUSION("fuse-map-reduce", "a map feeding a reduce into the reduce's fold (redomap)",
-           "the map's result is used once, by the reduce, not inside a lambda", fuse_map_reduce),
+           "the map's result is used once, by the reduce, not inside a lambda (a map's function or a loop's body)", fuse_map_reduce),
     FUSION("fuse-scan-scan", "two independent scans of one length into one scan of pairs (horizontal fusion)",
            "consecutive lets; the second does not read the first; equal lengths; no post-functions yet", fuse_scan_scan),
     FUSION("fuse-scan-map",
            "a map of a scan's output (zipped with the scan's input or not) into the scan's post-function (maposcanomap)",
-           "the scan's result is used once, by the map, not inside a lambda; the scan has no post-function yet; an array "
-           "zipped beside the scan's output (not another scan) is read by the scan beside its input (an exscan's flags)", fuse_scan_map),
+           "the scan's result is used once, by the map, not inside a lambda (a map's function or a loop's body); the "
+           "scan has no post-function yet; an array zipped beside the scan's output (not another scan) is read by the "
+           "scan beside its input (an exscan's flags)", fuse_scan_map),
     FUSION("fuse-scan-scatter", "a scatter whose indices are a scan into the scan: scatter(dest, pairs)",
-           "the scan's result is used once, as the indices, not inside a lambda; the values are the scan's input, or "
-           "another array of its length that the scan reads beside its input (the compaction: an exscan of flags)",
+           "the scan's result is used once, as the indices, not inside a lambda (a map's function or a loop's body); "
+           "the values are the scan's input, or another array of its length that the scan reads beside its input "
+           "(the compaction: an exscan of flags)",
            fuse_scan_scatter),
 };
 

@@ -136,7 +136,8 @@ static const st_rule rule_subhistogram = {
                "by a hardware atomic, a compare-and-swap loop or a lock, then reduced into the destination; left out, "
                "C, MEM and ATOMIC take the thesis' heuristic (C = H global, min(H, B) local; local where it fits)",
     .conditions = "a reduce_by_index, or a reduce_by_index_2d (as the 1-D one over its flattened destination at r*m + c), "
-                  "at the top level of a def (not inside a map) whose buckets are scalars or tuples "
+                  "at the top level of a def (not inside a map; the body of a top-level loop over arrays counts) "
+                  "whose buckets are scalars or tuples "
                   "of scalars and whose operator is associative and commutative; add needs + min max & | ^ on "
                   "32- and 64-bit integers, cas one number (8- and 16-bit ones through their 32-bit word)",
     .origin = "built-in",

@@ -52,9 +52,9 @@ static const st_rule rule_lookback = {
                "M elements per work-item, WG work-items per group, LW of them reading predecessors' flags at once "
                "(1 is right everywhere; a warp's width suits GPUs), LOAD through local memory or direct; a fused map, "
                "post-function or scatter stays in it",
-    .conditions = "a scan at the top level of a def (not inside a map), of any length and any form (an exscan too: the "
-                  "carry each element gets is its exclusive prefix, one pass), whose elements and accumulator are "
-                  "scalars or tuples of scalars; LW <= WG",
+    .conditions = "a scan at the top level of a def (not inside a map; the body of a top-level loop over arrays "
+                  "counts), of any length and any form (an exscan too: the carry each element gets is its exclusive "
+                  "prefix, one pass), whose elements and accumulator are scalars or tuples of scalars; LW <= WG",
     .origin = "built-in",
     .nparams = 4,
     .params = {{.name = "M", .doc = "elements per work-item", .min = 1, .max = 65536},

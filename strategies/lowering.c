@@ -47,13 +47,7 @@ static bool is_fun_arg(const st_node *n, uint32_t i) {
 /* A value that needs memory: an array, or a tuple of such (what unzip gives).
  * A tuple holding a scalar has no one address space, and scalars live in
  * registers, so neither is placed. */
-static bool holds_arrays(const st_type *t) {
-    if (t->kind == ST_TYPE_ARRAY) return true;
-    if (t->kind != ST_TYPE_TUPLE || t->n == 0) return false;
-    for (uint32_t i = 0; i < t->n; i++)
-        if (!holds_arrays(t->items[i])) return false;
-    return true;
-}
+static bool holds_arrays(const st_type *t) { return st_type_holds_arrays(t); }
 
 /* n with new kids, through the constructors (which check the types again) */
 static const st_node *rebuild(st_build *b, const st_node *n, const st_node *const *kids) {
@@ -278,6 +272,13 @@ static const st_node *lower_prim(st_build *b, const st_node *e, level lv) {
          * read, so it needs no runner and no memory */
         return st_is_view(e, true) ? e : lower_map(b, e, lv);
     case ST_PRIM_MAP_WRG: return lower_kids(b, e, lv, lv == HOST ? GROUP : THREAD);
+    case ST_PRIM_LOOP:
+    case ST_PRIM_WHILE:
+        /* a loop over arrays at the top runs there: the glue sequences its
+         * body's kernels (codegen/cg_host.c), so its body (and condition)
+         * are lowered at HOST, their maps kernels; any other loop is
+         * sequential, in one work-item */
+        return lower_kids(b, e, lv, lv == HOST && st_is_array_loop(e) ? HOST : THREAD);
     case ST_PRIM_SCAN:
     case ST_PRIM_REDUCE: {
         const st_node *k = lower_kids(b, e, lv, THREAD);

@@ -363,6 +363,13 @@ static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *
      * a work-group, a work-item): its blocks would run one after another, and
      * each work-item would keep padded blocks of BS in scratch (10^6 rows of
      * 3 elements: gigabytes) */
+    /* in the body of a loop that one work-item runs (a loop inside a map,
+     * or a top-level loop over scalars), a scan is that work-item's */
+    if (st_rw_in_sequential_loop(rw))
+        return st_fail(why, (st_loc){0}, "parallel-scan: this scan is in the body of a loop that one work-item runs "
+                       "(a loop inside a map, or over scalars), where its blocks would run one after another; "
+                       "parallel-scan takes a scan at the top level of a def (the body of a top-level loop over arrays "
+                       "counts) or one map deep"), NULL;
     if (st_rw_lambda_depth(rw) >= 2)
         return st_fail(why, (st_loc){0}, "parallel-scan: this scan is inside a map inside a map, so one work-item runs it, "
                        "where blocks run one after another and each keeps a padded block of BS; parallel-scan takes a "
@@ -454,7 +461,8 @@ static const st_rule rule_parallel_scan = {
                "(padding when BS does not divide it); the tree's sequential middle scans SE = BS / BF^TD elements; "
                "the scan of the block totals gets the same again, nested until BS^levels >= 65536 (at most 4 levels)",
     .conditions = "BS % BF == 0; exactly one of TD and SE; BF^TD divides BS (TD), or BS / SE is a power of BF (SE); "
-                  "any length; at the top level or one map deep, not in a map inside a map (one work-item's code); acts on "
+                  "any length; at the top level (the body of a top-level loop over arrays counts) or one map deep, not in a map "
+                  "inside a map nor in a loop that one work-item runs (one work-item's code); acts on "
                   "the scan it is applied to, not on a scan in its input (each(scan, …) takes those)",
     .origin = "built-in",
     .nparams = 4,

@@ -223,7 +223,7 @@ static const st_rule rule_segmented_scan = {
     .name = "segmented-scan",
     .summary = "a map that scans each row, one row per work-group: each of WG work-items folds a chunk of the row, "
                "one scans the totals, each scans its chunk from the totals before it (any row length)",
-    .conditions = "a map at the top level of a def whose function's body is a scan, of any form, of rows not known to be shorter than WG; op "
+    .conditions = "a map at the top level of a def (the body of a top-level loop over arrays counts) whose function's body is a scan, of any form, of rows not known to be shorter than WG; op "
                   "associative with neutral z, as every parallel scan",
     .origin = "built-in",
     .nparams = 1,
@@ -235,7 +235,7 @@ static const st_rule rule_segmented_histogram = {
     .name = "segmented-histogram",
     .summary = "a map that makes a histogram of each row, one row per work-group: each of WG work-items makes a "
                "subhistogram of a chunk of the row, the group folds them bucket by bucket into the destination",
-    .conditions = "a map at the top level of a def whose function's body is a reduce_by_index; op associative with neutral z; WG·H elements "
+    .conditions = "a map at the top level of a def (the body of a top-level loop over arrays counts) whose function's body is a reduce_by_index; op associative with neutral z; WG·H elements "
                   "of subhistograms per row, so few buckets",
     .origin = "built-in",
     .nparams = 1,

@@ -53,6 +53,10 @@ typedef struct program_case {
     "def main(is: [N]i32, vs: [N]i16, H: i64): [H]i16 =\n  reduce_by_index(replicate(H, 0i16), min, i16.max, is, vs)\n"
 /* an index the kernel checks, recording a fault (codegen/cg_fault.c) */
 #define CHECKED_GET "def main(xs: [N]f32, ks: [M]i64): [M]f32 =\n  ks |> map(k => xs |> get(k))\n"
+#define TOP_LOOP_SCAN "def main(xs: [N]u32, k: i64): [N]u32 =\n  loop ys = xs for i < k do ys |> scan(+, 0u32)\n"
+#define WHILE_IN_MAP                                                                                  \
+    "def main(xs: [N]i32): [N]i32 =\n  xs |> map(x => let (a, b) = loop (a, b) = ((x & 127) + 1, 0) while a != 1 do " \
+    "(if a % 2 == 0 then a / 2 else 3 * a + 1, b + 1) in b)\n"
 
 static const program_case program_cases[] = {
     /* the default lowering, and every scan rule of the paper */
@@ -85,6 +89,10 @@ static const program_case program_cases[] = {
     {"u8 buckets", U8_BUCKETS, "subhistogram(C=4, MEM=global, ATOMIC=cas)"},
     {"i16 buckets", I16_BUCKETS, "subhistogram(C=8, MEM=local)"},
     {"i16 buckets", I16_BUCKETS, "subhistogram(MEM=global, ATOMIC=xchg)"},
+    /* loops: in a map (a C loop in the kernel), at the top (the glue's) with a look-back in the body */
+    {"loop_recurrence", NULL, NULL},
+    {"a top-level loop of scans", TOP_LOOP_SCAN, "try(each(top scan, lookback(M=12, WG=256, LW=32)))"},
+    {"a while loop of pairs in a map", WHILE_IN_MAP, NULL},
 };
 
 static st_code code_of(const char *what, const char *src, const char *strategy) {
