@@ -251,14 +251,16 @@ static bool flat_index(const st_value *iv, bool two, const int64_t *dims, int64_
     return true;
 }
 
-/* loop(n, f, x) and while(c, f, x): the accumulator through the steps, in
- * two buffers that take turns (a step may read the old while it makes the
- * new). A while loop that never ends is the program's, as it would be on the
- * device: the interpreter runs it as long as it is asked to. */
+/* loop(n, f, x), while(c, f, x) and iterate(k, f, x): the accumulator
+ * through the steps, in two buffers that take turns (a step may read the
+ * old while it makes the new); loop's f takes the index too. A while loop
+ * that never ends is the program's, as it would be on the device: the
+ * interpreter runs it as long as it is asked to. */
 static bool loop(interp *I, const st_node *n, const st_value *a, st_value *out) {
-    bool is_while = n->u.prim == ST_PRIM_WHILE;
+    bool is_while = n->u.prim == ST_PRIM_WHILE, indexed = n->u.prim == ST_PRIM_LOOP;
     int64_t count = 0;
     if (!is_while && !index_of(&a[0], &count)) return runtime_error(I, n, "a loop count out of range");
+    if (!indexed && !is_while && count < 0) return runtime_error(I, n, "a negative iteration count");
     st_value cur, next;
     if (!alloc(I, n->type, &cur) || !alloc(I, n->type, &next)) return false;
     st_value_copy_into(&cur, &a[2]);
@@ -270,9 +272,11 @@ static bool loop(interp *I, const st_node *n, const st_value *a, st_value *out) 
             if (!apply(I, n->kids[0], &cur, 1, &c)) return false;
             if (!c.u.s.b) break;
             if (!apply(I, n->kids[1], &cur, 1, &r)) return false;
-        } else {
+        } else if (indexed) {
             st_value args[2] = {st_value_scalar(ST_I64, (st_scalar){.i64 = i}), cur};
             if (!apply(I, n->kids[1], args, 2, &r)) return false;
+        } else if (!apply(I, n->kids[1], &cur, 1, &r)) {
+            return false;
         }
         st_value_copy_into(&next, &r);
         st_arena_release(I->a, m);
@@ -385,26 +389,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     }
     case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_SUBHISTOGRAMS:
     case ST_PRIM_SCATTER_2D: case ST_PRIM_REDUCE_BY_INDEX_2D: return scatter(I, n, a, out);
-    case ST_PRIM_ITERATE: {
-        int64_t k;
-        if (!index_of(&a[0], &k) || k < 0) return runtime_error(I, n, "a negative iteration count");
-        st_value cur, next;
-        if (!alloc(I, n->type, &cur) || !alloc(I, n->type, &next)) return false;
-        st_value_copy_into(&cur, &a[2]);
-        for (int64_t i = 0; i < k; i++) {
-            st_arena_mark m = st_arena_get_mark(I->a);
-            st_value r;
-            if (!apply(I, n->kids[1], &cur, 1, &r)) return false;
-            st_value_copy_into(&next, &r);
-            st_arena_release(I->a, m);
-            st_value t = cur;
-            cur = next;
-            next = t;
-        }
-        *out = cur;
-        return true;
-    }
-    case ST_PRIM_LOOP: case ST_PRIM_WHILE: return loop(I, n, a, out);
+    case ST_PRIM_ITERATE: case ST_PRIM_LOOP: case ST_PRIM_WHILE: return loop(I, n, a, out);
     case ST_PRIM_GET: {
         int64_t i, len = st_value_length(&a[1]);
         if (!index_of(&a[0], &i) || i < 0 || i >= len) {

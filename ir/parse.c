@@ -280,21 +280,27 @@ static ast *parse_lambda(parser *p) {
 }
 
 /* let PATTERN [: TYPE] = EXPR (let …)* in EXPR */
-static ast *parse_let(parser *p) {
-    ast *a = new_ast(p, A_LET, peek(p)->loc);
-    if (!a) return NULL;
-    next(p); /* let */
+/* The names a let or loop binds into a: `(a, b)`, or one name (with a
+ * type, `x: t`, where annotated says it may have one). */
+static bool parse_pattern(parser *p, ast *a, bool annotated) {
     vec names = {0}, locs = {0}, annots = {0};
     if (accept(p, K_LPAREN)) {
         a->tuple_pattern = true;
         do {
-            if (!parse_binder(p, &names, &locs, &annots, false)) return NULL;
+            if (!parse_binder(p, &names, &locs, &annots, false)) return false;
         } while (accept(p, K_COMMA));
-        if (!expect(p, K_RPAREN, "`,` or `)` in the pattern")) return NULL;
-    } else if (!parse_binder(p, &names, &locs, &annots, true)) {
-        return NULL;
+        if (!expect(p, K_RPAREN, "`,` or `)` in the pattern")) return false;
+    } else if (!parse_binder(p, &names, &locs, &annots, annotated)) {
+        return false;
     }
-    if (!set_names(p, a, &names, &locs, &annots)) return NULL;
+    return set_names(p, a, &names, &locs, &annots);
+}
+
+static ast *parse_let(parser *p) {
+    ast *a = new_ast(p, A_LET, peek(p)->loc);
+    if (!a) return NULL;
+    next(p); /* let */
+    if (!parse_pattern(p, a, true)) return NULL;
     if (!expect(p, K_ASSIGN, "`=` after the name bound by `let`")) return NULL;
     ast *value = parse_expr(p);
     if (!value) return NULL;
@@ -374,17 +380,8 @@ static ast *parse_loop(parser *p) {
     ast *a = new_ast(p, A_LOOP, peek(p)->loc);
     if (!a) return NULL;
     next(p); /* loop */
-    vec names = {0}, locs = {0}, annots = {0}, kids = {0};
-    if (accept(p, K_LPAREN)) {
-        a->tuple_pattern = true;
-        do {
-            if (!parse_binder(p, &names, &locs, &annots, false)) return NULL;
-        } while (accept(p, K_COMMA));
-        if (!expect(p, K_RPAREN, "`,` or `)` in the pattern")) return NULL;
-    } else if (!parse_binder(p, &names, &locs, &annots, false)) {
-        return NULL;
-    }
-    if (!set_names(p, a, &names, &locs, &annots)) return NULL;
+    vec kids = {0};
+    if (!parse_pattern(p, a, false)) return NULL;
     if (!expect(p, K_ASSIGN, "`=` after the loop's accumulator")) return NULL;
     ast *init = parse_expr(p);
     if (!init || !push(p, &kids, init)) return NULL;

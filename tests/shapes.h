@@ -12,12 +12,12 @@
 #include "harness.h"
 
 typedef enum producer { P_VAR, P_MAP, P_ZIP_OF_MAPS, P_IOTA, P_SCAN, P_SCAN_IN_MAP, N_PRODUCERS } producer;
-typedef enum consumer { C_NONE, C_LET, C_REDUCE, C_MAP, C_SCATTER, C_ZIP, N_CONSUMERS } consumer;
-typedef enum elem { E_I32, E_F32, E_I64, E_TUPLE, N_ELEMS } elem;
+typedef enum consumer { C_NONE, C_LET, C_REDUCE, C_MAP, C_SCATTER, C_ZIP, C_EXSCAN, N_CONSUMERS } consumer;
+typedef enum elem { E_I32, E_F32, E_I64, E_TUPLE, E_U8, E_I16, N_ELEMS } elem;
 typedef enum nesting { TOP, IN_MAP, N_NESTINGS } nesting;
 
 static const char *const producer_names[] = {"var", "map", "zip-of-maps", "iota", "scan", "scan-in-map"};
-static const char *const consumer_names[] = {"none", "let", "reduce", "map", "scatter", "zip"};
+static const char *const consumer_names[] = {"none", "let", "reduce", "map", "scatter", "zip", "exscan"};
 static const char *const nesting_names[] = {"top", "in-map"};
 
 enum { N_SHAPES = N_PRODUCERS * N_CONSUMERS * N_ELEMS * N_NESTINGS };
@@ -44,6 +44,9 @@ static const elem_syntax elem_syntaxes[] = {
     {"i64", "i64", false, "+", "0i64", "x * 3 - 1", "y * 2 + 1", "+", "0i64", "y % 10"},
     {"(i32,f32)", "(i32, f32)", true, "(a, b) => (a.0 + b.0, a.1 + b.1)", "(0, 0.0)", "(x.0 * 3 - 1, x.1 * 0.5 + 0.25)",
      NULL, "(a, b) => (a.0 + b.0, max(a.1, b.1))", "(0, 0.0)", "(y.0 % 10, y.1 * 2.0)"},
+    /* the small integers wrap: a long sum of u8 is its sum modulo 256 on both sides */
+    {"u8", "u8", false, "+", "0u8", "x * 3 + 1", "y * 2 + 1", "max", "0u8", "y % 10"},
+    {"i16", "i16", false, "+", "0i16", "x * 3 - 1", "y * 2 + 1", "+", "0i16", "y % 10"},
 };
 
 /* One program: `def main(PARAMS) [where N % 256 == 0] =\n  BODY`. */
@@ -127,6 +130,8 @@ static inline const char *consumer_text(st_arena *a, consumer c, const elem_synt
         return arena_text(a, "let sc = %s in scatter(replicate(N, %s), iota(N) |> map(i => N - 1 - i), sc)", scan,
                           e->zero);
     case C_ZIP: return arena_text(a, "zip(%s, iota(N))", scan);
+    /* the exclusive scan instead of the scan */
+    case C_EXSCAN: return arena_text(a, "%s |> exscan(%s, %s)", prod, e->op, e->zero);
     default: return NULL;
     }
 }
@@ -211,6 +216,20 @@ static const program extra_programs[] = {
     {"hist:mapped-indices|i32|in-map", "mxs: [M][N]i32, H: i64",
      "mxs |> map(xs => reduce_by_index(replicate(H, 0), +, 0, " BUCKET ", replicate(N, 1)))", " M=3 H=37", false, true,
      false},
+    /* the language of issue 21: u8 pixels as indices, a 2-D histogram, loops
+     * at the top and in a map, a function as the scan's operator, a slice */
+    {"hist:u8-indices|u32|top", "img: [N]u8", "reduce_by_index(replicate(256, 0u32), +, 0u32, img, replicate(N, 1u32))",
+     "", false, true, false},
+    {"hist2d:pairs|i32|top", "xs: [N]i32, H: i64",
+     "reduce_by_index_2d(replicate(H, replicate(H, 0)), +, 0, zip(xs |> map(x => i64(x) % H), iota(N) |> map(i => i % H)), "
+     "replicate(N, 1))",
+     " H=7", false, true, false},
+    {"loop:scan|i32|top", "xs: [N]i32, k: i64", "loop ys = xs for i < k do ys |> scan(+, 0) |> map(y => y % 1000)", " k=3",
+     true, false, false},
+    {"loop:in-map|f32|in-map", "xs: [N]f32, k: i64", "xs |> map(x => loop y = x for i < k do y * 0.5 + x) |> scan(max, 0.0)",
+     " k=4", true, false, false},
+    {"slice:max-scan|i32|top", "xs: [N]i32", "xs[0:N] |> map(x => x * 3 - 1) |> scan((a, b) => max(a, b) + 0, i32.min)", "",
+     true, false, false},
 };
 
 enum { N_EXTRA = (int)(sizeof extra_programs / sizeof *extra_programs), N_PROGRAMS = N_SHAPES + N_EXTRA };
