@@ -213,11 +213,10 @@ def strata_command(a):
     return cmd
 
 
-def show(n, total, record, recorded):
+def show(n, total, record, note=""):
     status = record["status"]
     figures = f"{record['median_ms']:9.4f} ms {record['gb_per_s']:8.3f} GB/s" if status == "ok" else " " * 29
-    again = "  (recorded before)" if recorded else ""
-    print(f"[{n}/{total}] {status:<12} {figures}  {record['strategy']}{again}", flush=True)
+    print(f"[{n}/{total}] {status:<12} {figures}  {record['strategy']}{note}", flush=True)
 
 
 def main(argv=None):
@@ -313,14 +312,15 @@ def main(argv=None):
                 if key in other.user_attrs:
                     trial.set_user_attr(key, other.user_attrs[key])
             trial.set_user_attr("reused_from", other.number)
-            print(f"[{trial.number + 1}/{total}] {other.user_attrs.get('status', '?'):<12} "
-                  f"{'':29}  {other.user_attrs.get('strategy', p)}  (trial {other.number + 1}'s)", flush=True)
+            taken = {"status": other.user_attrs.get("status", "?"), "strategy": other.user_attrs.get("strategy", p),
+                     "median_ms": other.value, "gb_per_s": other.user_attrs.get("gb_per_s", 0.0)}
+            show(trial.number + 1, total, taken, f"  (trial {other.number + 1}'s)")
             return other.value
         answer = evaluate({"point": p})
         r = answer["record"]
         trial.set_user_attr("strategy", r["strategy"])
         trial.set_user_attr("status", r["status"])
-        show(trial.number + 1, total, r, answer["recorded"])
+        show(trial.number + 1, total, r, "  (recorded before)" if answer["recorded"] else "")
         if r["status"] != "ok":
             return PENALTY_MS
         trial.set_user_attr("gb_per_s", r["gb_per_s"])

@@ -936,6 +936,19 @@ static const st_node *unknown_name(elab *e, const ast *a) {
     return NULL;
 }
 
+
+/* Whether a `let` or `loop` pattern of k names fits a value of type t (one
+ * name takes any value; (a, b, …) a tuple of as many); else an error at
+ * the pattern naming what (the value, the loop's initial value). */
+static bool pattern_fits(elab *e, const ast *a, const st_type *t, const char *what) {
+    uint32_t k = a->nnames;
+    if (!a->tuple_pattern || k <= 1 || (t->kind == ST_TYPE_TUPLE && t->n == k)) return true;
+    st_buf b = {0};
+    st_type_print(t, &b);
+    st_fail(e->err, a->loc, "the pattern has %u names, but %s has type %s", k, what, b.data ? b.data : "?");
+    st_buf_free(&b);
+    return false;
+}
 static const st_node *let(elab *e, const ast *a, const st_type *hint) {
     const st_type *annot = NULL;
     if (a->annots[0] && !(annot = type_expr(e, a->annots[0]))) return NULL;
@@ -945,13 +958,7 @@ static const st_node *let(elab *e, const ast *a, const st_type *hint) {
     uint32_t k = a->nnames;
     if (k > 62) return st_fail(e->err, a->loc, "a pattern has at most 62 names"), NULL;
     const st_type *t = value->type;
-    if (a->tuple_pattern && k > 1 && (t->kind != ST_TYPE_TUPLE || t->n != k)) {
-        st_buf b = {0};
-        st_type_print(t, &b);
-        st_fail(e->err, a->loc, "the pattern has %u names, but the value has type %s", k, b.data ? b.data : "?");
-        st_buf_free(&b);
-        return NULL;
-    }
+    if (!pattern_fits(e, a, t, "the value")) return NULL;
     const st_node **vars = parts(e, k);
     if (!vars) return NULL;
     size_t mark = e->n;
@@ -986,13 +993,7 @@ static bool type_clash(elab *e, st_loc at, const char *fmt, const st_type *got, 
 /* The accumulator's variables, pushed in scope: one per name of the pattern. */
 static bool loop_vars(elab *e, const ast *a, const st_type *t, const st_node **vars) {
     uint32_t k = a->nnames;
-    if (a->tuple_pattern && k > 1 && (t->kind != ST_TYPE_TUPLE || t->n != k)) {
-        st_buf b = {0};
-        st_type_print(t, &b);
-        st_fail(e->err, a->loc, "the pattern has %u names, but the loop's initial value has type %s", k, b.data ? b.data : "?");
-        st_buf_free(&b);
-        return false;
-    }
+    if (!pattern_fits(e, a, t, "the loop's initial value")) return false;
     if (!distinct_names(e, a, "bound")) return false;
     for (uint32_t i = 0; i < k; i++) {
         /* not st_let_var: the accumulator changes, so it stands for no size */
