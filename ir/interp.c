@@ -8,6 +8,11 @@
  * indices outside the destination, and for repeated
  * indices scatter's last write wins.
  *
+ * filter, partition, take and drop bind the existential length they make
+ * (?k) in the interpreter's size environment when they run, so that every
+ * later value whose type mentions it is allocated at its actual length; in
+ * a loop it is bound again each turn.
+ *
  * Memory: values live in the caller's arena. A loop over elements sets a mark
  * before each iteration and releases it once the result is copied out, so a
  * map over a million rows does not keep a million temporaries. */
@@ -28,8 +33,8 @@ typedef struct interp {
     st_arena *a;
     st_err *err;
     const st_def *def;
-    const st_binding *env;
-    size_t nenv;
+    st_binding *env; /* the def's sizes, then the existentials bound so far */
+    size_t nenv, capenv;
     slot *vars;
     size_t n, cap;
 } interp;
@@ -55,6 +60,22 @@ static bool bind(interp *I, const st_node *var, const st_value *v) {
         I->cap = cap;
     }
     I->vars[I->n++] = (slot){var, *v};
+    return true;
+}
+
+/* The existential `exist` (1·?k) is `value` from now on. */
+static bool bind_size(interp *I, const st_size *exist, int64_t value) {
+    const char *name = st_size_exist_name(exist);
+    for (size_t i = 0; i < I->nenv; i++)
+        if (I->env[i].name == name) return (I->env[i].value = value), true;
+    if (I->nenv == I->capenv) {
+        size_t cap = I->capenv ? I->capenv * 2 : 16;
+        st_binding *e = realloc(I->env, cap * sizeof *e);
+        if (!e) return st_fail_internal(I->err, "out of memory");
+        I->env = e;
+        I->capenv = cap;
+    }
+    I->env[I->nenv++] = (st_binding){name, value};
     return true;
 }
 
@@ -335,6 +356,74 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
     return true;
 }
 
+/* Copy elements [from, from + count) of src to dst from element at. */
+static bool copy_elems(interp *I, st_value *dst, int64_t at, const st_value *src, int64_t from, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value x;
+        if (!st_value_elem(I->a, src, from + i, &x, I->err)) return false;
+        st_value_store(dst, at + i, &x);
+        st_arena_release(I->a, m);
+    }
+    return true;
+}
+
+/* filter(p, xs) and partition(p, xs): p over every element, the count kept
+ * bound as ?k, then the kept elements in order (and for partition the rest
+ * after them, in order). */
+static bool filter(interp *I, const st_node *n, const st_value *xs, st_value *out) {
+    int64_t len = st_value_length(xs), kept = 0;
+    bool *keep = st_arena_alloc(I->a, (size_t)(len ? len : 1));
+    if (!keep) return st_fail_internal(I->err, "out of memory");
+    for (int64_t i = 0; i < len; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value x, r;
+        if (!st_value_elem(I->a, xs, i, &x, I->err) || !apply(I, n->kids[0], &x, 1, &r)) return false;
+        keep[i] = r.u.s.b;
+        kept += keep[i];
+        st_arena_release(I->a, m);
+    }
+    bool part = n->u.prim == ST_PRIM_PARTITION;
+    const st_type *kept_type = part ? n->type->items[0] : n->type;
+    if (!bind_size(I, kept_type->size, kept) || !alloc(I, n->type, out)) return false;
+    st_value *yes = part ? (st_value *)&out->u.items[0] : out, *no = part ? (st_value *)&out->u.items[1] : NULL;
+    int64_t j = 0, k = 0;
+    for (int64_t i = 0; i < len; i++) {
+        if (!keep[i] && !no) continue;
+        if (!copy_elems(I, keep[i] ? yes : no, keep[i] ? j++ : k++, xs, i, 1)) return false;
+    }
+    return true;
+}
+
+/* take(k, xs), drop(k, xs): k checked against xs's length, then bound as
+ * the ?k it stands for when it stands for one. */
+static bool take_drop(interp *I, const st_node *n, const st_value *a, st_value *out) {
+    int64_t k, len = st_value_length(&a[1]);
+    bool take = n->u.prim == ST_PRIM_TAKE;
+    if (!index_of(&a[0], &k) || k < 0 || k > len) {
+        char what[160];
+        st_buf b = {0};
+        st_scalar_format(a[0].scalar, a[0].u.s, &b);
+        snprintf(what, sizeof what, "%s's count k = %s is outside 0 .. n = %lld, the length of the array", take ? "take" : "drop",
+                 b.data ? b.data : "?", (long long)len);
+        st_buf_free(&b);
+        return runtime_error(I, n, what);
+    }
+    const st_type *xt = n->kids[1]->type;
+    const st_size *s = st_node_as_size(I->cx, n->kids[0], NULL);
+    if (!s) s = st_size_exist(I->cx, n->kids[0], xt->size, xt->size, "k", I->err);
+    if (!s) return false;
+    if (st_size_is_exist(s) && !bind_size(I, s, k)) return false;
+    if (!alloc(I, n->type, out)) return false;
+    return take ? copy_elems(I, out, 0, &a[1], 0, k) : copy_elems(I, out, 0, &a[1], k, len - k);
+}
+
+static bool concat(interp *I, const st_node *n, const st_value *a, st_value *out) {
+    int64_t la = st_value_length(&a[0]), lb = st_value_length(&a[1]);
+    if (!alloc(I, n->type, out)) return false;
+    return copy_elems(I, out, 0, &a[0], 0, la) && copy_elems(I, out, la, &a[1], 0, lb);
+}
+
 static bool prim(interp *I, const st_node *n, st_value *out) {
     /* in the arena, so that a deep nest of primitives keeps small frames */
     st_value *a = st_arena_alloc(I->a, n->nkids * sizeof *a);
@@ -403,6 +492,9 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         }
         return st_value_elem(I->a, &a[1], i, out, I->err);
     }
+    case ST_PRIM_FILTER: case ST_PRIM_PARTITION: return filter(I, n, &a[1], out);
+    case ST_PRIM_TAKE: case ST_PRIM_DROP: return take_drop(I, n, a, out);
+    case ST_PRIM_CONCAT: return concat(I, n, a, out);
     default: return st_fail_internal(I->err, "no meaning for %s", st_prim_get(p)->name);
     }
 }
@@ -478,8 +570,11 @@ static bool eval(interp *I, const st_node *n, st_value *out) {
 
 bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
              size_t nenv, st_arena *a, st_value *result, st_err *err) {
-    interp I = {cx, a, err, def, env, nenv, NULL, 0, 0};
+    interp I = {cx, a, err, def, NULL, nenv, nenv, NULL, 0, 0};
     bool ok = true;
+    I.env = malloc((nenv ? nenv : 1) * sizeof *I.env);
+    if (!I.env) return st_fail_internal(err, "out of memory");
+    if (nenv) memcpy(I.env, env, nenv * sizeof *env);
     /* the size variables are i64 values in the body */
     for (uint32_t i = 0; i < def->nsizes && ok; i++) {
         st_value v = st_value_scalar(ST_I64, (st_scalar){.bits = 0});
@@ -492,5 +587,6 @@ bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_bindi
     for (uint32_t i = 0; i < def->nparams && ok; i++) ok = bind(&I, def->params[i], &args[i]);
     ok = ok && eval(&I, def->body, result);
     free(I.vars);
+    free(I.env);
     return ok;
 }

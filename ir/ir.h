@@ -300,6 +300,9 @@ const char *st_size_exist_name(const st_size *exist);     /* interned, without t
 bool st_size_has_exist(const st_size *s);
 /* Calls fn once per existential in s (each as 1·?k), bounds not entered. */
 void st_size_each_exist(const st_size *s, void (*fn)(const st_size *exist, void *data), void *data);
+/* s with each existential from[i] (1·?k) replaced by the size to[i]. */
+const st_size *st_size_replace_exist(st_ctx *cx, const st_size *s, const st_size *const *from,
+                                     const st_size *const *to, size_t n, st_err *err);
 /* The largest value s can take: each existential at (the upper bound of) its
  * bound where its term's coefficient is positive, at 0 where negative (N -
  * ?k is at most N). What codegen allocates for. */

@@ -403,6 +403,50 @@ const st_size *st_size_exist_written_new(st_ctx *cx, const char *name, st_err *e
     return exist_poly(cx, &probe, NULL, err);
 }
 
+static const st_size *replace_in(st_ctx *cx, const st_size *s, const st_size *const *from,
+                                 const st_size *const *to, size_t n, st_err *err);
+
+/* An atom with the existentials inside it replaced. */
+static const st_size *replace_atom(st_ctx *cx, const st_size *a, const st_size *const *from,
+                                   const st_size *const *to, size_t n, st_err *err) {
+    const st_size *x, *y;
+    switch (a->kind) {
+    case S_EXIST:
+        for (size_t i = 0; i < n; i++)
+            if (from[i] == a->self) return to[i];
+        return a->self;
+    case S_VAR: case S_EXACT: return poly_of_atom(cx, a, 1, err);
+    default:
+        if (!(x = replace_in(cx, a->a, from, to, n, err)) || !(y = replace_in(cx, a->b, from, to, n, err))) return NULL;
+        switch (a->kind) {
+        case S_DIV: return st_size_div(cx, x, y, err);
+        case S_MOD: return st_size_mod(cx, x, y, err);
+        case S_POW: return st_size_pow(cx, x, y, err);
+        default: return st_size_log(cx, x, y, err);
+        }
+    }
+}
+
+static const st_size *replace_in(st_ctx *cx, const st_size *s, const st_size *const *from,
+                                 const st_size *const *to, size_t n, st_err *err) {
+    const st_size *sum = st_size_const(cx, 0);
+    for (uint32_t i = 0; i < s->nterms && sum; i++) {
+        const st_size *t = st_size_const(cx, s->terms[i].coef);
+        for (uint32_t k = 0; k < s->terms[i].nf && t; k++) {
+            const st_size *a = replace_atom(cx, s->terms[i].f[k].atom, from, to, n, err);
+            for (uint32_t e = 0; e < s->terms[i].f[k].exp && t && a; e++) t = st_size_mul(cx, t, a, err);
+            if (!a) t = NULL;
+        }
+        sum = t ? st_size_add(cx, sum, t, err) : NULL;
+    }
+    return sum;
+}
+
+const st_size *st_size_replace_exist(st_ctx *cx, const st_size *s, const st_size *const *from,
+                                     const st_size *const *to, size_t n, st_err *err) {
+    return replace_in(cx, s, from, to, n, err);
+}
+
 /* The largest value s can take: each existential at its bound where its
  * term counts up, at 0 where it counts down (N - ?k is at most N). */
 const st_size *st_size_upper(st_ctx *cx, const st_size *s, st_err *err) {
