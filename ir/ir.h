@@ -290,6 +290,13 @@ uint32_t st_size_hash(const st_size *s);
  * like any other. */
 const st_size *st_size_exist(st_ctx *cx, const void *origin0, const void *origin1, const st_size *bound,
                              const char *base, st_err *err);
+/* The same, named `name` itself rather than a fresh name: take(k, xs) of a
+ * variable k that is no size names its ?k after k, whose value it is, so a
+ * program a rule rebuilt as `let k = <count> in take(k, res)` (k made by
+ * st_var with the filter's existential as its size and that existential's
+ * name) prints `[?k]t` and reads back to `[?k]t`. */
+const st_size *st_size_exist_named(st_ctx *cx, const void *origin0, const void *origin1, const st_size *bound,
+                                   const char *name, st_err *err);
 /* `?name` written in a declared result (name interned with its `?`): no
  * origin, no bound; the type checker matches it with a body's existential. */
 const st_size *st_size_exist_written_new(st_ctx *cx, const char *name, st_err *err);

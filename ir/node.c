@@ -624,7 +624,8 @@ static const st_node *type_take(st_ctx *cx, st_prim p, const st_node *const *a, 
     int64_t v;
     if (k && st_size_is_const(k, &v) && v < 0)
         return fail_at(err, 0, "%s's count is negative (%lld)", pname(p), (long long)v);
-    if (!k) k = st_size_exist(cx, a[0], t->size, t->size, "k", err);
+    if (!k && a[0]->kind == ST_NODE_VAR) k = st_size_exist_named(cx, a[0], t->size, t->size, a[0]->u.name, err);
+    else if (!k) k = st_size_exist(cx, a[0], t->size, t->size, "k", err);
     const st_size *len = !k ? NULL : p == ST_PRIM_TAKE ? k : st_size_sub(cx, t->size, k, err);
     if (!len) return NULL;
     *out = st_type_array(cx, len, t->elem);

@@ -372,8 +372,9 @@ bool st_size_exist_written(const st_size *exist) {
     return a && !a->origin[0] && !a->origin[1];
 }
 
-/* The atom, interned, with the polynomial 1·atom kept in it. */
-static const st_size *exist_poly(st_ctx *cx, st_size *probe, const char *base, st_err *err) {
+/* The atom, interned, with the polynomial 1·atom kept in it; named `base`
+ * itself when `exact`, else the first name free in the context. */
+static const st_size *exist_poly(st_ctx *cx, st_size *probe, const char *base, bool exact, st_err *err) {
     uint32_t h = hash_size(probe);
     const st_size *found = st_table_find(&cx->sizes, h, eq_size, probe);
     if (found) return found->self;
@@ -381,7 +382,7 @@ static const st_size *exist_poly(st_ctx *cx, st_size *probe, const char *base, s
     /* a name nothing in the context has used: the binding an interpreter
      * or host code gives the length (fresh only when first made, so equal
      * expressions share it) */
-    const char *name = probe->name ? probe->name : st_fresh_name(cx, base);
+    const char *name = probe->name ? probe->name : exact ? st_intern_cstr(cx, base) : st_fresh_name(cx, base);
     if (!s || !name) return st_fail_internal(err, "out of memory while building a size"), NULL;
     *s = *probe;
     s->name = name;
@@ -395,12 +396,19 @@ const st_size *st_size_exist(st_ctx *cx, const void *origin0, const void *origin
                              const char *base, st_err *err) {
     if (!bound || (!origin0 && !origin1)) return st_fail_internal(err, "an existential size needs an origin and a bound"), NULL;
     st_size probe = {.kind = S_EXIST, .origin = {origin0, origin1}, .bound = bound};
-    return exist_poly(cx, &probe, base && base[0] ? base : "k", err);
+    return exist_poly(cx, &probe, base && base[0] ? base : "k", false, err);
+}
+
+const st_size *st_size_exist_named(st_ctx *cx, const void *origin0, const void *origin1, const st_size *bound,
+                                   const char *name, st_err *err) {
+    if (!bound || !name || (!origin0 && !origin1)) return st_fail_internal(err, "an existential size needs an origin, a bound and a name"), NULL;
+    st_size probe = {.kind = S_EXIST, .origin = {origin0, origin1}, .bound = bound};
+    return exist_poly(cx, &probe, name, true, err);
 }
 
 const st_size *st_size_exist_written_new(st_ctx *cx, const char *name, st_err *err) {
     st_size probe = {.kind = S_EXIST, .name = name};
-    return exist_poly(cx, &probe, NULL, err);
+    return exist_poly(cx, &probe, NULL, false, err);
 }
 
 static const st_size *replace_in(st_ctx *cx, const st_size *s, const st_size *const *from,

@@ -123,6 +123,40 @@ START_TEST(filter_and_partition_equal_c) {
 }
 END_TEST
 
+/* A filtered array flows into scan, exscan, and as indices and values into
+ * reduce_by_index and scatter, whose destinations keep their lengths. */
+START_TEST(filtered_arrays_flow_into_scans_and_histograms) {
+    const char *src = "def main(xs: [N]i32) =\n"
+                      "  let ys = xs |> filter(x => x > 0)\n"
+                      "  let is = ys |> map(y => i64(y % 10))\n"
+                      "  in (ys |> scan(+, 0), ys |> exscan(+, 0), reduce_by_index(replicate(10, 0), +, 0, is, ys),\n"
+                      "      scatter(replicate(N, 0), is, ys))\n";
+    for (int s = 0; s < NSIZES; s++) {
+        int64_t n = sizes[s];
+        st_value xs = i32_input(n);
+        st_value out = run(under(src, NULL), &xs, n);
+        const int32_t *x = xs.u.a.data;
+        int32_t *inc = room(n, sizeof *inc), *exc = room(n, sizeof *exc), hist[10] = {0};
+        int32_t *dest = room(n, sizeof *dest);
+        memset(dest, 0, (size_t)n * sizeof *dest);
+        int64_t k = 0;
+        int32_t acc = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (x[i] <= 0) continue;
+            exc[k] = acc;
+            acc += x[i];
+            inc[k++] = acc;
+            hist[x[i] % 10] += x[i];
+            if (x[i] % 10 < n) dest[x[i] % 10] = x[i];
+        }
+        same_i32(&out.u.items[0], inc, k, "scan of filter");
+        same_i32(&out.u.items[1], exc, k, "exscan of filter");
+        same_i32(&out.u.items[2], hist, 10, "reduce_by_index of filter");
+        same_i32(&out.u.items[3], dest, n, "scatter of filter");
+    }
+}
+END_TEST
+
 /* A stable partition of (key, position) pairs by the key's bit keeps each
  * side in the order of positions. */
 START_TEST(partition_is_stable) {
@@ -230,7 +264,8 @@ START_TEST(types_are_existential) {
     ck_assert_str_eq(result_of("def main(xs: [N]i32) = take(N / 2, xs)\n"), "[N/2]i32");
     /* a count that is no size: take's own existential, drop's complement */
     ck_assert_str_eq(result_of("def main(xs: [N]i32) =\n  let m = reduce(+, 0i64, map(x => i64(x & 1), xs))\n  in (take(m, xs), drop(m, xs))\n"),
-                     "([?k]i32, [N - ?k]i32)");
+                     "([?m]i32, [N - ?m]i32)");
+    ck_assert_str_eq(result_of("def main(xs: [N]i32) =\n  take(reduce(+, 0i64, map(x => i64(x & 1), xs)), xs)\n"), "[?k]i32");
     /* filter and partition of one predicate and array have one length */
     ck_assert_str_eq(result_of("def main(xs: [N]i32) = zip(filter(x => x > 0, xs), partition(x => x > 0, xs).0)\n"),
                      "[?k](i32, i32)");
@@ -265,7 +300,9 @@ START_TEST(print_parses_back) {
         "def main(xs: [N]i32): [?k]i32 =\n  xs |> filter(x => x > 0)\n",
         "def main(xs: [N]i32): ([?k]i32, [N - ?k]i32) =\n  xs |> partition(x => x % 2 == 0)\n",
         "def main(xs: [N]i32, k: i64): ([k]i32, [N - k]i32, [N]i32) =\n  (take(k, xs), drop(k, xs), concat(take(k, xs), drop(k, xs)))\n",
-        "def main(xs: [N]i32): ([?k]i32, [N - ?k]i32) =\n  let m = xs |> map(x => i64(x & 1)) |> reduce(+, 0i64)\n  in (take(m, xs), drop(m, xs))\n",
+        "def main(xs: [N]i32): ([?m]i32, [N - ?m]i32) =\n  let m = xs |> map(x => i64(x & 1)) |> reduce(+, 0i64)\n  in (take(m, xs), drop(m, xs))\n",
+        /* a filter as the rules rebuild it: the count bound to k, ?k named after it */
+        "def main(xs: [N]i32): [?k]i32 =\n  let k = xs |> map(x => i64(x > 0)) |> reduce(+, 0)\n  in take(k, xs)\n",
         "def main(xs: [N]u32): [N]u32 =\n  loop ks = xs for i < 32 do\n    let (a, b) = ks |> partition(k => (k >> u32(i) & 1) == 0)\n    in concat(a, b)\n",
     };
     for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
@@ -294,7 +331,8 @@ START_TEST(a_rebuilt_filter_keeps_its_length) {
     const st_size *k = d->result->size;
     st_err err = {0};
     const st_type *i64 = st_type_scalar(cx, ST_I64);
-    const st_node *var = st_var(cx, st_intern_cstr(cx, "k"), i64, k);
+    const st_node *var = st_var(cx, st_size_exist_name(k), i64, k);
+    ck_assert_str_eq(st_size_exist_name(k), "k");
     const st_node *count = st_lit_int(cx, ST_I64, 3);
     const st_node *args[2] = {var, d->params[0]};
     const st_node *take = st_prim_node(cx, ST_PRIM_TAKE, 2, args, &err);
@@ -347,6 +385,7 @@ static Suite *filter_suite(void) {
     tcase_add_checked_fixture(tc, rules_setup, rules_teardown);
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, filter_and_partition_equal_c, 0, NPREDS * NSIZES * 2);
+    tcase_add_test(tc, filtered_arrays_flow_into_scans_and_histograms);
     tcase_add_test(tc, partition_is_stable);
     tcase_add_test(tc, take_and_drop_at_their_edges);
     tcase_add_test(tc, take_beyond_the_length_is_a_run_time_error);
