@@ -79,6 +79,17 @@ static bool bind_size(interp *I, const st_size *exist, int64_t value) {
     return true;
 }
 
+/* Lengths the types say are equal are equal in values, except where a
+ * length known only at run time was rebound in between (a count shadowed by
+ * another of its name, take(k, xs) of both): refused here rather than read or
+ * written out of bounds. */
+static bool same_length(interp *I, const st_node *n, int64_t a, int64_t b) {
+    if (a == b) return true;
+    char what[160];
+    snprintf(what, sizeof what, "lengths known only at run time disagree (%lld and %lld)", (long long)a, (long long)b);
+    return runtime_error(I, n, what);
+}
+
 static bool alloc(interp *I, const st_type *t, st_value *out) {
     return st_value_alloc(I->a, t, I->env, I->nenv, out, I->err);
 }
@@ -112,6 +123,7 @@ static bool apply(interp *I, const st_node *f, const st_value *args, int nargs, 
 static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) {
     if (!alloc(I, n->type, out)) return false;
     int64_t len = st_value_length(xs);
+    if (!same_length(I, n, st_value_length(out), len)) return false;
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark m = st_arena_get_mark(I->a);
         st_value x, r;
@@ -144,6 +156,7 @@ static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_v
     if (keep && !alloc(I, n->type, out)) return false;
     st_value_copy_into(&acc, z);
     int64_t len = st_value_length(xs);
+    if (keep && !same_length(I, n, st_value_length(out), len)) return false;
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark m = st_arena_get_mark(I->a);
         st_value args[2], r;
@@ -330,6 +343,7 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
     const st_value *leaf = out;
     while (leaf->kind == ST_VALUE_TUPLE) leaf = &leaf->u.items[0];
     int64_t dims[2] = {leaf->u.a.dims[0], two ? leaf->u.a.dims[1] : 0}, len = st_value_length(is);
+    if (!same_length(I, n, st_value_length(vs), len)) return false;
     st_value flat = *out;
     if (two && !flat_view(I->a, out, &flat, I->err)) return false;
     for (int64_t i = 0; i < len; i++) {
@@ -420,7 +434,7 @@ static bool take_drop(interp *I, const st_node *n, const st_value *a, st_value *
 
 static bool concat(interp *I, const st_node *n, const st_value *a, st_value *out) {
     int64_t la = st_value_length(&a[0]), lb = st_value_length(&a[1]);
-    if (!alloc(I, n->type, out)) return false;
+    if (!alloc(I, n->type, out) || !same_length(I, n, st_value_length(out), la + lb)) return false;
     return copy_elems(I, out, 0, &a[0], 0, la) && copy_elems(I, out, la, &a[1], 0, lb);
 }
 
@@ -451,6 +465,8 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         st_value *items = st_arena_alloc(I->a, n->nkids * sizeof *items);
         if (!items) return st_fail_internal(I->err, "out of memory");
         memcpy(items, a, n->nkids * sizeof *items);
+        for (uint32_t i = 1; i < n->nkids; i++)
+            if (!same_length(I, n, st_value_length(&a[0]), st_value_length(&a[i]))) return false;
         memset(out, 0, sizeof *out);
         out->kind = ST_VALUE_TUPLE;
         out->n = n->nkids;

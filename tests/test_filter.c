@@ -212,6 +212,21 @@ START_TEST(take_beyond_the_length_is_a_run_time_error) {
 }
 END_TEST
 
+/* Two counts of one name are one variable, so take gives both one ?k: the
+ * interpreter finds the lengths disagree and says so rather than reading
+ * beyond an array. */
+START_TEST(a_shadowed_count_is_refused_when_it_runs) {
+    const char *src = "def main(xs: [N]i32) =\n  let k = reduce(+, 0i64, map(x => 1i64, xs))\n  let a = take(k, xs)\n"
+                      "  let k = reduce(+, 0i64, map(x => 0i64, xs))\n  let b = take(k, xs)\n  in (map(x => x + 1, a), b)\n";
+    const st_def *d = entry_ok(parse_ok(cx, src));
+    st_value xs = i32_input(5), out;
+    st_binding env[1] = {{d->sizes[0]->u.name, 5}};
+    st_err err = {0};
+    ck_assert(!st_eval(cx, d, &xs, env, 1, ar, &out, &err));
+    ck_assert_has(err.message, "lengths known only at run time disagree (0 and 5)");
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* A radix sort as a loop of partitions                                     */
 /* ------------------------------------------------------------------------ */
@@ -389,6 +404,7 @@ static Suite *filter_suite(void) {
     tcase_add_test(tc, partition_is_stable);
     tcase_add_test(tc, take_and_drop_at_their_edges);
     tcase_add_test(tc, take_beyond_the_length_is_a_run_time_error);
+    tcase_add_test(tc, a_shadowed_count_is_refused_when_it_runs);
     tcase_add_test(tc, radix_sort_by_partitions_equals_qsort);
     tcase_add_test(tc, types_are_existential);
     tcase_add_test(tc, the_bound_and_the_upper_bound);
