@@ -43,8 +43,27 @@ static bool shallow_enough(cg *g) {
     return true;
 }
 
+/* The first filter, partition, take, drop or concat in e (NULL when none):
+ * lengths known only at run time, which no kernel makes yet. */
+static const st_node *run_time_sized(const st_node *e) {
+    if (e->kind == ST_NODE_PRIM && st_prim_sizes_at_run_time(e->u.prim)) return e;
+    bool loop = e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE);
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        /* never inside a lambda (the type checker refuses them there), but in a loop's body */
+        if (e->kids[i]->kind == ST_NODE_LAMBDA && !loop) continue;
+        const st_node *found = run_time_sized(e->kids[i]);
+        if (found) return found;
+    }
+    return NULL;
+}
+
 bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err *err) {
     memset(out, 0, sizeof *out);
+    const st_node *cut = run_time_sized(def->body);
+    if (cut)
+        return st_fail(err, def->loc, "%s needs the %s rule, which strata does not have yet: its length is known only at "
+                                      "run time; `strata eval` runs the program on the interpreter",
+                       st_prim_get(cut->u.prim)->name, st_prim_get(cut->u.prim)->name);
     /* the names in the kernels are the program's, not the context's history:
      * one program, one kernel text, one SHA-256, one build */
     const st_def *named = st_def_canonical(cx, def, err);

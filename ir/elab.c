@@ -51,6 +51,9 @@ typedef struct elab {
     uint32_t nbinds;
     bool inlining;
     uint32_t inlined;         /* calls inlined so far in this program, bounded */
+    uint32_t in_lambda;       /* inside a lambda (or a loop run in one work-item): no
+                                 filter, partition, take, drop, concat here */
+    bool in_result;           /* reading a declared result, where `?k` may be written */
     st_bound *bounds;         /* the checked def's slice bounds left to run time */
     uint32_t nbounds, capbounds;
 } elab;
@@ -208,6 +211,12 @@ static const st_size *size_expr(elab *e, const ast *a) {
                            (unsigned long long)a->magnitude), NULL;
         return st_size_const(e->cx, a->negative ? (int64_t)(0 - a->magnitude) : (int64_t)a->magnitude);
     case A_NAME:
+        if (a->name[0] == '?') {
+            if (!e->in_result)
+                return st_fail(e->err, a->loc, "`%s` is a length known only at run time; it may be written only in a def's declared result", a->name), NULL;
+            s = st_size_exist_written_new(e->cx, a->name, &inner);
+            break;
+        }
         if (e->inlining) return bound_size(e, a);
         if (is_size_name(e, a->name)) return st_size_var(e->cx, e->facts, a->name);
         st_fail(e->err, a->loc, "unknown size `%s`; sizes are named in the parameters' types (`xs: [%s]f32`) or are integer parameters",
@@ -265,6 +274,83 @@ static const st_type *type_expr(elab *e, const ast_type *t) {
         return st_type_tuple(e->cx, t->n, items);
     }
     }
+}
+
+/* A def's declared result, where `?k` may stand for a length known only at run time. */
+static const st_type *result_type(elab *e, const ast_type *t) {
+    e->in_result = true;
+    const st_type *r = type_expr(e, t);
+    e->in_result = false;
+    return r;
+}
+
+enum { MAX_WRITTEN = 64 };
+
+typedef struct exist_map {
+    const st_size *from[MAX_WRITTEN], *to[MAX_WRITTEN];
+    size_t n;
+    const st_size *list[MAX_WRITTEN];
+    size_t nlist;
+} exist_map;
+
+static void list_exist(const st_size *x, void *data) {
+    exist_map *m = data;
+    if (m->nlist < MAX_WRITTEN) m->list[m->nlist++] = x;
+}
+
+static bool mapped(const st_size *const *xs, size_t n, const st_size *x) {
+    for (size_t i = 0; i < n; i++)
+        if (xs[i] == x) return true;
+    return false;
+}
+
+/* want with each `?name` written in it replaced by the existential of got at
+ * the same place (the same one wherever the name is written again), so that
+ * `[?k]i32` declares the result of a filter. Where the shapes differ, want
+ * stays as it is and the comparison after reports it. */
+static const st_type *fill_written(elab *e, const st_type *want, const st_type *got, exist_map *m) {
+    if (want->kind != got->kind) return want;
+    if (want->kind == ST_TYPE_TUPLE) {
+        if (want->n != got->n) return want;
+        const st_type **items = parts(e, want->n);
+        if (!items) return NULL;
+        for (uint32_t i = 0; i < want->n; i++)
+            if (!(items[i] = fill_written(e, want->items[i], got->items[i], m))) return NULL;
+        return st_type_tuple(e->cx, want->n, items);
+    }
+    if (want->kind != ST_TYPE_ARRAY) return want;
+    const st_type *elem = fill_written(e, want->elem, got->elem, m);
+    if (!elem) return NULL;
+    const st_size *size = want->size;
+    if (st_size_has_exist(size)) {
+        const st_size *written[MAX_WRITTEN];
+        size_t nw;
+        m->nlist = 0;
+        st_size_each_exist(size, list_exist, m);
+        nw = m->nlist;
+        memcpy(written, m->list, nw * sizeof *written);
+        m->nlist = 0;
+        st_size_each_exist(got->size, list_exist, m);
+        size_t next = 0;
+        for (size_t i = 0; i < nw && m->n < MAX_WRITTEN; i++) {
+            if (mapped(m->from, m->n, written[i])) continue;
+            while (next < m->nlist && (st_size_exist_written(m->list[next]) || mapped(m->to, m->n, m->list[next]))) next++;
+            if (next == m->nlist) break;
+            m->from[m->n] = written[i];
+            m->to[m->n++] = m->list[next++];
+        }
+        st_err inner = {0};
+        size = st_size_replace_exist(e->cx, size, m->from, m->to, m->n, &inner);
+        if (!size) return NULL;
+    }
+    return st_type_array(e->cx, size, elem);
+}
+
+/* The declared result, its `?name`s standing for got's existentials. */
+static const st_type *declared_for(elab *e, const st_type *declared, const st_type *got) {
+    exist_map m = {0};
+    const st_type *t = fill_written(e, declared, got, &m);
+    return t ? t : declared;
 }
 
 static bool expect_type(elab *e, const st_type *want, const st_type *got, st_loc at, const char *what) {
@@ -424,8 +510,9 @@ static void leave_body(elab *e, const frame *saved) {
  * declared result. */
 static const st_node *def_body(elab *e, const ast_def *d, st_loc at) {
     const st_type *declared = NULL;
-    if (d->result && !(declared = type_expr(e, d->result))) return NULL;
+    if (d->result && !(declared = result_type(e, d->result))) return NULL;
     const st_node *body = expr(e, d->body, declared);
+    if (body && declared) declared = declared_for(e, declared, body->type);
     if (!body || !declared || body->type == declared) return body;
     st_buf w = {0}, g = {0};
     st_fail(e->err, at, "`%s` returns %s here, but declares %s", d->name, type_text(body->type, &g), type_text(declared, &w));
@@ -481,7 +568,9 @@ static const st_node *inline_call(elab *e, const ast_def *d, const ast *a) {
             }
             ok = ok && push_var(e, d->params[i].name, v);
         }
+        e->in_lambda++;
         body = ok ? def_body(e, d, a->loc) : NULL;
+        e->in_lambda--;
     }
     leave_body(e, &saved);
     if (!body || nlets == 0) return body;
@@ -591,7 +680,9 @@ static const st_node *lambda(elab *e, const ast *a, const st_type *const *params
         vars[i] = st_var(e->cx, a->names[i], types[i], NULL);
         if (!vars[i] || !push_var(e, a->names[i], vars[i])) return NULL;
     }
+    e->in_lambda++;
     const st_node *body = expr(e, a->kids[0], result_hint);
+    e->in_lambda--;
     e->n = mark;
     if (!body) return NULL;
     st_err inner = {0};
@@ -641,6 +732,10 @@ static const st_node *function(elab *e, const ast *a, const st_type *const *para
 static const st_node *prim_call(elab *e, st_prim p, const ast *a, const st_type *hint) {
     const st_prim_info *info = st_prim_get(p);
     uint32_t n = a->nkids;
+    if (e->in_lambda && st_prim_sizes_at_run_time(p))
+        return st_fail(e->err, a->loc, "%s makes a length known only at run time, which is allowed only at the top of a def "
+                                       "or of a loop's body there, not inside a lambda (each element would have a length of its own)",
+                       info->name), NULL;
     if (!st_prim_takes(p, n)) {
         char arity[48];
         st_prim_describe_arity(p, arity, sizeof arity);
@@ -666,6 +761,8 @@ static const st_node *prim_call(elab *e, st_prim p, const ast *a, const st_type 
                 want = params[0];
             } else if (p == ST_PRIM_REPLICATE && i == 1 && hint && hint->kind == ST_TYPE_ARRAY) {
                 want = hint->elem;
+            } else if ((p == ST_PRIM_TAKE || p == ST_PRIM_DROP) && i == 0) {
+                want = st_type_scalar(e->cx, ST_I64); /* a count, as a loop's */
             }
             if (role == ST_ARG_FUN) {
                 args[i] = function(e, a->kids[i], params, np, result, info->name);
@@ -917,6 +1014,8 @@ static const st_node *subscript(elab *e, const ast *a) {
 __attribute__((noinline)) static const st_node *unknown_name(elab *e, const ast *a);
 
 static const st_node *name(elab *e, const ast *a) {
+    if (a->name[0] == '?')
+        return st_fail(e->err, a->loc, "`%s` is a length known only at run time; it may be written only in a def's declared result", a->name), NULL;
     const st_node *v = lookup(e, a->name);
     return v ? v : unknown_name(e, a);
 }
@@ -1023,20 +1122,42 @@ static const st_node *loop_part(elab *e, const ast *a, const ast *part, const st
     return n;
 }
 
+static bool has_array(const st_type *t) {
+    if (t->kind == ST_TYPE_ARRAY) return true;
+    for (uint32_t i = 0; t->kind == ST_TYPE_TUPLE && i < t->n; i++)
+        if (has_array(t->items[i])) return true;
+    return false;
+}
+
+static const st_node *loop_rest(elab *e, const ast *a, const st_type *t, const st_node **vars, const st_node **cvars,
+                                const st_node *init);
+
 /* loop acc = init for i < n do body: loop(n, (i, acc) => body, init); a
  * tuple pattern `(a, b)` is one parameter destructured by a let, because
  * the function takes the index besides.
  * loop acc = init while c do body: while(acc => c, acc => body, init); a
  * tuple pattern is the lambdas' own destructuring. */
 static const st_node *loop(elab *e, const ast *a, const st_type *hint) {
-    st_ctx *cx = e->cx;
     uint32_t k = a->nnames;
     if (k > 62) return st_fail(e->err, a->loc, "a pattern has at most 62 names"), NULL;
     const st_node *init = expr(e, a->kids[0], hint);
     if (!init) return NULL;
-    const st_type *t = init->type, *i64 = st_type_scalar(cx, ST_I64);
+    const st_type *t = init->type;
     const st_node **vars = parts(e, k), **cvars = parts(e, k);
     if (!vars || !cvars) return NULL;
+    /* a loop with no array in its accumulator runs in one work-item, as a lambda's body does */
+    bool one_item = !has_array(t);
+    e->in_lambda += one_item;
+    const st_node *r = loop_rest(e, a, t, vars, cvars, init);
+    e->in_lambda -= one_item;
+    return r;
+}
+
+static const st_node *loop_rest(elab *e, const ast *a, const st_type *t, const st_node **vars, const st_node **cvars,
+                                const st_node *init) {
+    st_ctx *cx = e->cx;
+    uint32_t k = a->nnames;
+    const st_type *i64 = st_type_scalar(cx, ST_I64);
     st_err inner = {0};
     const st_node *args[3];
     if (a->bval) { /* while */
@@ -1269,9 +1390,10 @@ static bool def(elab *e, const ast_def *d, st_def *out) {
     out->params = params;
 
     const st_type *declared = NULL;
-    if (d->result && !(declared = type_expr(e, d->result))) return false;
+    if (d->result && !(declared = result_type(e, d->result))) return false;
     const st_node *body = expr(e, d->body, declared);
     if (!body) return false;
+    if (declared) declared = declared_for(e, declared, body->type);
     if (declared && declared != body->type) {
         st_buf w = {0}, g = {0};
         st_type_print(declared, &w);

@@ -8,6 +8,11 @@
  * indices outside the destination, and for repeated
  * indices scatter's last write wins.
  *
+ * filter, partition, take and drop bind the existential length they make
+ * (?k) in the interpreter's size environment when they run, so that every
+ * later value whose type mentions it is allocated at its actual length; in
+ * a loop it is bound again each turn.
+ *
  * Memory: values live in the caller's arena. A loop over elements sets a mark
  * before each iteration and releases it once the result is copied out, so a
  * map over a million rows does not keep a million temporaries. */
@@ -28,8 +33,8 @@ typedef struct interp {
     st_arena *a;
     st_err *err;
     const st_def *def;
-    const st_binding *env;
-    size_t nenv;
+    st_binding *env; /* the def's sizes, then the existentials bound so far */
+    size_t nenv, capenv;
     slot *vars;
     size_t n, cap;
 } interp;
@@ -56,6 +61,33 @@ static bool bind(interp *I, const st_node *var, const st_value *v) {
     }
     I->vars[I->n++] = (slot){var, *v};
     return true;
+}
+
+/* The existential `exist` (1·?k) is `value` from now on. */
+static bool bind_size(interp *I, const st_size *exist, int64_t value) {
+    const char *name = st_size_exist_name(exist);
+    for (size_t i = 0; i < I->nenv; i++)
+        if (I->env[i].name == name) return (I->env[i].value = value), true;
+    if (I->nenv == I->capenv) {
+        size_t cap = I->capenv ? I->capenv * 2 : 16;
+        st_binding *e = realloc(I->env, cap * sizeof *e);
+        if (!e) return st_fail_internal(I->err, "out of memory");
+        I->env = e;
+        I->capenv = cap;
+    }
+    I->env[I->nenv++] = (st_binding){name, value};
+    return true;
+}
+
+/* Lengths the types say are equal are equal in values, except where a
+ * length known only at run time was rebound in between (a count shadowed by
+ * another of its name, take(k, xs) of both): refused here rather than read or
+ * written out of bounds. */
+static bool same_length(interp *I, const st_node *n, int64_t a, int64_t b) {
+    if (a == b) return true;
+    char what[160];
+    snprintf(what, sizeof what, "lengths known only at run time disagree (%lld and %lld)", (long long)a, (long long)b);
+    return runtime_error(I, n, what);
 }
 
 static bool alloc(interp *I, const st_type *t, st_value *out) {
@@ -91,6 +123,7 @@ static bool apply(interp *I, const st_node *f, const st_value *args, int nargs, 
 static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) {
     if (!alloc(I, n->type, out)) return false;
     int64_t len = st_value_length(xs);
+    if (!same_length(I, n, st_value_length(out), len)) return false;
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark m = st_arena_get_mark(I->a);
         st_value x, r;
@@ -123,6 +156,7 @@ static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_v
     if (keep && !alloc(I, n->type, out)) return false;
     st_value_copy_into(&acc, z);
     int64_t len = st_value_length(xs);
+    if (keep && !same_length(I, n, st_value_length(out), len)) return false;
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark m = st_arena_get_mark(I->a);
         st_value args[2], r;
@@ -309,6 +343,7 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
     const st_value *leaf = out;
     while (leaf->kind == ST_VALUE_TUPLE) leaf = &leaf->u.items[0];
     int64_t dims[2] = {leaf->u.a.dims[0], two ? leaf->u.a.dims[1] : 0}, len = st_value_length(is);
+    if (!same_length(I, n, st_value_length(vs), len)) return false;
     st_value flat = *out;
     if (two && !flat_view(I->a, out, &flat, I->err)) return false;
     for (int64_t i = 0; i < len; i++) {
@@ -333,6 +368,74 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
         st_arena_release(I->a, mark);
     }
     return true;
+}
+
+/* Copy elements [from, from + count) of src to dst from element at. */
+static bool copy_elems(interp *I, st_value *dst, int64_t at, const st_value *src, int64_t from, int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value x;
+        if (!st_value_elem(I->a, src, from + i, &x, I->err)) return false;
+        st_value_store(dst, at + i, &x);
+        st_arena_release(I->a, m);
+    }
+    return true;
+}
+
+/* filter(p, xs) and partition(p, xs): p over every element, the count kept
+ * bound as ?k, then the kept elements in order (and for partition the rest
+ * after them, in order). */
+static bool filter(interp *I, const st_node *n, const st_value *xs, st_value *out) {
+    int64_t len = st_value_length(xs), kept = 0;
+    bool *keep = st_arena_alloc(I->a, (size_t)(len ? len : 1));
+    if (!keep) return st_fail_internal(I->err, "out of memory");
+    for (int64_t i = 0; i < len; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value x, r;
+        if (!st_value_elem(I->a, xs, i, &x, I->err) || !apply(I, n->kids[0], &x, 1, &r)) return false;
+        keep[i] = r.u.s.b;
+        kept += keep[i];
+        st_arena_release(I->a, m);
+    }
+    bool part = n->u.prim == ST_PRIM_PARTITION;
+    const st_type *kept_type = part ? n->type->items[0] : n->type;
+    if (!bind_size(I, kept_type->size, kept) || !alloc(I, n->type, out)) return false;
+    st_value *yes = part ? (st_value *)&out->u.items[0] : out, *no = part ? (st_value *)&out->u.items[1] : NULL;
+    int64_t j = 0, k = 0;
+    for (int64_t i = 0; i < len; i++) {
+        if (!keep[i] && !no) continue;
+        if (!copy_elems(I, keep[i] ? yes : no, keep[i] ? j++ : k++, xs, i, 1)) return false;
+    }
+    return true;
+}
+
+/* take(k, xs), drop(k, xs): k checked against xs's length, then bound as
+ * the ?k it stands for when it stands for one. */
+static bool take_drop(interp *I, const st_node *n, const st_value *a, st_value *out) {
+    int64_t k, len = st_value_length(&a[1]);
+    bool take = n->u.prim == ST_PRIM_TAKE;
+    if (!index_of(&a[0], &k) || k < 0 || k > len) {
+        char what[160];
+        st_buf b = {0};
+        st_scalar_format(a[0].scalar, a[0].u.s, &b);
+        snprintf(what, sizeof what, "%s's count k = %s is outside 0 .. n = %lld, the length of the array", take ? "take" : "drop",
+                 b.data ? b.data : "?", (long long)len);
+        st_buf_free(&b);
+        return runtime_error(I, n, what);
+    }
+    const st_type *xt = n->kids[1]->type;
+    const st_size *s = st_node_as_size(I->cx, n->kids[0], NULL);
+    if (!s) s = st_size_exist(I->cx, n->kids[0], xt->size, xt->size, "k", I->err);
+    if (!s) return false;
+    if (st_size_is_exist(s) && !bind_size(I, s, k)) return false;
+    if (!alloc(I, n->type, out)) return false;
+    return take ? copy_elems(I, out, 0, &a[1], 0, k) : copy_elems(I, out, 0, &a[1], k, len - k);
+}
+
+static bool concat(interp *I, const st_node *n, const st_value *a, st_value *out) {
+    int64_t la = st_value_length(&a[0]), lb = st_value_length(&a[1]);
+    if (!alloc(I, n->type, out) || !same_length(I, n, st_value_length(out), la + lb)) return false;
+    return copy_elems(I, out, 0, &a[0], 0, la) && copy_elems(I, out, la, &a[1], 0, lb);
 }
 
 static bool prim(interp *I, const st_node *n, st_value *out) {
@@ -362,6 +465,8 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         st_value *items = st_arena_alloc(I->a, n->nkids * sizeof *items);
         if (!items) return st_fail_internal(I->err, "out of memory");
         memcpy(items, a, n->nkids * sizeof *items);
+        for (uint32_t i = 1; i < n->nkids; i++)
+            if (!same_length(I, n, st_value_length(&a[0]), st_value_length(&a[i]))) return false;
         memset(out, 0, sizeof *out);
         out->kind = ST_VALUE_TUPLE;
         out->n = n->nkids;
@@ -403,6 +508,9 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         }
         return st_value_elem(I->a, &a[1], i, out, I->err);
     }
+    case ST_PRIM_FILTER: case ST_PRIM_PARTITION: return filter(I, n, &a[1], out);
+    case ST_PRIM_TAKE: case ST_PRIM_DROP: return take_drop(I, n, a, out);
+    case ST_PRIM_CONCAT: return concat(I, n, a, out);
     default: return st_fail_internal(I->err, "no meaning for %s", st_prim_get(p)->name);
     }
 }
@@ -478,8 +586,11 @@ static bool eval(interp *I, const st_node *n, st_value *out) {
 
 bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
              size_t nenv, st_arena *a, st_value *result, st_err *err) {
-    interp I = {cx, a, err, def, env, nenv, NULL, 0, 0};
+    interp I = {cx, a, err, def, NULL, nenv, nenv, NULL, 0, 0};
     bool ok = true;
+    I.env = malloc((nenv ? nenv : 1) * sizeof *I.env);
+    if (!I.env) return st_fail_internal(err, "out of memory");
+    if (nenv) memcpy(I.env, env, nenv * sizeof *env);
     /* the size variables are i64 values in the body */
     for (uint32_t i = 0; i < def->nsizes && ok; i++) {
         st_value v = st_value_scalar(ST_I64, (st_scalar){.bits = 0});
@@ -492,5 +603,6 @@ bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_bindi
     for (uint32_t i = 0; i < def->nparams && ok; i++) ok = bind(&I, def->params[i], &args[i]);
     ok = ok && eval(&I, def->body, result);
     free(I.vars);
+    free(I.env);
     return ok;
 }

@@ -274,6 +274,47 @@ bool st_size_is_power_of(st_ctx *cx, const st_size *s, int64_t base, const st_si
 void st_size_each_var(const st_size *s, void (*fn)(const char *name, void *data), void *data);
 uint32_t st_size_hash(const st_size *s);
 
+/* Existential sizes: a length known only at run time, such as what
+ * filter(p, xs) keeps, printed `?k`. One is an atom of the polynomial like a
+ * variable, so `N - ?k` and `?k + ?m` are sizes too. It is pure: its
+ * identity is the pair of pointers that make it (filter: its predicate and
+ * array nodes; take and drop: the count node and the source's length), so
+ * the same expression built twice has the same size. It carries its bound,
+ * the worst-case length (the length of the array it was cut from), which is
+ * what memory is allocated for; and a name, unique in the context, made when
+ * the existential is first built (st_fresh_name of `base`, "k" when NULL):
+ * the name an interpreter or host code binds its value to in st_binding
+ * arrays (so st_size_eval evaluates a size mentioning it once it is bound),
+ * and a valid C identifier. An existential is passed around as the size 1·?k
+ * (st_size_is_exist); a size mentioning it is evaluated, printed and compared
+ * like any other. */
+const st_size *st_size_exist(st_ctx *cx, const void *origin0, const void *origin1, const st_size *bound,
+                             const char *base, st_err *err);
+/* The same, named `name` itself rather than a fresh name: take(k, xs) of a
+ * variable k that is no size names its ?k after k, whose value it is, so a
+ * program a rule rebuilt as `let k = <count> in take(k, res)` (k made by
+ * st_var with the filter's existential as its size and that existential's
+ * name) prints `[?k]t` and reads back to `[?k]t`. */
+const st_size *st_size_exist_named(st_ctx *cx, const void *origin0, const void *origin1, const st_size *bound,
+                                   const char *name, st_err *err);
+/* `?name` written in a declared result (name interned with its `?`): no
+ * origin, no bound; the type checker matches it with a body's existential. */
+const st_size *st_size_exist_written_new(st_ctx *cx, const char *name, st_err *err);
+bool st_size_is_exist(const st_size *s);        /* exactly one existential, 1·?k */
+bool st_size_exist_written(const st_size *exist); /* one of st_size_exist_written_new's */
+const st_size *st_size_exist_bound(const st_size *exist); /* its worst case; NULL if written */
+const char *st_size_exist_name(const st_size *exist);     /* interned, without the `?` */
+bool st_size_has_exist(const st_size *s);
+/* Calls fn once per existential in s (each as 1·?k), bounds not entered. */
+void st_size_each_exist(const st_size *s, void (*fn)(const st_size *exist, void *data), void *data);
+/* s with each existential from[i] (1·?k) replaced by the size to[i]. */
+const st_size *st_size_replace_exist(st_ctx *cx, const st_size *s, const st_size *const *from,
+                                     const st_size *const *to, size_t n, st_err *err);
+/* The largest value s can take: each existential at (the upper bound of) its
+ * bound where its term's coefficient is positive, at 0 where negative (N -
+ * ?k is at most N). What codegen allocates for. */
+const st_size *st_size_upper(st_ctx *cx, const st_size *s, st_err *err);
+
 /* Concrete values of size variables, for evaluation at run time. */
 typedef struct st_binding {
     const char *name; /* interned */
@@ -411,6 +452,18 @@ typedef enum st_prim {
     ST_PRIM_WHILE,           /* while(c, f, x): `loop acc = x while c do body`, c: t -> bool,
                                 f: t -> t applied while c holds; the final acc. Both are
                                 written only as loops (the printer's and parser's form) */
+    /* lengths known only at run time (existential sizes, st_size_exist); each
+     * only at the top of a def or of a top-level loop's body, never in a lambda */
+    ST_PRIM_FILTER,          /* filter(p, xs): p: t -> bool, xs: [n]t -> [?k]t, the elements
+                                satisfying p in order; ?k made from (p, xs), bound n */
+    ST_PRIM_PARTITION,       /* partition(p, xs): ([?k]t, [n - ?k]t), stable: those satisfying p
+                                first (filter's ?k), then the rest */
+    ST_PRIM_TAKE,            /* take(k, xs): the first k, [?k]t, k an i64 with 0 <= k <= n at run
+                                time; ?k made from (k, n), bound n, or the size k denotes when it
+                                denotes one (st_node_as_size: a size expression, or a variable
+                                whose `size` is an existential) */
+    ST_PRIM_DROP,            /* drop(k, xs): all but the first k, [n - ?k]t, take's ?k */
+    ST_PRIM_CONCAT,          /* concat(xs, ys): [a]t, [b]t -> [a + b]t */
     ST_PRIM_COUNT
 } st_prim;
 
@@ -429,6 +482,10 @@ st_prim st_prim_after_sizes(st_prim p, uint32_t *nsizes);
  * is not an expression a kernel can evaluate: it runs only at the top of a
  * def, between kernels, and whatever reads it reads its result from memory. */
 bool st_prim_makes_kernels(st_prim p);
+/* filter, partition, take, drop, concat: the primitives whose results may
+ * have lengths known only at run time, allowed only at the top of a def or
+ * of a top-level loop's body (each element of a map would have its own). */
+bool st_prim_sizes_at_run_time(st_prim p);
 typedef enum st_hist_mem { ST_HIST_MEM_AUTO, ST_HIST_MEM_GLOBAL, ST_HIST_MEM_LOCAL } st_hist_mem;
 typedef enum st_hist_atomic { ST_HIST_AUTO, ST_HIST_ADD, ST_HIST_CAS, ST_HIST_XCHG } st_hist_atomic;
 

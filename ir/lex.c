@@ -117,8 +117,10 @@ bool st_lex(st_arena *scratch, const char *file, const char *src, size_t len, to
             break;
         }
         char c = src[lx.pos];
-        if (is_alpha(c)) {
-            size_t p = lx.pos;
+        /* `?k`: a length known only at run time, one name with its `?` */
+        bool exist = c == '?' && lx.pos + 1 < len && is_alpha(src[lx.pos + 1]);
+        if (is_alpha(c) || exist) {
+            size_t p = lx.pos + exist;
             while (p < len && (is_alpha(src[p]) || is_digit(src[p]))) p++;
             t->kind = K_NAME;
             t->len = p - lx.pos;

@@ -441,6 +441,11 @@ bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types,
         params[0] = e;
         *nparams = 1;
         return true;
+    case ST_PRIM_FILTER: case ST_PRIM_PARTITION: /* the predicate */
+        params[0] = e;
+        *nparams = 1;
+        *result = st_type_scalar(cx, ST_BOOL);
+        return true;
     case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ: /* the fold */
         params[0] = *result = acc;
         params[1] = e;
@@ -583,6 +588,61 @@ static const st_node *type_by_index(st_prim p, const st_node *const *a, const st
     return a[0];
 }
 
+/* filter and partition: p: t -> bool over xs: [n]t; the length kept is an
+ * existential made from (p, xs), so filter(p, xs) and partition(p, xs).0
+ * have one length. */
+static const st_node *type_filter(st_ctx *cx, st_prim p, const st_node *const *a, const st_type **out, st_err *err) {
+    const st_type *t = a[1]->type, *params[1];
+    if (t->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
+    params[0] = t->elem;
+    if (!fun_takes(a[0]->type, params, 1)) return fun_mismatch(a[0], p, 0, params, 1, err);
+    if (!st_type_is_scalar(a[0]->type->elem, ST_BOOL))
+        return fail_at(err, 0, "%s's predicate must return bool, but it returns %s", pname(p), type_name(a[0]->type->elem).s);
+    const st_size *k = st_size_exist(cx, a[0], a[1], t->size, "k", err);
+    const st_size *rest = k ? st_size_sub(cx, t->size, k, err) : NULL;
+    if (!rest) return NULL;
+    const st_type *kept = st_type_array(cx, k, t->elem);
+    if (p == ST_PRIM_FILTER) {
+        *out = kept;
+    } else {
+        const st_type *items[2] = {kept, st_type_array(cx, rest, t->elem)};
+        *out = st_type_tuple(cx, 2, items);
+    }
+    return a[0];
+}
+
+/* take(k, xs) and drop(k, xs): k an i64 standing for the size it denotes,
+ * or else for an existential made from (k, n); 0 <= k <= n is checked at
+ * run time. */
+static const st_node *type_take(st_ctx *cx, st_prim p, const st_node *const *a, const st_type **out, st_err *err) {
+    if (!st_type_is_scalar(a[0]->type, ST_I64))
+        return fail_at(err, 0, "%s's count must be an i64, but it has type %s", pname(p), type_name(a[0]->type).s);
+    const st_type *t = a[1]->type;
+    if (t->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
+    const st_size *k = st_node_as_size(cx, a[0], NULL);
+    int64_t v;
+    if (k && st_size_is_const(k, &v) && v < 0)
+        return fail_at(err, 0, "%s's count is negative (%lld)", pname(p), (long long)v);
+    if (!k && a[0]->kind == ST_NODE_VAR) k = st_size_exist_named(cx, a[0], t->size, t->size, a[0]->u.name, err);
+    else if (!k) k = st_size_exist(cx, a[0], t->size, t->size, "k", err);
+    const st_size *len = !k ? NULL : p == ST_PRIM_TAKE ? k : st_size_sub(cx, t->size, k, err);
+    if (!len) return NULL;
+    *out = st_type_array(cx, len, t->elem);
+    return a[0];
+}
+
+static const st_node *type_concat(st_ctx *cx, const st_node *const *a, const st_type **out, st_err *err) {
+    for (int i = 0; i < 2; i++)
+        if (a[i]->type->kind != ST_TYPE_ARRAY) return need_array(a[i], ST_PRIM_CONCAT, i, "arrays", err);
+    if (a[0]->type->elem != a[1]->type->elem)
+        return fail_at(err, 1, "concat needs arrays of one element type, but they are %s and %s", type_name(a[0]->type).s,
+                       type_name(a[1]->type).s);
+    const st_size *len = st_size_add(cx, a[0]->type->size, a[1]->type->size, err);
+    if (!len) return NULL;
+    *out = st_type_array(cx, len, a[0]->type->elem);
+    return a[0];
+}
+
 static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
                                 const st_type **out, st_err *err) {
     const st_prim_info *info = st_prim_get(p);
@@ -664,8 +724,8 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         for (uint32_t i = 0; i < n; i++) {
             if (a[i]->type->kind != ST_TYPE_ARRAY) return need_array(a[i], p, (int)i, "arrays", err);
             if (a[i]->type->size != a[0]->type->size)
-                return fail_at(err, (int)i, "zip needs arrays of one length, but the first has length %s and this one %s",
-                               size_name(a[0]->type->size).s, size_name(a[i]->type->size).s);
+                return fail_at(err, (int)i, "zip needs arrays of one length, but %s and %s differ in length",
+                               type_name(a[0]->type).s, type_name(a[i]->type).s);
             items[i] = a[i]->type->elem;
         }
         *out = st_type_array(cx, a[0]->type->size, st_type_tuple(cx, n, items));
@@ -754,6 +814,9 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         return type_after_sizes(cx, p, n, a, out, v, err);
     }
     case ST_PRIM_SUBHISTOGRAMS: return type_hist(cx, n, a, out, err);
+    case ST_PRIM_FILTER: case ST_PRIM_PARTITION: return type_filter(cx, p, a, out, err);
+    case ST_PRIM_TAKE: case ST_PRIM_DROP: return type_take(cx, p, a, out, err);
+    case ST_PRIM_CONCAT: return type_concat(cx, a, out, err);
     default:
         (void)np;
         return fail_at(err, -1, "internal: no typing rule for %s", info->name);

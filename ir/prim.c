@@ -41,6 +41,11 @@ static const st_prim_info table[ST_PRIM_COUNT] = {
     [ST_PRIM_EXSCAN] = {"exscan", {"fnd"}, false, true, false},
     [ST_PRIM_LOOP] = {"loop", {"dfd"}, false, false, false},
     [ST_PRIM_WHILE] = {"while", {"ffd"}, false, false, false},
+    [ST_PRIM_FILTER] = {"filter", {"fd"}, false, true, false},
+    [ST_PRIM_PARTITION] = {"partition", {"fd"}, false, true, false},
+    [ST_PRIM_TAKE] = {"take", {"dd"}, false, false, false},
+    [ST_PRIM_DROP] = {"drop", {"dd"}, false, false, false},
+    [ST_PRIM_CONCAT] = {"concat", {"dd"}, false, false, false},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }
@@ -129,6 +134,13 @@ static bool has_array(const st_type *t) {
     for (uint32_t i = 0; t->kind == ST_TYPE_TUPLE && i < t->n; i++)
         if (has_array(t->items[i])) return true;
     return false;
+}
+
+bool st_prim_sizes_at_run_time(st_prim p) {
+    switch (p) {
+    case ST_PRIM_FILTER: case ST_PRIM_PARTITION: case ST_PRIM_TAKE: case ST_PRIM_DROP: case ST_PRIM_CONCAT: return true;
+    default: return false;
+    }
 }
 
 bool st_is_array_loop(const st_node *e) {

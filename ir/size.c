@@ -7,6 +7,8 @@
  *   VAR   N            a size variable with no divisibility fact
  *   EXACT ⟨N/d⟩        N under the fact d | N, so that N = d·⟨N/d⟩
  *   DIV   floor(p/q)   MOD p % q   POW pow(p, q)   LOG floor(log_p q)
+ *   EXIST ?k           a length known only at run time (what filter keeps),
+ *                      named by the nodes that make it and carrying its bound
  *
  * Terms are sorted (higher degree first, then structurally), equal monomials
  * merged and zero terms dropped; then the polynomial is hash-consed, so equal
@@ -19,7 +21,7 @@
 
 enum { MAX_FACTORS = 8, MAX_TERMS = 64, MAX_EXPAND = 16 };
 
-typedef enum { S_POLY, S_VAR, S_EXACT, S_DIV, S_MOD, S_POW, S_LOG } size_kind;
+typedef enum { S_POLY, S_VAR, S_EXACT, S_DIV, S_MOD, S_POW, S_LOG, S_EXIST } size_kind;
 
 typedef struct factor {
     const st_size *atom;
@@ -40,6 +42,11 @@ struct st_size {
     const char *name;     /* VAR, EXACT */
     int64_t d;            /* EXACT */
     const st_size *a, *b; /* DIV MOD POW LOG: polynomials */
+    /* EXIST: what makes it (its identity; both NULL for a `?name` written in a
+     * declared result, whose identity is its name), its worst-case length
+     * (NULL for a written one), and the polynomial 1·?k itself */
+    const void *origin[2];
+    const st_size *bound, *self;
 };
 
 /* ---- structural order (deterministic, independent of creation order) ---- */
@@ -52,7 +59,8 @@ static int cmp_atom(const st_size *x, const st_size *y) {
     if (x == y) return 0;
     if (x->kind != y->kind) return cmp_i64(x->kind, y->kind);
     switch (x->kind) {
-    case S_VAR: return strcmp(x->name, y->name);
+    case S_VAR:
+    case S_EXIST: return strcmp(x->name, y->name);
     case S_EXACT: {
         int c = strcmp(x->name, y->name);
         return c ? c : cmp_i64(x->d, y->d);
@@ -110,6 +118,9 @@ static uint32_t hash_size(const st_size *s) {
         return h;
     case S_VAR: return st_hash_ptr(h, s->name);
     case S_EXACT: return st_hash_mix(st_hash_ptr(h, s->name), (uint64_t)s->d);
+    case S_EXIST:
+        if (!s->origin[0] && !s->origin[1]) return st_hash_ptr(h, s->name);
+        return st_hash_ptr(st_hash_ptr(st_hash_ptr(h, s->origin[0]), s->origin[1]), s->bound);
     default: return st_hash_ptr(st_hash_ptr(h, s->a), s->b);
     }
 }
@@ -129,6 +140,9 @@ static bool eq_size(const void *item, const void *key) {
         return true;
     case S_VAR: return x->name == y->name;
     case S_EXACT: return x->name == y->name && x->d == y->d;
+    case S_EXIST:
+        if (x->origin[0] != y->origin[0] || x->origin[1] != y->origin[1] || x->bound != y->bound) return false;
+        return x->origin[0] || x->origin[1] || x->name == y->name;
     default: return x->a == y->a && x->b == y->b;
     }
 }
@@ -284,6 +298,7 @@ static void each_var(const st_size *s, void (*fn)(const char *, void *), void *d
         break;
     case S_VAR:
     case S_EXACT: fn(s->name, data); break;
+    case S_EXIST: break;
     default:
         each_var(s->a, fn, data);
         each_var(s->b, fn, data);
@@ -292,6 +307,175 @@ static void each_var(const st_size *s, void (*fn)(const char *, void *), void *d
 
 void st_size_each_var(const st_size *s, void (*fn)(const char *name, void *data), void *data) {
     each_var(s, fn, data);
+}
+
+/* Each existential once in a polynomial (a bound's own are the bound's). */
+static void each_exist(const st_size *s, void (*fn)(const st_size *, void *), void *data,
+                       const st_size **seen, uint32_t *nseen) {
+    for (uint32_t i = 0; i < s->nterms; i++)
+        for (uint32_t k = 0; k < s->terms[i].nf; k++) {
+            const st_size *a = s->terms[i].f[k].atom;
+            if (a->kind != S_EXIST) {
+                if (a->kind != S_VAR && a->kind != S_EXACT) {
+                    each_exist(a->a, fn, data, seen, nseen);
+                    each_exist(a->b, fn, data, seen, nseen);
+                }
+                continue;
+            }
+            bool before = false;
+            for (uint32_t j = 0; j < *nseen && !before; j++) before = seen[j] == a;
+            if (before) continue;
+            if (*nseen < MAX_TERMS * MAX_FACTORS) seen[(*nseen)++] = a;
+            fn(a->self, data);
+        }
+}
+
+void st_size_each_exist(const st_size *s, void (*fn)(const st_size *exist, void *data), void *data) {
+    const st_size *seen[MAX_TERMS * MAX_FACTORS];
+    uint32_t nseen = 0;
+    each_exist(s, fn, data, seen, &nseen);
+}
+
+static void note_exist(const st_size *e, void *data) {
+    (void)e;
+    *(bool *)data = true;
+}
+
+bool st_size_has_exist(const st_size *s) {
+    bool any = false;
+    st_size_each_exist(s, note_exist, &any);
+    return any;
+}
+
+/* The atom of a size that is exactly one existential, else NULL. */
+static const st_size *exist_atom(const st_size *s) {
+    if (!s || s->kind != S_POLY || s->nterms != 1 || s->terms[0].coef != 1 || s->terms[0].nf != 1 ||
+        s->terms[0].f[0].exp != 1 || s->terms[0].f[0].atom->kind != S_EXIST)
+        return NULL;
+    return s->terms[0].f[0].atom;
+}
+
+bool st_size_is_exist(const st_size *s) { return exist_atom(s) != NULL; }
+
+const st_size *st_size_exist_bound(const st_size *exist) {
+    const st_size *a = exist_atom(exist);
+    return a ? a->bound : NULL;
+}
+
+const char *st_size_exist_name(const st_size *exist) {
+    const st_size *a = exist_atom(exist);
+    return a ? a->name : NULL;
+}
+
+bool st_size_exist_written(const st_size *exist) {
+    const st_size *a = exist_atom(exist);
+    return a && !a->origin[0] && !a->origin[1];
+}
+
+/* The atom, interned, with the polynomial 1·atom kept in it; named `base`
+ * itself when `exact`, else the first name free in the context. */
+static const st_size *exist_poly(st_ctx *cx, st_size *probe, const char *base, bool exact, st_err *err) {
+    uint32_t h = hash_size(probe);
+    const st_size *found = st_table_find(&cx->sizes, h, eq_size, probe);
+    if (found) return found->self;
+    st_size *s = st_ctx_alloc(cx, sizeof *s);
+    /* a name nothing in the context has used: the binding an interpreter
+     * or host code gives the length (fresh only when first made, so equal
+     * expressions share it) */
+    const char *name = probe->name ? probe->name : exact ? st_intern_cstr(cx, base) : st_fresh_name(cx, base);
+    if (!s || !name) return st_fail_internal(err, "out of memory while building a size"), NULL;
+    *s = *probe;
+    s->name = name;
+    s->hash = h;
+    if (!st_table_insert(&cx->sizes, h, s)) return st_fail_internal(err, "out of memory"), NULL;
+    s->self = poly_of_atom(cx, s, 1, err);
+    return s->self;
+}
+
+const st_size *st_size_exist(st_ctx *cx, const void *origin0, const void *origin1, const st_size *bound,
+                             const char *base, st_err *err) {
+    if (!bound || (!origin0 && !origin1)) return st_fail_internal(err, "an existential size needs an origin and a bound"), NULL;
+    st_size probe = {.kind = S_EXIST, .origin = {origin0, origin1}, .bound = bound};
+    return exist_poly(cx, &probe, base && base[0] ? base : "k", false, err);
+}
+
+const st_size *st_size_exist_named(st_ctx *cx, const void *origin0, const void *origin1, const st_size *bound,
+                                   const char *name, st_err *err) {
+    if (!bound || !name || (!origin0 && !origin1)) return st_fail_internal(err, "an existential size needs an origin, a bound and a name"), NULL;
+    st_size probe = {.kind = S_EXIST, .origin = {origin0, origin1}, .bound = bound};
+    return exist_poly(cx, &probe, name, true, err);
+}
+
+const st_size *st_size_exist_written_new(st_ctx *cx, const char *name, st_err *err) {
+    st_size probe = {.kind = S_EXIST, .name = name};
+    return exist_poly(cx, &probe, NULL, false, err);
+}
+
+static const st_size *replace_in(st_ctx *cx, const st_size *s, const st_size *const *from,
+                                 const st_size *const *to, size_t n, st_err *err);
+
+/* An atom with the existentials inside it replaced. */
+static const st_size *replace_atom(st_ctx *cx, const st_size *a, const st_size *const *from,
+                                   const st_size *const *to, size_t n, st_err *err) {
+    const st_size *x, *y;
+    switch (a->kind) {
+    case S_EXIST:
+        for (size_t i = 0; i < n; i++)
+            if (from[i] == a->self) return to[i];
+        return a->self;
+    case S_VAR: case S_EXACT: return poly_of_atom(cx, a, 1, err);
+    default:
+        if (!(x = replace_in(cx, a->a, from, to, n, err)) || !(y = replace_in(cx, a->b, from, to, n, err))) return NULL;
+        switch (a->kind) {
+        case S_DIV: return st_size_div(cx, x, y, err);
+        case S_MOD: return st_size_mod(cx, x, y, err);
+        case S_POW: return st_size_pow(cx, x, y, err);
+        default: return st_size_log(cx, x, y, err);
+        }
+    }
+}
+
+static const st_size *replace_in(st_ctx *cx, const st_size *s, const st_size *const *from,
+                                 const st_size *const *to, size_t n, st_err *err) {
+    const st_size *sum = st_size_const(cx, 0);
+    for (uint32_t i = 0; i < s->nterms && sum; i++) {
+        const st_size *t = st_size_const(cx, s->terms[i].coef);
+        for (uint32_t k = 0; k < s->terms[i].nf && t; k++) {
+            const st_size *a = replace_atom(cx, s->terms[i].f[k].atom, from, to, n, err);
+            for (uint32_t e = 0; e < s->terms[i].f[k].exp && t && a; e++) t = st_size_mul(cx, t, a, err);
+            if (!a) t = NULL;
+        }
+        sum = t ? st_size_add(cx, sum, t, err) : NULL;
+    }
+    return sum;
+}
+
+const st_size *st_size_replace_exist(st_ctx *cx, const st_size *s, const st_size *const *from,
+                                     const st_size *const *to, size_t n, st_err *err) {
+    return replace_in(cx, s, from, to, n, err);
+}
+
+/* The largest value s can take: each existential at its bound where its
+ * term counts up, at 0 where it counts down (N - ?k is at most N). */
+const st_size *st_size_upper(st_ctx *cx, const st_size *s, st_err *err) {
+    const st_size *sum = st_size_const(cx, 0);
+    for (uint32_t i = 0; i < s->nterms && sum; i++) {
+        const term *t = &s->terms[i];
+        bool exist = false;
+        for (uint32_t k = 0; k < t->nf; k++) exist |= t->f[k].atom->kind == S_EXIST;
+        if (exist && t->coef < 0) continue;
+        const st_size *prod = st_size_const(cx, t->coef);
+        for (uint32_t k = 0; k < t->nf && prod; k++) {
+            const st_size *a = t->f[k].atom;
+            const st_size *x = a->kind != S_EXIST ? poly_of_atom(cx, a, 1, err)
+                               : a->bound ? st_size_upper(cx, a->bound, err)
+                                          : (st_fail(err, (st_loc){0}, "the length ?%s has no bound", a->name), NULL);
+            for (uint32_t e = 0; e < t->f[k].exp && prod && x; e++) prod = st_size_mul(cx, prod, x, err);
+            if (!x) prod = NULL;
+        }
+        sum = prod ? st_size_add(cx, sum, prod, err) : NULL;
+    }
+    return sum;
 }
 
 /* ---- facts ---- */
@@ -604,6 +788,10 @@ static bool eval_atom(const st_size *s, const st_binding *env, size_t nenv, int6
     int64_t a = 0, b = 0;
     switch (s->kind) {
     case S_VAR: return lookup(s->name, env, nenv, out, err);
+    case S_EXIST:
+        for (size_t i = 0; i < nenv; i++)
+            if (env[i].name == s->name) return (*out = env[i].value), true;
+        return st_fail(err, (st_loc){0}, "the length ?%s is not known yet", s->name);
     case S_EXACT:
         if (!lookup(s->name, env, nenv, &a, err)) return false;
         if (a % s->d != 0)
@@ -662,6 +850,7 @@ static const st_size *subst_atom(st_ctx *cx, const st_size *s, const st_binding 
     int64_t v;
     switch (s->kind) {
     case S_VAR:
+    case S_EXIST:
     case S_EXACT:
         for (size_t i = 0; i < nenv; i++)
             if (env[i].name == s->name) {
@@ -710,7 +899,7 @@ static bool is_simple(const st_size *p) {
     if (t->nf == 0) return t->coef >= 0;
     if (t->coef != 1 || t->nf != 1 || t->f[0].exp != 1) return false;
     size_kind k = t->f[0].atom->kind;
-    return k == S_VAR || k == S_POW || k == S_LOG;
+    return k == S_VAR || k == S_EXIST || k == S_POW || k == S_LOG;
 }
 
 static void print_operand(const st_size *p, st_buf *out) {
@@ -726,6 +915,9 @@ static void print_atom(const st_size *a, bool alone, st_buf *out) {
     switch (a->kind) {
     case S_VAR:
     case S_EXACT: st_buf_puts(out, a->name); return;
+    case S_EXIST: /* a written one's name has its `?` already */
+        st_buf_printf(out, "%s%s", a->origin[0] || a->origin[1] ? "?" : "", a->name);
+        return;
     case S_POW:
     case S_LOG:
         st_buf_puts(out, a->kind == S_POW ? "pow(" : "log(");
@@ -826,6 +1018,8 @@ static const st_node *atom_expr(st_ctx *cx, const st_def *def, const st_size *a,
         x = poly_expr(cx, def, a->a, err);
         y = x ? poly_expr(cx, def, a->b, err) : NULL;
         return y ? st_binary(cx, a->kind == S_DIV ? ST_OP_DIV : ST_OP_MOD, x, y, err) : NULL;
+    case S_EXIST:
+        return st_fail(err, (st_loc){0}, "the length ?%s is known only at run time and has no expression", a->name), NULL;
     default:
         return st_fail(err, (st_loc){0}, "a size with pow or log cannot be written as an expression"), NULL;
     }
