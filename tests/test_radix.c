@@ -1,14 +1,14 @@
 /* tests/test_radix.c — the radix sorts written in strata
  * (examples/radix_sort.strata, and radix_sort_kv.strata with values carried
  * along): 32 stable one-bit splits in a loop at the top level, each a
- * histogram of the bit, an exclusive scan of it and of (clear, set) pairs,
- * and a scatter. Their results are sorts: the keys equal the C library's
+ * reduction of the bit (how many are clear), an exclusive scan of it (how
+ * many set ones come before each element), a map of places and a scatter. Their results are sorts: the keys equal the C library's
  * qsort of them, and the values follow their keys stably (qsort of (key,
  * input position) pairs). The interpreter against C at small lengths (it
  * walks 32 turns of trees); the device (PoCL on CI) against C at N = 1, 7,
  * 1000 and 1000003, under no strategy, the defaults of a CPU and a GPU, and
  * each rule that applies to them (look-back in its shapes, parallel-scan,
- * the fusions alone, a subhistogram of another kind). Keys are random u32
+ * the fusions alone). Keys are random u32
  * of all 32 bits, with runs of equal keys, so that stability shows. Then:
  * the default makes each turn one fused look-back pass, the examples run
  * and check through the command line, and bad sorts are refused at their
@@ -154,7 +154,6 @@ static const char *const strategies[] = {
     "try(each(scan, parallel-scan(BS=256, BF=2, SE=4)))",
     "try(each(any, try(fuse-map-scan))) ; try(each(scan, parallel-scan(BS=64, BF=4, SE=4)))",
     "try(each(any, try(fuse-map-scan))) ; try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter)))",
-    "try(each(reduce_by_index, subhistogram(C=4, MEM=local, ATOMIC=cas)))",
 };
 #define NSTRATEGIES ((int)(sizeof strategies / sizeof *strategies))
 
@@ -191,19 +190,20 @@ START_TEST(the_device_sorts_as_c_does) {
 }
 END_TEST
 
-/* Under the default each turn is a histogram of the bit and one look-back
- * pass: the pairs' scan, the map of places and the scatter fused, no array
- * of counts or places between them; the host runs the turn 32 times. */
+/* Under the default each turn is a reduction of the bit and one look-back
+ * pass: the bits' map, their scan, the map of places and the scatter fused,
+ * no array of counts or places between them; the host runs the turn 32
+ * times. */
 START_TEST(the_default_makes_a_turn_one_pass) {
     for (int i = 0; i < NCASES; i++) {
         const st_def *d = example_def(cases[i].example);
         const st_def *low = lowered(apply(d, st_default_strategy("CPU"), "default"), "default");
         const char *text = printed_def(low);
         ck_assert_has(text, " for d < 32 do");
-        ck_assert_has(text, "subhistograms(");
-        ck_assert_msg(count_of(text, "scanLookback(") == 2, "%s: the bucket starts and the places, one look-back each:\n%s",
-                      cases[i].example, text);
-        ck_assert_msg(!strstr(text, "let counts") && !strstr(text, "let places"),
+        ck_assert_has(text, "reduceSeq(");
+        ck_assert_msg(count_of(text, "scanLookback(") == 1, "%s: not one look-back pass a turn:\n%s", cases[i].example,
+                      text);
+        ck_assert_msg(!strstr(text, "let ones") && !strstr(text, "let places"),
                       "%s: counts or places are arrays of their own:\n%s", cases[i].example, text);
         ck_assert_has(generated(low, "default").host, "for (loop0_i = 0; loop0_i < loop0_n; loop0_i++) {");
     }
