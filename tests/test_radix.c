@@ -1,18 +1,18 @@
 /* tests/test_radix.c — the radix sorts written in strata
  * (examples/radix_sort.strata, and radix_sort_kv.strata with values carried
  * along): 32 stable one-bit splits in a loop at the top level, each a
- * reduction of the bit (how many are clear), an exclusive scan of it (how
- * many set ones come before each element), a map of places and a scatter. Their results are sorts: the keys equal the C library's
- * qsort of them, and the values follow their keys stably (qsort of (key,
- * input position) pairs). The interpreter against C at small lengths (it
- * walks 32 turns of trees); the device (PoCL on CI) against C at N = 1, 7,
- * 1000 and 1000003, under no strategy, the defaults of a CPU and a GPU, and
- * each rule that applies to them (look-back in its shapes, parallel-scan,
- * the fusions alone). Keys are random u32
- * of all 32 bits, with runs of equal keys, so that stability shows. Then:
- * the default makes each turn one fused look-back pass, the examples run
- * and check through the command line, and bad sorts are refused at their
- * line and column. */
+ * reduction of the bit (how many are clear), a scan of it (how many set
+ * ones up to each element), a map of places and a scatter. Their results
+ * are sorts: the keys equal the C library's qsort of them, and the values
+ * follow their keys stably (qsort of (key, input position) pairs). The
+ * interpreter against C at small lengths (it walks 32 turns of trees); the
+ * device (PoCL on CI) against C at N = 1, 7, 1000 and 1000003, under no
+ * strategy, the defaults of a CPU and a GPU, and each rule that applies to
+ * them (look-back in its shapes, parallel-scan, the fusions alone). Keys
+ * are random u32 of all 32 bits, with runs of equal keys, so that
+ * stability shows. Then: the default makes each turn one fused look-back
+ * pass, the examples run and check through the command line, and bad sorts
+ * are refused at their line and column. */
 #include "pipeline_fixture.h"
 #include "run_strata.h"
 
