@@ -112,8 +112,8 @@ copy=$(med copy)
     echo
     echo "(a) filter of random i32 keeping the positive ones (about half); GB/s of N elements read and N written"
     echo
-    printf '| %-18s | %-32s | %10s | %7s | %6s |\n' program file ms GB/s /copy
-    echo "|--------------------|----------------------------------|------------|---------|--------|"
+    printf '| %-18s | %-38s | %10s | %7s | %6s |\n' program file ms GB/s /copy
+    echo "|--------------------|----------------------------------------|------------|---------|--------|"
     rows=("copy (map(x => x))	$WORK/copy_i32.strata	$copy")
     for f in "${filters[@]}"; do
         IFS=$'\t' read -r name prog <<<"$f"
@@ -122,8 +122,8 @@ copy=$(med copy)
     for row in "${rows[@]}"; do
         IFS=$'\t' read -r name prog ms <<<"$row"
         awk -v name="$name" -v prog="$prog" -v ms="$ms" -v copy="$copy" -v n="$N" 'BEGIN {
-            if (ms == "n/a" || ms == "") { printf "| %-18s | %-32s | %10s | %7s | %6s |\n", name, prog, "n/a", "", ""; exit }
-            printf "| %-18s | %-32s | %10.2f | %7.2f | %6.2f |\n", name, prog, ms, 8 * n / ms / 1e6,
+            if (ms == "n/a" || ms == "") { printf "| %-18s | %-38s | %10s | %7s | %6s |\n", name, prog, "n/a", "", ""; exit }
+            printf "| %-18s | %-38s | %10.2f | %7.2f | %6.2f |\n", name, prog, ms, 8 * n / ms / 1e6,
                 copy == "n/a" ? 0 : copy / ms }'
     done
     echo
