@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# bench/filter-sort.sh — strata's filter and radix sort on a CPU (PoCL)
+# beside what they are measured against there, in one run, several rounds
+# (issue 22):
+#   (a) a filter of 2^24 random i32 keeping the positive ones (about half),
+#       against a copy kernel of the same bytes (the limit: a filter reads
+#       each element once and writes each kept one once). Today's programs:
+#       examples/filter.strata (the kept elements at the front of a buffer
+#       of N) and examples/exscan_scatter.strata (the same compaction and
+#       its count), both under the default strategy;
+#   (b) the LSD radix sort of 2^24 random u32 (examples/radix_sort.strata)
+#       and its key-value variant (examples/radix_sort_kv.strata), against
+#       Thrust's OpenMP sort and sort_by_key, qsort, and a sequential C LSD
+#       radix sort (bench/sort_seq.c).
+#
+#   bench/filter-sort.sh [ROUNDS]
+#     ROUNDS  rounds of the side-by-side timings (default 3)
+#   In the environment:
+#     N=…        the length (default 16777216 = 2^24)
+#     SORT_RUNS  timed runs per round of each sort (default 3; a sort takes
+#                seconds), TIMED_RUNS those of the filters and the copy (15)
+#     DEVICE=D   the OpenCL device (default: strata's, PoCL's CPU here)
+#     CCCL=DIR   the CUDA toolkit's CCCL headers, for Thrust (default: found
+#                under /usr/local/cuda)
+#     WORK=DIR   everything goes there (default out/bench-filter-sort)
+#
+# strata runs with no -s: the default strategy (or an exported variant) for
+# the device, as a user's `strata run` does. Each round times, in turn, so
+# that the machine's drift touches all alike: every strata program by
+# `strata run --time` (median of its runs), the copy, and the peers (each
+# prints its median). The table gives the medians over the rounds, GB/s of
+# the bytes read and written, and the ratios: the filter's throughput over
+# the copy's, and the sort's speed-up over each peer (above 1: strata is
+# faster).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${1:-3}
+N=${N:-16777216}
+SORT_RUNS=${SORT_RUNS:-3}
+WORK=${WORK:-out/bench-filter-sort}
+. bench/common.sh
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+cc -O2 -Ibench -o "$WORK/sort_seq" bench/sort_seq.c
+cccl=${CCCL:-}
+if [ -z "$cccl" ]; then
+    for d in /usr/local/cuda/include/cccl /usr/local/cuda/targets/x86_64-linux/include/cccl /usr/local/cuda/include; do
+        [ -f "$d/thrust/sort.h" ] && { cccl=$d; break; }
+    done
+fi
+thrust=""
+if [ -z "$cccl" ]; then
+    echo "thrust: no CCCL headers (thrust/sort.h) under /usr/local/cuda; set CCCL=DIR" >&2
+elif ! g++ -O3 -fopenmp -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP -I"$cccl" -Ibench \
+        -o "$WORK/thrust_sort" bench/thrust_sort.cpp 2>"$WORK/thrust-build.log"; then
+    echo "thrust: the peer did not build; see $WORK/thrust-build.log" >&2
+else
+    thrust=$WORK/thrust_sort
+fi
+threads=$(nproc)
+
+# random_npy DESCR FILE: N random 32-bit numbers (<i4 or <u4) as a .npy;
+# random i32 are of both signs, so a filter of the positive ones keeps half
+random_npy() {
+    python3 - "$N" "$1" "$2" <<'PY'
+import os, sys
+n, descr, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, n)
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(path, "wb") as out:
+    out.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + os.urandom(4 * n))
+PY
+}
+random_npy '<i4' "$WORK/i32.npy"
+random_npy '<u4' "$WORK/u32.npy"
+random_npy '<i4' "$WORK/values.npy"
+copy_program i32 "$WORK/copy_i32.strata"
+
+# The filters: name<TAB>program. examples/filter_keep.strata is the
+# `filter(p, xs)` of issue 22 (a result of run-time length); it joins the
+# table where it exists.
+filters=("semifilter	examples/filter.strata" "compaction+count	examples/exscan_scatter.strata")
+[ -f examples/filter_keep.strata ] && filters=("filter(p, xs)	examples/filter_keep.strata" "${filters[@]}")
+
+for r in $(seq 1 "$ROUNDS"); do
+    echo "round $r of $ROUNDS" >&2
+    strata_ms "$WORK/copy_i32.strata" --input xs="$WORK/i32.npy" >>"$WORK/copy.ms"
+    for f in "${filters[@]}"; do
+        IFS=$'\t' read -r name prog <<<"$f"
+        strata_ms "$prog" --input xs="$WORK/i32.npy" >>"$WORK/filter_$(basename "$prog" .strata).ms"
+    done
+    TIMED_RUNS=$SORT_RUNS strata_ms examples/radix_sort.strata --input xs="$WORK/u32.npy" >>"$WORK/radix.ms"
+    TIMED_RUNS=$SORT_RUNS strata_ms examples/radix_sort_kv.strata --input xs="$WORK/u32.npy" \
+        --input ys="$WORK/values.npy" >>"$WORK/radix_kv.ms"
+    for how in qsort radix qsort-kv radix-kv; do
+        "$WORK/sort_seq" "$N" "$SORT_RUNS" "$how" >>"$WORK/seq_$how.ms"
+    done
+    if [ -n "$thrust" ]; then
+        OMP_NUM_THREADS=$threads "$thrust" "$N" "$SORT_RUNS" sort >>"$WORK/thrust_sort.ms"
+        OMP_NUM_THREADS=$threads "$thrust" "$N" "$SORT_RUNS" kv >>"$WORK/thrust_kv.ms"
+    fi
+done
+
+med() { median <"$WORK/$1.ms" 2>/dev/null || echo n/a; }
+device_name=$(device_name_of "$WORK/copy_i32.strata" --size N=1)
+copy=$(med copy)
+{
+    echo "filter and radix sort on $device_name, N = $N, medians of $ROUNDS rounds (ms)"
+    echo "Thrust: OpenMP, $threads threads; C sorts: cc -O2, one thread; strata: the default strategy"
+    echo
+    echo "(a) filter of random i32 keeping the positive ones (about half); GB/s of N elements read and N written"
+    echo
+    printf '| %-18s | %-38s | %10s | %7s | %6s |\n' program file ms GB/s /copy
+    echo "|--------------------|----------------------------------------|------------|---------|--------|"
+    rows=("copy (map(x => x))	$WORK/copy_i32.strata	$copy")
+    for f in "${filters[@]}"; do
+        IFS=$'\t' read -r name prog <<<"$f"
+        rows+=("$name	$prog	$(med "filter_$(basename "$prog" .strata)")")
+    done
+    for row in "${rows[@]}"; do
+        IFS=$'\t' read -r name prog ms <<<"$row"
+        awk -v name="$name" -v prog="$prog" -v ms="$ms" -v copy="$copy" -v n="$N" 'BEGIN {
+            if (ms == "n/a" || ms == "") { printf "| %-18s | %-38s | %10s | %7s | %6s |\n", name, prog, "n/a", "", ""; exit }
+            printf "| %-18s | %-38s | %10.2f | %7.2f | %6.2f |\n", name, prog, ms, 8 * n / ms / 1e6,
+                copy == "n/a" ? 0 : copy / ms }'
+    done
+    echo
+    echo "/copy: the filter's throughput over the copy kernel's (issue 22's target: >= 0.8)"
+    echo
+    echo "(b) radix sort of random u32 (kv: with i32 values); strata's speed-up over each peer (above 1: faster)"
+    echo
+    printf '| %-4s | %10s | %10s | %10s | %10s | %10s | %8s | %7s | %8s |\n' sort strata "Thrust OMP" qsort "C radix" \
+        "GB/s" /Thrust /qsort "/C radix"
+    echo "|------|------------|------------|------------|------------|------------|----------|---------|----------|"
+    for kind in keys kv; do
+        if [ $kind = keys ]; then s=$(med radix) t=$(med thrust_sort) q=$(med seq_qsort) c=$(med seq_radix) bytes=8
+        else s=$(med radix_kv) t=$(med thrust_kv) q=$(med seq_qsort-kv) c=$(med seq_radix-kv) bytes=16; fi
+        awk -v k="$kind" -v s="$s" -v t="$t" -v q="$q" -v c="$c" -v n="$N" -v bytes="$bytes" '
+            function cell(ms) { return ms == "n/a" || ms == "" ? sprintf("%10s", "n/a") : sprintf("%10.1f", ms) }
+            function ratio(ms) { return ms == "n/a" || ms == "" || s == "n/a" || s == "" ? "n/a" : sprintf("%.2f", ms / s) }
+            BEGIN {
+                printf "| %-4s | %s | %s | %s | %s | %10.3f | %8s | %7s | %8s |\n", k, cell(s), cell(t), cell(q), cell(c),
+                    s == "n/a" || s == "" ? 0 : bytes * n / s / 1e6, ratio(t), ratio(q), ratio(c) }'
+    done
+    echo
+    echo "GB/s: N keys (and values) read and written once, per second of strata's sort (a copy of them moves that)."
+    echo "/Thrust, /qsort, /C radix: the peer's time over strata's (issue 22's target against Thrust: >= 1.0)"
+} | tee "$WORK/table.md"
