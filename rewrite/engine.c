@@ -36,8 +36,7 @@ struct st_rw {
     const st_def *def;
     fired *log; /* for the trace */
     size_t nlog, caplog;
-    int depth;  /* of rules within rules */
-    int nest;   /* of st_rewrite calls: composites call it too */
+    int depth;  /* of composites within composites */
     int lambdas; /* lambdas between the root and the node a traversal is at */
     /* A top-level loop over arrays runs its body (and condition) once per
      * turn at the top of the def, between kernels (codegen/cg_host.c), so
@@ -116,6 +115,7 @@ static void leave(st_rw *rw, const st_node *e) {
 bool st_rw_in_sequential_loop(const st_rw *rw) { return rw->seq_loops > 0; }
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+static const st_node *on_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 
 /* Keep in *best the more informative of two failures. */
 static void keep_reason(st_err *best, const st_err *now) {
@@ -176,8 +176,9 @@ static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node 
     st_err reason = {0};
     const st_node *out = NULL;
     if (r->expand) {
-        const st_strategy *body = r->expand(rw, s->args, &reason);
-        out = body ? st_rewrite_node(rw, body, e, &reason) : NULL;
+        const st_strategy *body = r->expand(rw, e, s->args, &reason);
+        if (!body && !reason.message[0]) st_fail_internal(&reason, "%s made no strategy (out of memory?)", r->name);
+        out = body ? on_node(rw, body, e, &reason) : NULL;
     } else {
         out = r->apply(rw, e, s->args, &reason);
     }
@@ -415,21 +416,18 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
 
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
-    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
+    rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
+    rw->nlog = 0;
     /* exscans become scans of their shifted inputs before any rule looks:
      * every rule then takes them as the scans they are (rewrite.h says why) */
-    if (rw->nest == 0 && !(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;
-    rw->nest++;
+    if (!(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;
     const st_node *r = run(rw, s, e, &reason);
-    rw->nest--;
-    if (r && rw->nest == 0 && too_deep(r, &reason)) r = NULL;
+    if (r && too_deep(r, &reason)) r = NULL;
     if (!r) *why = reason;
-    if (rw->nest == 0 && rw->trace) { /* the outermost call reports */
-        for (size_t i = 0; r && i < rw->nlog; i++)
-            rw->trace(rw->trace_data, rw->log[i].depth, rw->log[i].rule, rw->log[i].args, rw->log[i].before,
-                      rw->log[i].after);
-        rw->nlog = 0;
-    }
+    for (size_t i = 0; r && rw->trace && i < rw->nlog; i++)
+        rw->trace(rw->trace_data, rw->log[i].depth, rw->log[i].rule, rw->log[i].args, rw->log[i].before,
+                  rw->log[i].after);
+    rw->nlog = 0;
     return r;
 }
 
@@ -459,8 +457,12 @@ static const st_node *put_back(st_rw *rw, const st_node *r, const st_node *var, 
     return out;
 }
 
-const st_node *st_rewrite_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
-    if (e->kind != ST_NODE_PRIM || e->nkids > ST_MAX_KIDS) return st_rewrite(rw, s, e, why);
+/* A composite's strategy s on e and on what s builds there, never inside
+ * e's inputs, which stand behind fresh variables while s runs: so
+ * `first(scan, …)` in s finds the scans s made, not a scan that computes
+ * e's input. */
+static const st_node *on_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    if (e->kind != ST_NODE_PRIM || e->nkids > ST_MAX_KIDS) return run(rw, s, e, why);
     const st_node *kids[ST_MAX_KIDS], *vars[ST_MAX_KIDS] = {0};
     bool any = false;
     for (uint32_t i = 0; i < e->nkids; i++) {
@@ -472,11 +474,11 @@ const st_node *st_rewrite_node(st_rw *rw, const st_strategy *s, const st_node *e
         kids[i] = vars[i];
         any = true;
     }
-    if (!any) return st_rewrite(rw, s, e, why);
+    if (!any) return run(rw, s, e, why);
     st_err inner = {0};
     const st_node *opaque = st_rebuild(rw->cx, e, kids, &inner);
     if (!opaque) return st_fail_internal(why, "hiding a composite's inputs failed: %s", inner.message), NULL;
-    const st_node *r = st_rewrite(rw, s, opaque, why);
+    const st_node *r = run(rw, s, opaque, why);
     for (uint32_t i = e->nkids; r && i-- > 0;)
         if (vars[i]) r = put_back(rw, r, vars[i], e->kids[i], why);
     return r;
