@@ -32,16 +32,17 @@
 enum { KS_MOST = 1 << 16 };
 
 /* One step: element i combined with the one d places before it, if any.
- *   iota(n) |> map(i => if i >= d then op(prev[max(i - d, 0)], prev[i]) else prev[i])
- * (the read before i is clamped, so it is in bounds whichever branch is
- * taken) */
+ *   zip(iota(n), prev) |> map((i, x) => if i >= d then op(prev[max(i - d, 0)], x) else x)
+ * The read before i is clamped, so it is in bounds whichever branch is
+ * taken. A map over the elements, not over the index alone: each step is
+ * computed once, into memory (a map of iota would be a view, and k steps
+ * read through would cost 2^k reads an element). */
 static const st_node *step(st_build *b, const st_node *op, const st_node *prev, int64_t n, int64_t d) {
-    const st_node *i = st_b_var(b, "i", st_type_scalar(b->cx, ST_I64));
+    const st_node *i = st_b_var(b, "i", st_type_scalar(b->cx, ST_I64)), *x = st_b_var(b, "x", st_elem_of(prev));
     const st_node *back = st_b_binop(b, ST_OP_MAX, st_b_binop(b, ST_OP_SUB, i, st_b_i64(b, d)), st_b_i64(b, 0));
-    const st_node *here = ST_PRIM(b, ST_PRIM_GET, i, prev);
-    const st_node *sum = ST_CALL(b, op, ST_PRIM(b, ST_PRIM_GET, back, prev), here);
-    const st_node *body = st_b_if(b, st_b_binop(b, ST_OP_GE, i, st_b_i64(b, d)), sum, here);
-    return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, body, i), ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, n)));
+    const st_node *sum = ST_CALL(b, op, ST_PRIM(b, ST_PRIM_GET, back, prev), x);
+    const st_node *body = st_b_if(b, st_b_binop(b, ST_OP_GE, i, st_b_i64(b, d)), sum, x);
+    return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, body, i, x), ST_PRIM(b, ST_PRIM_ZIP, ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, n)), prev));
 }
 
 /* xs's elements as accumulators: through the fold (a map fused into the
