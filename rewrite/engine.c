@@ -288,6 +288,44 @@ static const st_node *nowhere(st_err *why, const st_err *best, const char *trave
 
 static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 
+/* ---- the core and what is defined from it ----
+ *
+ * The core is id, fail, `;`, `<+`, one, all and a rule. try and normalize
+ * are defined from it, as Elevate defines them (below); their names stay
+ * for printing, and the trace shows rules only. The rest keep code of their
+ * own, for reasons the definitions cannot carry:
+ *   repeat(s) = try(s ; repeat(s)) and iterate(n, s) = s ; iterate(n - 1, s)
+ *       nest the C stack a level a turn, and a rewrite may take thousands of
+ *       turns; as loops they run in constant stack, and repeat stops at a
+ *       turn that changes nothing rather than going round for ever.
+ *   topdown(s) = s <+ one(topdown(s)), bottomup(s) = one(bottomup(s)) <+ s
+ *       would say why they apply nowhere by one's reason within one's
+ *       reason, a level of the program each, and take three frames a level
+ *       where the traversal takes one; as functions they keep the best
+ *       reason met (a condition that failed over a shape that did not fit).
+ *   first(pattern, s) stops at the first node that matches even where s
+ *       fails there, and each(pattern, s) runs s on what its input held,
+ *       never on what s made, and fails where nothing matched: both need
+ *       "matched, and s failed" told from "nothing matched", which the
+ *       core's one failure does not tell. */
+
+static const st_strategy ID = {.kind = ST_S_ID};
+
+/* The definition of a derived combinator s, built in d (which lives as long
+ * as the run of the definition). */
+static const st_strategy *defined(const st_strategy *s, st_strategy d[2]) {
+    switch (s->kind) {
+    case ST_S_TRY: /* try(s) = s <+ id */
+        d[0] = (st_strategy){.kind = ST_S_CHOICE, .a = s->a, .b = &ID};
+        return &d[0];
+    case ST_S_NORMALIZE: /* normalize(s) = repeat(topdown(s)) */
+        d[1] = (st_strategy){.kind = ST_S_TOPDOWN, .a = s->a};
+        d[0] = (st_strategy){.kind = ST_S_REPEAT, .a = &d[1]};
+        return &d[0];
+    default: return &ID;
+    }
+}
+
 /* Every strategy: on failure, what it applied is forgotten by the trace. */
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     if (++rw->work > MAX_WORK)
@@ -317,17 +355,15 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
         *why = first;
         return NULL;
     }
-    case ST_S_TRY: {
-        st_err ignored = {0};
-        const st_node *r = run(rw, s->a, e, &ignored);
-        if (!r && ignored.kind == ST_ERR_INTERNAL) return *why = ignored, NULL;
-        return r ? r : e;
+    case ST_S_TRY:
+    case ST_S_NORMALIZE: {
+        st_strategy d[2];
+        return run(rw, defined(s, d), e, why);
     }
     case ST_S_REPEAT:
-    case ST_S_NORMALIZE:
         for (const st_node *cur = e;;) {
             st_err stop = {0};
-            const st_node *r = s->kind == ST_S_REPEAT ? run(rw, s->a, cur, &stop) : topdown(rw, s->a, cur, &stop);
+            const st_node *r = run(rw, s->a, cur, &stop);
             if (!r && (stop.kind == ST_ERR_INTERNAL || rw->steps >= MAX_STEPS)) return *why = stop, NULL;
             if (!r || r == cur) return cur; /* done, or no progress: stop rather than loop */
             if (too_deep(r, why)) return NULL;
