@@ -144,6 +144,9 @@ struct st_strategy {
     const st_strategy *a, *b;
     int64_t n;                           /* ITERATE */
     st_pattern pattern;                  /* FIRST, EACH */
+    bool quiet;                          /* ONE, TOPDOWN, BOTTOMUP: the engine's step of a traversal, which
+                                            leaves saying why it failed to the traversal (TOPDOWN and
+                                            BOTTOMUP then hold their definition in b) */
 };
 
 /* Parse strategy text such as
