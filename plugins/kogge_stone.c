@@ -125,8 +125,6 @@ static const st_strategy *reduce_then_scan(st_rw *rw, const st_node *e, const in
 
 /* ---- the rules ---- */
 
-#define BS_PARAM {.name = "BS", .doc = "the block size: elements per work-group (per thread for reduce-then-scan)", .min = 1, .max = 1 << 20}
-
 static const st_rule rule_kogge_stone = {
     .name = "kogge-stone",
     .summary = "a scan of one block in ceil(log2 n) steps, each element adding the one 2^d before it (Kogge-Stone: "
@@ -135,25 +133,18 @@ static const st_rule rule_kogge_stone = {
     .apply = kogge_stone,
 };
 
-static const st_rule rule_kogge_stone_scan = {
-    .name = "kogge-stone-scan",
-    .summary = "scan-then-propagate(BS) with a Kogge-Stone scan in each block, padding with pad-scan(BS) first when BS "
-               "does not divide the length; the scan of the block totals is left to the rest of the strategy",
-    .conditions = "any length; acts on the scan it is applied to",
-    .nparams = 1,
-    .params = {BS_PARAM},
-    .expand = kogge_stone_scan,
-};
+/* a composite over a scan of any length, in blocks of BS */
+#define BLOCKED(rule_name, text, fn)                                                                               \
+    {.name = rule_name, .summary = text, .conditions = "any length; acts on the scan it is applied to", .nparams = 1, \
+     .params = {{.name = "BS", .doc = "the block size", .min = 1, .max = 1 << 20}}, .expand = fn}
 
-static const st_rule rule_reduce_then_scan = {
-    .name = "reduce-then-scan",
-    .summary = "the three-kernel scan of the single-pass report (§2.1): brent-kung-step(BF=BS), padding with "
-               "pad-scan(BS) first when BS does not divide the length",
-    .conditions = "any length; acts on the scan it is applied to",
-    .nparams = 1,
-    .params = {BS_PARAM},
-    .expand = reduce_then_scan,
-};
+static const st_rule rule_kogge_stone_scan = BLOCKED("kogge-stone-scan",
+    "scan-then-propagate(BS) with a Kogge-Stone scan in each block, padding with pad-scan(BS) first when BS does not "
+    "divide the length; the scan of the block totals is left to the rest of the strategy", kogge_stone_scan);
+
+static const st_rule rule_reduce_then_scan = BLOCKED("reduce-then-scan",
+    "the three-kernel scan of the single-pass report (§2.1): brent-kung-step(BF=BS), padding with pad-scan(BS) first "
+    "when BS does not divide the length", reduce_then_scan);
 
 static bool register_rules(st_plugin *plugin, st_err *err) {
     return st_plugin_add_rule(plugin, &rule_kogge_stone, err) && st_plugin_add_rule(plugin, &rule_kogge_stone_scan, err) &&
