@@ -129,7 +129,15 @@ static void no_reason(st_err *e) {
 
 /* Keep in *best the more informative of two failures. */
 static void keep_reason(st_err *best, const st_err *now) {
-    if (now->kind == ST_ERR_INTERNAL || !best->message[0] || (best->mismatch && !now->mismatch)) *best = *now;
+    if (now->kind != ST_ERR_INTERNAL && best->message[0] && !(best->mismatch && !now->mismatch)) return;
+    /* the texts as long as they are, not all of their buffers: a traversal
+     * keeps a reason at most nodes */
+    best->kind = now->kind;
+    best->loc = now->loc;
+    best->arg = now->arg;
+    best->mismatch = now->mismatch;
+    strcpy(best->message, now->message);
+    strcpy(best->file, now->file);
 }
 
 static bool matches(const st_rw *rw, st_pattern p, const st_node *n) {
