@@ -36,8 +36,7 @@ struct st_rw {
     const st_def *def;
     fired *log; /* for the trace */
     size_t nlog, caplog;
-    int depth;  /* of rules within rules */
-    int nest;   /* of st_rewrite calls: composites call it too */
+    int depth;  /* of composites within composites */
     int lambdas; /* lambdas between the root and the node a traversal is at */
     /* A top-level loop over arrays runs its body (and condition) once per
      * turn at the top of the def, between kernels (codegen/cg_host.c), so
@@ -116,10 +115,29 @@ static void leave(st_rw *rw, const st_node *e) {
 bool st_rw_in_sequential_loop(const st_rw *rw) { return rw->seq_loops > 0; }
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+static const st_node *on_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+
+/* No reason yet: what keep_reason reads, set, rather than all of an st_err
+ * zeroed, which a traversal would do at every node. */
+static void no_reason(st_err *e) {
+    e->kind = ST_ERR_USER;
+    e->loc = (st_loc){0};
+    e->arg = -1;
+    e->mismatch = false;
+    e->message[0] = e->file[0] = '\0';
+}
 
 /* Keep in *best the more informative of two failures. */
 static void keep_reason(st_err *best, const st_err *now) {
-    if (now->kind == ST_ERR_INTERNAL || !best->message[0] || (best->mismatch && !now->mismatch)) *best = *now;
+    if (now->kind != ST_ERR_INTERNAL && best->message[0] && !(best->mismatch && !now->mismatch)) return;
+    /* the texts as long as they are, not all of their buffers: a traversal
+     * keeps a reason at most nodes */
+    best->kind = now->kind;
+    best->loc = now->loc;
+    best->arg = now->arg;
+    best->mismatch = now->mismatch;
+    strcpy(best->message, now->message);
+    strcpy(best->file, now->file);
 }
 
 static bool matches(const st_rw *rw, st_pattern p, const st_node *n) {
@@ -149,7 +167,7 @@ static const st_node *replace_kid(st_rw *rw, const st_node *n, uint32_t i, const
     return r;
 }
 
-static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+__attribute__((noinline)) static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     const st_rule *r = s->rule;
     if (rw->steps >= MAX_STEPS)
         return st_fail(why, (st_loc){0}, "stopped after %d rule applications: the strategy does not seem to end (a repeat or normalize of a rule that always applies?)",
@@ -175,8 +193,9 @@ static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node 
     st_err reason = {0};
     const st_node *out = NULL;
     if (r->expand) {
-        const st_strategy *body = r->expand(rw, s->args, &reason);
-        out = body ? st_rewrite_node(rw, body, e, &reason) : NULL;
+        const st_strategy *body = r->expand(rw, e, s->args, &reason);
+        if (!body && !reason.message[0]) st_fail_internal(&reason, "%s made no strategy (out of memory?)", r->name);
+        out = body ? on_node(rw, body, e, &reason) : NULL;
     } else {
         out = r->apply(rw, e, s->args, &reason);
     }
@@ -233,38 +252,6 @@ static const st_node *at_each(st_rw *rw, const st_strategy *s, const st_node *e,
     return run(rw, s->a, n, why);
 }
 
-static const st_node *topdown(st_rw *rw, const st_strategy *a, const st_node *e, st_err *best) {
-    st_err why = {0};
-    const st_node *r = run(rw, a, e, &why);
-    if (r) return r;
-    keep_reason(best, &why);
-    if (why.kind == ST_ERR_INTERNAL) return NULL;
-    for (uint32_t i = 0; i < e->nkids; i++) {
-        if (st_is_binder(e, i)) continue;
-        enter(rw, e);
-        const st_node *k = topdown(rw, a, e->kids[i], best);
-        leave(rw, e);
-        if (k) return replace_kid(rw, e, i, k, best);
-        if (best->kind == ST_ERR_INTERNAL) return NULL;
-    }
-    return NULL;
-}
-
-static const st_node *bottomup(st_rw *rw, const st_strategy *a, const st_node *e, st_err *best) {
-    for (uint32_t i = 0; i < e->nkids; i++) {
-        if (st_is_binder(e, i)) continue;
-        enter(rw, e);
-        const st_node *k = bottomup(rw, a, e->kids[i], best);
-        leave(rw, e);
-        if (k) return replace_kid(rw, e, i, k, best);
-        if (best->kind == ST_ERR_INTERNAL) return NULL;
-    }
-    st_err why = {0};
-    const st_node *r = run(rw, a, e, &why);
-    if (!r) keep_reason(best, &why);
-    return r;
-}
-
 /* What strata prints it must read back: no result deeper than the parser's
  * limit. Checked where a strategy loops (so that a repeat that grows the
  * program stops early) and on the final result. */
@@ -275,23 +262,185 @@ static bool too_deep(const st_node *e, st_err *why) {
     return true;
 }
 
-/* a traversal found no place: say so, with the best reason met */
-static const st_node *nowhere(st_err *why, const st_err *best, const char *traversal) {
-    if (best->kind == ST_ERR_INTERNAL) return *why = *best, NULL;
-    st_fail(why, (st_loc){0}, "%s applies nowhere%s%s", traversal, best->message[0] ? ": " : "", best->message);
-    why->mismatch = best->mismatch;
+/* A traversal found no place: say so, with the best reason it met, which is
+ * in *why (a node with no children to go to is a mismatch). Out of line, so
+ * that its copy of the reason is not on the stack of every level of a
+ * traversal. */
+__attribute__((noinline)) static const st_node *nowhere(st_err *why, const char *traversal) {
+    if (why->kind == ST_ERR_INTERNAL) return NULL;
+    st_err best = *why;
+    st_fail(why, (st_loc){0}, "%s applies nowhere%s%s", traversal, best.message[0] ? ": " : "", best.message);
+    why->mismatch = best.mismatch || !best.message[0];
     return NULL;
 }
 
 static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 
-/* Every strategy: on failure, what it applied is forgotten by the trace. */
+/* ---- the core and what is defined from it ----
+ *
+ * The core is id, fail, `;`, `<+`, one, all and a rule. try, normalize,
+ * topdown and bottomup are defined from it, as Elevate defines them (below);
+ * their names stay for printing, and the trace shows rules only. A
+ * traversal recurses through a quiet copy of itself and a quiet one, which
+ * pass the best reason met up unsaid, so that the traversal says once that
+ * it applies nowhere, and why. The rest keep code of their own:
+ *   repeat(s) = try(s ; repeat(s)) and iterate(n, s) = s ; iterate(n - 1, s)
+ *       would nest the C stack a level a turn, and a rewrite may take
+ *       thousands of turns; as loops they run in constant stack, and repeat
+ *       stops at a turn that changes nothing rather than going round for
+ *       ever.
+ *   first(pattern, s) stops at the first node that matches even where s
+ *       fails there, and each(pattern, s) runs s on what its input held,
+ *       never on what s made, and fails where nothing matched: both need
+ *       "matched, and s failed" told from "nothing matched", which the
+ *       core's one failure does not tell. */
+
+static const st_strategy ID = {.kind = ST_S_ID};
+
+/* The definition of a derived combinator s, built in d (which lives as long
+ * as the run of the definition). */
+static const st_strategy *defined(const st_strategy *s, st_strategy d[3]) {
+    switch (s->kind) {
+    case ST_S_TRY: /* try(s) = s <+ id */
+        d[0] = (st_strategy){.kind = ST_S_CHOICE, .a = s->a, .b = &ID};
+        return &d[0];
+    case ST_S_NORMALIZE: /* normalize(s) = repeat(topdown(s)) */
+        d[1] = (st_strategy){.kind = ST_S_TOPDOWN, .a = s->a};
+        d[0] = (st_strategy){.kind = ST_S_REPEAT, .a = &d[1]};
+        return &d[0];
+    case ST_S_TOPDOWN:  /* topdown(s) = s <+ one(topdown(s)) */
+    case ST_S_BOTTOMUP: /* bottomup(s) = one(bottomup(s)) <+ s */
+        if (s->quiet) return s->b; /* the quiet copy holds its definition: built once, at the top */
+        d[2] = (st_strategy){.kind = s->kind, .a = s->a, .b = &d[0], .quiet = true};
+        d[1] = (st_strategy){.kind = ST_S_ONE, .a = &d[2], .quiet = true};
+        d[0] = s->kind == ST_S_TOPDOWN ? (st_strategy){.kind = ST_S_CHOICE, .a = s->a, .b = &d[1]}
+                                       : (st_strategy){.kind = ST_S_CHOICE, .a = &d[1], .b = s->a};
+        return &d[0];
+    default: return &ID;
+    }
+}
+
+/* s, a combinator defined from the core */
+__attribute__((noinline)) static const st_node *derived(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    st_strategy d[3];
+    const st_node *r = run(rw, defined(s, d), e, why);
+    if (r || s->quiet || (s->kind != ST_S_TOPDOWN && s->kind != ST_S_BOTTOMUP)) return r;
+    return nowhere(why, s->kind == ST_S_TOPDOWN ? "topdown" : "bottomup");
+}
+
+/* a <+ b: a, or else b; failing, the more informative reason of the two */
+__attribute__((noinline)) static const st_node *choice(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    const st_node *r = run(rw, s->a, e, why);
+    if (r || why->kind == ST_ERR_INTERNAL) return r;
+    st_err second;
+    no_reason(&second);
+    if ((r = run(rw, s->b, e, &second))) return r;
+    keep_reason(why, &second);
+    return NULL;
+}
+
+/* one(s): s on the first child where it succeeds */
+__attribute__((noinline)) static const st_node *one(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    no_reason(why);
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        if (st_is_binder(e, i)) continue;
+        st_err inner;
+        no_reason(&inner);
+        enter(rw, e);
+        const st_node *k = run(rw, s->a, e->kids[i], &inner);
+        leave(rw, e);
+        if (k) return replace_kid(rw, e, i, k, why);
+        keep_reason(why, &inner);
+        if (inner.kind == ST_ERR_INTERNAL) return NULL;
+    }
+    if (!s->quiet) return nowhere(why, "one");
+    why->mismatch |= !why->message[0];
+    return NULL;
+}
+
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     if (++rw->work > MAX_WORK)
         return st_fail(why, (st_loc){0}, "stopped after %d strategy steps: the strategy does not seem to end", MAX_WORK), NULL;
     size_t mark = rw->nlog;
     const st_node *r = run_kind(rw, s, e, why);
     if (!r) rw->nlog = mark;
+    return r;
+}
+
+/* ---- what keeps code of its own (above: why), out of line so that the
+ * stack of a traversal holds only what each level needs ---- */
+
+/* repeat(s): s until it fails or changes nothing */
+__attribute__((noinline)) static const st_node *repeat(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    for (const st_node *cur = e;;) {
+        st_err stop = {0};
+        const st_node *r = run(rw, s->a, cur, &stop);
+        if (!r && (stop.kind == ST_ERR_INTERNAL || rw->steps >= MAX_STEPS)) return *why = stop, NULL;
+        if (!r || r == cur) return cur; /* done, or no progress: stop rather than loop */
+        if (too_deep(r, why)) return NULL;
+        cur = r;
+    }
+}
+
+/* iterate(n, s): s n times */
+__attribute__((noinline)) static const st_node *iterate(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    const st_node *cur = e;
+    for (int64_t i = 0; i < s->n; i++) {
+        st_err inner = {0};
+        if ((cur = run(rw, s->a, cur, &inner)) && too_deep(cur, &inner)) cur = NULL;
+        if (!cur) {
+            *why = inner;
+            if (inner.kind == ST_ERR_USER)
+                st_fail(why, (st_loc){0}, "iteration %lld of %lld: %s", (long long)i + 1, (long long)s->n, inner.message);
+            why->mismatch = inner.mismatch;
+            return NULL;
+        }
+    }
+    return cur;
+}
+
+__attribute__((noinline)) static const st_node *first(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    bool found = false;
+    st_err inner = {0};
+    const st_node *r = at_first(rw, s, e, &found, &inner);
+    char p[48];
+    pattern_name(s->pattern, p, sizeof p);
+    if (!found) {
+        st_fail(why, (st_loc){0}, "there is no %s here", p);
+        why->mismatch = true;
+        return NULL;
+    }
+    if (!r) {
+        *why = inner;
+        if (inner.kind == ST_ERR_USER) st_fail(why, (st_loc){0}, "at the first %s: %s", p, inner.message);
+        why->mismatch = inner.mismatch;
+    }
+    return r;
+}
+
+__attribute__((noinline)) static const st_node *each(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    uint32_t count = 0;
+    const st_node *r = at_each(rw, s, e, &count, why);
+    if (r && count == 0) {
+        char p[48];
+        pattern_name(s->pattern, p, sizeof p);
+        st_fail(why, (st_loc){0}, "there is no %s here", p);
+        why->mismatch = true;
+        return NULL;
+    }
+    return r;
+}
+
+/* all(s): s on every child */
+__attribute__((noinline)) static const st_node *all(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    const st_node *kids[ST_MAX_KIDS];
+    enter(rw, e);
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : run(rw, s->a, e->kids[i], why))) return leave(rw, e), NULL;
+    leave(rw, e);
+    st_err inner = {0};
+    const st_node *r = st_rebuild(rw->cx, e, kids, &inner);
+    if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
     return r;
 }
 
@@ -304,129 +453,35 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
         const st_node *r = run(rw, s->a, e, why);
         return r ? run(rw, s->b, r, why) : NULL;
     }
-    case ST_S_CHOICE: {
-        st_err first = {0};
-        const st_node *r = run(rw, s->a, e, &first);
-        if (r || first.kind == ST_ERR_INTERNAL) return r ? r : (*why = first, NULL);
-        st_err second = {0};
-        if ((r = run(rw, s->b, e, &second))) return r;
-        keep_reason(&first, &second);
-        *why = first;
-        return NULL;
-    }
-    case ST_S_TRY: {
-        st_err ignored = {0};
-        const st_node *r = run(rw, s->a, e, &ignored);
-        if (!r && ignored.kind == ST_ERR_INTERNAL) return *why = ignored, NULL;
-        return r ? r : e;
-    }
-    case ST_S_REPEAT:
+    case ST_S_CHOICE: return choice(rw, s, e, why);
+    case ST_S_TRY:
     case ST_S_NORMALIZE:
-        for (const st_node *cur = e;;) {
-            st_err stop = {0};
-            const st_node *r = s->kind == ST_S_REPEAT ? run(rw, s->a, cur, &stop) : topdown(rw, s->a, cur, &stop);
-            if (!r && (stop.kind == ST_ERR_INTERNAL || rw->steps >= MAX_STEPS)) return *why = stop, NULL;
-            if (!r || r == cur) return cur; /* done, or no progress: stop rather than loop */
-            if (too_deep(r, why)) return NULL;
-            cur = r;
-        }
-    case ST_S_ITERATE: {
-        const st_node *cur = e;
-        for (int64_t i = 0; i < s->n; i++) {
-            st_err inner = {0};
-            if ((cur = run(rw, s->a, cur, &inner)) && too_deep(cur, &inner)) cur = NULL;
-            if (!cur) {
-                *why = inner;
-                if (inner.kind == ST_ERR_USER)
-                    st_fail(why, (st_loc){0}, "iteration %lld of %lld: %s", (long long)i + 1, (long long)s->n, inner.message);
-                why->mismatch = inner.mismatch;
-                return NULL;
-            }
-        }
-        return cur;
-    }
-    case ST_S_FIRST: {
-        bool found = false;
-        st_err inner = {0};
-        const st_node *r = at_first(rw, s, e, &found, &inner);
-        char p[48];
-        pattern_name(s->pattern, p, sizeof p);
-        if (!found) {
-            st_fail(why, (st_loc){0}, "there is no %s here", p);
-            why->mismatch = true;
-            return NULL;
-        }
-        if (!r) {
-            *why = inner;
-            if (inner.kind == ST_ERR_USER) st_fail(why, (st_loc){0}, "at the first %s: %s", p, inner.message);
-            why->mismatch = inner.mismatch;
-        }
-        return r;
-    }
-    case ST_S_EACH: {
-        uint32_t count = 0;
-        const st_node *r = at_each(rw, s, e, &count, why);
-        if (r && count == 0) {
-            char p[48];
-            pattern_name(s->pattern, p, sizeof p);
-            st_fail(why, (st_loc){0}, "there is no %s here", p);
-            why->mismatch = true;
-            return NULL;
-        }
-        return r;
-    }
     case ST_S_TOPDOWN:
-    case ST_S_BOTTOMUP: {
-        st_err best = {0};
-        const st_node *r = s->kind == ST_S_TOPDOWN ? topdown(rw, s->a, e, &best) : bottomup(rw, s->a, e, &best);
-        return r ? r : nowhere(why, &best, s->kind == ST_S_TOPDOWN ? "topdown" : "bottomup");
-    }
-    case ST_S_ALL: {
-        const st_node *kids[ST_MAX_KIDS];
-        enter(rw, e);
-        for (uint32_t i = 0; i < e->nkids; i++)
-            if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : run(rw, s->a, e->kids[i], why))) return leave(rw, e), NULL;
-        leave(rw, e);
-        st_err inner = {0};
-        const st_node *r = st_rebuild(rw->cx, e, kids, &inner);
-        if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
-        return r;
-    }
-    case ST_S_ONE: {
-        st_err best = {0};
-        for (uint32_t i = 0; i < e->nkids; i++) {
-            if (st_is_binder(e, i)) continue;
-            st_err inner = {0};
-            enter(rw, e);
-            const st_node *k = run(rw, s->a, e->kids[i], &inner);
-            leave(rw, e);
-            if (k) return replace_kid(rw, e, i, k, why);
-            keep_reason(&best, &inner);
-            if (inner.kind == ST_ERR_INTERNAL) break;
-        }
-        return nowhere(why, &best, "one");
-    }
+    case ST_S_BOTTOMUP: return derived(rw, s, e, why);
+    case ST_S_REPEAT: return repeat(rw, s, e, why);
+    case ST_S_ITERATE: return iterate(rw, s, e, why);
+    case ST_S_FIRST: return first(rw, s, e, why);
+    case ST_S_EACH: return each(rw, s, e, why);
+    case ST_S_ALL: return all(rw, s, e, why);
+    case ST_S_ONE: return one(rw, s, e, why);
     }
     return st_fail_internal(why, "unknown strategy"), NULL;
 }
 
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
-    if (rw->nest == 0) rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
+    rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
+    rw->nlog = 0;
     /* exscans become scans of their shifted inputs before any rule looks:
      * every rule then takes them as the scans they are (rewrite.h says why) */
-    if (rw->nest == 0 && !(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;
-    rw->nest++;
+    if (!(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;
     const st_node *r = run(rw, s, e, &reason);
-    rw->nest--;
-    if (r && rw->nest == 0 && too_deep(r, &reason)) r = NULL;
+    if (r && too_deep(r, &reason)) r = NULL;
     if (!r) *why = reason;
-    if (rw->nest == 0 && rw->trace) { /* the outermost call reports */
-        for (size_t i = 0; r && i < rw->nlog; i++)
-            rw->trace(rw->trace_data, rw->log[i].depth, rw->log[i].rule, rw->log[i].args, rw->log[i].before,
-                      rw->log[i].after);
-        rw->nlog = 0;
-    }
+    for (size_t i = 0; r && rw->trace && i < rw->nlog; i++)
+        rw->trace(rw->trace_data, rw->log[i].depth, rw->log[i].rule, rw->log[i].args, rw->log[i].before,
+                  rw->log[i].after);
+    rw->nlog = 0;
     return r;
 }
 
@@ -456,8 +511,12 @@ static const st_node *put_back(st_rw *rw, const st_node *r, const st_node *var, 
     return out;
 }
 
-const st_node *st_rewrite_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
-    if (e->kind != ST_NODE_PRIM) return st_rewrite(rw, s, e, why);
+/* A composite's strategy s on e and on what s builds there, never inside
+ * e's inputs, which stand behind fresh variables while s runs: so
+ * `first(scan, …)` in s finds the scans s made, not a scan that computes
+ * e's input. */
+__attribute__((noinline)) static const st_node *on_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
+    if (e->kind != ST_NODE_PRIM) return run(rw, s, e, why);
     const st_node *kids[ST_MAX_KIDS], *vars[ST_MAX_KIDS] = {0};
     bool any = false;
     for (uint32_t i = 0; i < e->nkids; i++) {
@@ -469,11 +528,11 @@ const st_node *st_rewrite_node(st_rw *rw, const st_strategy *s, const st_node *e
         kids[i] = vars[i];
         any = true;
     }
-    if (!any) return st_rewrite(rw, s, e, why);
+    if (!any) return run(rw, s, e, why);
     st_err inner = {0};
     const st_node *opaque = st_rebuild(rw->cx, e, kids, &inner);
     if (!opaque) return st_fail_internal(why, "hiding a composite's inputs failed: %s", inner.message), NULL;
-    const st_node *r = st_rewrite(rw, s, opaque, why);
+    const st_node *r = run(rw, s, opaque, why);
     for (uint32_t i = e->nkids; r && i-- > 0;)
         if (vars[i]) r = put_back(rw, r, vars[i], e->kids[i], why);
     return r;

@@ -33,7 +33,7 @@
  * ir/ir.h (their structs, enums and functions). strata refuses a plugin
  * built for another version. It goes up whenever one of them changes in a
  * way an already built plugin would misread. */
-#define ST_PLUGIN_ABI 2
+#define ST_PLUGIN_ABI 3
 
 /* What a plugin says about itself, checked on load: the version, and the
  * sizes of the structs it shares with strata, which catch a header edited

@@ -51,8 +51,14 @@ typedef struct st_strategy st_strategy;
  * NULL with the reason in *why ("needs a scan", "the length N is not a
  * multiple of 256"). args holds one value per declared parameter. */
 typedef const st_node *(*st_rule_apply)(st_rw *rw, const st_node *e, const int64_t *args, st_err *why);
-/* A composite rule is a strategy made from its arguments. */
-typedef const st_strategy *(*st_rule_expand)(st_rw *rw, const int64_t *args, st_err *why);
+/* A composite rule is a strategy over the node e it is applied to, made
+ * from e and its arguments (NULL with the reason when its conditions do not
+ * hold at e). The engine runs it on e and on what it builds there, never
+ * inside e's inputs, which stand behind fresh variables while it runs: so
+ * `first(scan, …)` in it finds the scans it made, not a scan that computes
+ * e's input. An input it leaves used more than once, or inside a lambda, is
+ * let-bound once. Its rules show in a trace one level below it. */
+typedef const st_strategy *(*st_rule_expand)(st_rw *rw, const st_node *e, const int64_t *args, st_err *why);
 /* Conditions on the parameters alone, checked when a strategy is parsed. */
 typedef bool (*st_rule_check)(const int64_t *args, st_err *why);
 
@@ -138,6 +144,9 @@ struct st_strategy {
     const st_strategy *a, *b;
     int64_t n;                           /* ITERATE */
     st_pattern pattern;                  /* FIRST, EACH */
+    bool quiet;                          /* ONE, TOPDOWN, BOTTOMUP: the engine's step of a traversal, which
+                                            leaves saying why it failed to the traversal (TOPDOWN and
+                                            BOTTOMUP then hold their definition in b) */
 };
 
 /* Parse strategy text such as
@@ -160,14 +169,19 @@ const st_strategy *st_s_binary(st_ctx *cx, st_strategy_kind kind, const st_strat
 const st_strategy *st_s_iterate(st_ctx *cx, int64_t n, const st_strategy *a);
 const st_strategy *st_s_at(st_ctx *cx, st_strategy_kind kind, st_pattern pattern,
                            const st_strategy *a); /* FIRST or EACH */
+/* The ones a composite reads by: a ; b, first(prim, a), try(a) (NULL in,
+ * NULL out, so that a strategy is built in one expression and checked once). */
+const st_strategy *st_s_seq(st_ctx *cx, const st_strategy *a, const st_strategy *b);
+const st_strategy *st_s_first(st_ctx *cx, st_prim prim, const st_strategy *a);
+const st_strategy *st_s_try(st_ctx *cx, const st_strategy *a);
 
 /* ------------------------------------------------------------------------ */
 /* Rewriting                                                                */
 /* ------------------------------------------------------------------------ */
 
 /* Called once per rule application that took part in the result, in the
- * order the rules began (a composite before the rules it applied, which have
- * a greater depth), when st_rewrite returns: the rule, its arguments, the
+ * order the rules began (a composite before the rules of its strategy, which
+ * have a greater depth), when st_rewrite returns: the rule, its arguments, the
  * expression it rewrote and what it became. */
 typedef void (*st_trace_fn)(void *data, int depth, const st_rule *rule, const int64_t *args,
                             const st_node *before, const st_node *after);
@@ -185,12 +199,6 @@ const st_def *st_rw_def(st_rw *rw);
 
 /* Apply s to e: the result, or NULL with why it did not apply. */
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
-/* Apply s to e as a composite rule does (an `expand` rule's strategy always
- * runs so): on e and on what s builds there, never inside e's inputs, which
- * stand behind fresh variables while s runs. So `first(scan, …)` in s finds
- * the scans s made, not a scan that computes e's input. An input that s
- * leaves used more than once, or inside a lambda, is let-bound once. */
-const st_node *st_rewrite_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 /* Is the node being rewritten inside a lambda (a map's function, an
  * operator), so that it runs once per element rather than once per program?
  * A rule whose result makes kernels of its own refuses there. */

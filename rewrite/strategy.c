@@ -55,6 +55,16 @@ const st_strategy *st_s_at(st_ctx *cx, st_strategy_kind kind, st_pattern pattern
     return s;
 }
 
+const st_strategy *st_s_seq(st_ctx *cx, const st_strategy *a, const st_strategy *b) {
+    return st_s_binary(cx, ST_S_SEQ, a, b);
+}
+
+const st_strategy *st_s_first(st_ctx *cx, st_prim prim, const st_strategy *a) {
+    return st_s_at(cx, ST_S_FIRST, st_pattern_of(prim), a);
+}
+
+const st_strategy *st_s_try(st_ctx *cx, const st_strategy *a) { return st_s_unary(cx, ST_S_TRY, a); }
+
 /* ---- printing ---- */
 
 static const char *unary_name(st_strategy_kind k) {

@@ -240,10 +240,16 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     return input ? st_b_let(b, input, p.xs, r) : r;
 }
 
-/* ---- composites ---- */
+/* ---- composites: strategies over the scan they are applied to ---- */
 
 static const st_rule rule_brent_kung_step, rule_sequential_scan, rule_scan_then_propagate, rule_pad_scan,
     rule_brent_kung;
+
+/* What a composite's strategy reads as (cx in scope): a ; b, first(scan, a),
+ * a rule with its arguments. */
+#define SEQ(a, b) st_s_seq(cx, (a), (b))
+#define FIRST_SCAN(a) st_s_first(cx, ST_PRIM_SCAN, (a))
+#define RULE(rule, ...) st_s_rule(cx, &(rule), (const int64_t[]){__VA_ARGS__})
 
 /* BF^TD, or -1 on overflow */
 static int64_t power(int64_t bf, int64_t td) {
@@ -253,13 +259,10 @@ static int64_t power(int64_t bf, int64_t td) {
     return v;
 }
 
-static st_pattern scan_pattern(void) { return st_pattern_of(ST_PRIM_SCAN); }
-
-/* brent-kung(BF, TD), listing 6: TD steps, then the middle sequentially:
- *   iterate(TD, first(scan, brent-kung-step(BF))) ; first(scan, sequential-scan) */
-static const st_node *brent_kung(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+/* brent-kung(BF, TD), listing 6: TD steps, then the middle sequentially */
+static const st_strategy *brent_kung(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
-    if (!st_scan_form_of(e, &p)) return not_a_scan("brent-kung", why);
+    if (!st_scan_form_of(e, &p)) return not_a_scan("brent-kung", why), NULL;
     int64_t bf = args[0], td = args[1], tree = power(bf, td);
     char len[96];
     size_text(p.xs->type->size, len, sizeof len);
@@ -267,10 +270,7 @@ static const st_node *brent_kung(st_rw *rw, const st_node *e, const int64_t *arg
         return st_fail(why, (st_loc){0}, "brent-kung: TD = %lld goes beyond the tree: BF^TD = %lld^%lld does not divide the scan's length %s",
                        (long long)td, (long long)bf, (long long)td, len), NULL;
     st_ctx *cx = st_rw_ctx(rw);
-    const st_strategy *s = st_s_binary(cx, ST_S_SEQ,
-        st_s_iterate(cx, td, st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_brent_kung_step, &bf))),
-        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_sequential_scan, NULL)));
-    return s ? st_rewrite_node(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+    return SEQ(st_s_iterate(cx, td, FIRST_SCAN(RULE(rule_brent_kung_step, bf))), FIRST_SCAN(RULE(rule_sequential_scan, 0)));
 }
 
 static bool brent_kung_check(const int64_t *args, st_err *why) {
@@ -330,60 +330,58 @@ static int64_t nest_levels(int64_t bs) {
 
 static const st_rule rule_parallel_scan_level;
 
-/* One level of parallel-scan(BS, BF, TD) on the scan e (args: BS, BF, TD):
- *   [pad-scan(BS) ;] first(scan, scan-then-propagate(BS)) ; first(scan, brent-kung(BF, TD)) */
-static const st_strategy *one_level(st_rw *rw, const st_scan_form *p, const int64_t *args) {
+/* One level of parallel-scan(BS, BF, TD), listing 7, padded first when BS
+ * does not divide the scan's length */
+static const st_strategy *one_level(st_rw *rw, const st_scan_form *p, int64_t bs, int64_t bf, int64_t td) {
     st_ctx *cx = st_rw_ctx(rw);
-    const int64_t *bs = &args[0], *bk = &args[1];
-    const st_strategy *s = st_s_binary(cx, ST_S_SEQ,
-        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_scan_then_propagate, bs)),
-        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_brent_kung, bk)));
-    if (s && !divides(rw, *bs, p->xs->type->size)) s = st_s_binary(cx, ST_S_SEQ, st_s_rule(cx, &rule_pad_scan, bs), s);
-    return s;
+    const st_strategy *level = SEQ(FIRST_SCAN(RULE(rule_scan_then_propagate, bs)), FIRST_SCAN(RULE(rule_brent_kung, bf, td)));
+    return divides(rw, bs, p->xs->type->size) ? level : SEQ(RULE(rule_pad_scan, bs), level);
 }
 
 /* A level below the first, on the scan of the block totals the level above
  * left: not for totals a constant number of which fits one block. */
-static const st_node *parallel_scan_level(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+static const st_strategy *parallel_scan_level(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     int64_t len;
-    if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why);
+    if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why), NULL;
     if (st_size_is_const(p.xs->type->size, &len) && len <= args[0])
         return st_fail(why, (st_loc){0}, "parallel-scan: %lld block totals fit one block; they stay sequential", (long long)len), NULL;
-    const st_strategy *s = one_level(rw, &p, args);
-    return s ? st_rewrite_node(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+    return one_level(rw, &p, args[0], args[1], args[2]);
 }
 
-/* parallel-scan(BS, BF, TD | SE), listing 7, for every length, and again on
- * the scan of the block totals while they may be many (nest_levels). */
-static const st_node *parallel_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    st_scan_form p;
-    if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why);
-    /* two lambdas deep the scan is one work-item's (the levels are the host,
-     * a work-group, a work-item): its blocks would run one after another, and
-     * each work-item would keep padded blocks of BS in scratch (10^6 rows of
-     * 3 elements: gigabytes) */
-    /* in the body of a loop that one work-item runs (a loop inside a map,
-     * or a top-level loop over scalars), a scan is that work-item's */
+/* Where a scan runs once per work-item, parallel-scan's blocks would run one
+ * after another, and each work-item would keep padded blocks of BS in
+ * scratch (10^6 rows of 3 elements: gigabytes): two lambdas deep (the levels
+ * are the host, a work-group, a work-item), or in the body of a loop that
+ * one work-item runs (a loop inside a map, or a top-level loop over
+ * scalars). */
+static bool parallel_place(st_rw *rw, st_err *why) {
     if (st_rw_in_sequential_loop(rw))
         return st_fail(why, (st_loc){0}, "parallel-scan: this scan is in the body of a loop that one work-item runs "
                        "(a loop inside a map, or over scalars), where its blocks would run one after another; "
                        "parallel-scan takes a scan at the top level of a def (the body of a top-level loop over arrays "
-                       "counts) or one map deep"), NULL;
+                       "counts) or one map deep");
     if (st_rw_lambda_depth(rw) >= 2)
         return st_fail(why, (st_loc){0}, "parallel-scan: this scan is inside a map inside a map, so one work-item runs it, "
                        "where blocks run one after another and each keeps a padded block of BS; parallel-scan takes a "
-                       "scan at the top level of a def or one map deep"), NULL;
+                       "scan at the top level of a def or one map deep");
+    return true;
+}
+
+/* parallel-scan(BS, BF, TD | SE), listing 7, for every length, and again on
+ * the scan of the block totals while they may be many (nest_levels): after
+ * a level's block scans became Brent-Kung trees, the first scan left is the
+ * scan of its block totals, where the next level goes. */
+static const st_strategy *parallel_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    st_scan_form p;
     int64_t td;
-    if (!tree_depth(args, &td, why)) return NULL;
-    /* after a level's block scans became Brent-Kung trees, the first scan
-     * left is the scan of its block totals, where the next level goes */
+    if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why), NULL;
+    if (!parallel_place(rw, why) || !tree_depth(args, &td, why)) return NULL;
     st_ctx *cx = st_rw_ctx(rw);
-    int64_t level[3] = {args[0], args[1], td};
-    const st_strategy *s = one_level(rw, &p, level), *below = st_s_unary(cx, ST_S_TRY,
-        st_s_at(cx, ST_S_FIRST, scan_pattern(), st_s_rule(cx, &rule_parallel_scan_level, level)));
-    for (int64_t l = nest_levels(args[0]); s && l > 1; l--) s = st_s_binary(cx, ST_S_SEQ, s, below);
-    return s ? st_rewrite_node(rw, s, e, why) : (st_fail_internal(why, "out of memory"), NULL);
+    const st_strategy *s = one_level(rw, &p, args[0], args[1], td);
+    for (int64_t l = nest_levels(args[0]); l > 1; l--)
+        s = SEQ(s, st_s_try(cx, FIRST_SCAN(RULE(rule_parallel_scan_level, args[0], args[1], td))));
+    return s;
 }
 
 /* ---- the table ---- */
@@ -427,7 +425,7 @@ static const st_rule rule_brent_kung = {
     .origin = "built-in",
     .nparams = 2,
     .params = {BF_PARAM, {.name = "TD", .doc = "the tree's depth", .min = 0, .max = 62}},
-    .apply = brent_kung,
+    .expand = brent_kung,
     .check = brent_kung_check,
 };
 
@@ -452,7 +450,7 @@ static const st_rule rule_parallel_scan_level = {
     .origin = "built-in",
     .nparams = 3,
     .params = {BS_PARAM, BF_PARAM, {.name = "TD", .doc = "the tree's depth in a block", .min = 0, .max = 62}},
-    .apply = parallel_scan_level,
+    .expand = parallel_scan_level,
 };
 
 static const st_rule rule_parallel_scan = {
@@ -469,7 +467,7 @@ static const st_rule rule_parallel_scan = {
     .params = {BS_PARAM, BF_PARAM,
                {.name = "TD", .doc = "the tree's depth in a block", .min = 0, .max = 62, .optional = true},
                {.name = "SE", .doc = "elements of the sequential middle of a block: BS / BF^TD", .min = 1, .max = 1 << 20, .optional = true}},
-    .apply = parallel_scan,
+    .expand = parallel_scan,
     .check = parallel_scan_check,
 };
 

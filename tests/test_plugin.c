@@ -1,16 +1,19 @@
 /* tests/test_plugin.c — rules from shared modules (rewrite/plugin.h).
  *
- *   load        the example plugin (plugins/reduce_then_scan.c) loads, its
+ *   load        the example plugin (plugins/kogge_stone.c) loads, its
  *               rules carry its path, and a good test module loads too
  *   refusals    a missing file, a directory, a file that is not a module, a
  *               module that is not a plugin, other ABIs, clashing names (all
  *               or nothing), no rules, a failing register function, an
  *               undefined symbol, a plugin given twice: each refused with a
  *               message that says so, the registry left as it was
- *   examples    every example scan program through reduce-then-scan equals
- *               the interpreter on the default device (PoCL on CI), for
- *               lengths 1, 7, 1000, 65536 and 1000003, under several BS and
- *               compositions, the fused forms (scanomap, maposcanomap) too
+ *   examples    every example scan program through kogge-stone-scan and
+ *               reduce-then-scan equals the interpreter on the default
+ *               device (PoCL on CI), for lengths 1, 7, 1000, 65536 and
+ *               1000003, under several BS and compositions, the fused forms
+ *               (scanomap, maposcanomap) too; the Kogge-Stone scan equals
+ *               prefix sums computed in C on the device, and the
+ *               interpreter's own result on many tiny and prime lengths
  *   cli         --plugin on every command, `strata strategies` naming the
  *               origin, the refusals as a user sees them (exit 1)
  *   explore     a space over a plugin rule explored, recorded with the
@@ -46,28 +49,28 @@ static void load_ok(const char *path) {
 
 START_TEST(example_plugin_loads_with_its_origin) {
     size_t before = st_registry_count(reg);
-    ck_assert_ptr_null(st_registry_find(reg, "reduce-then-scan"));
+    ck_assert_ptr_null(st_registry_find(reg, "kogge-stone"));
     load_ok(env_path("STRATA_PLUGIN"));
-    ck_assert_uint_eq(st_registry_count(reg), before + 2);
+    ck_assert_uint_eq(st_registry_count(reg), before + 3);
     char abs[PATH_MAX];
     ck_assert(realpath(env_path("STRATA_PLUGIN"), abs) != NULL);
     ck_assert_uint_eq(st_registry_plugin_count(reg), 1);
     ck_assert_str_eq(st_registry_plugin_path(reg, 0), abs);
     ck_assert_ptr_null(st_registry_plugin_path(reg, 1));
-    const char *names[] = {"reduce-then-scan", "reduce-then-scan-step"};
-    for (size_t i = 0; i < 2; i++) {
+    const char *names[] = {"kogge-stone", "kogge-stone-scan", "reduce-then-scan"};
+    for (size_t i = 0; i < 3; i++) {
         const st_rule *r = st_registry_find(reg, names[i]);
         ck_assert_msg(r != NULL, "%s is not registered", names[i]);
         ck_assert_str_eq(r->origin, abs);
-        ck_assert_uint_eq(r->nparams, 1);
-        ck_assert_str_eq(r->params[0].name, "BS");
+        ck_assert_uint_eq(r->nparams, i == 0 ? 0 : 1);
+        if (i) ck_assert_str_eq(r->params[0].name, "BS");
     }
     /* the built-ins keep theirs */
     ck_assert_str_eq(st_registry_find(reg, "parallel-scan")->origin, "built-in");
     /* and the rule is used by name in a strategy, its parameters checked */
     st_err err = {0};
-    ck_assert(st_strategy_parse(cx, reg, "s", "first(scan, reduce-then-scan(BS=256))", &err) != NULL);
-    ck_assert(st_strategy_parse(cx, reg, "s", "reduce-then-scan(BS=0)", &err) == NULL);
+    ck_assert(st_strategy_parse(cx, reg, "s", "first(scan, kogge-stone-scan(BS=256))", &err) != NULL);
+    ck_assert(st_strategy_parse(cx, reg, "s", "kogge-stone-scan(BS=0)", &err) == NULL);
     ck_assert_has(err.message, "BS");
 }
 END_TEST
@@ -145,7 +148,7 @@ typedef struct refusal {
 
 static const refusal refusals[] = {
     {"no_symbols", "not a strata plugin: it has no `strata_plugin_abi` symbol"},
-    {"wrong_abi", "built for plugin ABI 1002, and this strata speaks ABI 2"},
+    {"wrong_abi", "built for plugin ABI 1003, and this strata speaks ABI 3"},
     {"other_layout", "st_rule is"},
     {"clash", "a rule named `parallel-scan` exists already (from built-in)"},
     {"half_clash", "a rule named `parallel-scan` exists already"},
@@ -215,7 +218,19 @@ typedef struct example_case {
 } example_case;
 
 #define RTS(bs) "first(scan, reduce-then-scan(BS=" #bs "))"
+#define KSS(bs) "first(scan, kogge-stone-scan(BS=" #bs "))"
 static const example_case example_cases[] = {
+    {"prefix_sum", "kogge-stone-scan(BS=256)"},
+    {"prefix_sum", "kogge-stone-scan(BS=7)"},
+    {"prefix_sum", "kogge-stone-scan(BS=1)"},
+    {"prefix_sum", "kogge-stone-scan(BS=1024) ; first(scan, kogge-stone-scan(BS=32))"},
+    {"prefix_sum", "kogge-stone-scan(BS=64) ; first(scan, parallel-scan(BS=64, BF=2, SE=4))"},
+    {"advanced", KSS(64)},
+    {"advanced", KSS(13)},
+    {"linear_recurrence", KSS(128)},
+    {"linear_recurrence", KSS(3)},
+    {"filter", "first(let, fuse-map-scan) ; " KSS(100)},
+    {"filter", "first(let, fuse-map-scan) ; first(let, fuse-scan-map) ; first(let, fuse-scan-scatter) ; " KSS(64)},
     {"prefix_sum", "reduce-then-scan(BS=256)"},
     {"prefix_sum", "reduce-then-scan(BS=7)"},
     {"prefix_sum", "reduce-then-scan(BS=1)"},
@@ -235,14 +250,14 @@ static const example_case example_cases[] = {
 
 static const int64_t example_lengths[] = {1, 7, 1000, 65536, 1000003};
 
-START_TEST(examples_through_reduce_then_scan_equal_the_interpreter) {
+START_TEST(examples_through_the_plugin_equal_the_interpreter) {
     load_ok(env_path("STRATA_PLUGIN"));
     const example_case *c = &example_cases[_i];
     const char *label = text_of("%s under %s", c->program, c->strategy);
     const st_def *orig = example_def(c->program);
     const st_def *now = apply(orig, c->strategy, label);
     st_code code = generated(lowered(now, label), label);
-    ck_assert_uint_ge(code.nkernels, 3); /* reduce, scan the totals, scan the blocks */
+    ck_assert_uint_ge(code.nkernels, 3); /* the blocks, the scan of their totals, the rest */
     st_exe *exe = built(&code, label);
     for (size_t i = 0; i < sizeof example_lengths / sizeof *example_lengths; i++)
         agrees(exe, orig, text_of("N=%lld", (long long)example_lengths[i]), 7 + i, label);
@@ -250,25 +265,109 @@ START_TEST(examples_through_reduce_then_scan_equal_the_interpreter) {
 }
 END_TEST
 
-/* The rule's own condition: the step needs BS | N, and says so. */
-START_TEST(the_step_states_its_condition) {
+/* ---- the Kogge-Stone scan against C ---- */
+
+static const char *const ks_strategies[] = {
+    "kogge-stone-scan(BS=256)",
+    "kogge-stone-scan(BS=7)",
+    "kogge-stone-scan(BS=1)",
+    "kogge-stone-scan(BS=1024) ; first(scan, kogge-stone-scan(BS=32))",
+    "kogge-stone-scan(BS=64) ; first(scan, parallel-scan(BS=64, BF=2, SE=4))",
+};
+
+/* Seeded xs of n elements through exe and through the interpreter: both
+ * give the inclusive sums C computes (wrapping, as i32 does on the device). */
+static void sums_equal_c(st_exe *exe, const st_def *orig, int64_t n, uint64_t seed, const char *label) {
+    st_inputs *in = st_inputs_new(cx, orig, ar);
+    st_err err = {0};
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+    ck_assert_msg(in && st_inputs_set(in, text_of("N=%lld", (long long)n), &err) && st_inputs_generate(in, seed, &err) &&
+                      st_inputs_finish(in, &args, &env, &nenv, &err), "%s: %s", label, err.message);
+    const int32_t *xs = args[0].u.a.data;
+    int32_t *want = st_arena_alloc(ar, (size_t)n * sizeof *want);
+    uint32_t acc = 0;
+    for (int64_t i = 0; i < n; i++) want[i] = (int32_t)(acc += (uint32_t)xs[i]);
+    st_value interp, got;
+    ck_assert_msg(st_eval(cx, orig, args, env, nenv, ar, &interp, &err), "%s: %s", label, err.message);
+    st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+    ck_assert_msg(l && st_launch_run(l, NULL, &err) && st_launch_read(l, ar, &got, &err), "%s: %s", label, err.message);
+    st_launch_free(l);
+    const st_value *outs[] = {&interp, &got};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(outs[k]->u.a.dims[0], n);
+        const int32_t *v = outs[k]->u.a.data;
+        for (int64_t i = 0; i < n; i++)
+            ck_assert_msg(v[i] == want[i], "%s, N=%lld: the %s gives %d at %lld, C %d", label, (long long)n,
+                          k ? "device" : "interpreter", v[i], (long long)i, want[i]);
+    }
+}
+
+START_TEST(kogge_stone_sums_equal_c) {
+    load_ok(env_path("STRATA_PLUGIN"));
+    const char *strategy = ks_strategies[_i];
+    const st_def *orig = example_def("prefix_sum_i32");
+    st_exe *exe = built((st_code[]){generated(lowered(apply(orig, strategy, strategy), strategy), strategy)}, strategy);
+    static const int64_t lengths[] = {1, 7, 1000, 1000003};
+    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) sums_equal_c(exe, orig, lengths[i], 11 + i, strategy);
+    st_exe_free(exe);
+}
+END_TEST
+
+/* The rewritten program gives the interpreter's result on random inputs of
+ * many lengths, tiny and prime ones among them, for operators that do not
+ * commute (affine maps), pairs, and the fused forms. */
+START_TEST(kogge_stone_keeps_the_interpreters_result) {
+    load_ok(env_path("STRATA_PLUGIN"));
+    static const example_case cases[] = {
+        {"prefix_sum_i32", "kogge-stone-scan(BS=8)"},
+        {"prefix_sum_i32", "kogge-stone-scan(BS=5) ; first(scan, kogge-stone-scan(BS=3))"},
+        {"linear_recurrence", KSS(4)},
+        {"advanced", KSS(16)},
+        {"filter", "first(let, fuse-map-scan) ; first(let, fuse-scan-map) ; first(let, fuse-scan-scatter) ; " KSS(6)},
+    };
+    static const int64_t lengths[] = {1, 2, 3, 4, 5, 7, 8, 13, 31, 64, 97, 257, 1009};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const st_def *orig = example_def(cases[c].program), *now = apply(orig, cases[c].strategy, cases[c].strategy);
+        for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
+            st_inputs *in = st_inputs_new(cx, orig, ar);
+            st_err err = {0};
+            const st_value *args;
+            const st_binding *env;
+            size_t nenv;
+            st_value want, got;
+            ck_assert_msg(in && st_inputs_set(in, text_of("N=%lld", (long long)lengths[i]), &err) &&
+                              st_inputs_generate(in, 3 + i, &err) && st_inputs_finish(in, &args, &env, &nenv, &err) &&
+                              st_eval(cx, orig, args, env, nenv, ar, &want, &err) &&
+                              st_eval(cx, now, args, env, nenv, ar, &got, &err),
+                          "%s: %s", cases[c].strategy, err.message);
+            ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err), "%s under %s, N=%lld: %s", cases[c].program,
+                          cases[c].strategy, (long long)lengths[i], err.message);
+        }
+    }
+}
+END_TEST
+
+/* The rule's own condition: one block's scan, a constant length, and it
+ * says so; on a constant length at the top level each step is a kernel. */
+START_TEST(kogge_stone_states_its_condition) {
     load_ok(env_path("STRATA_PLUGIN"));
     const st_def *orig = example_def("prefix_sum");
     st_err err = {0};
-    const st_strategy *s = st_strategy_parse(cx, reg, "s", "reduce-then-scan-step(BS=64)", &err);
+    const st_strategy *s = st_strategy_parse(cx, reg, "s", "kogge-stone", &err);
     ck_assert(s != NULL);
     st_rw *rw = st_rw_new(cx, reg);
     ck_assert(st_rewrite_def(rw, s, orig, &err) == NULL);
     st_rw_free(rw);
-    ck_assert_has(err.message, "not known to be a multiple of BS = 64");
-    /* with the fact stated it applies */
-    const st_def *blocked = def_of(("def main(xs: [N]i32): [N]i32 where N % 64 == 0 = xs |> scan(+, 0)\n"));
-    const st_def *now = apply(blocked, "reduce-then-scan-step(BS=64)", "blocked");
-    st_code code = generated(lowered(now, "blocked"), "blocked");
-    ck_assert_uint_eq(code.nkernels, 3); /* no padding: the three kernels of the scheme */
-    st_exe *exe = built(&code, "blocked");
-    agrees(exe, blocked, "N=64", 1, "blocked");
-    agrees(exe, blocked, "N=65536", 2, "blocked");
+    ck_assert_has(err.message, "not a constant");
+    ck_assert_has(err.message, "kogge-stone-scan");
+    const st_def *fixed = def_of("def main(xs: [1000]i32): [1000]i32 = xs |> scan(+, 0)\n");
+    const st_def *now = apply(fixed, "kogge-stone", "fixed");
+    st_code code = generated(lowered(now, "fixed"), "fixed");
+    ck_assert_uint_eq(code.nkernels, 10); /* ceil(log2 1000) steps */
+    st_exe *exe = built(&code, "fixed");
+    agrees(exe, fixed, "", 1, "fixed");
     st_exe_free(exe);
 }
 END_TEST
@@ -302,7 +401,8 @@ START_TEST(strategies_lists_plugin_rules_with_their_origin) {
     ck_assert(realpath(c.plugin, abs) != NULL);
     ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", c.plugin), &out, &err), 0);
     ck_assert_has(out, arena_text(c.c.a, "reduce-then-scan(BS)    [%s]", abs));
-    ck_assert_has(out, arena_text(c.c.a, "reduce-then-scan-step(BS)    [%s]", abs));
+    ck_assert_has(out, arena_text(c.c.a, "kogge-stone-scan(BS)    [%s]", abs));
+    ck_assert_has(out, arena_text(c.c.a, "kogge-stone    [%s]", abs));
     ck_assert_has(out, "parallel-scan(BS, BF, TD, SE)    [built-in]");
     ck_assert_int_eq(strata(&c, ARGS("strategies"), &out, &err), 0);
     ck_assert_ptr_null(strstr(out, "reduce-then-scan"));
@@ -325,7 +425,7 @@ START_TEST(rewrite_and_run_use_plugin_rules) {
     ck_assert_has(out, "scanSeq(+,");
     ck_assert_has(err, "reduce-then-scan(BS=64)");
     ck_assert_has(err, "pad-scan(BS=64)");
-    ck_assert_has(err, "reduce-then-scan-step(BS=64)");
+    ck_assert_has(err, "brent-kung-step(BF=64)"); /* what the composite is made of */
     rc = strata(&c, ARGS("run", c.program, "--plugin", c.plugin, "-s", "reduce-then-scan(BS=100)", "--size", "N=4099", "--check"),
                 &out, &err);
     ck_assert_msg(rc == 0, "%s", err);
@@ -354,7 +454,7 @@ START_TEST(every_command_takes_plugin_and_refuses_a_bad_one) {
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
         char *out, *err;
         ck_assert_msg(strata(&c, commands[i], &out, &err) == 1, "%s: exit status", commands[i][0]);
-        ck_assert_has(err, "plugin_wrong_abi.so: error: the plugin was built for plugin ABI 1002");
+        ck_assert_has(err, "plugin_wrong_abi.so: error: the plugin was built for plugin ABI 1003");
         ck_assert_int_eq(strata(&c, ARGS(commands[i][0], "--help"), &out, &err), 0);
         ck_assert_has(out, "--plugin PATH.so");
     }
@@ -504,7 +604,7 @@ START_TEST(a_plugin_built_out_of_tree_loads_and_works) {
     ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/rewrite/plugin.h", stage, prefix), &st), 0);
     ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/rewrite/rewrite.h", stage, prefix), &st), 0);
     ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/ir/ir.h", stage, prefix), &st), 0);
-    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/strata/plugins/reduce_then_scan.so", stage, lib), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/strata/plugins/kogge_stone.so", stage, lib), &st), 0);
     cli_teardown(&c);
 }
 END_TEST
@@ -610,9 +710,11 @@ static Suite *plugin_suite(void) {
     TCase *ex = tcase_create("examples");
     tcase_set_timeout(ex, 600);
     tcase_add_checked_fixture(ex, rules_setup, pipeline_teardown);
-    tcase_add_loop_test(ex, examples_through_reduce_then_scan_equal_the_interpreter, 0,
+    tcase_add_loop_test(ex, examples_through_the_plugin_equal_the_interpreter, 0,
                         (int)(sizeof example_cases / sizeof *example_cases));
-    tcase_add_test(ex, the_step_states_its_condition);
+    tcase_add_loop_test(ex, kogge_stone_sums_equal_c, 0, (int)(sizeof ks_strategies / sizeof *ks_strategies));
+    tcase_add_test(ex, kogge_stone_keeps_the_interpreters_result);
+    tcase_add_test(ex, kogge_stone_states_its_condition);
     suite_add_tcase(s, ex);
 
     TCase *cl = tcase_create("cli");

@@ -145,8 +145,8 @@ static const st_rule rule_knobs = {
 };
 
 /* strip-twice: a composite by expand, `topdown(add-zero) ; topdown(add-zero)` */
-static const st_strategy *strip_twice(st_rw *r, const int64_t *args, st_err *why) {
-    (void)args, (void)why;
+static const st_strategy *strip_twice(st_rw *r, const st_node *e, const int64_t *args, st_err *why) {
+    (void)e, (void)args, (void)why;
     st_ctx *c = st_rw_ctx(r);
     const st_strategy *one = st_s_unary(c, ST_S_TOPDOWN, st_s_rule(c, &rule_add_zero, NULL));
     return st_s_binary(c, ST_S_SEQ, one, one);
@@ -155,8 +155,8 @@ static const st_rule rule_strip_twice = {.name = "strip-twice", .summary = "twic
 
 /* forever: a composite that expands into itself */
 static const st_rule rule_forever;
-static const st_strategy *forever(st_rw *r, const int64_t *args, st_err *why) {
-    (void)args, (void)why;
+static const st_strategy *forever(st_rw *r, const st_node *e, const int64_t *args, st_err *why) {
+    (void)e, (void)args, (void)why;
     return st_s_rule(st_rw_ctx(r), &rule_forever, NULL);
 }
 static const st_rule rule_forever = {.name = "forever", .summary = "expands into itself", .origin = "test", .expand = forever};
