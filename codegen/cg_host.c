@@ -391,8 +391,8 @@ static const cg_place *result_place(const st_node *body, const char *name, const
 
 static const cg_place *let_place(cg *g, const st_node *e, const cg_place *out, const st_node *value) {
     uint32_t n = st_let_nvars(e);
-    const cg_place *found[64];
-    bool all = n <= 64;
+    const cg_place *found[ST_MAX_KIDS];
+    bool all = n <= ST_MAX_KIDS;
     for (uint32_t i = 0; i < n && all; i++) {
         found[i] = out ? result_place(st_let_body(e), e->kids[i]->u.name, out) : NULL;
         all = found[i] != NULL;

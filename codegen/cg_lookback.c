@@ -946,13 +946,13 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
     lb.lw = sizes[2];
     lb.direct = sizes[3] == 1;
     lb.held = !lb.direct && lb.m <= HELD_M;
-    const st_node *const *kids = e->kids + ST_LOOKBACK_SIZES;
-    uint32_t k = e->nkids - ST_LOOKBACK_SIZES;
-    lb.op = kids[0];
-    lb.fold = k >= 4 ? kids[1] : NULL;
-    lb.post = k == 5 ? kids[2] : NULL;
-    lb.z = kids[k - 2];
-    lb.xs = kids[k - 1];
+    st_scan_form s;
+    if (!st_fold_form_of(e, &s)) return (void)cg_fail(g, e, "a scanLookback of another form than a scan's");
+    lb.op = s.op;
+    lb.fold = s.fold;
+    lb.post = s.post;
+    lb.z = s.z;
+    lb.xs = s.xs;
     lb.elem = lb.xs->type->elem;
     lb.acc = lb.z->type;
     if (!cg_is_plain(lb.acc) || !cg_is_plain(lb.elem)) {

@@ -348,9 +348,11 @@ static void acc_step(cg *g, accumulator *acc, const st_node *f, uint32_t nargs, 
 
 /* reduce(op, z, xs), reduce(op, fold, z, xs), reduceSeq(f, z, xs): a fold. */
 static cg_value fold(cg *g, const st_node *e, const cg_binding *env) {
-    const st_node *f = e->kids[e->nkids == 4 ? 1 : 0];
-    cg_value z = cg_thread_value(g, e->kids[e->nkids - 2], env);
-    cg_value xs = cg_thread_value(g, e->kids[e->nkids - 1], env);
+    st_scan_form s;
+    if (!st_fold_form_of(e, &s)) return cg_fail(g, e, "a fold of something not a reduce"), cg_scalar(e->type, "0");
+    const st_node *f = st_fold_step(&s);
+    cg_value z = cg_thread_value(g, s.z, env);
+    cg_value xs = cg_thread_value(g, s.xs, env);
     accumulator acc = acc_new(g, &z, e);
     const char *j = loop_begin(g, cg_length(&xs));
     cg_value args[2] = {acc.value, cg_index(g, &xs, j)};
@@ -362,10 +364,11 @@ static cg_value fold(cg *g, const st_node *e, const cg_binding *env) {
 /* scan(op, z, xs), scan(op, fold, z, xs), scanSeq(f, z, xs) and
  * scan(op, fold, post, z, xs): inclusive, element j from the fold up to j. */
 static void scan_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
-    uint32_t n = e->nkids;
-    const st_node *f = e->kids[n >= 4 ? 1 : 0], *post = n == 5 ? e->kids[2] : NULL;
-    cg_value z = cg_thread_value(g, e->kids[n - 2], env);
-    cg_value xs = cg_thread_value(g, e->kids[n - 1], env);
+    st_scan_form s;
+    if (!st_fold_form_of(e, &s)) return (void)cg_fail(g, e, "a scan of something not a scan");
+    const st_node *f = st_fold_step(&s), *post = s.post;
+    cg_value z = cg_thread_value(g, s.z, env);
+    cg_value xs = cg_thread_value(g, s.xs, env);
     accumulator acc = acc_new(g, &z, e);
     const char *j = loop_begin(g, cg_length(&xs));
     cg_value x0 = cg_index(g, &xs, j);

@@ -266,7 +266,7 @@ static const st_type *type_expr(elab *e, const ast_type *t) {
         return elem ? st_type_array(e->cx, s, elem) : NULL;
     }
     default: {
-        if (t->n > 64) return st_fail(e->err, t->loc, "a tuple has at most 64 components"), NULL;
+        if (t->n > ST_MAX_KIDS) return st_fail(e->err, t->loc, "a tuple has at most %d components", ST_MAX_KIDS), NULL;
         const st_type **items = parts(e, t->n);
         if (!items) return NULL;
         for (uint32_t i = 0; i < t->n; i++)
@@ -1205,7 +1205,7 @@ static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
     case A_BOOL: return st_lit(e->cx, ST_BOOL, (st_scalar){.b = a->bval});
     case A_NAME: return name(e, a);
     case A_TUPLE: {
-        if (a->nkids > 64) return st_fail(e->err, a->loc, "a tuple has at most 64 components"), NULL;
+        if (a->nkids > ST_MAX_KIDS) return st_fail(e->err, a->loc, "a tuple has at most %d components", ST_MAX_KIDS), NULL;
         const st_node **items = parts(e, a->nkids);
         if (!items) return NULL;
         for (uint32_t i = 0; i < a->nkids; i++) {

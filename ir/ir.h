@@ -588,13 +588,16 @@ const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node
 bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
                     const st_type **params, int *nparams, const st_type **result, st_err *err);
 
-/* The most kids a node that a rewrite rebuilds may have (a primitive's
- * arguments, a let's or lambda's variables), for arrays on the stack. */
+/* The most kids a node has (a primitive's arguments, a let's or lambda's
+ * variables): the constructors refuse more, so an array of ST_MAX_KIDS on
+ * the stack holds any node's kids. */
 #define ST_MAX_KIDS 64
 
 /* n with its kids replaced (same count, same types), through the constructor
  * of its kind: how traversals rebuild the path above a rewritten node. */
 const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err);
+/* n with kid i alone replaced by kid (of the same type), through st_rebuild. */
+const st_node *st_replace_kid(st_ctx *cx, const st_node *n, uint32_t i, const st_node *kid, st_err *err);
 
 /* The size an integer expression denotes (literals, size variables, integer
  * parameters, let-bound sizes, and + - * / % and integer conversions of
@@ -635,6 +638,27 @@ bool st_is_view_scalar(const st_node *e);
  * glue run the body's kernels each turn, and the rewrite engine counts its
  * body as the top level. Any other loop runs in one work-item. */
 bool st_is_array_loop(const st_node *e);
+
+/* Is n (which may be NULL) the primitive p? */
+static inline bool st_is_prim(const st_node *n, st_prim p) {
+    return n && n->kind == ST_NODE_PRIM && n->u.prim == p;
+}
+
+/* A scan or a reduce in any of its forms, decoded in one place:
+ *   scan, reduce  (op, z, xs), (op, fold, z, xs); scan also (op, fold, post, z, xs)
+ *   scanSeq, reduceSeq  (f, z, xs), f a fold: fold = f, op NULL
+ *   scanLookback  the scan's form after its leading sizes
+ * fold(acc, x) folds an element into the accumulator (op(acc, f(x)) where a
+ * map was fused in), op combines two accumulators, post(acc, x) makes the
+ * element written; fold and post NULL when absent. */
+typedef struct st_scan_form {
+    const st_node *op, *fold, *post, *z, *xs;
+} st_scan_form;
+
+/* e's parts when it is one of the primitives above; false otherwise. */
+bool st_fold_form_of(const st_node *e, st_scan_form *f);
+/* What folds one element into the accumulator: the fold, else the operator. */
+static inline const st_node *st_fold_step(const st_scan_form *f) { return f->fold ? f->fold : f->op; }
 
 /* Is kid i of n a variable n binds (a let's pattern, a lambda's parameter)?
  * Traversals pass over those: they are names, not expressions. */

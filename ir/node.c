@@ -86,13 +86,12 @@ static bool eq_node(const void *item, const void *key) {
     return true;
 }
 
-enum { MAX_KIDS = 64 };
 
 /* A node on the stack with room for its kids, to look up before allocating.
  * (A union may hold a struct with a flexible array member; a struct may not.) */
 typedef union {
     st_node n;
-    unsigned char room[sizeof(st_node) + MAX_KIDS * sizeof(const st_node *)];
+    unsigned char room[sizeof(st_node) + ST_MAX_KIDS * sizeof(const st_node *)];
 } probe_node;
 
 static const st_node *intern(st_ctx *cx, const st_node *probe, st_err *err) {
@@ -121,7 +120,7 @@ static probe_node make_some(st_node_kind kind, const st_type *type, uint32_t nki
     p.n.kind = kind;
     p.n.type = type;
     p.n.nkids = nkids;
-    for (uint32_t i = 0; i < given && i < MAX_KIDS; i++) p.n.kids[i] = kids[i];
+    for (uint32_t i = 0; i < given && i < ST_MAX_KIDS; i++) p.n.kids[i] = kids[i];
     return p;
 }
 
@@ -130,8 +129,8 @@ static probe_node make(st_node_kind kind, const st_type *type, uint32_t nkids, c
 }
 
 static bool too_many(uint32_t n, st_err *err) {
-    if (n <= MAX_KIDS) return false;
-    fail_at(err, -1, "too many parts (%u; at most %d)", n, MAX_KIDS);
+    if (n <= ST_MAX_KIDS) return false;
+    fail_at(err, -1, "too many parts (%u; at most %d)", n, ST_MAX_KIDS);
     return true;
 }
 
@@ -174,7 +173,7 @@ static bool is_value_type(const st_type *t) { return t->kind != ST_TYPE_FUN; }
 const st_node *st_tuple(st_ctx *cx, uint32_t n, const st_node *const *items, st_err *err) {
     if (too_many(n, err)) return NULL;
     if (n < 2) return fail_at(err, -1, "a tuple has at least two components");
-    const st_type *types[MAX_KIDS];
+    const st_type *types[ST_MAX_KIDS];
     for (uint32_t i = 0; i < n; i++) {
         if (!is_value_type(items[i]->type)) return fail_at(err, (int)i, "a function cannot be part of a tuple");
         types[i] = items[i]->type;
@@ -285,7 +284,7 @@ const st_node *st_let(st_ctx *cx, uint32_t nvars, const st_node *const *vars,
 const st_node *st_lambda(st_ctx *cx, uint32_t nparams, const st_node *const *params,
                          const st_node *body, st_err *err) {
     if (too_many(nparams + 1, err)) return NULL;
-    const st_type *types[MAX_KIDS];
+    const st_type *types[ST_MAX_KIDS];
     for (uint32_t i = 0; i < nparams; i++) {
         if (params[i]->kind != ST_NODE_VAR) return fail_at(err, (int)i, "a lambda parameter must be a name");
         types[i] = params[i]->type;
@@ -720,7 +719,7 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         return a[0];
     }
     case ST_PRIM_ZIP: {
-        const st_type *items[MAX_KIDS];
+        const st_type *items[ST_MAX_KIDS];
         for (uint32_t i = 0; i < n; i++) {
             if (a[i]->type->kind != ST_TYPE_ARRAY) return need_array(a[i], p, (int)i, "arrays", err);
             if (a[i]->type->size != a[0]->type->size)
@@ -735,7 +734,7 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         t = a[0]->type;
         if (t->kind != ST_TYPE_ARRAY || t->elem->kind != ST_TYPE_TUPLE)
             return need_array(a[0], p, 0, "an array of tuples", err);
-        const st_type *items[MAX_KIDS];
+        const st_type *items[ST_MAX_KIDS];
         for (uint32_t i = 0; i < t->elem->n; i++) items[i] = st_type_array(cx, t->size, t->elem->items[i]);
         *out = st_type_tuple(cx, t->elem->n, items);
         return a[0];
@@ -849,4 +848,12 @@ const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *ki
     case ST_NODE_PRIM: return st_prim_node(cx, n->u.prim, n->nkids, kids, err);
     default: return n; /* leaves */
     }
+}
+
+const st_node *st_replace_kid(st_ctx *cx, const st_node *n, uint32_t i, const st_node *kid, st_err *err) {
+    if (i >= n->nkids) return st_fail_internal(err, "replacing kid %u of a node with %u", i, n->nkids), NULL;
+    const st_node *kids[ST_MAX_KIDS];
+    memcpy(kids, n->kids, n->nkids * sizeof *kids);
+    kids[i] = kid;
+    return st_rebuild(cx, n, kids, err);
 }

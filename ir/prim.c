@@ -109,6 +109,25 @@ bool st_prim_makes_kernels(st_prim p) {
     }
 }
 
+bool st_fold_form_of(const st_node *e, st_scan_form *f) {
+    if (!e || e->kind != ST_NODE_PRIM) return false;
+    uint32_t first = 0;
+    switch (e->u.prim) {
+    case ST_PRIM_SCAN: case ST_PRIM_REDUCE: break;
+    case ST_PRIM_SCAN_SEQ: case ST_PRIM_REDUCE_SEQ:
+        if (e->nkids != 3) return false;
+        *f = (st_scan_form){NULL, e->kids[0], NULL, e->kids[1], e->kids[2]};
+        return true;
+    case ST_PRIM_SCAN_LOOKBACK: first = ST_LOOKBACK_SIZES; break;
+    default: return false;
+    }
+    if (e->nkids < first + 3 || e->nkids > first + 5) return false;
+    const st_node *const *k = e->kids + first;
+    uint32_t n = e->nkids - first;
+    *f = (st_scan_form){k[0], n >= 4 ? k[1] : NULL, n == 5 ? k[2] : NULL, k[n - 2], k[n - 1]};
+    return true;
+}
+
 /* an array anywhere in t */
 static bool has_array(const st_type *t) {
     if (t->kind == ST_TYPE_ARRAY) return true;

@@ -59,7 +59,7 @@ static const st_type *kid_hint(const st_node *parent, const st_type *parent_hint
     case ST_NODE_PRIM: {
         if (st_prim_arg_role(parent->u.prim, (int)i, parent->nkids) != ST_ARG_NEUTRAL) return NULL;
         /* what the type checker expects of the neutral element (NULL when free) */
-        const st_type *types[64], *params[2], *result;
+        const st_type *types[ST_MAX_KIDS], *params[2], *result;
         int np;
         for (uint32_t k = 0; k < parent->nkids && k < 64; k++) types[k] = parent->kids[k]->type;
         if (!st_prim_expect(NULL, parent->u.prim, (int)i, types, (int)parent->nkids, params, &np, &result, NULL))

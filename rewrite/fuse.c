@@ -73,7 +73,6 @@ static void memo_put(fuser *f, const st_node *k, const st_node *v) {
 
 /* ---- fusion ---- */
 
-static bool is_prim(const st_node *e, st_prim p) { return e->kind == ST_NODE_PRIM && e->u.prim == p; }
 
 /* An index expression cheap enough to repeat (a zip reads it once per
  * component, a join twice): arithmetic over variables and reads. */
@@ -137,7 +136,7 @@ static const st_node *apply(fuser *f, const st_node *fn, const st_node *x) {
         for (uint32_t p = 0; p < k; p++)
             for (uint32_t a = 0; a < k; a++)
                 if (st_occurs(x->kids[a], fn->kids[p])) return st_let(f->cx, k, fn->kids, x, body, f->err);
-        const st_node *params[64], *args[64];
+        const st_node *params[ST_MAX_KIDS], *args[ST_MAX_KIDS];
         uint32_t kept = 0;
         for (uint32_t p = 0; p < k && body; p++) {
             bool under;
@@ -160,13 +159,13 @@ static const st_node *apply(fuser *f, const st_node *fn, const st_node *x) {
 
 /* element i of xs, both fused already: what reads only that element */
 static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) {
-    if ((is_prim(xs, ST_PRIM_MAP) || is_prim(xs, ST_PRIM_MAP_SEQ)) && xs->nkids == 2) {
+    if ((st_is_prim(xs, ST_PRIM_MAP) || st_is_prim(xs, ST_PRIM_MAP_SEQ)) && xs->nkids == 2) {
         const st_node *x = fuse_get(f, i, xs->kids[1]);
         const st_node *r = x ? apply(f, xs->kids[0], x) : NULL;
         return r ? fuse(f, r) : NULL; /* the function's body may read an element of x */
     }
-    if (is_prim(xs, ST_PRIM_ZIP) && xs->nkids >= 2 && xs->nkids <= 64) {
-        const st_node *var, *j = shared_index(f, i, &var), *items[64];
+    if (st_is_prim(xs, ST_PRIM_ZIP) && xs->nkids >= 2 && xs->nkids <= 64) {
+        const st_node *var, *j = shared_index(f, i, &var), *items[ST_MAX_KIDS];
         if (!j) return NULL;
         for (uint32_t k = 0; k < xs->nkids; k++)
             if (!(items[k] = fuse_get(f, j, xs->kids[k]))) return NULL;
@@ -180,9 +179,9 @@ static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) 
         const st_node *inner = fuse_get(f, i, st_let_body(xs));
         return inner ? st_let(f->cx, st_let_nvars(xs), xs->kids, st_let_value(xs), inner, f->err) : NULL;
     }
-    if (is_prim(xs, ST_PRIM_IOTA)) return as_i64(f, i);
-    if (is_prim(xs, ST_PRIM_REPLICATE)) return xs->kids[1];
-    if (is_prim(xs, ST_PRIM_JOIN)) {
+    if (st_is_prim(xs, ST_PRIM_IOTA)) return as_i64(f, i);
+    if (st_is_prim(xs, ST_PRIM_REPLICATE)) return xs->kids[1];
+    if (st_is_prim(xs, ST_PRIM_JOIN)) {
         const st_node *rows = xs->kids[0], *m = length_value(f, rows->type->elem->size);
         if (!m) return NULL;
         const st_node *wide = as_i64(f, i);
@@ -193,7 +192,7 @@ static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) 
         const st_node *row = col ? fuse_get(f, row_i, rows) : NULL;
         return bind_index(f, var, wide, row ? fuse_get(f, col, row) : NULL);
     }
-    if (is_prim(xs, ST_PRIM_GET) && is_prim(xs->kids[1], ST_PRIM_SPLIT)) {
+    if (st_is_prim(xs, ST_PRIM_GET) && st_is_prim(xs->kids[1], ST_PRIM_SPLIT)) {
         /* element i of row r of split(k, ys) is ys[r·k + i] */
         const st_node *k = length_value(f, xs->type->size);
         if (!k) return NULL;
@@ -202,7 +201,7 @@ static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) 
         const st_node *at = start && c ? st_binary(f->cx, ST_OP_ADD, start, c, f->err) : NULL;
         return at ? fuse_get(f, at, xs->kids[1]->kids[1]) : NULL;
     }
-    if (is_prim(xs, ST_PRIM_GET) && is_prim(xs->kids[1], ST_PRIM_TRANSPOSE)) {
+    if (st_is_prim(xs, ST_PRIM_GET) && st_is_prim(xs->kids[1], ST_PRIM_TRANSPOSE)) {
         /* transpose(ys)[r][i] is ys[i][r] */
         const st_node *row = fuse_get(f, i, xs->kids[1]->kids[0]);
         return row ? fuse_get(f, xs->kids[0], row) : NULL;
@@ -228,7 +227,7 @@ static uint32_t reads_of(const st_node *e, const st_node *var) {
     if (e->kind == ST_NODE_LAMBDA)
         for (uint32_t k = 0; k < st_lambda_nparams(e); k++)
             if (e->kids[k] == var) return 0;
-    uint32_t n = is_prim(e, ST_PRIM_GET) && e->kids[1] == var, last = e->nkids;
+    uint32_t n = st_is_prim(e, ST_PRIM_GET) && e->kids[1] == var, last = e->nkids;
     if (e->kind == ST_NODE_LET)
         for (uint32_t k = 0; k < st_let_nvars(e); k++)
             if (e->kids[k] == var) last = e->nkids - 1; /* the body sees another var */
@@ -248,10 +247,11 @@ static const st_node *inline_reads(fuser *f, const st_node *let) {
     if (st_let_nvars(let) != 1) return NULL;
     const st_node *var = let->kids[0], *value = st_let_value(let), *body = st_let_body(let);
     if (var->type->kind != ST_TYPE_ARRAY) return NULL;
-    const st_node *chain[64];
+    enum { MAX_CHAIN = 64 }; /* lets around the value; a longer chain is left as it is */
+    const st_node *chain[MAX_CHAIN];
     uint32_t n = 0;
     for (; value->kind == ST_NODE_LET; value = st_let_body(value)) {
-        if (n == 64) return NULL;
+        if (n == MAX_CHAIN) return NULL;
         for (uint32_t k = 0; k < st_let_nvars(value); k++)
             if (st_occurs(body, value->kids[k]) || value->kids[k]->u.name == var->u.name) return NULL;
         chain[n++] = value;
@@ -272,21 +272,15 @@ static const st_node *fuse(fuser *f, const st_node *e) {
     if (e->kind == ST_NODE_LIT || e->kind == ST_NODE_VAR || e->kind == ST_NODE_OPFN) return e;
     const st_node *done = memo_get(f, e);
     if (done) return done;
-    const st_node *kids[64], **many = NULL, **k = kids;
-    if (e->nkids > 64 && !(k = many = malloc(e->nkids * sizeof *many)))
-        return st_fail_internal(f->err, "out of memory"), NULL;
+    const st_node *k[ST_MAX_KIDS];
     bool changed = false;
     for (uint32_t j = 0; j < e->nkids; j++) {
         k[j] = st_is_binder(e, j) ? e->kids[j] : fuse(f, e->kids[j]);
-        if (!k[j]) {
-            free(many);
-            return NULL;
-        }
+        if (!k[j]) return NULL;
         changed |= k[j] != e->kids[j];
     }
     const st_node *r = changed ? st_rebuild(f->cx, e, k, f->err) : e;
-    free(many);
-    if (r && is_prim(r, ST_PRIM_GET)) r = fuse_get(f, r->kids[0], r->kids[1]);
+    if (r && st_is_prim(r, ST_PRIM_GET)) r = fuse_get(f, r->kids[0], r->kids[1]);
     if (r && r->kind == ST_NODE_LET) {
         const st_node *inlined = inline_reads(f, r);
         if (f->err->message[0]) r = NULL;

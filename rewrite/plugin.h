@@ -88,16 +88,8 @@ typedef bool (*st_plugin_register_fn)(st_plugin *plugin, st_err *err);
  * fold and post are NULL when absent. An exscan never reaches a rule: every
  * rewrite first makes it the scan of its shifted input (st_exscans_as_scans),
  * so a rule written for scans takes exclusive scans as they are. */
-typedef struct st_scan_form {
-    const st_node *op, *fold, *post, *z, *xs;
-} st_scan_form;
-
 static inline bool st_scan_form_of(const st_node *e, st_scan_form *f) {
-    if (!e || e->kind != ST_NODE_PRIM || e->u.prim != ST_PRIM_SCAN) return false;
-    uint32_t n = e->nkids;
-    *f = (st_scan_form){e->kids[0], n >= 4 ? e->kids[1] : NULL, n == 5 ? e->kids[2] : NULL, e->kids[n - 2],
-                        e->kids[n - 1]};
-    return true;
+    return st_is_prim(e, ST_PRIM_SCAN) && st_fold_form_of(e, f);
 }
 
 /* ------------------------------------------------------------------------ */

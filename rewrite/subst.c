@@ -171,7 +171,7 @@ static void collect_names(const st_node *e, memo *names, memo *seen) {
  * throughout its scope first. */
 static const st_node *rename_capturing(subst *s, const st_node *e) {
     uint32_t k = e->kind == ST_NODE_LET ? st_let_nvars(e) : st_lambda_nparams(e);
-    const st_node *kids[64];
+    const st_node *kids[ST_MAX_KIDS];
     memcpy(kids, e->kids, e->nkids * sizeof *kids);
     bool renamed = false;
     for (uint32_t j = 0; j < k; j++) {
@@ -201,7 +201,7 @@ static const st_node *sub(subst *s, const st_node *e) {
     if ((e->kind == ST_NODE_LET || e->kind == ST_NODE_LAMBDA) && !binds_over(e, e->nkids - 1, s->var))
         n = rename_capturing(s, e);
     if (!n) return NULL;
-    const st_node *kids[64];
+    const st_node *kids[ST_MAX_KIDS];
     for (uint32_t i = 0; i < n->nkids; i++) {
         if (st_is_binder(n, i) || binds_over(n, i, s->var)) kids[i] = n->kids[i];
         else if (!(kids[i] = sub(s, n->kids[i]))) return NULL;
@@ -235,7 +235,7 @@ const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
     }
     if (f->kind != ST_NODE_LAMBDA) return st_fail_internal(err, "applying something that is not a function"), NULL;
     uint32_t k = st_lambda_nparams(f);
-    const st_node *binds[64], *fresh[64];
+    const st_node *binds[ST_MAX_KIDS], *fresh[ST_MAX_KIDS];
     const st_node *tuple_arg = NULL; /* one k-tuple for k parameters, not written as a tuple */
     if (k == nargs) {
         memcpy(binds, args, k * sizeof *binds);
@@ -264,7 +264,7 @@ const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
     if (tuple_arg) return st_let(cx, k, fresh, tuple_arg, body, err);
     /* a variable, a literal, or something used once outside any lambda is
      * substituted; anything else is computed once by a let */
-    const st_node *lets[64], *values[64];
+    const st_node *lets[ST_MAX_KIDS], *values[ST_MAX_KIDS];
     uint32_t nlets = 0;
     for (uint32_t i = 0; i < k && body; i++) {
         bool under;
@@ -309,8 +309,7 @@ static const char *canon_name(canon *c, const char *old) {
  * place it occurs, as it prints. */
 static const st_node *canon_node(canon *c, const st_node *e) {
     if (!e || e->nkids == 0) return e;
-    const st_node *kids[64];
-    if (e->nkids > 64) return st_fail_internal(c->err, "a node with more than 64 children"), NULL;
+    const st_node *kids[ST_MAX_KIDS];
     memcpy(kids, e->kids, e->nkids * sizeof *kids);
     bool binder = e->kind == ST_NODE_LET || e->kind == ST_NODE_LAMBDA;
     if (!binder) {
@@ -405,8 +404,7 @@ static const st_node *desugar(exscans *x, const st_node *e) {
     if (!e || e->nkids == 0) return e;
     uintptr_t v;
     if (memo_get(&x->done, e, &v)) return (const st_node *)v;
-    const st_node *kids[64];
-    if (e->nkids > 64) return st_fail_internal(x->err, "a node with more than 64 children"), NULL;
+    const st_node *kids[ST_MAX_KIDS];
     for (uint32_t i = 0; i < e->nkids; i++)
         if (!(kids[i] = desugar(x, e->kids[i]))) return NULL;
     const st_node *r = st_rebuild(x->cx, e, kids, x->err);

@@ -20,7 +20,6 @@
 
 #include <stdio.h>
 
-static bool is_prim(const st_node *n, st_prim p) { return n && n->kind == ST_NODE_PRIM && n->u.prim == p; }
 
 /* ---- the let form, shared by the producer-consumer rules ---- */
 
@@ -39,11 +38,8 @@ static const st_node *fuse_at(st_rw *rw, const st_node *e, const st_node *produc
         const st_node *k = fuse_at(rw, e->kids[i], producer, feeds, direct, found, why);
         if (!*found) continue;
         if (!k) return NULL;
-        const st_node *kids[64];
-        memcpy(kids, e->kids, e->nkids * sizeof *kids);
-        kids[i] = k;
         st_err inner = {0};
-        const st_node *r = st_rebuild(st_rw_ctx(rw), e, kids, &inner);
+        const st_node *r = st_replace_kid(st_rw_ctx(rw), e, i, k, &inner);
         if (!r) st_fail_internal(why, "rebuilding after fusion: %s", inner.message);
         return r;
     }
@@ -71,7 +67,7 @@ static const st_node *unzipped(const char *rule, const st_node *e, const char *p
 static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bool (*is_producer)(const st_node *),
                                const char *producer_name, const char *consumer_name, feeds_fn feeds,
                                direct_fn direct, st_err *why) {
-    if (e->kind == ST_NODE_LET && st_let_nvars(e) > 1 && is_prim(st_let_value(e), ST_PRIM_UNZIP) &&
+    if (e->kind == ST_NODE_LET && st_let_nvars(e) > 1 && st_is_prim(st_let_value(e), ST_PRIM_UNZIP) &&
         is_producer(st_let_value(e)->kids[0]))
         return unzipped(rule, e, producer_name, why);
     if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1 || !is_producer(st_let_value(e))) {
@@ -105,14 +101,14 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
 
 /* ---- map into map, scan, reduce ---- */
 
-static bool is_map(const st_node *n) { return is_prim(n, ST_PRIM_MAP); }
+static bool is_map(const st_node *n) { return st_is_prim(n, ST_PRIM_MAP); }
 
 /* the consumer's data argument is v */
 static bool data_is(const st_node *c, const st_node *v) { return c->kind == ST_NODE_PRIM && c->kids[c->nkids - 1] == v; }
 
 static bool feeds_map(const st_node *c, const st_node *v) { return is_map(c) && data_is(c, v); }
-static bool feeds_scan(const st_node *c, const st_node *v) { return is_prim(c, ST_PRIM_SCAN) && data_is(c, v); }
-static bool feeds_reduce(const st_node *c, const st_node *v) { return is_prim(c, ST_PRIM_REDUCE) && data_is(c, v); }
+static bool feeds_scan(const st_node *c, const st_node *v) { return st_is_prim(c, ST_PRIM_SCAN) && data_is(c, v); }
+static bool feeds_reduce(const st_node *c, const st_node *v) { return st_is_prim(c, ST_PRIM_REDUCE) && data_is(c, v); }
 
 static const st_node *map_map(st_rw *rw, const st_node *e, st_err *why) {
     if (!is_map(e) || !is_map(e->kids[1])) return st_no_match(why, "%s", "fuse-map-map needs a map of a map");
@@ -124,14 +120,14 @@ static const st_node *map_map(st_rw *rw, const st_node *e, st_err *why) {
 
 /* scan or reduce, any form, of map(f, ys): fold the map in */
 static const st_node *map_into_fold(st_rw *rw, const st_node *e, st_prim prim, const char *rule, st_err *why) {
-    if (!is_prim(e, prim) || !is_map(e->kids[e->nkids - 1])) {
+    if (!st_is_prim(e, prim) || !is_map(e->kids[e->nkids - 1])) {
         char msg[96];
         snprintf(msg, sizeof msg, "%s needs a %s of a map", rule, st_prim_get(prim)->name);
         return st_no_match(why, "%s", msg);
     }
-    uint32_t n = e->nkids;
-    const st_node *op = e->kids[0], *fold = n >= 4 ? e->kids[1] : NULL, *post = n == 5 ? e->kids[2] : NULL;
-    const st_node *z = e->kids[n - 2], *map = e->kids[n - 1], *f = map->kids[0], *ys = map->kids[1];
+    st_scan_form s;
+    if (!st_fold_form_of(e, &s)) return st_no_match(why, "%s", "not a scan or reduce");
+    const st_node *op = s.op, *fold = s.fold, *post = s.post, *z = s.z, *map = s.xs, *f = map->kids[0], *ys = map->kids[1];
     /* a scan reads its input in each of its passes (parallel-scan: two),
      * and the look-back scan takes no rows: a map from rows to scalars stays
      * apart, computed once, so the scan that reads its result stays cheap */
@@ -217,7 +213,7 @@ static const st_node *fuse_scan_scan(st_rw *rw, const st_node *e, const int64_t 
 
 /* ---- scan into map and scatter ---- */
 
-static bool is_scan(const st_node *n) { return is_prim(n, ST_PRIM_SCAN); }
+static bool is_scan(const st_node *n) { return st_is_prim(n, ST_PRIM_SCAN); }
 
 /* a scan of any form without a post-function, as the 5-argument form needs:
  * op, fold (the operator when there is none), z, xs */
@@ -250,7 +246,7 @@ static const st_node *scan_map(st_rw *rw, const st_node *e, st_err *why) {
     st_scan_form p;
     int scan_at = -1; /* where the scan is in the zip; -1: the map's data is the scan itself */
     if (!scan_for_post(d, &p)) {
-        if (!is_prim(d, ST_PRIM_ZIP) || d->nkids != 2) return st_no_match(why, "%s", shape);
+        if (!st_is_prim(d, ST_PRIM_ZIP) || d->nkids != 2) return st_no_match(why, "%s", shape);
         for (int k = 0; k < 2 && scan_at < 0; k++)
             if (scan_for_post(d->kids[k], &p) && !is_scan(d->kids[1 - k])) scan_at = k;
         if (scan_at < 0) return st_no_match(why, "%s", shape);
@@ -271,7 +267,7 @@ static const st_node *scan_map(st_rw *rw, const st_node *e, st_err *why) {
 static bool feeds_map_output(const st_node *c, const st_node *v) {
     if (!is_map(c)) return false;
     const st_node *d = c->kids[1];
-    return d == v || (is_prim(d, ST_PRIM_ZIP) && d->nkids == 2 && (d->kids[0] == v || d->kids[1] == v));
+    return d == v || (st_is_prim(d, ST_PRIM_ZIP) && d->nkids == 2 && (d->kids[0] == v || d->kids[1] == v));
 }
 
 static const st_node *fuse_scan_map(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
@@ -286,7 +282,7 @@ static const st_node *fuse_scan_map(st_rw *rw, const st_node *e, const int64_t *
 static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
     const char *shape = "fuse-scan-scatter needs scatter(dest, is, vs) whose indices are a scan";
     st_scan_form p;
-    if (!is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !st_scan_form_of(e->kids[1], &p))
+    if (!st_is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !st_scan_form_of(e->kids[1], &p))
         return st_no_match(why, "%s", shape);
     const st_node *s = e->kids[1], *vs = e->kids[2];
     if (!p.fold) p.fold = p.op;
@@ -307,7 +303,7 @@ static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
 }
 
 static bool feeds_scatter(const st_node *c, const st_node *v) {
-    return is_prim(c, ST_PRIM_SCATTER) && c->nkids == 3 && c->kids[1] == v;
+    return st_is_prim(c, ST_PRIM_SCATTER) && c->nkids == 3 && c->kids[1] == v;
 }
 
 static const st_node *fuse_scan_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {

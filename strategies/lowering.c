@@ -26,17 +26,16 @@
 
 #include <stdio.h>
 
-static bool is_prim(const st_node *n, st_prim p) { return n->kind == ST_NODE_PRIM && n->u.prim == p; }
 
 /* map, mapSeq, mapGlb, mapWrg or mapLcl: the same meaning, different runners */
 static bool is_any_map(const st_node *n) {
-    return is_prim(n, ST_PRIM_MAP) || is_prim(n, ST_PRIM_MAP_SEQ) || is_prim(n, ST_PRIM_MAP_GLB) ||
-           is_prim(n, ST_PRIM_MAP_WRG) || is_prim(n, ST_PRIM_MAP_LCL);
+    return st_is_prim(n, ST_PRIM_MAP) || st_is_prim(n, ST_PRIM_MAP_SEQ) || st_is_prim(n, ST_PRIM_MAP_GLB) ||
+           st_is_prim(n, ST_PRIM_MAP_WRG) || st_is_prim(n, ST_PRIM_MAP_LCL);
 }
 
 /* toGlobal, toLocal or toPrivate: an address space decided already */
 static bool is_placed(const st_node *n) {
-    return is_prim(n, ST_PRIM_TO_GLOBAL) || is_prim(n, ST_PRIM_TO_LOCAL) || is_prim(n, ST_PRIM_TO_PRIVATE);
+    return st_is_prim(n, ST_PRIM_TO_GLOBAL) || st_is_prim(n, ST_PRIM_TO_LOCAL) || st_is_prim(n, ST_PRIM_TO_PRIVATE);
 }
 
 /* Is argument i of n a function (an operator, a lambda)? */
@@ -112,15 +111,15 @@ static const st_node *map_seq(st_rw *rw, const st_node *e, const int64_t *args, 
  * the operator itself. This is what the interpreter computes for both, in
  * the same order, so the result is the very same. */
 static const st_node *sequential(st_build *b, const st_node *e) {
-    uint32_t n = e->nkids;
-    st_prim to = is_prim(e, ST_PRIM_SCAN) ? ST_PRIM_SCAN_SEQ : ST_PRIM_REDUCE_SEQ;
-    const st_node *step = n == 4 ? e->kids[1] : e->kids[0];
-    return ST_PRIM(b, to, step, e->kids[n - 2], e->kids[n - 1]);
+    st_scan_form s;
+    if (!st_fold_form_of(e, &s)) return st_fail_internal(b->err, "a sequential fold of something not a scan or reduce"), NULL;
+    st_prim to = st_is_prim(e, ST_PRIM_SCAN) ? ST_PRIM_SCAN_SEQ : ST_PRIM_REDUCE_SEQ;
+    return ST_PRIM(b, to, st_fold_step(&s), s.z, s.xs);
 }
 
 static const st_node *reduce_seq(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
-    if (!is_prim(e, ST_PRIM_REDUCE)) return not_shape(why, "reduce-seq", "rewrites a reduce");
+    if (!st_is_prim(e, ST_PRIM_REDUCE)) return not_shape(why, "reduce-seq", "rewrites a reduce");
     st_build B = st_build_of(rw, why);
     return sequential(&B, e);
 }
@@ -132,7 +131,7 @@ static const st_node *reduce_seq(st_rw *rw, const st_node *e, const int64_t *arg
  * work-item; sequential-scan writes it as a scanSeq and a map. */
 static const st_node *scan_seq(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
-    if (!is_prim(e, ST_PRIM_SCAN)) return not_shape(why, "scan-seq", "rewrites a scan");
+    if (!st_is_prim(e, ST_PRIM_SCAN)) return not_shape(why, "scan-seq", "rewrites a scan");
     if (e->nkids == 5)
         return st_fail(why, (st_loc){0}, "scan-seq: a scan with a post-function (op, fold, post, z, xs) has no scanSeq form; "
                        "sequential-scan writes it as a scanSeq followed by a map"), NULL;
@@ -181,8 +180,8 @@ static st_prim space_of(level lv) {
  * operator runs in one work-item, and so does every other function argument
  * (lower_kids sends them to THREAD), so a map there is sequential anyway. */
 static bool has_parallel(const st_node *e) {
-    if (is_prim(e, ST_PRIM_MAP) && st_is_view(e, true)) return false; /* read element by element */
-    if (is_prim(e, ST_PRIM_MAP) || is_prim(e, ST_PRIM_MAP_LCL)) return true;
+    if (st_is_prim(e, ST_PRIM_MAP) && st_is_view(e, true)) return false; /* read element by element */
+    if (st_is_prim(e, ST_PRIM_MAP) || st_is_prim(e, ST_PRIM_MAP_LCL)) return true;
     if (e->kind == ST_NODE_PRIM && st_prim_makes_kernels(e->u.prim)) return false; /* not the group's: see lower_prim */
     for (uint32_t i = 0; i < e->nkids; i++)
         if (!st_is_binder(e, i) && !is_fun_arg(e, i) && has_parallel(e->kids[i])) return true;
@@ -195,8 +194,7 @@ static const st_node *lower(st_build *b, const st_node *e, level lv);
  * (data, neutral elements, a lambda's body, a let's parts) at lv; binders as
  * they are. */
 static const st_node *lower_kids(st_build *b, const st_node *e, level lv, level fn) {
-    const st_node *kids[64];
-    if (e->nkids > 64) return st_fail_internal(b->err, "a node with more than 64 kids"), NULL;
+    const st_node *kids[ST_MAX_KIDS];
     for (uint32_t i = 0; i < e->nkids; i++) {
         kids[i] = st_is_binder(e, i) ? e->kids[i] : lower(b, e->kids[i], is_fun_arg(e, i) ? fn : lv);
         if (!kids[i]) return NULL;
@@ -210,8 +208,7 @@ static const st_node *lower_kids(st_build *b, const st_node *e, level lv, level 
 static const st_node *in_space(st_build *b, const st_node *v, level lv) {
     if (!v) return NULL;
     if (v->kind == ST_NODE_LET) {
-        const st_node *kids[64];
-        if (v->nkids > 64) return st_fail_internal(b->err, "a let with more than 64 kids"), NULL;
+        const st_node *kids[ST_MAX_KIDS];
         memcpy(kids, v->kids, v->nkids * sizeof *kids);
         kids[v->nkids - 1] = in_space(b, st_let_body(v), lv);
         return rebuild(b, v, kids);
@@ -222,8 +219,7 @@ static const st_node *in_space(st_build *b, const st_node *v, level lv) {
 
 /* let pattern = value in body: both at the let's level, the value placed */
 static const st_node *lower_let(st_build *b, const st_node *e, level lv) {
-    const st_node *kids[64];
-    if (e->nkids > 64) return st_fail_internal(b->err, "a let with more than 64 kids"), NULL;
+    const st_node *kids[ST_MAX_KIDS];
     memcpy(kids, e->kids, e->nkids * sizeof *kids);
     kids[e->nkids - 2] = in_space(b, lower(b, st_let_value(e), lv), lv);
     kids[e->nkids - 1] = lower(b, st_let_body(e), lv);
@@ -282,7 +278,7 @@ static const st_node *lower_prim(st_build *b, const st_node *e, level lv) {
     case ST_PRIM_SCAN:
     case ST_PRIM_REDUCE: {
         const st_node *k = lower_kids(b, e, lv, THREAD);
-        return k && !(is_prim(k, ST_PRIM_SCAN) && k->nkids == 5) ? sequential(b, k) : k;
+        return k && !(st_is_prim(k, ST_PRIM_SCAN) && k->nkids == 5) ? sequential(b, k) : k;
     }
     default: return lower_kids(b, e, lv, THREAD);
     }

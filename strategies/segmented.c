@@ -30,7 +30,6 @@
 
 #include <stdio.h>
 
-static bool is_prim(const st_node *n, st_prim p) { return n && n->kind == ST_NODE_PRIM && n->u.prim == p; }
 
 /* element j (an i64 expression) of ys folded into a: within the row only */
 static const st_node *step(st_build *b, const st_node *op, const st_node *a, const st_node *j, const st_node *k,
@@ -56,26 +55,22 @@ static const st_node *pinned(st_build *b, const st_node *z) {
         return st_b_check(b, st_conv(b->cx, z->type->scalar, z, &e), &e);
     }
     if (z->kind != ST_NODE_TUPLE) return z;
-    const st_node *items[64];
-    if (z->nkids > 64) return z;
+    const st_node *items[ST_MAX_KIDS];
     for (uint32_t i = 0; i < z->nkids; i++) items[i] = pinned(b, z->kids[i]);
     return st_b_tuple_n(b, z->nkids, items);
 }
 
 /* The map e with its function's body replaced by body. */
-static const st_node *with_body(st_build *b, const st_node *e, const st_node *body, st_err *why) {
+static const st_node *with_body(st_build *b, const st_node *e, const st_node *body) {
     if (!body) return NULL;
-    const st_node *f = e->kids[0], *kids[64];
-    if (f->nkids > 64) return st_fail_internal(why, "a lambda with more than 64 parameters"), NULL;
-    for (uint32_t i = 0; i < f->nkids; i++) kids[i] = f->kids[i];
-    kids[f->nkids - 1] = body;
+    const st_node *f = e->kids[0];
     st_err inner = {0};
-    const st_node *g = st_b_check(b, st_rebuild(b->cx, f, kids, &inner), &inner);
+    const st_node *g = st_b_check(b, st_replace_kid(b->cx, f, f->nkids - 1, body, &inner), &inner);
     return ST_PRIM(b, ST_PRIM_MAP, g, e->kids[1]);
 }
 
 static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    if (!is_prim(e, ST_PRIM_MAP))
+    if (!st_is_prim(e, ST_PRIM_MAP))
         return st_no_match(why, "%s", "segmented-scan rewrites a map whose function scans each element");
     const st_node *f = e->kids[0];
     st_scan_form p;
@@ -133,7 +128,7 @@ static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t 
     if (bind) body = st_b_let(b, ys, p.xs, body);
     if (!body) return NULL;
 
-    return with_body(b, e, body, why);
+    return with_body(b, e, body);
 }
 
 /* ---- segmented-histogram(WG) ---- */
@@ -176,10 +171,10 @@ static const st_node *once(st_build *b, const char *base, const st_node *e) {
 
 static const st_node *segmented_histogram(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     const char *shape = "segmented-histogram rewrites a map whose function is a reduce_by_index of each element";
-    if (!is_prim(e, ST_PRIM_MAP)) return st_no_match(why, "%s", shape);
+    if (!st_is_prim(e, ST_PRIM_MAP)) return st_no_match(why, "%s", shape);
     const st_node *f = e->kids[0];
     const st_node *h = f->kind == ST_NODE_LAMBDA ? st_lambda_body(f) : NULL;
-    if (!is_prim(h, ST_PRIM_REDUCE_BY_INDEX) || h->nkids != 5) return st_no_match(why, "%s", shape);
+    if (!st_is_prim(h, ST_PRIM_REDUCE_BY_INDEX) || h->nkids != 5) return st_no_match(why, "%s", shape);
     if (!st_at_top_level(rw, "segmented-histogram", "map", why)) return NULL;
     int64_t wg = args[0];
     st_ctx *cx = st_rw_ctx(rw);
@@ -216,7 +211,7 @@ static const st_node *segmented_histogram(st_rw *rw, const st_node *e, const int
     if (vs != h->kids[4]) body = st_b_let(b, vs, h->kids[4], body);
     if (is != h->kids[3]) body = st_b_let(b, is, h->kids[3], body);
     if (dest != h->kids[0]) body = st_b_let(b, dest, h->kids[0], body);
-    return with_body(b, e, body, why);
+    return with_body(b, e, body);
 }
 
 static const st_rule rule_segmented_scan = {
