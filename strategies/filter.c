@@ -205,6 +205,35 @@ static const st_node *concat_split(st_rw *rw, const st_node *e, const int64_t *a
     return with_innermost(b, value, replace_node(b, body, concat, whole));
 }
 
+/* ---- all of them, for lower-opencl ---- */
+
+/* e with every filter and partition rewritten (inner ones first) and every
+ * concat of a partition's parts made its buffer, where the rules' conditions
+ * hold; what they refuse is left for codegen to report. */
+const st_node *st_filters_as_scatters(st_build *b, const st_node *e) {
+    if (e->nkids == 0) return e;
+    const st_node *kids[ST_MAX_KIDS];
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        kids[i] = st_is_binder(e, i) ? e->kids[i] : st_filters_as_scatters(b, e->kids[i]);
+        if (!kids[i]) return NULL;
+        changed |= kids[i] != e->kids[i];
+    }
+    if (changed) {
+        st_err inner = {0};
+        if (!(e = st_b_check(b, st_rebuild(b->cx, e, kids, &inner), &inner))) return NULL;
+    }
+    st_rule_apply rule = st_is_prim(e, ST_PRIM_FILTER) ? filter_scatter
+                         : st_is_prim(e, ST_PRIM_PARTITION) ? partition_scatter
+                         : st_is_prim(e, ST_PRIM_CONCAT) || e->kind == ST_NODE_LET ? concat_split : NULL;
+    if (!rule) return e;
+    st_err why = {0};
+    const st_node *r = rule(b->rw, e, NULL, &why);
+    if (r) return r;
+    if (why.kind == ST_ERR_INTERNAL) return *b->err = why, NULL;
+    return e;
+}
+
 /* ---- the table ---- */
 
 static const st_rule filter_rules[] = {

@@ -23,6 +23,12 @@ bool st_register_filter_rules(st_registry *r, st_err *err); /* strategies/filter
 struct st_build;
 const st_node *st_flatten_2d(struct st_build *b, const st_node *e);
 
+/* e with every filter and partition as flags, a scan and a scatter
+ * (filter-scatter, partition-scatter), inner ones first, and every concat of
+ * a partition's two parts as its buffer (concat-split), where the rules'
+ * conditions hold; lower-opencl applies it first. strategies/filter.c */
+const st_node *st_filters_as_scatters(struct st_build *b, const st_node *e);
+
 /* The strategy `lower-opencl` of reg (NULL when reg lacks it): what `run`
  * applies after the user's strategy, mapping the program onto OpenCL. */
 const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
