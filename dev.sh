@@ -78,6 +78,7 @@ demo() {
             *image_histogram*) ;;
             *histogram*) sizes+=(--input H=16) ;;
             *radix_step*) sizes+=(--input B=3) ;;
+            *split_by_bit*) sizes+=(--input B=3) ;;
             *block_sums*) sizes=(--size N=1048576) ;;
             *loop_recurrence*) sizes+=(--input k=8) ;;
         esac
