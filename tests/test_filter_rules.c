@@ -415,7 +415,8 @@ START_TEST(the_device_equals_c) {
     const fcase *c = &CASES[_i / NSTRATEGIES];
     int s = _i % NSTRATEGIES;
     const st_def *orig = def_of(c->src);
-    const char *label = text_of("%s under %s", c->name, s == 3 ? "no strategy" : strategy_of(c, s));
+    static const char *const names[NSTRATEGIES] = {"its rule", "the CPU's default", "the GPU's default", "no strategy"};
+    const char *label = text_of("%s under %s", c->name, names[s]);
     const st_def *now = lowered(s == 3 ? orig : apply(orig, strategy_of(c, s), label), label);
     st_code code;
     st_err err = {0};
@@ -448,6 +449,63 @@ START_TEST(the_device_equals_c) {
 }
 END_TEST
 
+/* What runs on the device today: a partition rejoined by concat is its
+ * buffer (concat-split), so no take or drop is left. split_by_bit and the
+ * radix sort on PoCL against C, under no strategy (lower-opencl alone),
+ * the default strategies of a CPU and a GPU, and the two rules. */
+static const char *const JOINED_STRATEGIES[] = {
+    NULL, "CPU", "GPU", "try(each(partition, try(partition-scatter))) ; try(each(any, try(concat-split)))"};
+enum { NJOINED = 4 };
+
+static int by_value(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+START_TEST(a_partition_rejoined_runs_on_the_device) {
+    bool sort = _i / NJOINED;
+    const char *strategy = JOINED_STRATEGIES[_i % NJOINED];
+    const char *name = sort ? "radix_sort_partition" : "split_by_bit";
+    const st_def *orig = example_def(name);
+    const char *text = strategy && (!strcmp(strategy, "CPU") || !strcmp(strategy, "GPU")) ? st_default_strategy(strategy) : strategy;
+    const char *label = text_of("%s under %s", name, strategy ? (strlen(strategy) == 3 ? strategy : "the rules") : "no strategy");
+    const st_def *now = lowered(apply(orig, text, label), label);
+    ck_assert_msg(!strstr(printed_def(now), "concat") && !strstr(printed_def(now), "partition"), "%s:\n%s", label, printed_def(now));
+    st_code code = generated(now, label);
+    st_exe *exe = built(&code, label);
+    const int64_t sizes[] = {1, 7, 1000, BIG};
+    for (int z = 0; z < 4; z++) {
+        int64_t n = sizes[z];
+        if (n == BIG && sort && strategy && strlen(strategy) != 3) continue; /* 32 passes: twice is enough */
+        uint32_t *xs = room(n, sizeof *xs), *want = room(n, sizeof *want);
+        for (int64_t j = 0; j < n; j++) xs[j] = (uint32_t)(j * 2654435761u) ^ 0x9e3779b9u;
+        if (sort) {
+            memcpy(want, xs, (size_t)n * sizeof *xs);
+            qsort(want, (size_t)n, sizeof *want, by_value);
+        } else { /* stable: the clear ones in order, then the set ones */
+            int64_t m = 0;
+            for (int pass = 0; pass < 2; pass++)
+                for (int64_t j = 0; j < n; j++)
+                    if ((int)((xs[j] >> 3) & 1) == pass) want[m++] = xs[j];
+        }
+        st_value args[2] = {array_of(ST_U32, n, xs, ar), scalar_of(ST_U32, (st_scalar){.u32 = 3})};
+        st_value expect = array_of(ST_U32, n, want, ar), got;
+        st_binding env = {st_intern_cstr(cx, "N"), n};
+        st_err err = {0};
+        st_arena *a = st_arena_new();
+        st_launch *l = st_launch_new(exe, args, &env, 1, &err);
+        ck_assert_msg(l != NULL, "%s: st_launch_new: %s", label, err.message);
+        ck_assert_msg(st_launch_run(l, NULL, &err), "%s: st_launch_run: %s", label, err.message);
+        ck_assert_msg(st_launch_read(l, a, &got, &err), "%s: st_launch_read: %s", label, err.message);
+        ck_assert_msg(st_value_agree(&got, &expect, 0, &err), "%s, N = %lld: the device disagrees with C: %s", label,
+                      (long long)n, err.message);
+        st_launch_free(l);
+        st_arena_free(a);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
 static Suite *filter_rules_suite(void) {
     Suite *s = suite_create("filter-rules");
     TCase *rules = tcase_create("rules");
@@ -469,6 +527,7 @@ static Suite *filter_rules_suite(void) {
     TCase *dev = tcase_create("device");
     tcase_set_timeout(dev, 600);
     tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(dev, a_partition_rejoined_runs_on_the_device, 0, 2 * NJOINED);
     tcase_add_loop_test(dev, the_device_equals_c, 0, NCASES * NSTRATEGIES);
     suite_add_tcase(s, dev);
     return s;
