@@ -31,6 +31,8 @@
  * (which nests itself on its block sums). */
 #define DEFAULT_FOR(lookback) FILTERS ROWS FUSION "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN HISTOGRAMS
 
+const char *st_fusion_strategy(void) { return FUSION; }
+
 const char *st_default_strategy(const char *device_type) {
     if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("lookback(M=16384, WG=1, LOAD=direct)");
     return DEFAULT_FOR("lookback(M=32, WG=128, LW=32)");

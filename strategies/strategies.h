@@ -36,6 +36,10 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
 /* What `strata run` applies when not given a strategy and no exported
  * variant exists for the device, by the device's type ("CPU", "GPU",
  * "ACCELERATOR", …; another or NULL gets the GPU's):
+ *   - every filter and partition first as flags, a scan and a scatter
+ *     (filter-scatter, partition-scatter), and a partition's two parts
+ *     rejoined by concat as its buffer (concat-split), so that the fusions
+ *     make each one look-back pass and a count;
  *   - a map that scans each row (of a length not known to be short) with
  *     one row per work-group, so that no scan runs as blocks inside a map;
  *   - producers fused into their consumers where the fusion rules allow: a
@@ -55,5 +59,9 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *   - every histogram in subhistograms, as the thesis' heuristic chooses.
  * Fine-tuning is `strata explore`'s. */
 const char *st_default_strategy(const char *device_type);
+/* The default strategy's fusions alone (each `try(each(any, try(…))) ; `,
+ * ending in "; "): what lookback applies to a filter or partition after
+ * rewriting it, so that its one scan takes the rest in. */
+const char *st_fusion_strategy(void);
 
 #endif

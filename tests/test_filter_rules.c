@@ -5,7 +5,8 @@
  * Each program (a filter or a partition keeping all, none, about half, or
  * a pattern of i32, i64, u8, f32 and pairs) runs in the interpreter before
  * and after each rule, the default strategies of a CPU and a GPU, and
- * lower-opencl, at N = 0, 1, 2, 7, 13, 1000 and 1009, and the big ones at
+ * lower-opencl and a look-back (which takes a filter as its rule and the
+ * fusions leave it), at N = 0, 1, 2, 7, 13, 1000 and 1009, and the big ones at
  * 1000003, against a reference computed here in C (the partition's stable
  * by construction). Around it: what the rules refuse (rows, a length known
  * only at run time, a concat of parts cut at different places), the
@@ -77,10 +78,11 @@ static const char *strategy_of(const fcase *c, int s) {
     case 0: return c->partition ? "first(partition, partition-scatter)" : "first(filter, filter-scatter)";
     case 1: return st_default_strategy("CPU");
     case 2: return st_default_strategy("GPU");
-    default: return "lower-opencl";
+    case 3: return "lower-opencl";
+    default: return c->partition ? "first(partition, lookback(M=16, WG=8, LOAD=direct))" : "first(filter, lookback(M=16, WG=8))";
     }
 }
-enum { NSTRATEGIES = 4 };
+enum { NSTRATEGIES = 5 };
 
 static void *room(int64_t n, size_t elem) {
     void *p = st_arena_alloc(ar, (size_t)(n ? n : 1) * elem);
@@ -219,6 +221,22 @@ START_TEST(the_default_strategy_makes_one_pass_and_a_count) {
                           "an intermediate array is left:\n%s", text);
             ck_assert_has(text, "xs |> reduce(+, (acc");
         }
+}
+END_TEST
+
+static st_err refusal(const char *src, const char *strategy);
+
+/* lookback takes a filter or partition as its rule makes it and the
+ * fusions leave it, so a space of look-backs explores one */
+START_TEST(lookback_takes_a_filter_and_a_partition) {
+    for (int k = 0; k < 2; k++) {
+        const char *text = printed_def(apply(def_of(CASES[k ? 10 : 2].src), "lookback(M=16, WG=8)", "lookback"));
+        ck_assert_msg(count_of(text, "scanLookback(16, 8, 1, 0, ") == 1 && count_of(text, "scatter(") == 1 &&
+                          count_of(text, "reduce(") == 1 && !strstr(text, "map("),
+                      "%s", text);
+    }
+    st_err err = refusal("def main(xs: [N][4]i32) = filter(r => (r |> get(0)) > 0, xs)", "lookback(M=16, WG=8)");
+    ck_assert_has(err.message, "rows");
 }
 END_TEST
 
@@ -415,7 +433,8 @@ START_TEST(the_device_equals_c) {
     const fcase *c = &CASES[_i / NSTRATEGIES];
     int s = _i % NSTRATEGIES;
     const st_def *orig = def_of(c->src);
-    static const char *const names[NSTRATEGIES] = {"its rule", "the CPU's default", "the GPU's default", "no strategy"};
+    static const char *const names[NSTRATEGIES] = {"its rule", "the CPU's default", "the GPU's default", "no strategy",
+                                                   "a look-back"};
     const char *label = text_of("%s under %s", c->name, names[s]);
     const st_def *now = lowered(s == 3 ? orig : apply(orig, strategy_of(c, s), label), label);
     st_code code;
@@ -515,6 +534,7 @@ static Suite *filter_rules_suite(void) {
     tcase_add_loop_test(rules, rewritten_programs_print_and_parse_back, 0, NCASES * NSTRATEGIES);
     tcase_add_test(rules, the_default_strategy_makes_one_pass_and_a_count);
     tcase_add_test(rules, filter_scatter_is_the_seeds_form);
+    tcase_add_test(rules, lookback_takes_a_filter_and_a_partition);
     tcase_add_test(rules, what_follows_a_filter_is_untouched);
     tcase_add_test(rules, rows_are_refused_with_the_reason);
     tcase_add_test(rules, a_length_known_at_run_time_is_refused_with_the_reason);
