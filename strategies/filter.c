@@ -131,14 +131,17 @@ static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64
 
 /* ---- concat-split ---- */
 
-/* Is e concat(take(k, b), drop(k, b)), the same k and the same b? *whole is b. */
-static bool rejoins(const st_node *e, const st_node **whole) {
-    if (!st_is_prim(e, ST_PRIM_CONCAT)) return false;
-    const st_node *t = e->kids[0], *d = e->kids[1];
+/* Are t and d take(k, b) and drop(k, b), the same k and the same b? *whole is b. */
+static bool cut_of(const st_node *t, const st_node *d, const st_node **whole) {
     if (!st_is_prim(t, ST_PRIM_TAKE) || !st_is_prim(d, ST_PRIM_DROP) || t->kids[0] != d->kids[0] || t->kids[1] != d->kids[1])
         return false;
     *whole = t->kids[1];
     return true;
+}
+
+/* Is e concat(take(k, b), drop(k, b))? */
+static bool rejoins(const st_node *e, const st_node **whole) {
+    return st_is_prim(e, ST_PRIM_CONCAT) && cut_of(e->kids[0], e->kids[1], whole);
 }
 
 /* The innermost body of a chain of lets. */
@@ -188,11 +191,9 @@ static const st_node *concat_split(st_rw *rw, const st_node *e, const int64_t *a
                         "in …concat(z, o)…`";
     if (e->kind != ST_NODE_LET || st_let_nvars(e) != 2) return st_no_match(why, "%s", shape);
     const st_node *value = st_let_value(e), *end = innermost(value), *z = e->kids[0], *o = e->kids[1];
-    if (end->kind != ST_NODE_TUPLE || end->nkids != 2) return st_no_match(why, "%s", shape);
+    if (end->kind != ST_NODE_TUPLE || end->nkids != 2 || !cut_of(end->kids[0], end->kids[1], &whole))
+        return st_no_match(why, "%s", shape);
     st_build B = st_build_of(rw, why), *b = &B;
-    const st_node *parts[2] = {end->kids[0], end->kids[1]};
-    const st_node *joined = ST_PRIM(b, ST_PRIM_CONCAT, parts[0], parts[1]);
-    if (!joined || !rejoins(joined, &whole)) return st_no_match(why, "%s", shape);
     const st_node *concat = ST_PRIM(b, ST_PRIM_CONCAT, z, o), *body = st_let_body(e);
     if (st_count_uses(body, z, NULL) != 1 || st_count_uses(body, o, NULL) != 1 || st_count_uses(body, concat, NULL) != 1)
         return st_fail(why, (st_loc){0}, "concat-split: `%s` and `%s` are used elsewhere than in concat(%s, %s), so the "

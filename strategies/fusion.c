@@ -105,6 +105,7 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
     const st_node *v = e->kids[0], *body = st_let_body(e), *producer = st_let_value(e);
     bool under = false;
     uint32_t uses = st_count_uses(body, v, &under);
+    uint32_t consumers = uses;
     if (uses > 1 && !under && cheap_map(producer) && read_elementwise(body, v, false)) uses = 1; /* see cheap_map */
     if (uses != 1) {
         if (uses == 0) return st_no_match(why, "%s", "the bound value is not used");
@@ -117,9 +118,19 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
     st_err inner = {0};
     const st_node *inlined = st_subst(st_rw_ctx(rw), body, v, producer, &inner);
     if (!inlined) return *why = inner, NULL;
-    bool found = false;
-    const st_node *r = fuse_at(rw, inlined, producer, feeds, direct, &found, why);
-    if (!found) {
+    /* each consumer of the rule's kind takes its copy (a cheap map read by
+     * several), one at a time: a fused consumer no longer reads it */
+    const st_node *r = inlined;
+    bool any = false;
+    for (uint32_t i = 0; i < consumers; i++) {
+        bool found = false;
+        const st_node *next = fuse_at(rw, r, producer, feeds, direct, &found, why);
+        if (!found) break;
+        if (!next) return NULL;
+        r = next;
+        any = true;
+    }
+    if (!any) {
         char msg[200];
         snprintf(msg, sizeof msg, "`%s` does not feed a %s", v->u.name, consumer_name);
         return st_no_match(why, "%s", msg);

@@ -352,6 +352,12 @@ START_TEST(concat_split_takes_the_same_cut_only) {
         interpreted(orig, args, n, &want, src);
         interpreted(now, args, n, &want, text);
     }
+    /* a pair of anything else is no concern of the rule's */
+    err = refusal("def main(x: i32) =\n  let (a, c) = (x, x + 1)\n  in a + c\n", "concat-split");
+    ck_assert(err.mismatch && err.kind == ST_ERR_USER);
+    const st_def *untouched = apply(def_of("def main(xs: [N]i32) =\n  let (a, c) = (xs, 1)\n  in (a, c)\n"),
+                                    "try(each(any, try(concat-split)))", "pairs");
+    ck_assert_has(printed_def(untouched), "let (a, c) = (xs, 1)\n  in (a, c)\n");
     /* a part used elsewhere too: refused, the parts are needed apart */
     ck_assert_has(refusal("def main(xs: [N]i32) =\n  let (z, o) = partition(x => x > 0, xs)\n  in (concat(z, o), z)\n",
                           "first(partition, partition-scatter) ; concat-split").message,
@@ -369,6 +375,12 @@ START_TEST(a_cheap_map_read_by_several_consumers_fuses_into_each) {
                       "  in (ys |> scan(+, 0), ys |> reduce(+, 0))\n";
     const char *text = printed_def(apply(def_of(src), "first(let, fuse-map-scan) ; first(reduce, fuse-map-reduce)", src));
     ck_assert_msg(!strstr(text, "map("), "%s", text);
+    /* every consumer of the rule's kind takes its copy */
+    const char *two = "def main(xs: [N]i32) =\n"
+                      "  let ys = xs |> map(x => x * 3 + 1)\n"
+                      "  in (ys |> map(y => y * 2), ys |> map(y => y - 1))\n";
+    text = printed_def(apply(def_of(two), "first(let, fuse-map-map)", two));
+    ck_assert_msg(count_of(text, "map(") == 2 && count_of(text, "xs |> map(") == 2, "%s", text);
     /* but not a map whose whole array is used as well: it is kept anyway */
     ck_assert_has(refusal("def main(xs: [N]i32) =\n  let ys = xs |> map(x => x * 3)\n  in (ys |> scan(+, 0), ys)\n",
                           "first(let, fuse-map-scan)").message,
