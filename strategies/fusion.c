@@ -14,7 +14,8 @@
  * There it refuses the hindrances of the map-scan report (figure 3): a
  * producer used more than once (fusing would compute it again, or keep it
  * anyway: cases 4 and 6) and a use inside a lambda (once per element of an
- * outer map: case 3). */
+ * outer map: case 3). A map of a few scalar operations per element read
+ * only as consumers' inputs is computed again in each (cheap_map). */
 #include "rewrite/plugin.h"
 #include "strategies.h"
 
@@ -401,20 +402,21 @@ static const st_node *fuse_scan_scatter(st_rw *rw, const st_node *e, const int64
 
 static const st_rule fusion_rules[] = {
     FUSION("fuse-map-map", "map(g, map(f, xs)) into map(x => g(f(x)), xs)",
-           "the inner map's result is used once, and not inside a lambda (a map's function or a loop's body)", fuse_map_map),
+           "the inner map's result is used once (or, a few scalar operations per element, only as consumers' inputs: computed again in each), and not inside a lambda (a map's function or a loop's body)", fuse_map_map),
     FUSION("fuse-map-scan", "a map feeding a scan into the scan's fold (scanomap): the scan reads the map's input",
-           "the map's result is used once, by the scan, not inside a lambda (a map's function or a loop's body); a post-function must not read the mapped elements; "
+           "the map's result is used once (or, a few scalar operations per element, only as consumers' inputs: computed again in each), by the scan, not inside a lambda (a map's function or a loop's body); a post-function must not read the mapped elements; "
            "the map does not reduce rows to scalars (the scan would read whole rows in each pass)",
            fuse_map_scan),
     FUSION("fuse-map-reduce", "a map feeding a reduce into the reduce's fold (redomap)",
-           "the map's result is used once, by the reduce, not inside a lambda (a map's function or a loop's body)", fuse_map_reduce),
+           "the map's result is used once (or, a few scalar operations per element, only as consumers' inputs: computed again in each), by the reduce, not inside a lambda (a map's function or a loop's body)", fuse_map_reduce),
     FUSION("fuse-scan-scan", "two independent scans of one length into one scan of pairs (horizontal fusion)",
            "consecutive lets; the second does not read the first; equal lengths; no post-functions yet", fuse_scan_scan),
     FUSION("fuse-scan-map",
-           "a map of a scan's output (zipped with the scan's input or not) into the scan's post-function (maposcanomap)",
+           "a map of a scan's output (alone or zipped with other arrays) into the scan's post-function (maposcanomap)",
            "the scan's result is used once, by the map, not inside a lambda (a map's function or a loop's body); the "
-           "scan has no post-function yet; an array zipped beside the scan's output (not another scan) is read by the "
-           "scan beside its input (an exscan's flags)", fuse_scan_map),
+           "scan has no post-function yet; each array zipped beside the scan's output (not another scan) is the scan's "
+           "input, a component of it or a cheap map of those (computed from the element the scan reads), or else read "
+           "by the scan beside its input (an exscan's flags, a partition's indices)", fuse_scan_map),
     FUSION("fuse-scan-scatter", "a scatter whose indices are a scan into the scan: scatter(dest, pairs)",
            "the scan's result is used once, as the indices, not inside a lambda (a map's function or a loop's body); "
            "the values are the scan's input, or another array of its length that the scan reads beside its input "
