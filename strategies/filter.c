@@ -118,8 +118,8 @@ static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64
     counted c;
     count_kept(b, p, xs, e->type->items[0]->size, &c);
     /* (i, f, o) => if f == 1 then o - 1 else k + (i - o): the kept ones
-     * before k in order, the dropped ones after it in order (i - o of them
-     * before element i's own place, counting it: i + 1 - o, minus one) */
+     * before k in order, the dropped ones after it in order (i + 1 - o of
+     * them up to element i, itself included, so it goes to k + (i + 1 - o) - 1) */
     const st_node *data = ST_PRIM(b, ST_PRIM_ZIP, ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, xs->type->size)), c.flags, c.offsets);
     const st_type *i64 = st_type_scalar(b->cx, ST_I64);
     const st_node *i = st_b_var(b, "i", i64), *f = st_b_var(b, "f", i64), *o = st_b_var(b, "o", i64), *one = st_b_i64(b, 1);
