@@ -78,6 +78,7 @@ demo() {
             *image_histogram*) ;;
             *histogram*) sizes+=(--input H=16) ;;
             *radix_step*) sizes+=(--input B=3) ;;
+            *split_by_bit*) sizes+=(--input B=3) ;;
             # 32 turns each: the interpreter's check at 10^6 would take most of a minute
             *radix_sort*) sizes=(--size N=100000) ;;
             *block_sums*) sizes=(--size N=1048576) ;;

@@ -17,13 +17,21 @@
     "try(each(any, try(fuse-map-map))) ; try(each(any, try(fuse-map-scan))) ; "                              \
     "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter))) ; "                         \
     "try(each(any, try(fuse-map-reduce))) ; "
+/* Filters and partitions as flags, a scan and a scatter before anything
+ * else, so that the fusions below make each one look-back pass and a
+ * reduction; a partition's parts rejoined by concat are its buffer. */
+#define FILTERS                                                                                              \
+    "try(each(filter, try(filter-scatter))) ; try(each(partition, try(partition-scatter))) ; "               \
+    "try(each(any, try(concat-split))) ; "
 #define ROWS "try(each(map, try(segmented-scan(WG=256)))) ; "
 #define PAPER_SCAN "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "
 #define HISTOGRAMS "try(each(reduce_by_index, try(subhistogram))) ; try(each(reduce_by_index_2d, try(subhistogram)))"
 
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan
  * (which nests itself on its block sums). */
-#define DEFAULT_FOR(lookback) ROWS FUSION "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN HISTOGRAMS
+#define DEFAULT_FOR(lookback) FILTERS ROWS FUSION "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN HISTOGRAMS
+
+const char *st_fusion_strategy(void) { return FUSION; }
 
 const char *st_default_strategy(const char *device_type) {
     if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("lookback(M=16384, WG=1, LOAD=direct)");

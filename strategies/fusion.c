@@ -14,7 +14,8 @@
  * There it refuses the hindrances of the map-scan report (figure 3): a
  * producer used more than once (fusing would compute it again, or keep it
  * anyway: cases 4 and 6) and a use inside a lambda (once per element of an
- * outer map: case 3). */
+ * outer map: case 3). A map of a few scalar operations per element read
+ * only as consumers' inputs is computed again in each (cheap_map). */
 #include "rewrite/plugin.h"
 #include "strategies.h"
 
@@ -60,6 +61,33 @@ static const st_node *unzipped(const char *rule, const st_node *e, const char *p
     return st_no_match(why, "%s", msg);
 }
 
+/* A map whose function is a few scalar operations on its element (no loop,
+ * no memory of its own): computing it again where each consumer reads it
+ * costs less than writing it and reading it back, so a use more than once
+ * is no hindrance when every use reads it element by element (is a
+ * consumer's input), as a filter's flags feed its scan, its count and its
+ * index map. A use of the whole array (returned, stored, indexed) would
+ * keep it anyway, and stays one. */
+enum { CHEAP_MAP_DEPTH = 16 };
+
+static bool cheap_map(const st_node *m) {
+    if (!st_is_prim(m, ST_PRIM_MAP) || m->kids[0]->kind != ST_NODE_LAMBDA) return false;
+    const st_node *body = st_lambda_body(m->kids[0]);
+    return body->depth <= CHEAP_MAP_DEPTH && st_is_view_scalar(body);
+}
+
+/* Is every occurrence of v in e an input read element by element: the data
+ * of a map, scan or reduce, or a component of a zip that is one? */
+static bool read_elementwise(const st_node *e, const st_node *v, bool as_data) {
+    if (e == v) return as_data;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        if (st_is_binder(e, i)) continue;
+        bool data = (st_is_prim(e, ST_PRIM_MAP) || st_is_prim(e, ST_PRIM_SCAN) || st_is_prim(e, ST_PRIM_REDUCE)) && i + 1 == e->nkids;
+        if (!read_elementwise(e->kids[i], v, data || (st_is_prim(e, ST_PRIM_ZIP) && as_data))) return false;
+    }
+    return true;
+}
+
 /* At `let v = producer in body`: the hindrances, then fusion at v's one use.
  * The producer is substituted for v in the whole body first: st_subst renames
  * any binder on the way that would capture the producer's free variables, and
@@ -78,6 +106,8 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
     const st_node *v = e->kids[0], *body = st_let_body(e), *producer = st_let_value(e);
     bool under = false;
     uint32_t uses = st_count_uses(body, v, &under);
+    uint32_t consumers = uses;
+    if (uses > 1 && !under && cheap_map(producer) && read_elementwise(body, v, false)) uses = 1; /* see cheap_map */
     if (uses != 1) {
         if (uses == 0) return st_no_match(why, "%s", "the bound value is not used");
         return st_fail(why, (st_loc){0}, "%s: `%s` is used %u times; fusing the %s into one use would compute it again for the others, or keep it anyway (a hindrance: figure 3 of the map-scan report, cases 4 and 6)",
@@ -89,9 +119,19 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
     st_err inner = {0};
     const st_node *inlined = st_subst(st_rw_ctx(rw), body, v, producer, &inner);
     if (!inlined) return *why = inner, NULL;
-    bool found = false;
-    const st_node *r = fuse_at(rw, inlined, producer, feeds, direct, &found, why);
-    if (!found) {
+    /* each consumer of the rule's kind takes its copy (a cheap map read by
+     * several), one at a time: a fused consumer no longer reads it */
+    const st_node *r = inlined;
+    bool any = false;
+    for (uint32_t i = 0; i < consumers; i++) {
+        bool found = false;
+        const st_node *next = fuse_at(rw, r, producer, feeds, direct, &found, why);
+        if (!found) break;
+        if (!next) return NULL;
+        r = next;
+        any = true;
+    }
+    if (!any) {
         char msg[200];
         snprintf(msg, sizeof msg, "`%s` does not feed a %s", v->u.name, consumer_name);
         return st_no_match(why, "%s", msg);
@@ -237,37 +277,78 @@ static const st_node *zipped_with(st_build *b, st_scan_form *p, const st_node *y
     return data;
 }
 
-/* map(g, S), map(g, zip(S, ys)) or map(g, zip(ys, S)) with S a scan: ys the
- * scan's input itself, or another array of its length (read beside it) */
+/* Element i of ys computed from x, element i of what the scan reads (xs),
+ * without reading ys: ys is xs, a component of xs (a zip), or a cheap map
+ * of either (computed again, as cheap_map says). NULL when ys must be read
+ * beside. */
+static const st_node *element_from(st_build *b, const st_node *ys, const st_node *xs, const st_node *x) {
+    if (ys == xs) return x;
+    if (st_is_prim(xs, ST_PRIM_ZIP))
+        for (uint32_t j = 0; j < xs->nkids; j++)
+            if (ys == xs->kids[j]) return st_b_proj(b, x, j);
+    if (cheap_map(ys)) {
+        const st_node *y = element_from(b, ys->kids[1], xs, x);
+        return y ? ST_CALL(b, ys->kids[0], y) : NULL;
+    }
+    return NULL;
+}
+
+/* map(g, S) or map(g, zip(…, S, …)) with S a scan and the zip's other
+ * components of its length: each the scan's input, a component of it, or a
+ * cheap map of those (computed from the element the scan reads), or another
+ * array, read beside (all such ones zipped together). */
 static const st_node *scan_map(st_rw *rw, const st_node *e, st_err *why) {
-    const char *shape = "fuse-scan-map needs a map of a scan, or of a scan zipped with another array";
+    const char *shape = "fuse-scan-map needs a map of a scan, or of a scan zipped with other arrays";
     if (!is_map(e)) return st_no_match(why, "%s", shape);
     const st_node *g = e->kids[0], *d = e->kids[1];
     st_scan_form p;
     int scan_at = -1; /* where the scan is in the zip; -1: the map's data is the scan itself */
     if (!scan_for_post(d, &p)) {
-        if (!st_is_prim(d, ST_PRIM_ZIP) || d->nkids != 2) return st_no_match(why, "%s", shape);
-        for (int k = 0; k < 2 && scan_at < 0; k++)
-            if (scan_for_post(d->kids[k], &p) && !is_scan(d->kids[1 - k])) scan_at = k;
+        if (!st_is_prim(d, ST_PRIM_ZIP)) return st_no_match(why, "%s", shape);
+        for (uint32_t k = 0; k < d->nkids; k++)
+            if (is_scan(d->kids[k])) {
+                if (scan_at >= 0 || !scan_for_post(d->kids[k], &p)) return st_no_match(why, "%s", shape);
+                scan_at = (int)k;
+            }
         if (scan_at < 0) return st_no_match(why, "%s", shape);
     }
     st_build B = st_build_of(rw, why), *b = &B;
-    const st_node *acc = st_b_var(b, "acc", p.z->type), *x = NULL, *other = NULL;
-    if (scan_at < 0 || d->kids[1 - scan_at] == p.xs) {
+    const st_node *acc = st_b_var(b, "acc", p.z->type), *x = NULL;
+    if (scan_at < 0) {
         x = st_b_var(b, "x", st_elem_of(p.xs));
-        other = x;
-    } else { /* another array: the scan reads it too */
-        zipped_with(b, &p, d->kids[1 - scan_at], &x);
-        other = st_b_proj(b, x, 1);
+        return ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, ST_CALL(b, g, acc), acc, x), p.z, p.xs);
     }
-    const st_node *value = scan_at < 0 ? ST_CALL(b, g, acc) : scan_at == 0 ? ST_CALL(b, g, ST_TUPLE(b, acc, other)) : ST_CALL(b, g, ST_TUPLE(b, other, acc));
+    /* the components read beside the scan's input, zipped together */
+    const st_node *beside[ST_MAX_KIDS], *probe = st_b_var(b, "x", st_elem_of(p.xs));
+    uint32_t nbeside = 0;
+    for (uint32_t k = 0; k < d->nkids; k++)
+        if ((int)k != scan_at && !element_from(b, d->kids[k], p.xs, probe)) beside[nbeside++] = d->kids[k];
+    const st_node *xs = p.xs, *elem = NULL, *others = NULL;
+    if (nbeside == 0) {
+        x = elem = st_b_var(b, "x", st_elem_of(p.xs));
+    } else {
+        zipped_with(b, &p, nbeside == 1 ? beside[0] : st_b_prim_n(b, ST_PRIM_ZIP, nbeside, beside), &x);
+        elem = st_b_proj(b, x, 0);
+        others = st_b_proj(b, x, 1);
+    }
+    const st_node *items[ST_MAX_KIDS];
+    for (uint32_t k = 0, j = 0; k < d->nkids; k++) {
+        if ((int)k == scan_at) items[k] = acc;
+        else if (!(items[k] = element_from(b, d->kids[k], xs, elem)))
+            items[k] = nbeside == 1 ? others : st_b_proj(b, others, j++);
+    }
+    const st_node *value = ST_CALL(b, g, st_b_tuple_n(b, d->nkids, items));
     return ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, value, acc, x), p.z, p.xs);
 }
 
 static bool feeds_map_output(const st_node *c, const st_node *v) {
     if (!is_map(c)) return false;
     const st_node *d = c->kids[1];
-    return d == v || (st_is_prim(d, ST_PRIM_ZIP) && d->nkids == 2 && (d->kids[0] == v || d->kids[1] == v));
+    if (d == v) return true;
+    if (!st_is_prim(d, ST_PRIM_ZIP)) return false;
+    for (uint32_t k = 0; k < d->nkids; k++)
+        if (d->kids[k] == v) return true;
+    return false;
 }
 
 static const st_node *fuse_scan_map(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
@@ -290,8 +371,10 @@ static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
         return st_fail(why, (st_loc){0}, "fuse-scan-scatter: the indices and the values have different lengths"), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *acc = st_b_var(b, "acc", p.z->type), *x, *elem, *value;
-    if (p.xs == vs) {
-        x = elem = value = st_b_var(b, "x", st_elem_of(vs));
+    const st_node *probe = st_b_var(b, "x", st_elem_of(p.xs));
+    if (element_from(b, vs, p.xs, probe)) { /* the values are (computed from) what the scan reads */
+        x = elem = st_b_var(b, "x", st_elem_of(p.xs));
+        value = element_from(b, vs, p.xs, x);
     } else {
         zipped_with(b, &p, vs, &x);
         elem = st_b_proj(b, x, 0);
@@ -319,20 +402,21 @@ static const st_node *fuse_scan_scatter(st_rw *rw, const st_node *e, const int64
 
 static const st_rule fusion_rules[] = {
     FUSION("fuse-map-map", "map(g, map(f, xs)) into map(x => g(f(x)), xs)",
-           "the inner map's result is used once, and not inside a lambda (a map's function or a loop's body)", fuse_map_map),
+           "the inner map's result is used once (or, a few scalar operations per element, only as consumers' inputs: computed again in each), and not inside a lambda (a map's function or a loop's body)", fuse_map_map),
     FUSION("fuse-map-scan", "a map feeding a scan into the scan's fold (scanomap): the scan reads the map's input",
-           "the map's result is used once, by the scan, not inside a lambda (a map's function or a loop's body); a post-function must not read the mapped elements; "
+           "the map's result is used once (or, a few scalar operations per element, only as consumers' inputs: computed again in each), by the scan, not inside a lambda (a map's function or a loop's body); a post-function must not read the mapped elements; "
            "the map does not reduce rows to scalars (the scan would read whole rows in each pass)",
            fuse_map_scan),
     FUSION("fuse-map-reduce", "a map feeding a reduce into the reduce's fold (redomap)",
-           "the map's result is used once, by the reduce, not inside a lambda (a map's function or a loop's body)", fuse_map_reduce),
+           "the map's result is used once (or, a few scalar operations per element, only as consumers' inputs: computed again in each), by the reduce, not inside a lambda (a map's function or a loop's body)", fuse_map_reduce),
     FUSION("fuse-scan-scan", "two independent scans of one length into one scan of pairs (horizontal fusion)",
            "consecutive lets; the second does not read the first; equal lengths; no post-functions yet", fuse_scan_scan),
     FUSION("fuse-scan-map",
-           "a map of a scan's output (zipped with the scan's input or not) into the scan's post-function (maposcanomap)",
+           "a map of a scan's output (alone or zipped with other arrays) into the scan's post-function (maposcanomap)",
            "the scan's result is used once, by the map, not inside a lambda (a map's function or a loop's body); the "
-           "scan has no post-function yet; an array zipped beside the scan's output (not another scan) is read by the "
-           "scan beside its input (an exscan's flags)", fuse_scan_map),
+           "scan has no post-function yet; each array zipped beside the scan's output (not another scan) is the scan's "
+           "input, a component of it or a cheap map of those (computed from the element the scan reads), or else read "
+           "by the scan beside its input (an exscan's flags, a partition's indices)", fuse_scan_map),
     FUSION("fuse-scan-scatter", "a scatter whose indices are a scan into the scan: scatter(dest, pairs)",
            "the scan's result is used once, as the indices, not inside a lambda (a map's function or a loop's body); "
            "the values are the scan's input, or another array of its length that the scan reads beside its input "
@@ -349,5 +433,5 @@ bool st_register_fusion_rules(st_registry *r, st_err *err) {
 bool st_register_builtin_rules(st_registry *r, st_err *err) {
     return st_register_scan_rules(r, err) && st_register_fusion_rules(r, err) && st_register_lookback_rules(r, err) &&
            st_register_histogram_rules(r, err) && st_register_lowering_rules(r, err) &&
-           st_register_segmented_rules(r, err);
+           st_register_segmented_rules(r, err) && st_register_filter_rules(r, err);
 }

@@ -18,15 +18,32 @@
  * applies its post-function as it stores, and a scatter of a scan of
  * (index, value) pairs (fuse-scan-scatter) writes each pair straight into
  * the destination. Every length is right: the last group guards its tail,
- * so nothing is padded. */
+ * so nothing is padded. A filter or partition it takes as its rule makes it
+ * and the fusions leave it: one scan, the scatter in it. */
 #include "rewrite/plugin.h"
 #include "strategies.h"
 
+#include <stdio.h>
+
 static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
+
+
+/* A filter or partition: its rule (filter-scatter, partition-scatter), the
+ * default fusions, then this look-back on the one scan they leave, so that
+ * a space of look-backs explores a filter as it explores a scan. */
+static const st_node *lookback_filter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    char text[2048];
+    snprintf(text, sizeof text, "%s ; %seach(top scan, lookback(M=%lld, WG=%lld, LW=%lld, LOAD=%s))",
+             st_is_prim(e, ST_PRIM_FILTER) ? "filter-scatter" : "partition-scatter", st_fusion_strategy(),
+             (long long)args[0], (long long)args[1], (long long)args[2], LOAD_NAMES[args[3] ? 1 : 0]);
+    const st_strategy *s = st_strategy_parse(st_rw_ctx(rw), st_rw_registry(rw), "lookback", text, why);
+    return s ? st_rewrite_node(rw, s, e, why) : NULL;
+}
 
 static const st_node *lookback(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
-    if (!st_scan_form_of(e, &p)) return st_no_match(why, "%s", "lookback rewrites a scan");
+    if (st_is_prim(e, ST_PRIM_FILTER) || st_is_prim(e, ST_PRIM_PARTITION)) return lookback_filter(rw, e, args, why);
+    if (!st_scan_form_of(e, &p)) return st_no_match(why, "%s", "lookback rewrites a scan, a filter or a partition");
     if (!st_at_top_level(rw, "lookback", "scan", why)) return NULL;
     if (!st_type_is_plain(p.z->type) || !st_type_is_plain(p.xs->type->elem))
         return st_fail(why, (st_loc){0}, "lookback scans scalars and tuples of scalars, and this scan's elements or "
@@ -52,7 +69,8 @@ static const st_rule rule_lookback = {
                "M elements per work-item, WG work-items per group, LW of them reading predecessors' flags at once "
                "(1 is right everywhere; a warp's width suits GPUs), LOAD through local memory or direct; a fused map, "
                "post-function or scatter stays in it",
-    .conditions = "a scan at the top level of a def (not inside a map; the body of a top-level loop over arrays "
+    .conditions = "a filter or a partition (made flags, a scan and a scatter by filter-scatter or partition-scatter, "
+                  "fused as the default strategy does, the look-back then taking its one scan), or a scan at the top level of a def (not inside a map; the body of a top-level loop over arrays "
                   "counts), of any length and any form (an exscan too: the carry each element gets is its exclusive "
                   "prefix, one pass), whose elements and accumulator are scalars or tuples of scalars; LW <= WG",
     .origin = "built-in",

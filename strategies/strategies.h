@@ -13,6 +13,7 @@ bool st_register_lowering_rules(st_registry *r, st_err *err); /* strategies/lowe
 bool st_register_lookback_rules(st_registry *r, st_err *err); /* strategies/lookback.c */
 bool st_register_histogram_rules(st_registry *r, st_err *err); /* strategies/histogram.c */
 bool st_register_segmented_rules(st_registry *r, st_err *err); /* strategies/segmented.c */
+bool st_register_filter_rules(st_registry *r, st_err *err); /* strategies/filter.c */
 
 /* reduce_by_index_2d(dest, op, z, is, vs) or scatter_2d(dest, is, vs), dest
  * [n][m]t, as the 1-D form over join(dest) at r*m + c for each pair (r, c)
@@ -22,6 +23,12 @@ bool st_register_segmented_rules(st_registry *r, st_err *err); /* strategies/seg
 struct st_build;
 const st_node *st_flatten_2d(struct st_build *b, const st_node *e);
 
+/* e with every filter and partition as flags, a scan and a scatter
+ * (filter-scatter, partition-scatter), inner ones first, and every concat of
+ * a partition's two parts as its buffer (concat-split), where the rules'
+ * conditions hold; lower-opencl applies it first. strategies/filter.c */
+const st_node *st_filters_as_scatters(struct st_build *b, const st_node *e);
+
 /* The strategy `lower-opencl` of reg (NULL when reg lacks it): what `run`
  * applies after the user's strategy, mapping the program onto OpenCL. */
 const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
@@ -29,6 +36,10 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
 /* What `strata run` applies when not given a strategy and no exported
  * variant exists for the device, by the device's type ("CPU", "GPU",
  * "ACCELERATOR", …; another or NULL gets the GPU's):
+ *   - every filter and partition first as flags, a scan and a scatter
+ *     (filter-scatter, partition-scatter), and a partition's two parts
+ *     rejoined by concat as its buffer (concat-split), so that the fusions
+ *     make each one look-back pass and a count;
  *   - a map that scans each row (of a length not known to be short) with
  *     one row per work-group, so that no scan runs as blocks inside a map;
  *   - producers fused into their consumers where the fusion rules allow: a
@@ -48,5 +59,9 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *   - every histogram in subhistograms, as the thesis' heuristic chooses.
  * Fine-tuning is `strata explore`'s. */
 const char *st_default_strategy(const char *device_type);
+/* The default strategy's fusions alone (each `try(each(any, try(…))) ; `,
+ * ending in "; "): what lookback applies to a filter or partition after
+ * rewriting it, so that its one scan takes the rest in. */
+const char *st_fusion_strategy(void);
 
 #endif

@@ -1351,15 +1351,17 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 START_TEST(producer_used_twice_is_not_fused) {
-    /* a filter that also counts: flags feeds both the scan and the reduce */
+    /* a filter that also counts: flags feeds both the scan and the reduce,
+     * and each flag costs a loop (a cheap map fuses into each consumer:
+     * the filter-rules suite) */
     const char *filter = "def main(xs: [N]i32) =\n"
-                         "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
+                         "  let flags = xs |> map(x => if (loop a = x for i < 3 do a * 2) > 0 then 1i64 else 0)\n"
                          "  let offsets = flags |> scan(+, 0)\n"
                          "  let idx = zip(xs, offsets) |> map((x, o) => if x > 0 then o - 1 else -1)\n"
                          "  in (scatter(replicate(N, 0), idx, xs), flags |> reduce(+, 0))";
     refused_because(filter, "first(let, fuse-map-scan)", "`flags` is used 2 times");
     refused_because(filter, "first(let, fuse-map-reduce)", "`flags` is used 2 times");
-    refused_because("def main(xs: [N]i32) = let ys = xs |> map(x => x + 1) in "
+    refused_because("def main(xs: [N]i32) = let ys = xs |> map(x => loop a = x for i < 3 do a + 1) in "
                     "(ys |> map(y => y * 2), ys |> map(y => y * 3))",
                     "fuse-map-map", "`ys` is used 2 times");
     refused_because("def main(xs: [N]i32) = let ys = xs |> map(x => x + 1) in (ys, ys |> scan(+, 0))", "fuse-map-scan",

@@ -1,0 +1,269 @@
+/* strategies/filter.c — filter and partition as flags, a scan and a scatter.
+ *
+ *   filter-scatter      filter(p, xs)
+ *                    -> let flags = xs |> map(x => if p(x) then 1i64 else 0i64)
+ *                       let offsets = flags |> scan(+, 0i64)
+ *                       let k = flags |> reduce(+, 0i64)
+ *                       let idx = zip(flags, offsets) |> map((f, o) => if f == 1i64 then o - 1i64 else -1i64)
+ *                       let res = scatter(replicate(n, zero), idx, xs)
+ *                       in take(k, res)
+ *   partition-scatter   partition(p, xs)
+ *                    -> the same flags, offsets and k, then one scatter into one buffer of n:
+ *                       a kept element at o - 1, a dropped one at k + (i - o), i its index;
+ *                       in (take(k, buf), drop(k, buf))
+ *   concat-split        concat(take(k, b), drop(k, b)) -> b
+ *
+ * The seed is scan-scatter-fusion.txt: the result is over-allocated (a
+ * buffer of n, the worst case), so that nothing waits for the count before
+ * the scatter, and the count is the flags' sum, a reduction beside the scan
+ * rather than a read of the scan's last element (which would be a second
+ * use of the offsets, the hindrance the post discusses). The default
+ * strategy's fusions then make flags, scan, index map and scatter one
+ * look-back kernel, and the count one reduction.
+ *
+ * k is a variable whose size is the filter's own existential (?k), so the
+ * take has the filter's type exactly and nothing around it changes; the
+ * interpreter binds ?k when the take runs. The scan is inclusive (a kept
+ * element's place is its offset minus one): a rule's output is not made
+ * of exscans, which every rewrite turns into scans at its start only. */
+#include "rewrite/plugin.h"
+#include "strategies.h"
+
+#include <stdio.h>
+
+/* The zero of a scalar or a tuple of scalars: what the buffer past the
+ * kept elements holds (never read through the take). */
+static const st_node *zero_of(st_build *b, const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return st_lit(b->cx, t->scalar, (st_scalar){.bits = 0});
+    const st_node *items[ST_MAX_KIDS];
+    for (uint32_t i = 0; i < t->n && i < ST_MAX_KIDS; i++) items[i] = zero_of(b, t->items[i]);
+    return st_b_tuple_n(b, t->n, items);
+}
+
+/* Can the rule build a buffer for xs: elements of scalars or tuples of
+ * scalars, and a length the def's sizes write (replicate and iota need
+ * it)? False with the reason. */
+static bool fits(const char *rule, const st_node *xs, st_err *why) {
+    if (!st_type_is_plain(xs->type->elem))
+        return st_fail(why, (st_loc){0}, "%s: the elements are arrays (rows); the scatter's buffer holds scalars and "
+                       "tuples of scalars only", rule);
+    if (st_size_has_exist(xs->type->size))
+        return st_fail(why, (st_loc){0}, "%s: the input's length is known only at run time (it was cut by a filter, "
+                       "partition, take or drop), so there is no length to allocate the buffer with", rule);
+    return true;
+}
+
+/* The parts filter and partition share: flags, their inclusive scan and
+ * their sum, bound by lets around what `rest` builds from them. */
+typedef struct counted {
+    const st_node *flags, *offsets, *k; /* the let-bound variables */
+    const st_node *flags_v, *offsets_v, *k_v; /* their values */
+} counted;
+
+static void count_kept(st_build *b, const st_node *p, const st_node *xs, const st_size *exist, counted *c) {
+    const st_type *i64 = st_type_scalar(b->cx, ST_I64);
+    const st_node *x = st_b_var(b, "x", xs->type->elem), *one = st_b_i64(b, 1), *zero = st_b_i64(b, 0);
+    c->flags_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, st_b_if(b, ST_CALL(b, p, x), one, zero), x), xs);
+    c->flags = st_b_bound(b, "flags", c->flags_v);
+    st_err e = {0};
+    const st_node *plus = st_b_check(b, st_opfn(b->cx, ST_OP_ADD, ST_I64, &e), &e);
+    c->offsets_v = ST_PRIM(b, ST_PRIM_SCAN, plus, zero, c->flags);
+    c->offsets = st_b_bound(b, "offsets", c->offsets_v);
+    c->k_v = ST_PRIM(b, ST_PRIM_REDUCE, plus, zero, c->flags);
+    const char *name = st_fresh_name(b->cx, "k");
+    c->k = name ? st_var(b->cx, name, i64, exist) : NULL;
+}
+
+/* let flags = … in let offsets = … in let k = … in body */
+static const st_node *around(st_build *b, const counted *c, const st_node *body) {
+    return st_b_let(b, c->flags, c->flags_v, st_b_let(b, c->offsets, c->offsets_v, st_b_let(b, c->k, c->k_v, body)));
+}
+
+/* let idx = places in let buf = scatter(replicate(n, zero), idx, xs) in (what of buf) */
+static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, bool both,
+                                const counted *c) {
+    const st_node *idx = st_b_bound(b, "idx", places);
+    const st_node *dest = ST_PRIM(b, ST_PRIM_REPLICATE, st_b_size(b, xs->type->size), zero_of(b, xs->type->elem));
+    const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER, dest, idx, xs);
+    const st_node *buf = st_b_bound(b, both ? "buf" : "res", buf_v);
+    const st_node *kept = ST_PRIM(b, ST_PRIM_TAKE, c->k, buf);
+    const st_node *out = both ? ST_TUPLE(b, kept, ST_PRIM(b, ST_PRIM_DROP, c->k, buf)) : kept;
+    return around(b, c, st_b_let(b, idx, places, st_b_let(b, buf, buf_v, out)));
+}
+
+static const st_node *filter_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    if (!st_is_prim(e, ST_PRIM_FILTER)) return st_no_match(why, "%s", "filter-scatter rewrites a filter");
+    const st_node *p = e->kids[0], *xs = e->kids[1];
+    if (!fits("filter-scatter", xs, why)) return NULL;
+    st_build B = st_build_of(rw, why), *b = &B;
+    counted c;
+    count_kept(b, p, xs, e->type->size, &c);
+    /* (f, o) => if f == 1 then o - 1 else -1: a dropped element's index is
+     * out of bounds, which scatter ignores */
+    const st_type *i64 = st_type_scalar(b->cx, ST_I64);
+    const st_node *data = ST_PRIM(b, ST_PRIM_ZIP, c.flags, c.offsets);
+    const st_node *f = st_b_var(b, "f", i64), *o = st_b_var(b, "o", i64), *one = st_b_i64(b, 1);
+    const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), st_b_binop(b, ST_OP_SUB, o, one), st_b_i64(b, -1));
+    const st_node *places = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, place, f, o), data);
+    return scattered(b, places, xs, false, &c);
+}
+
+static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    if (!st_is_prim(e, ST_PRIM_PARTITION)) return st_no_match(why, "%s", "partition-scatter rewrites a partition");
+    const st_node *p = e->kids[0], *xs = e->kids[1];
+    if (!fits("partition-scatter", xs, why)) return NULL;
+    st_build B = st_build_of(rw, why), *b = &B;
+    counted c;
+    count_kept(b, p, xs, e->type->items[0]->size, &c);
+    /* (i, f, o) => if f == 1 then o - 1 else k + (i - o): the kept ones
+     * before k in order, the dropped ones after it in order (i + 1 - o of
+     * them up to element i, itself included, so it goes to k + (i + 1 - o) - 1) */
+    const st_node *data = ST_PRIM(b, ST_PRIM_ZIP, ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, xs->type->size)), c.flags, c.offsets);
+    const st_type *i64 = st_type_scalar(b->cx, ST_I64);
+    const st_node *i = st_b_var(b, "i", i64), *f = st_b_var(b, "f", i64), *o = st_b_var(b, "o", i64), *one = st_b_i64(b, 1);
+    const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), st_b_binop(b, ST_OP_SUB, o, one),
+                                   st_b_binop(b, ST_OP_ADD, c.k, st_b_binop(b, ST_OP_SUB, i, o)));
+    const st_node *places = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, place, i, f, o), data);
+    return scattered(b, places, xs, true, &c);
+}
+
+/* ---- concat-split ---- */
+
+/* Are t and d take(k, b) and drop(k, b), the same k and the same b? *whole is b. */
+static bool cut_of(const st_node *t, const st_node *d, const st_node **whole) {
+    if (!st_is_prim(t, ST_PRIM_TAKE) || !st_is_prim(d, ST_PRIM_DROP) || t->kids[0] != d->kids[0] || t->kids[1] != d->kids[1])
+        return false;
+    *whole = t->kids[1];
+    return true;
+}
+
+/* Is e concat(take(k, b), drop(k, b))? */
+static bool rejoins(const st_node *e, const st_node **whole) {
+    return st_is_prim(e, ST_PRIM_CONCAT) && cut_of(e->kids[0], e->kids[1], whole);
+}
+
+/* The innermost body of a chain of lets. */
+static const st_node *innermost(const st_node *e) {
+    while (e->kind == ST_NODE_LET) e = st_let_body(e);
+    return e;
+}
+
+/* v's chain of lets with its innermost body replaced by body. */
+static const st_node *with_innermost(st_build *b, const st_node *v, const st_node *body) {
+    if (v->kind != ST_NODE_LET) return body;
+    const st_node *kids[ST_MAX_KIDS];
+    memcpy(kids, v->kids, v->nkids * sizeof *kids);
+    kids[v->nkids - 1] = with_innermost(b, st_let_body(v), body);
+    if (!kids[v->nkids - 1]) return NULL;
+    st_err inner = {0};
+    return st_b_check(b, st_rebuild(b->cx, v, kids, &inner), &inner);
+}
+
+/* e with the one node `from` replaced by `to` (hash-consed: every
+ * occurrence of the same tree). */
+static const st_node *replace_node(st_build *b, const st_node *e, const st_node *from, const st_node *to) {
+    if (e == from) return to;
+    if (e->nkids == 0) return e;
+    const st_node *kids[ST_MAX_KIDS];
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        kids[i] = st_is_binder(e, i) ? e->kids[i] : replace_node(b, e->kids[i], from, to);
+        if (!kids[i]) return NULL;
+        changed |= kids[i] != e->kids[i];
+    }
+    if (!changed) return e;
+    st_err inner = {0};
+    return st_b_check(b, st_rebuild(b->cx, e, kids, &inner), &inner);
+}
+
+/* concat(take(k, b), drop(k, b)) is b; so is concat(z, o) in the body of
+ * `let (z, o) = V` when V (through its lets) ends in (take(k, b), drop(k,
+ * b)) and z and o are used there alone: what a partition-scatter followed
+ * by a concat looks like. V's lets then hold the body (their names are
+ * fresh, so nothing in the body is captured). */
+static const st_node *concat_split(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    const st_node *whole;
+    if (rejoins(e, &whole)) return whole;
+    const char *shape = "concat-split rewrites concat(take(k, b), drop(k, b)), or `let (z, o) = …(take(k, b), drop(k, b)) "
+                        "in …concat(z, o)…`";
+    if (e->kind != ST_NODE_LET || st_let_nvars(e) != 2) return st_no_match(why, "%s", shape);
+    const st_node *value = st_let_value(e), *end = innermost(value), *z = e->kids[0], *o = e->kids[1];
+    if (end->kind != ST_NODE_TUPLE || end->nkids != 2 || !cut_of(end->kids[0], end->kids[1], &whole))
+        return st_no_match(why, "%s", shape);
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *concat = ST_PRIM(b, ST_PRIM_CONCAT, z, o), *body = st_let_body(e);
+    if (st_count_uses(body, z, NULL) != 1 || st_count_uses(body, o, NULL) != 1 || st_count_uses(body, concat, NULL) != 1)
+        return st_fail(why, (st_loc){0}, "concat-split: `%s` and `%s` are used elsewhere than in concat(%s, %s), so the "
+                       "two parts are needed apart", z->u.name, o->u.name, z->u.name, o->u.name), NULL;
+    /* every binder of V is fresh (a rule made it), else the body could be captured */
+    for (const st_node *v = value; v->kind == ST_NODE_LET; v = st_let_body(v))
+        for (uint32_t i = 0; i < st_let_nvars(v); i++)
+            if (st_occurs(body, v->kids[i]))
+                return st_fail(why, (st_loc){0}, "concat-split: the body reads `%s`, a name the partition binds", v->kids[i]->u.name), NULL;
+    return with_innermost(b, value, replace_node(b, body, concat, whole));
+}
+
+/* ---- all of them, for lower-opencl ---- */
+
+/* e with every filter and partition rewritten (inner ones first) and every
+ * concat of a partition's parts made its buffer, where the rules' conditions
+ * hold; what they refuse is left for codegen to report. */
+const st_node *st_filters_as_scatters(st_build *b, const st_node *e) {
+    if (e->nkids == 0) return e;
+    const st_node *kids[ST_MAX_KIDS];
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        kids[i] = st_is_binder(e, i) ? e->kids[i] : st_filters_as_scatters(b, e->kids[i]);
+        if (!kids[i]) return NULL;
+        changed |= kids[i] != e->kids[i];
+    }
+    if (changed) {
+        st_err inner = {0};
+        if (!(e = st_b_check(b, st_rebuild(b->cx, e, kids, &inner), &inner))) return NULL;
+    }
+    st_rule_apply rule = st_is_prim(e, ST_PRIM_FILTER) ? filter_scatter
+                         : st_is_prim(e, ST_PRIM_PARTITION) ? partition_scatter
+                         : st_is_prim(e, ST_PRIM_CONCAT) || e->kind == ST_NODE_LET ? concat_split : NULL;
+    if (!rule) return e;
+    st_err why = {0};
+    const st_node *r = rule(b->rw, e, NULL, &why);
+    if (r) return r;
+    if (why.kind == ST_ERR_INTERNAL) return *b->err = why, NULL;
+    return e;
+}
+
+/* ---- the table ---- */
+
+static const st_rule filter_rules[] = {
+    {.name = "filter-scatter",
+     .summary = "filter(p, xs) as flags of p, their inclusive scan into a scatter (kept element at its offset - 1, the "
+                "others ignored) into a buffer of n, and take(k, buffer) with k the flags' sum (the seed's filter)",
+     .conditions = "a filter whose elements are scalars or tuples of scalars (not rows), and whose input's length is "
+                   "written with the def's sizes (not one known only at run time)",
+     .origin = "built-in",
+     .apply = filter_scatter},
+    {.name = "partition-scatter",
+     .summary = "partition(p, xs) as one scan of flags and one scatter into one buffer of n, stable: a kept element "
+                "at its offset - 1, a dropped one at k + (i - offset); then (take(k, buf), drop(k, buf)), k the "
+                "flags' sum",
+     .conditions = "a partition whose elements are scalars or tuples of scalars (not rows), and whose input's length "
+                   "is written with the def's sizes (not one known only at run time)",
+     .origin = "built-in",
+     .apply = partition_scatter},
+    {.name = "concat-split",
+     .summary = "concat(take(k, b), drop(k, b)) as b: a partition followed by a concat costs nothing more (so an LSD "
+                "radix sort as a loop of partitions is one pass per digit)",
+     .conditions = "the same k and the same b in both; or `let (z, o) = …(take(k, b), drop(k, b)) in …concat(z, o)…` "
+                   "(what partition-scatter makes) with z and o used in that concat alone",
+     .origin = "built-in",
+     .apply = concat_split},
+};
+
+bool st_register_filter_rules(st_registry *r, st_err *err) {
+    for (size_t i = 0; i < sizeof filter_rules / sizeof *filter_rules; i++)
+        if (!st_registry_add(r, &filter_rules[i], err)) return false;
+    return true;
+}

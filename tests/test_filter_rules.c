@@ -1,0 +1,568 @@
+/* tests/test_filter_rules.c — the rules filter-scatter, partition-scatter
+ * and concat-split (strategies/filter.c), and the fusions that make a
+ * rewritten filter one look-back pass and a count.
+ *
+ * Each program (a filter or a partition keeping all, none, about half, or
+ * a pattern of i32, i64, u8, f32 and pairs) runs in the interpreter before
+ * and after each rule, the default strategies of a CPU and a GPU, and
+ * lower-opencl and a look-back (which takes a filter as its rule and the
+ * fusions leave it), at N = 0, 1, 2, 7, 13, 1000 and 1009, and the big ones at
+ * 1000003, against a reference computed here in C (the partition's stable
+ * by construction). Around it: what the rules refuse (rows, a length known
+ * only at run time, a concat of parts cut at different places), the
+ * rewritten programs printed, parsed and printed again, the shape the
+ * default strategy gives (one scanLookback with the scatter fused in, one
+ * reduce, no flags array), and the examples.
+ *
+ * On PoCL: the same programs through the whole pipeline. Codegen of take
+ * and drop is another branch's; until it is merged, st_codegen refuses them
+ * and those cases pass as PENDING (said on stdout), never silently. */
+#include "pipeline_fixture.h"
+
+/* ------------------------------------------------------------------------ */
+/* Programs and their references in C                                       */
+/* ------------------------------------------------------------------------ */
+
+/* deterministic inputs of both signs (and a spread of fractions for f32) */
+static int64_t in_int(int64_t j) { return (j * 37 + 11) % 101 - 50; }
+static float in_f32(int64_t j) { return (float)((j * 13 + 5) % 17) / 16.0f; }
+
+typedef bool (*keep_fn)(const st_value *args, int64_t j);
+
+#define AT(args, k, T, j) (((const T *)(args)[k].u.a.data)[j])
+static bool all_i32(const st_value *a, int64_t j) { return AT(a, 0, int32_t, j) > -100; }
+static bool none_i32(const st_value *a, int64_t j) { return AT(a, 0, int32_t, j) > 100; }
+static bool half_i32(const st_value *a, int64_t j) { return AT(a, 0, int32_t, j) > 0; }
+static bool pattern_i32(const st_value *a, int64_t j) { return AT(a, 0, int32_t, j) % 3 == 0; }
+static bool half_i64(const st_value *a, int64_t j) { return AT(a, 0, int64_t, j) < 7; }
+static bool half_u8(const st_value *a, int64_t j) { return AT(a, 0, uint8_t, j) < 50; }
+static bool pattern_f32(const st_value *a, int64_t j) { return AT(a, 0, float, j) < 0.25f || AT(a, 0, float, j) > 0.75f; }
+static bool pair(const st_value *a, int64_t j) { return AT(a, 0, int32_t, j) > 0 && AT(a, 1, float, j) < 0.5f; }
+
+typedef struct fcase {
+    const char *name, *src;
+    bool partition;
+    bool big; /* also at 1000003 */
+    uint32_t nargs;
+    st_scalar_kind kinds[2];
+    keep_fn keep;
+} fcase;
+
+static const fcase CASES[] = {
+    {"filter all", "def main(xs: [N]i32) = filter(x => x > -100, xs)", false, false, 1, {ST_I32}, all_i32},
+    {"filter none", "def main(xs: [N]i32) = filter(x => x > 100, xs)", false, false, 1, {ST_I32}, none_i32},
+    {"filter half", "def main(xs: [N]i32): [?k]i32 = xs |> filter(x => x > 0)", false, true, 1, {ST_I32}, half_i32},
+    {"filter pattern", "def main(xs: [N]i32) = filter(x => x % 3 == 0, xs)", false, false, 1, {ST_I32}, pattern_i32},
+    {"filter i64", "def main(xs: [N]i64) = filter(x => x < 7i64, xs)", false, false, 1, {ST_I64}, half_i64},
+    {"filter u8", "def main(xs: [N]u8) = filter(x => x < 50u8, xs)", false, false, 1, {ST_U8}, half_u8},
+    {"filter f32", "def main(xs: [N]f32) = filter(x => x < 0.25 || x > 0.75, xs)", false, false, 1, {ST_F32}, pattern_f32},
+    {"filter pairs", "def main(xs: [N]i32, ys: [N]f32) = zip(xs, ys) |> filter((x, y) => x > 0 && y < 0.5) |> unzip",
+     false, false, 2, {ST_I32, ST_F32}, pair},
+    {"partition all", "def main(xs: [N]i32) = partition(x => x > -100, xs)", true, false, 1, {ST_I32}, all_i32},
+    {"partition none", "def main(xs: [N]i32) = partition(x => x > 100, xs)", true, false, 1, {ST_I32}, none_i32},
+    {"partition half", "def main(xs: [N]i32) = partition(x => x > 0, xs)", true, true, 1, {ST_I32}, half_i32},
+    {"partition pattern", "def main(xs: [N]i32) = partition(x => x % 3 == 0, xs)", true, false, 1, {ST_I32}, pattern_i32},
+    {"partition u8", "def main(xs: [N]u8) = partition(x => x < 50u8, xs)", true, false, 1, {ST_U8}, half_u8},
+    {"partition f32", "def main(xs: [N]f32) = partition(x => x < 0.25 || x > 0.75, xs)", true, false, 1, {ST_F32}, pattern_f32},
+    {"partition pairs", "def main(xs: [N]i32, ys: [N]f32) = partition((x, y) => x > 0 && y < 0.5, zip(xs, ys))", true,
+     false, 2, {ST_I32, ST_F32}, pair},
+};
+enum { NCASES = sizeof CASES / sizeof *CASES };
+
+static const int64_t SIZES[] = {0, 1, 2, 7, 13, 1000, 1009, 1000003};
+enum { NSIZES = sizeof SIZES / sizeof *SIZES, BIG = 1000003 };
+
+/* the strategies every case is rewritten by; NULL: the rule of its kind */
+static const char *strategy_of(const fcase *c, int s) {
+    switch (s) {
+    case 0: return c->partition ? "first(partition, partition-scatter)" : "first(filter, filter-scatter)";
+    case 1: return st_default_strategy("CPU");
+    case 2: return st_default_strategy("GPU");
+    case 3: return "lower-opencl";
+    default: return c->partition ? "first(partition, lookback(M=16, WG=8, LOAD=direct))" : "first(filter, lookback(M=16, WG=8))";
+    }
+}
+enum { NSTRATEGIES = 5 };
+
+static void *room(int64_t n, size_t elem) {
+    void *p = st_arena_alloc(ar, (size_t)(n ? n : 1) * elem);
+    ck_assert(p != NULL);
+    return p;
+}
+
+static st_value tuple_of(uint32_t n, const st_value *items) {
+    st_value *copy = room(n, sizeof *copy);
+    memcpy(copy, items, n * sizeof *copy);
+    st_value v;
+    memset(&v, 0, sizeof v);
+    v.kind = ST_VALUE_TUPLE;
+    v.n = n;
+    v.u.items = copy;
+    return v;
+}
+
+static void inputs(const fcase *c, int64_t n, st_value *args) {
+    for (uint32_t k = 0; k < c->nargs; k++) {
+        size_t size = st_scalar_size(c->kinds[k]);
+        uint8_t *data = room(n, size);
+        for (int64_t j = 0; j < n; j++) {
+            st_scalar v = {.bits = 0};
+            switch (c->kinds[k]) {
+            case ST_I32: v.i32 = (int32_t)in_int(j); break;
+            case ST_I64: v.i64 = in_int(j) * 1000003; break; /* wide values too */
+            case ST_U8: v.u8 = (uint8_t)(in_int(j) + 50); break;
+            default: v.f32 = in_f32(j); break;
+            }
+            memcpy(data + (size_t)j * size, &v, size);
+        }
+        args[k] = array_of(c->kinds[k], n, data, ar);
+    }
+}
+
+/* the elements j of args with keep(j) == want, in order, as the program's
+ * result lays them out (one array, or a tuple of them for pairs) */
+static st_value gathered(const fcase *c, const st_value *args, int64_t n, bool want) {
+    st_value leaves[2];
+    for (uint32_t k = 0; k < c->nargs; k++) {
+        size_t size = st_scalar_size(c->kinds[k]);
+        uint8_t *out = room(n, size);
+        int64_t m = 0;
+        for (int64_t j = 0; j < n; j++)
+            if (c->keep(args, j) == want) memcpy(out + (size_t)m++ * size, (const uint8_t *)args[k].u.a.data + (size_t)j * size, size);
+        leaves[k] = array_of(c->kinds[k], m, out, ar);
+    }
+    return c->nargs == 1 ? leaves[0] : tuple_of(c->nargs, leaves);
+}
+
+static st_value reference(const fcase *c, const st_value *args, int64_t n) {
+    st_value kept = gathered(c, args, n, true);
+    if (!c->partition) return kept;
+    st_value both[2] = {kept, gathered(c, args, n, false)};
+    return tuple_of(2, both);
+}
+
+/* d run by the interpreter on args at N = n agrees with want */
+static void interpreted(const st_def *d, const st_value *args, int64_t n, const st_value *want, const char *label) {
+    st_binding env = {st_intern_cstr(cx, "N"), n};
+    st_value got;
+    st_err err = {0};
+    ck_assert_msg(st_eval(cx, d, args, &env, 1, ar, &got, &err), "%s, N = %lld: the interpreter fails: %s\n%s", label,
+                  (long long)n, err.message, printed_def(d));
+    ck_assert_msg(st_value_agree(&got, want, 0, &err), "%s, N = %lld: %s\n%s", label, (long long)n, err.message,
+                  printed_def(d));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Each rule keeps the result                                               */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(the_rules_keep_the_interpreters_result) {
+    const fcase *c = &CASES[_i / NSTRATEGIES];
+    int s = _i % NSTRATEGIES;
+    const st_def *orig = def_of(c->src);
+    const char *label = text_of("%s under %s", c->name, strategy_of(c, s));
+    const st_def *now = apply(orig, strategy_of(c, s), label);
+    ck_assert_msg(now->body != orig->body, "%s: nothing was rewritten", label);
+    for (int z = 0; z < NSIZES; z++) {
+        int64_t n = SIZES[z];
+        if (n == BIG && !(c->big && s < 2)) continue; /* the interpreter is slow: the big size once per kind */
+        st_value args[2];
+        inputs(c, n, args);
+        st_value want = reference(c, args, n);
+        interpreted(orig, args, n, &want, c->name);
+        interpreted(now, args, n, &want, label);
+    }
+}
+END_TEST
+
+/* A rewritten program prints, parses back and prints the same. */
+START_TEST(rewritten_programs_print_and_parse_back) {
+    const fcase *c = &CASES[_i / NSTRATEGIES];
+    int s = _i % NSTRATEGIES;
+    if (s == 3) return; /* lowered programs: the lowering suite's */
+    const st_def *now = apply(def_of(c->src), strategy_of(c, s), c->name);
+    const char *once = printed_def(now);
+    /* read back as `strata` reads a file: in a context of its own (an
+     * existential's name is the first free one in its context) */
+    st_ctx *fresh = st_ctx_new();
+    st_err err = {0};
+    const st_program *again = st_parse_program(fresh, "printed", once, strlen(once), &err);
+    ck_assert_msg(again != NULL, "%s: the printed program does not parse: %d:%d: %s\n%s", c->name, err.loc.line,
+                  err.loc.col, err.message, once);
+    st_buf twice = {0};
+    st_print_def(entry_ok(again), &twice);
+    ck_assert_str_eq(twice.data, once);
+    st_buf_free(&twice);
+    st_ctx_free(fresh);
+    const st_program *p = st_parse_program(cx, "printed", once, strlen(once), &err);
+    ck_assert_msg(p != NULL, "%s: %s", c->name, err.message);
+    /* and it means the same */
+    st_value args[2];
+    inputs(c, 1000, args);
+    st_value want = reference(c, args, 1000);
+    interpreted(entry_ok(p), args, 1000, &want, text_of("%s, printed and parsed", c->name));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The shapes                                                               */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(the_default_strategy_makes_one_pass_and_a_count) {
+    const char *progs[] = {CASES[2].src, CASES[10].src};
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 2; k++) {
+            const char *text = printed_def(apply(def_of(progs[k]), st_default_strategy(d ? "GPU" : "CPU"), progs[k]));
+            ck_assert_msg(count_of(text, "scanLookback(") == 1, "not one scanLookback:\n%s", text);
+            ck_assert_msg(count_of(text, "scatter(replicate(N, 0), ") == 1 && count_of(text, "scatter(") == 1,
+                          "the scatter is not fused with the scan:\n%s", text);
+            ck_assert_msg(count_of(text, "reduce(") == 1, "not one reduce:\n%s", text);
+            ck_assert_msg(!strstr(text, "flags") && !strstr(text, "offsets") && !strstr(text, "idx") && !strstr(text, "map("),
+                          "an intermediate array is left:\n%s", text);
+            ck_assert_has(text, "xs |> reduce(+, (acc");
+        }
+}
+END_TEST
+
+static st_err refusal(const char *src, const char *strategy);
+
+/* lookback takes a filter or partition as its rule makes it and the
+ * fusions leave it, so a space of look-backs explores one */
+START_TEST(lookback_takes_a_filter_and_a_partition) {
+    for (int k = 0; k < 2; k++) {
+        const char *text = printed_def(apply(def_of(CASES[k ? 10 : 2].src), "lookback(M=16, WG=8)", "lookback"));
+        ck_assert_msg(count_of(text, "scanLookback(16, 8, 1, 0, ") == 1 && count_of(text, "scatter(") == 1 &&
+                          count_of(text, "reduce(") == 1 && !strstr(text, "map("),
+                      "%s", text);
+    }
+    st_err err = refusal("def main(xs: [N][4]i32) = filter(r => (r |> get(0)) > 0, xs)", "lookback(M=16, WG=8)");
+    ck_assert_has(err.message, "rows");
+}
+END_TEST
+
+START_TEST(filter_scatter_is_the_seeds_form) {
+    const char *text = printed_def(apply(def_of(CASES[2].src), "filter-scatter", "filter"));
+    ck_assert_has(text, "def main(xs: [N]i32): [?k]i32 =");
+    ck_assert_has(text, "let flags = xs |> map(");
+    ck_assert_has(text, "then 1i64 else 0i64)");
+    ck_assert_has(text, "let offsets = flags |> scan(+, 0)");
+    ck_assert_has(text, "flags |> reduce(+, 0)");
+    ck_assert_has(text, "zip(flags, offsets) |> map((f, o) => if f == 1 then o - 1 else -1)");
+    ck_assert_has(text, "scatter(replicate(N, 0), idx, xs)");
+    ck_assert_has(text, "in take(k");
+    rules_teardown(); /* a context of its own, so the names are the rule's own */
+    rules_setup();
+    text = printed_def(apply(def_of(CASES[10].src), "partition-scatter", "partition"));
+    ck_assert_has(text, "zip(iota(N), flags, offsets) |> map((i, f, o) => if f == 1 then o - 1 else k");
+    ck_assert_has(text, "(take(k");
+    ck_assert_has(text, "drop(k");
+}
+END_TEST
+
+/* the take has the filter's type exactly: the declared result still fits,
+ * and so does what is computed from the filter */
+START_TEST(what_follows_a_filter_is_untouched) {
+    const char *src = "def main(xs: [N]i32): i32 =\n  xs |> filter(x => x > 0) |> map(x => x * 2) |> reduce(+, 0)\n";
+    const st_def *orig = def_of(src);
+    for (int s = 0; s < 3; s++) {
+        const char *strategy = s == 0 ? "first(filter, filter-scatter)" : st_default_strategy(s == 1 ? "CPU" : "GPU");
+        const st_def *now = apply(orig, strategy, strategy);
+        int64_t n = 1009;
+        int32_t *xs = room(n, sizeof *xs);
+        int32_t sum = 0;
+        for (int64_t j = 0; j < n; j++) xs[j] = (int32_t)in_int(j), sum += xs[j] > 0 ? 2 * xs[j] : 0;
+        st_value args[1] = {array_of(ST_I32, n, xs, ar)}, want = scalar_of(ST_I32, (st_scalar){.i32 = sum});
+        interpreted(orig, args, n, &want, src);
+        interpreted(now, args, n, &want, strategy);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* What the rules refuse                                                    */
+/* ------------------------------------------------------------------------ */
+
+static st_err refusal(const char *src, const char *strategy) {
+    st_err err = {0};
+    const st_strategy *s = st_strategy_parse(cx, reg, "strategy", strategy, &err);
+    ck_assert_msg(s != NULL, "%s", err.message);
+    st_rw *rw = st_rw_new(cx, reg);
+    const st_def *now = st_rewrite_def(rw, s, def_of(src), &err);
+    st_rw_free(rw);
+    ck_assert_msg(now == NULL, "`%s` applied to\n%s\ngiving\n%s", strategy, src, now ? printed_def(now) : "");
+    return err;
+}
+
+START_TEST(rows_are_refused_with_the_reason) {
+    const char *rows = "def main(xs: [N][4]i32) = filter(r => (r |> get(0)) > 0, xs)";
+    ck_assert_has(refusal(rows, "filter-scatter").message, "the elements are arrays (rows)");
+    ck_assert_has(refusal("def main(xs: [N][4]i32) = partition(r => (r |> get(0)) > 0, xs)", "partition-scatter").message,
+                  "the elements are arrays (rows)");
+    /* lower-opencl leaves it for codegen to report */
+    const st_def *low = lowered(def_of(rows), "rows");
+    ck_assert_has(printed_def(low), "filter(");
+}
+END_TEST
+
+START_TEST(a_length_known_at_run_time_is_refused_with_the_reason) {
+    const char *src = "def main(xs: [N]i32) = filter(x => x > 0, filter(x => x < 10, xs))";
+    ck_assert_has(refusal(src, "filter-scatter").message, "known only at run time");
+    /* the inner one is rewritten, the outer one left */
+    const char *text = printed_def(apply(def_of(src), "try(each(filter, try(filter-scatter)))", src));
+    ck_assert_int_eq(count_of(text, "filter("), 1);
+}
+END_TEST
+
+START_TEST(other_shapes_are_not_the_rules) {
+    st_err err = refusal("def main(xs: [N]i32) = xs |> map(x => x + 1)", "filter-scatter");
+    ck_assert(err.mismatch);
+    ck_assert_has(err.message, "rewrites a filter");
+    err = refusal("def main(xs: [N]i32) = filter(x => x > 0, xs)", "partition-scatter");
+    ck_assert(err.mismatch);
+    ck_assert_has(err.message, "rewrites a partition");
+}
+END_TEST
+
+START_TEST(concat_split_takes_the_same_cut_only) {
+    /* the same k and b: the concat is b */
+    const st_def *same = apply(def_of("def main(xs: [N]i32, a: i64) = concat(take(a, xs), drop(a, xs))"), "concat-split", "same");
+    ck_assert_ptr_eq(same->body, same->params[0]);
+    /* another cut, another array: left alone */
+    st_err err = refusal("def main(xs: [N]i32, a: i64, c: i64) = concat(take(a, xs), drop(c, xs))", "concat-split");
+    ck_assert(err.mismatch);
+    err = refusal("def main(xs: [N]i32, ys: [N]i32, a: i64) = concat(take(a, xs), drop(a, ys))", "concat-split");
+    ck_assert(err.mismatch);
+    err = refusal("def main(xs: [N]i32, a: i64) = concat(drop(a, xs), take(a, xs))", "concat-split");
+    ck_assert(err.mismatch);
+    /* a partition's parts, rejoined: its buffer */
+    const char *src = "def main(xs: [N]i32): [N]i32 =\n  let (z, o) = partition(x => x % 3 == 0, xs)\n  in concat(z, o)\n";
+    const st_def *orig = def_of(src), *now = apply(orig, "first(partition, partition-scatter) ; concat-split", src);
+    const char *text = printed_def(now);
+    ck_assert_msg(!strstr(text, "concat") && !strstr(text, "take") && !strstr(text, "drop"), "%s", text);
+    for (int z = 0; z < NSIZES - 1; z++) {
+        int64_t n = SIZES[z];
+        st_value args[1];
+        inputs(&CASES[11], n, args);
+        st_value parts = reference(&CASES[11], args, n);
+        int32_t *all = room(n, sizeof *all);
+        int64_t k = st_value_length(&parts.u.items[0]);
+        memcpy(all, parts.u.items[0].u.a.data, (size_t)k * sizeof *all);
+        memcpy(all + k, parts.u.items[1].u.a.data, (size_t)(n - k) * sizeof *all);
+        st_value want = array_of(ST_I32, n, all, ar);
+        interpreted(orig, args, n, &want, src);
+        interpreted(now, args, n, &want, text);
+    }
+    /* a pair of anything else is no concern of the rule's */
+    err = refusal("def main(x: i32) =\n  let (a, c) = (x, x + 1)\n  in a + c\n", "concat-split");
+    ck_assert(err.mismatch && err.kind == ST_ERR_USER);
+    const st_def *untouched = apply(def_of("def main(xs: [N]i32) =\n  let (a, c) = (xs, 1)\n  in (a, c)\n"),
+                                    "try(each(any, try(concat-split)))", "pairs");
+    ck_assert_has(printed_def(untouched), "let (a, c) = (xs, 1)\n  in (a, c)\n");
+    /* a part used elsewhere too: refused, the parts are needed apart */
+    ck_assert_has(refusal("def main(xs: [N]i32) =\n  let (z, o) = partition(x => x > 0, xs)\n  in (concat(z, o), z)\n",
+                          "first(partition, partition-scatter) ; concat-split").message,
+                  "used elsewhere than in concat");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The fusions on a filter's shape                                          */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(a_cheap_map_read_by_several_consumers_fuses_into_each) {
+    const char *src = "def main(xs: [N]i32) =\n"
+                      "  let ys = xs |> map(x => x * 3 + 1)\n"
+                      "  in (ys |> scan(+, 0), ys |> reduce(+, 0))\n";
+    const char *text = printed_def(apply(def_of(src), "first(let, fuse-map-scan) ; first(reduce, fuse-map-reduce)", src));
+    ck_assert_msg(!strstr(text, "map("), "%s", text);
+    /* every consumer of the rule's kind takes its copy */
+    const char *two = "def main(xs: [N]i32) =\n"
+                      "  let ys = xs |> map(x => x * 3 + 1)\n"
+                      "  in (ys |> map(y => y * 2), ys |> map(y => y - 1))\n";
+    text = printed_def(apply(def_of(two), "first(let, fuse-map-map)", two));
+    ck_assert_msg(count_of(text, "map(") == 2 && count_of(text, "xs |> map(") == 2, "%s", text);
+    /* but not a map whose whole array is used as well: it is kept anyway */
+    ck_assert_has(refusal("def main(xs: [N]i32) =\n  let ys = xs |> map(x => x * 3)\n  in (ys |> scan(+, 0), ys)\n",
+                          "first(let, fuse-map-scan)").message,
+                  "is used 2 times");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The examples                                                             */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(the_examples_keep_their_results_under_the_default_strategy) {
+    const char *names[] = {"filter_keep", "partition", "split_by_bit", "radix_sort_partition"};
+    for (int k = 0; k < 4; k++) {
+        const st_def *orig = example_def(names[k]);
+        const st_def *now = apply(orig, st_default_strategy("CPU"), names[k]);
+        ck_assert_msg(!strstr(printed_def(now), "flags"), "%s:\n%s", names[k], printed_def(now));
+        for (int z = 0; z < NSIZES - 1; z++) {
+            st_arena *a = st_arena_new();
+            st_inputs *in = st_inputs_new(cx, orig, a);
+            st_err err = {0};
+            ck_assert(st_inputs_set(in, text_of("N=%lld", (long long)SIZES[z]), &err));
+            if (k == 2) ck_assert(st_inputs_set(in, "B=3", &err));
+            ck_assert_msg(st_inputs_generate(in, 7, &err), "%s", err.message);
+            const st_value *args;
+            const st_binding *env;
+            size_t nenv;
+            ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s", err.message);
+            st_value want, got;
+            ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s: %s", names[k], err.message);
+            ck_assert_msg(st_eval(cx, now, args, env, nenv, a, &got, &err), "%s rewritten: %s", names[k], err.message);
+            ck_assert_msg(st_value_agree(&got, &want, 0, &err), "%s, N = %lld: %s", names[k], (long long)SIZES[z], err.message);
+            st_arena_free(a);
+        }
+    }
+}
+END_TEST
+
+START_TEST(the_radix_sort_sorts) {
+    const st_def *d = example_def("radix_sort_partition");
+    int64_t n = 1009;
+    uint32_t *xs = room(n, sizeof *xs), *sorted = room(n, sizeof *sorted);
+    for (int64_t j = 0; j < n; j++) xs[j] = (uint32_t)(j * 2654435761u) ^ 0x9e3779b9u;
+    memcpy(sorted, xs, (size_t)n * sizeof *xs);
+    for (int64_t i = 1; i < n; i++) /* insertion sort: the reference */
+        for (int64_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            uint32_t t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    st_value args[1] = {array_of(ST_U32, n, xs, ar)}, want = array_of(ST_U32, n, sorted, ar);
+    interpreted(d, args, n, &want, "radix_sort_partition");
+    interpreted(apply(d, st_default_strategy("GPU"), "radix"), args, n, &want, "radix_sort_partition, default strategy");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* On the device (PoCL): pending codegen of take and drop                   */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(the_device_equals_c) {
+    const fcase *c = &CASES[_i / NSTRATEGIES];
+    int s = _i % NSTRATEGIES;
+    const st_def *orig = def_of(c->src);
+    static const char *const names[NSTRATEGIES] = {"its rule", "the CPU's default", "the GPU's default", "no strategy",
+                                                   "a look-back"};
+    const char *label = text_of("%s under %s", c->name, names[s]);
+    const st_def *now = lowered(s == 3 ? orig : apply(orig, strategy_of(c, s), label), label);
+    st_code code;
+    st_err err = {0};
+    if (!st_codegen(cx, now, ar, &code, &err)) {
+        /* the codegen branch (take, drop and lengths known at run time) is
+         * not merged yet: its refusal is the one allowed failure */
+        ck_assert_msg(strstr(err.message, "strata does not have yet"), "%s: st_codegen fails: %s", label, err.message);
+        printf("PENDING (needs the codegen of take and drop): %s\n", label);
+        return;
+    }
+    st_exe *exe = built(&code, label);
+    for (int z = 0; z < NSIZES; z++) {
+        if (SIZES[z] == 0 || SIZES[z] == 2 || SIZES[z] == 13 || SIZES[z] == 1009) continue; /* 1, 7, 1000, 1000003 */
+        if (SIZES[z] == BIG && !c->big) continue;
+        st_arena *a = st_arena_new();
+        st_value args[2];
+        inputs(c, SIZES[z], args);
+        st_value want = reference(c, args, SIZES[z]), got;
+        st_binding env = {st_intern_cstr(cx, "N"), SIZES[z]};
+        st_launch *l = st_launch_new(exe, args, &env, 1, &err);
+        ck_assert_msg(l != NULL, "%s: st_launch_new: %s", label, err.message);
+        ck_assert_msg(st_launch_run(l, NULL, &err), "%s: st_launch_run: %s", label, err.message);
+        ck_assert_msg(st_launch_read(l, a, &got, &err), "%s: st_launch_read: %s", label, err.message);
+        ck_assert_msg(st_value_agree(&got, &want, 0, &err), "%s, N = %lld: the device disagrees: %s", label,
+                      (long long)SIZES[z], err.message);
+        st_launch_free(l);
+        st_arena_free(a);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
+/* What runs on the device today: a partition rejoined by concat is its
+ * buffer (concat-split), so no take or drop is left. split_by_bit and the
+ * radix sort on PoCL against C, under no strategy (lower-opencl alone),
+ * the default strategies of a CPU and a GPU, and the two rules. */
+static const char *const JOINED_STRATEGIES[] = {
+    NULL, "CPU", "GPU", "try(each(partition, try(partition-scatter))) ; try(each(any, try(concat-split)))"};
+enum { NJOINED = 4 };
+
+static int by_value(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+START_TEST(a_partition_rejoined_runs_on_the_device) {
+    bool sort = _i / NJOINED;
+    const char *strategy = JOINED_STRATEGIES[_i % NJOINED];
+    const char *name = sort ? "radix_sort_partition" : "split_by_bit";
+    const st_def *orig = example_def(name);
+    const char *text = strategy && (!strcmp(strategy, "CPU") || !strcmp(strategy, "GPU")) ? st_default_strategy(strategy) : strategy;
+    const char *label = text_of("%s under %s", name, strategy ? (strlen(strategy) == 3 ? strategy : "the rules") : "no strategy");
+    const st_def *now = lowered(apply(orig, text, label), label);
+    ck_assert_msg(!strstr(printed_def(now), "concat") && !strstr(printed_def(now), "partition"), "%s:\n%s", label, printed_def(now));
+    st_code code = generated(now, label);
+    st_exe *exe = built(&code, label);
+    const int64_t sizes[] = {1, 7, 1000, BIG};
+    for (int z = 0; z < 4; z++) {
+        int64_t n = sizes[z];
+        if (n == BIG && sort && strategy && strlen(strategy) != 3) continue; /* 32 passes: twice is enough */
+        uint32_t *xs = room(n, sizeof *xs), *want = room(n, sizeof *want);
+        for (int64_t j = 0; j < n; j++) xs[j] = (uint32_t)(j * 2654435761u) ^ 0x9e3779b9u;
+        if (sort) {
+            memcpy(want, xs, (size_t)n * sizeof *xs);
+            qsort(want, (size_t)n, sizeof *want, by_value);
+        } else { /* stable: the clear ones in order, then the set ones */
+            int64_t m = 0;
+            for (int pass = 0; pass < 2; pass++)
+                for (int64_t j = 0; j < n; j++)
+                    if ((int)((xs[j] >> 3) & 1) == pass) want[m++] = xs[j];
+        }
+        st_value args[2] = {array_of(ST_U32, n, xs, ar), scalar_of(ST_U32, (st_scalar){.u32 = 3})};
+        st_value expect = array_of(ST_U32, n, want, ar), got;
+        st_binding env = {st_intern_cstr(cx, "N"), n};
+        st_err err = {0};
+        st_arena *a = st_arena_new();
+        st_launch *l = st_launch_new(exe, args, &env, 1, &err);
+        ck_assert_msg(l != NULL, "%s: st_launch_new: %s", label, err.message);
+        ck_assert_msg(st_launch_run(l, NULL, &err), "%s: st_launch_run: %s", label, err.message);
+        ck_assert_msg(st_launch_read(l, a, &got, &err), "%s: st_launch_read: %s", label, err.message);
+        ck_assert_msg(st_value_agree(&got, &expect, 0, &err), "%s, N = %lld: the device disagrees with C: %s", label,
+                      (long long)n, err.message);
+        st_launch_free(l);
+        st_arena_free(a);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
+static Suite *filter_rules_suite(void) {
+    Suite *s = suite_create("filter-rules");
+    TCase *rules = tcase_create("rules");
+    tcase_set_timeout(rules, 600);
+    tcase_add_checked_fixture(rules, rules_setup, rules_teardown);
+    tcase_add_loop_test(rules, the_rules_keep_the_interpreters_result, 0, NCASES * NSTRATEGIES);
+    tcase_add_loop_test(rules, rewritten_programs_print_and_parse_back, 0, NCASES * NSTRATEGIES);
+    tcase_add_test(rules, the_default_strategy_makes_one_pass_and_a_count);
+    tcase_add_test(rules, filter_scatter_is_the_seeds_form);
+    tcase_add_test(rules, lookback_takes_a_filter_and_a_partition);
+    tcase_add_test(rules, what_follows_a_filter_is_untouched);
+    tcase_add_test(rules, rows_are_refused_with_the_reason);
+    tcase_add_test(rules, a_length_known_at_run_time_is_refused_with_the_reason);
+    tcase_add_test(rules, other_shapes_are_not_the_rules);
+    tcase_add_test(rules, concat_split_takes_the_same_cut_only);
+    tcase_add_test(rules, a_cheap_map_read_by_several_consumers_fuses_into_each);
+    tcase_add_test(rules, the_examples_keep_their_results_under_the_default_strategy);
+    tcase_add_test(rules, the_radix_sort_sorts);
+    suite_add_tcase(s, rules);
+    TCase *dev = tcase_create("device");
+    tcase_set_timeout(dev, 600);
+    tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(dev, a_partition_rejoined_runs_on_the_device, 0, 2 * NJOINED);
+    tcase_add_loop_test(dev, the_device_equals_c, 0, NCASES * NSTRATEGIES);
+    suite_add_tcase(s, dev);
+    return s;
+}
+
+int main(void) { return run_suite(filter_rules_suite()); }
