@@ -158,11 +158,8 @@ static void pattern_name(st_pattern p, char *buf, size_t cap) {
 
 /* n with kid i replaced by k */
 static const st_node *replace_kid(st_rw *rw, const st_node *n, uint32_t i, const st_node *k, st_err *why) {
-    const st_node *kids[ST_MAX_KIDS];
-    memcpy(kids, n->kids, n->nkids * sizeof *kids);
-    kids[i] = k;
     st_err inner = {0};
-    const st_node *r = st_rebuild(rw->cx, n, kids, &inner);
+    const st_node *r = st_replace_kid(rw->cx, n, i, k, &inner);
     if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
     return r;
 }

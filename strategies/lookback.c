@@ -27,22 +27,19 @@
 
 static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
 
+/* the parameters of the composite and of its step alike */
+#define LOOKBACK_PARAMS \
+    {{.name = "M", .doc = "elements per work-item", .min = 1, .max = 65536}, \
+    {.name = "WG", .doc = "work-items per group", .min = 1, .max = 1024}, \
+    {.name = "LW", .doc = "work-items reading predecessors at once", .min = 1, .max = 1024, \
+    .has_default = true, .def = 1}, \
+    {.name = "LOAD", .doc = "local: loads and stores coalesced through local memory (GPUs); direct: each " \
+    "work-item reads and writes its own M elements (CPUs, where a group's " \
+    "work-items run in turn)", \
+    .has_default = true, .def = 0, .names = LOAD_NAMES}}
 
-/* A filter or partition: its rule (filter-scatter, partition-scatter), the
- * default fusions, then this look-back on the one scan they leave, so that
- * a space of look-backs explores a filter as it explores a scan. */
-static const st_node *lookback_filter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    char text[2048];
-    snprintf(text, sizeof text, "%s ; %seach(top scan, lookback(M=%lld, WG=%lld, LW=%lld, LOAD=%s))",
-             st_is_prim(e, ST_PRIM_FILTER) ? "filter-scatter" : "partition-scatter", st_fusion_strategy(),
-             (long long)args[0], (long long)args[1], (long long)args[2], LOAD_NAMES[args[3] ? 1 : 0]);
-    const st_strategy *s = st_strategy_parse(st_rw_ctx(rw), st_rw_registry(rw), "lookback", text, why);
-    return s ? st_rewrite_node(rw, s, e, why) : NULL;
-}
-
-static const st_node *lookback(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+static const st_node *lookback_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
-    if (st_is_prim(e, ST_PRIM_FILTER) || st_is_prim(e, ST_PRIM_PARTITION)) return lookback_filter(rw, e, args, why);
     if (!st_scan_form_of(e, &p)) return st_no_match(why, "%s", "lookback rewrites a scan, a filter or a partition");
     if (!st_at_top_level(rw, "lookback", "scan", why)) return NULL;
     if (!st_type_is_plain(p.z->type) || !st_type_is_plain(p.xs->type->elem))
@@ -54,6 +51,33 @@ static const st_node *lookback(st_rw *rw, const st_node *e, const int64_t *args,
     if (p.post) return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.fold, p.post, p.z, p.xs);
     if (p.fold) return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.fold, p.z, p.xs);
     return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.z, p.xs);
+}
+
+/* The scan itself, the step the composite below takes on a scan. It shares
+ * the composite's name and parameters, so a trace reads `lookback(…)` for
+ * the step too; it is not registered (only the composite is). */
+static const st_rule rule_lookback_scan = {
+    .name = "lookback",
+    .summary = "the single-pass scan of one scan node",
+    .origin = "built-in",
+    .nparams = 4,
+    .params = LOOKBACK_PARAMS,
+    .apply = lookback_scan,
+};
+
+/* lookback as a strategy over the node it is given: a scan is the step
+ * above; a filter or partition is its rule (filter-scatter,
+ * partition-scatter), the default fusions, then the step on the one scan
+ * they leave, so that a space of look-backs explores a filter as it
+ * explores a scan. */
+static const st_strategy *lookback(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    st_ctx *cx = st_rw_ctx(rw);
+    if (!st_is_prim(e, ST_PRIM_FILTER) && !st_is_prim(e, ST_PRIM_PARTITION)) return st_s_rule(cx, &rule_lookback_scan, args);
+    char text[2048];
+    snprintf(text, sizeof text, "%s ; %seach(top scan, lookback(M=%lld, WG=%lld, LW=%lld, LOAD=%s))",
+             st_is_prim(e, ST_PRIM_FILTER) ? "filter-scatter" : "partition-scatter", st_fusion_strategy(),
+             (long long)args[0], (long long)args[1], (long long)args[2], LOAD_NAMES[args[3] ? 1 : 0]);
+    return st_strategy_parse(cx, st_rw_registry(rw), "lookback", text, why);
 }
 
 static bool lookback_check(const int64_t *args, st_err *why) {
@@ -75,15 +99,8 @@ static const st_rule rule_lookback = {
                   "prefix, one pass), whose elements and accumulator are scalars or tuples of scalars; LW <= WG",
     .origin = "built-in",
     .nparams = 4,
-    .params = {{.name = "M", .doc = "elements per work-item", .min = 1, .max = 65536},
-               {.name = "WG", .doc = "work-items per group", .min = 1, .max = 1024},
-               {.name = "LW", .doc = "work-items reading predecessors at once", .min = 1, .max = 1024,
-                .has_default = true, .def = 1},
-               {.name = "LOAD", .doc = "local: loads and stores coalesced through local memory (GPUs); direct: each "
-                                       "work-item reads and writes its own M elements (CPUs, where a group's "
-                                       "work-items run in turn)",
-                .has_default = true, .def = 0, .names = LOAD_NAMES}},
-    .apply = lookback,
+    .params = LOOKBACK_PARAMS,
+    .expand = lookback,
     .check = lookback_check,
 };
 
