@@ -70,8 +70,10 @@ static void count_kept(st_build *b, const st_node *p, const st_node *xs, const s
     c->offsets_v = ST_PRIM(b, ST_PRIM_SCAN, plus, zero, c->flags);
     c->offsets = st_b_bound(b, "offsets", c->offsets_v);
     c->k_v = ST_PRIM(b, ST_PRIM_REDUCE, plus, zero, c->flags);
-    const char *name = st_fresh_name(b->cx, "k");
-    c->k = name ? st_var(b->cx, name, i64, exist) : NULL;
+    /* named as the existential it stands for (a name fresh in the context
+     * when the filter was made), so the program prints `let k = …` with a
+     * result `[?k]t` and reads back as the same text */
+    c->k = st_var(b->cx, st_size_exist_name(exist), i64, exist);
 }
 
 /* let flags = … in let offsets = … in let k = … in body */
