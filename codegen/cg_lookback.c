@@ -31,7 +31,8 @@
  * look-back each work-item folds its elements again from its prefix and
  * stores them as it goes (6), reading them from the cache: a plain scan in
  * vector registers with streaming stores where the compiler is clang
- * (PoCL), any other in a scalar loop.
+ * (PoCL), any other in a scalar loop (whose fused scatter, if any, writes
+ * without a branch: scatter_select).
  *
  * The look-back is done by one work-item and followed by a barrier
  * (LW = 1): that is right on every device, PoCL's included, whose
