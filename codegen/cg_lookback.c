@@ -31,7 +31,8 @@
  * look-back each work-item folds its elements again from its prefix and
  * stores them as it goes (6), reading them from the cache: a plain scan in
  * vector registers with streaming stores where the compiler is clang
- * (PoCL), any other in a scalar loop.
+ * (PoCL), any other in a scalar loop (whose fused scatter, if any, writes
+ * without a branch: scatter_select).
  *
  * The look-back is done by one work-item and followed by a barrier
  * (LW = 1): that is right on every device, PoCL's included, whose
@@ -78,6 +79,7 @@ typedef struct lookback {
     const cg_place *desc;      /* packed: [groups]u64 */
     const cg_place *flags;     /* else: [groups]i32 */
     const cg_place *aggregates, *prefixes; /* else: [groups]acc */
+    const cg_place *sink;      /* LOAD = direct, a scatter: [groups·line]t, see sink_of */
 } lookback;
 
 /* bytes of t's widest scalar */
@@ -417,6 +419,38 @@ static void distribute(cg *g, const lookback *lb, const char *v) {
     if (!lb->held) cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
+/* LOAD = direct: a scatter's write without a branch. Whether an element is
+ * written is its predicate's (a filter keeps what it keeps, in no order a
+ * branch predictor learns), so the guard of an index out of bounds is a
+ * select of the address instead: the slot, or the group's sink, a line of
+ * scratch memory of its own that nobody reads. Taken for a scatter (not a
+ * reduce_by_index, which reads its slot) into one array of numbers in
+ * global memory; the sink is per group so that no two cores write one
+ * line. */
+static const cg_place *sink_of(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter) {
+    if (!lb->direct || !scatter || scatter->u.prim != ST_PRIM_SCATTER || p->tuple || p->mem.space != CG_GLOBAL ||
+        p->mem.rank != 1 || p->mem.buffer < 0 || p->mem.kind == ST_BOOL)
+        return NULL;
+    st_err err = {0};
+    int64_t line = 64 / (int64_t)st_scalar_size(p->mem.kind);
+    const st_size *slots = st_size_mul(g->cx, lb->groups, st_size_const(g->cx, line), &err);
+    if (!slots) return NULL;
+    return cg_host_temp(g, st_type_array(g->cx, slots, st_type_scalar(g->cx, p->mem.kind)), "lookback_sink");
+}
+
+static void scatter_select(cg *g, const lookback *lb, const st_node *scatter, const cg_place *p, const cg_value *i,
+                           const cg_value *v) {
+    const char *at = cg_name(g, "at"), *to = cg_name(g, "to");
+    const cg_place *slot = cg_place_index(g, p, at);
+    const char *t = cg_ctype(g, st_type_scalar(g->cx, p->mem.kind));
+    int64_t line = 64 / (int64_t)st_scalar_size(p->mem.kind);
+    cg_line(g, "const long %s = (long)%s;", at, i->c);
+    cg_line(g, "__global %s *%s = (ulong)%s < (ulong)%s ? %s + (%s) : %s + lb_id * %lldL;", t, to, at,
+            cg_size(g, scatter->type->size), buffer_of(g, p), slot->mem.offset, buffer_of(g, lb->sink),
+            (long long)line);
+    cg_line(g, "*%s = %s;", to, v->c);
+}
+
 /* Element lb_i of the result, from its accumulator and its element:
  * through the post-function, into p or as a scatter's (index, value) pair. */
 static void store_one(cg *g, const lookback *lb, const cg_value *acc, const cg_value *x, const cg_place *p,
@@ -430,6 +464,8 @@ static void store_one(cg *g, const lookback *lb, const cg_value *acc, const cg_v
         cg_store(g, cg_place_index(g, p, "lb_i"), &y);
     } else if (y.kind != CG_TUPLE || y.n != 2) {
         cg_fail(g, scatter, "scatter over pairs that are not pairs");
+    } else if (lb->sink && y.items[1].kind == CG_SCALAR) {
+        scatter_select(g, lb, scatter, p, &y.items[0], &y.items[1]);
     } else {
         cg_scatter_write(g, scatter, lb->env, p, &y.items[0], &y.items[1]);
     }
@@ -595,12 +631,13 @@ static int64_t lanes_of(const lookback *lb) {
 }
 
 /* Element j of run c of work-item lb_l, as lb_i and its value, inside
- * `if (lb_i < n)`; the caller closes the block. */
+ * `if (lb_i < n)` (n NULL: in a whole block, no test); the caller closes
+ * both blocks. */
 static cg_value own_element(cg *g, const lookback *lb, const char *n, int64_t c) {
     int64_t run = lb->m / chains_of(lb);
     cg_open(g, "{");
     cg_line(g, "const long lb_i = lb_base + lb_l * %lld + %lld + lb_j;", (long long)lb->m, (long long)(c * run));
-    cg_open(g, cg_str(g, "if (lb_full || lb_i < %s) {", n));
+    cg_open(g, n ? cg_str(g, "if (lb_full || lb_i < %s) {", n) : "{");
     cg_value x = cg_element(g, lb->xs, lb->env, "lb_i");
     return cg_materialize(g, &x);
 }
@@ -813,6 +850,24 @@ static void vector_scan_store(cg *g, const lookback *lb, const cg_place *p, cons
     cg_line(g, "#endif");
 }
 
+/* The scalar loop of the scan pass: the runs side by side, each element
+ * folded into its run's lb_p<c> and stored; n: the array's end, or NULL in a
+ * whole block. */
+static void scalar_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const st_node *scatter) {
+    int64_t k = chains_of(lb);
+    cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
+    for (int64_t c = 0; c < k; c++) {
+        const char *acc = cg_str(g, "lb_p%lld", (long long)c);
+        cg_value x = own_element(g, lb, n, c);
+        fold_into(g, lb, acc, &x);
+        cg_value y = at(g, lb->acc, acc);
+        store_one(g, lb, &y, &x, p, scatter);
+        cg_close(g);
+        cg_close(g);
+    }
+    cg_close(g);
+}
+
 /* Each work-item folds its runs again, each from its prefix, and stores
  * each result as it goes. */
 static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const st_node *scatter) {
@@ -827,16 +882,13 @@ static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg
                 cg_str(g, "lb_a%lld", (long long)c - 1));
     }
     vector_scan_store(g, lb, p, scatter);
-    cg_open(g, cg_str(g, "if (!lb_vec) for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
-    for (int64_t c = 0; c < k; c++) {
-        const char *acc = cg_str(g, "lb_p%lld", (long long)c);
-        cg_value x = own_element(g, lb, n, c);
-        fold_into(g, lb, acc, &x);
-        cg_value y = at(g, lb->acc, acc);
-        store_one(g, lb, &y, &x, p, scatter);
-        cg_close(g);
-        cg_close(g);
-    }
+    /* a whole block's loop has no test of the array's end in it */
+    cg_open(g, "if (!lb_vec && lb_full) {");
+    scalar_scan_store(g, lb, NULL, p, scatter);
+    g->indent--;
+    cg_line(g, "} else if (!lb_vec) {");
+    g->indent++;
+    scalar_scan_store(g, lb, n, p, scatter);
     cg_close(g);
 }
 
@@ -976,6 +1028,7 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
     }
     g->uses_lookback = true;
     if (!state_new(g, &lb)) return;
+    lb.sink = sink_of(g, &lb, p, scatter);
     reset_kernel(g, &lb);
     scan_kernel(g, &lb, p, scatter);
 }

@@ -345,6 +345,64 @@ START_TEST(the_example_compacts_on_the_device) {
 }
 END_TEST
 
+/* ---- a fused scatter whose indices leave the result ----
+ *
+ * Kept elements go to 2·o − 3 (odd slots; the first kept one to −1, the
+ * late ones past N), dropped ones to −o − 1: both ends of the bounds test
+ * that a direct look-back makes a select of the address (the slot, or a
+ * sink) rather than a branch, at every size, against C and the
+ * interpreter. */
+
+#define FUSE_ALL "try(each(any, try(fuse-map-scan))) ; try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter)))"
+
+static const char *const SPILL_PROGRAM =
+    "def main(xs: [N]i32): [N]i32 =\n"
+    "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
+    "  let offsets = flags |> scan(+, 0)\n"
+    "  let idx = zip(xs, offsets) |> map((x, o) => if x > 0 then 2 * o - 3 else 0 - o - 1)\n"
+    "  in scatter(replicate(N, 0), idx, xs)\n";
+
+static const char *const SPILL_STRATEGIES[] = {NULL, "DEFAULT-CPU", "DEFAULT-GPU",
+                                               FUSE_ALL " ; first(top scan, lookback(M=16, WG=1, LOAD=direct))",
+                                               FUSE_ALL " ; first(top scan, lookback(M=3, WG=5, LW=5, LOAD=direct))",
+                                               FUSE_ALL " ; first(top scan, lookback(M=12, WG=256, LW=32))"};
+enum { NSPILL_STRATEGIES = sizeof SPILL_STRATEGIES / sizeof *SPILL_STRATEGIES };
+
+START_TEST(a_fused_scatter_drops_what_falls_outside) {
+    const char *strategy = strategy_text(SPILL_STRATEGIES[_i]);
+    const st_def *d = def_of(SPILL_PROGRAM);
+    const char *label = text_of("indices outside, %s", strategy ? strategy : "no strategy");
+    const st_def *now = apply(d, strategy, label);
+    if (strategy) ck_assert_has(printed_def(now), "scatter(replicate(N, 0), xs |> scanLookback(");
+    st_code code = generated(lowered(now, label), label);
+    st_exe *exe = built(&code, label);
+    for (int s = 0; s < NSIZES; s++) {
+        int64_t n = SIZES[s];
+        st_arena_mark mark = st_arena_get_mark(ar);
+        int32_t *xs = ints(n, -50, 100, 31 + (uint64_t)s), *want = st_arena_alloc(ar, (size_t)n * 4);
+        int64_t kept = 0;
+        for (int64_t i = 0; i < n; i++) want[i] = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t at = xs[i] > 0 ? 2 * ++kept - 3 : -kept - 1;
+            if (at >= 0 && at < n) want[at] = xs[i];
+        }
+        st_value arg = array_of(ST_I32, n, xs, ar), got, interp;
+        st_binding env = size_n(n);
+        st_err err = {0};
+        const char *at = text_of("%s, N = %lld", label, (long long)n);
+        st_launch *l = st_launch_new(exe, &arg, &env, 1, &err);
+        ck_assert_msg(l && st_launch_run(l, NULL, &err) && st_launch_read(l, ar, &got, &err), "%s: %s", at,
+                      err.message);
+        same_output(&got, 0, 1, ST_I32, want, n, at);
+        ck_assert_msg(st_eval(cx, d, &arg, &env, 1, ar, &interp, &err), "%s: %s", at, err.message);
+        same_output(&interp, 0, 1, ST_I32, want, n, text_of("the interpreter, N = %lld", (long long)n));
+        st_launch_free(l);
+        st_arena_release(ar, mark);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
 /* ---- rows: segmented-scan ---- */
 
 START_TEST(segmented_scan_on_rows) {
@@ -469,6 +527,7 @@ int main(void) {
     tcase_add_test(tc, a_rewrite_leaves_no_exscan);
     tcase_add_loop_test(tc, fusions_on_the_device, 0, NFUSED);
     tcase_add_loop_test(tc, the_example_compacts_on_the_device, 0, NEXAMPLE_STRATEGIES);
+    tcase_add_loop_test(tc, a_fused_scatter_drops_what_falls_outside, 0, NSPILL_STRATEGIES);
     tcase_add_test(tc, segmented_scan_on_rows);
     suite_add_tcase(s, tc);
     return run_suite(s);
