@@ -15,17 +15,18 @@ static st_code_array *arrays_of(cg *g, cg_buffer_role role, uint32_t *n) {
     return out;
 }
 
+enum { MAX_LENGTHS = 256 }; /* a type holds fewer arrays: its depth is bounded */
+
 typedef struct lengths_of {
-    const st_size **out;
-    uint32_t n, cap;
+    const st_size *seen[MAX_LENGTHS];
+    uint32_t n;
 } lengths_of;
 
 static void note_length(const st_size *exist, void *data) {
     lengths_of *l = data;
-    for (uint32_t i = 0; i < l->n && i < l->cap; i++)
-        if (l->out[i] == exist) return;
-    if (l->n < l->cap) l->out[l->n] = exist;
-    l->n++;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->seen[i] == exist) return;
+    if (l->n < MAX_LENGTHS) l->seen[l->n++] = exist;
 }
 
 static void lengths_in(const st_type *t, lengths_of *l) {
@@ -38,8 +39,9 @@ static void lengths_in(const st_type *t, lengths_of *l) {
 }
 
 uint32_t st_code_lengths_of(const st_type *t, const st_size **out, uint32_t cap) {
-    lengths_of l = {out, 0, cap};
+    lengths_of l = {.n = 0};
     lengths_in(t, &l);
+    for (uint32_t i = 0; i < l.n && i < cap; i++) out[i] = l.seen[i];
     return l.n;
 }
 
