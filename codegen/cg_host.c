@@ -423,6 +423,24 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
     copy_out(g, e->type, acc, env, p);
 }
 
+/* take, drop or concat whose arrays are computed (a scatter into a
+ * filter's buffer): those computed first, into buffers of their own, so
+ * that what is left is a view of them (cg_cut_view), with the same length
+ * (take's length is made from its count, which stays). */
+static const st_node *cut_hoisted(cg *g, const st_node *e, const cg_binding **env) {
+    bool concat = st_is_prim(e, ST_PRIM_CONCAT);
+    if (g->failed || (!concat && !st_is_prim(e, ST_PRIM_TAKE) && !st_is_prim(e, ST_PRIM_DROP)) || cg_is_view(e)) return e;
+    for (uint32_t i = concat ? 0 : 1; i < e->nkids; i++) {
+        const st_node *kid = cut_hoisted(g, e->kids[i], env);
+        if (kid == e->kids[i]) continue;
+        st_err err = {0};
+        const st_node *r = st_replace_kid(g->cx, e, i, kid, &err);
+        if (!r) return cg_fail(g, e, "%s", err.message), e;
+        e = r;
+    }
+    return cg_hoist_args(g, e, concat ? 0 : 1, env, &top);
+}
+
 /* ---- the top ---- */
 
 /* Where the def's result takes name as it is, the output's place: the
@@ -467,6 +485,7 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
     const st_node *value = st_let_value(e);
     cg_binding *b;
     cut_counts(g, value, env); /* a take or drop bound here is then a view */
+    value = cut_hoisted(g, value, &env);
     if (cg_is_view(value)) {
         /* kept as an expression; each kernel that reads it generates it */
         uint32_t n = st_let_nvars(e);
@@ -501,6 +520,7 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
         return;
     }
     cut_counts(g, e, env);
+    e = cut_hoisted(g, e, &env);
     e = cg_hoist_kernels(g, e, &env, &top); /* what a rule put inside a map but is the same for every element */
     if (cg_into_view(g, e, env, p, host_into)) return;
     if (e->kind == ST_NODE_PRIM) {
