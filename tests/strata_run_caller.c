@@ -58,8 +58,9 @@ static int lengths_mode(cl_context context, cl_command_queue queue, cl_program p
     cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof ys, NULL, &rc);
     cl_mem lengths = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof got, NULL, &rc);
     cl_mem small = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * sizeof(float), NULL, &rc);
+    cl_mem tiny = clCreateBuffer(context, CL_MEM_READ_WRITE, 4, NULL, &rc);
     long n = 3;
-    cl_mem inputs[] = {in}, outputs[] = {out, lengths}, short_out[] = {small, lengths}, short_lengths[] = {out, small},
+    cl_mem inputs[] = {in}, outputs[] = {out, lengths}, short_out[] = {small, lengths}, short_lengths[] = {out, tiny},
            no_lengths[] = {out, NULL};
     const void *scalars[] = {&n};
     char msg[256];
@@ -79,13 +80,14 @@ static int lengths_mode(cl_context context, cl_command_queue queue, cl_program p
     rc = strata_run(context, queue, kernels, inputs, short_out, scalars, events, msg, sizeof msg);
     expect("an output smaller than its worst case", rc, CL_INVALID_BUFFER_SIZE, msg, "outputs[0] holds 8 bytes");
     rc = strata_run(context, queue, kernels, inputs, short_lengths, scalars, events, msg, sizeof msg);
-    expect("no room for the length", rc, CL_INVALID_BUFFER_SIZE, msg, "outputs[1] holds 8 bytes");
+    expect("no room for the length", rc, CL_INVALID_BUFFER_SIZE, msg, "outputs[1] holds 4 bytes");
     rc = strata_run(context, queue, kernels, inputs, no_lengths, scalars, events, msg, sizeof msg);
     expect("the lengths' output NULL", rc, CL_INVALID_VALUE, msg, "outputs[1] is NULL");
     clReleaseMemObject(in);
     clReleaseMemObject(out);
     clReleaseMemObject(lengths);
     clReleaseMemObject(small);
+    clReleaseMemObject(tiny);
     for (int i = 0; i < nnames; i++) clReleaseKernel(kernels[i]);
     return 0;
 }
