@@ -326,6 +326,44 @@ START_TEST(a_count_out_of_range_is_the_glues_error) {
 }
 END_TEST
 
+/* A cut of a cut, and cuts of zips: each count read back in turn, the
+ * second over the first's length. */
+START_TEST(cuts_of_cuts_and_of_zips) {
+    const char *src = "def main(xs: [N]i32) =\n"
+                      "  let k1 = xs |> map(x => if x > 0 then 1i64 else 0i64) |> reduce(+, 0i64)\n"
+                      "  let ys = take(k1, xs)\n"
+                      "  let k2 = ys |> map(x => if x > 20 then 1i64 else 0i64) |> reduce(+, 0i64)\n"
+                      "  let zs = drop(k2, ys)\n"
+                      "  in (zs |> scan(+, 0), zip(zs, zs) |> map((a, b) => a * b),\n"
+                      "      concat(zip(ys, ys), zip(xs, xs)) |> unzip)\n";
+    const st_def *d = def_of(src);
+    const char *strategies[] = {NULL, st_default_strategy("CPU")};
+    for (size_t s = 0; s < 2; s++) {
+        const char *label = strategies[s] ? "default" : "no strategy";
+        st_code code = generated(lowered(apply(d, strategies[s], label), label), label);
+        ck_assert_uint_eq(code.nlengths, 2); /* ?k1 and ?k2 */
+        st_exe *exe = built(&code, label);
+        agrees(exe, d, "N=1", 1, label);
+        agrees(exe, d, "N=7", 2, label);
+        agrees(exe, d, "N=1000", 3, label);
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
+/* concat of arrays of arrays: refused, at the def, saying why */
+START_TEST(concat_of_rows_is_refused) {
+    const st_def *d = def_of("def main(xs: [N][M]i32) =\n  let k = xs |> map(r => 1i64) |> reduce(+, 0i64)\n"
+                             "  in concat(take(k, xs), xs)\n");
+    st_code code;
+    st_err err = {0};
+    ck_assert(!st_codegen(cx, lowered(d, "rows"), ar, &code, &err));
+    ck_assert_has(err.message, "concat of arrays whose elements are arrays");
+    ck_assert_int_eq(err.loc.line, 1);
+    ck_assert_int_eq(err.loc.col, 5);
+}
+END_TEST
+
 /* filter has no rule in codegen: refused at the def, by name */
 START_TEST(filter_is_refused_at_the_def) {
     const st_def *d = def_of("def main(xs: [N]i32) =\n  xs |> filter(x => x > 0)\n");
@@ -467,6 +505,8 @@ int main(void) {
     tcase_add_test(tc, interpreter_agrees_with_c);
     tcase_add_test(tc, the_default_scans_by_lookback);
     tcase_add_test(tc, filter_is_refused_at_the_def);
+    tcase_add_test(tc, cuts_of_cuts_and_of_zips);
+    tcase_add_test(tc, concat_of_rows_is_refused);
     tcase_add_test(tc, the_exported_glue_states_the_lengths_contract);
     tcase_add_test(tc, cuda_kernels_for_cuts);
     tcase_add_test(tc, a_count_out_of_range_is_the_glues_error);
