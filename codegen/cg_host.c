@@ -293,10 +293,10 @@ static void read_back(cg *g, const st_node *e, const cg_binding *env, const char
     }
     const char *ctype = e->type->scalar == ST_BOOL ? "unsigned char" : "long";
     glue_mark(g, "    {\n        %s v = 0;\n"
-                 "        err = clEnqueueReadBuffer(queue, %s, CL_TRUE, sizeof v * (size_t)(%s), sizeof v, &v, 0, NULL, NULL);\n"
+                 "        err = clEnqueueReadBuffer(queue, %s, CL_TRUE, %s, sizeof v, &v, 0, NULL, NULL);\n"
                  "        if (err != CL_SUCCESS) {\n            snprintf(msg, msgcap, \"reading %s\");\n"
                  "            goto done;\n        }\n        %s = (long)v;\n    }\n",
-              ctype, p->mem.base, offset, what, name);
+              ctype, p->mem.base, strcmp(offset, "0") ? cg_str(g, "sizeof v * (size_t)(%s)", offset) : "0", what, name);
 }
 
 /* ---- lengths known only at run time ---- */
