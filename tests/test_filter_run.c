@@ -102,7 +102,7 @@ static want reference(prog p, const int32_t *xs, int64_t n, int32_t c) {
         for (int64_t i = 0; i < n - k; i++) acc += (uint32_t)xs[k + i], sums[i] = (int32_t)acc;
         for (int64_t i = 0; i < n; i++) joined[k + i] = xs[i];
         for (int b = 0; b < 16; b++) hist[b] = 0;
-        for (int64_t i = 0; i < k; i++) hist[xs[i] & 15] += xs[i];
+        for (int64_t i = 0; i < k; i++) hist[xs[i] & 15] = (int32_t)((uint32_t)hist[xs[i] & 15] + (uint32_t)xs[i]); /* wraps */
         total[0] = (int32_t)sum;
         w.nouts = 5;
         const int64_t lens[] = {k, n - k, k + n, 1, 16};
