@@ -9,8 +9,9 @@
  * at N = 1, 7, 1000 and 1000003 with k = 0, 1, N, N/2 and a prime: map,
  * scan (the look-back of the default strategy over [?k]), reduce and
  * reduce_by_index over a prefix, concat, outputs of run-time length (their
- * lengths too), a top-level loop that takes a prefix each turn; under no
- * strategy, the defaults and each rule that applies. Around it: a count
+ * lengths too), a top-level loop that takes a prefix each turn, and the
+ * form the filter rule makes (take(k, scatter(…))); under no strategy, the
+ * defaults and each rule that applies. Around it: cuts of cuts, a count
  * outside 0..N is the glue's error with a sentence, the CLI prints and
  * writes results of their actual length and counts their bytes, the
  * exported host.c states the contract of the lengths' output, and filter
@@ -515,7 +516,7 @@ int main(void) {
     suite_add_tcase(s, tc);
     tc = tcase_create("device");
     tcase_add_checked_fixture(tc, rules_setup, pipeline_teardown);
-    tcase_set_timeout(tc, 600); /* a million elements through PoCL at five counts */
+    tcase_set_timeout(tc, 900); /* a million elements through PoCL at five counts, three programs */
     tcase_add_loop_test(tc, every_rule_on_the_device, 0, NSTRATEGIES);
     suite_add_tcase(s, tc);
     return run_suite(s);
