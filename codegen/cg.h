@@ -81,7 +81,8 @@ typedef enum cg_view_kind {
     CG_V_COLUMN,    /* element j is inner[j][col] */
     CG_V_IOTA,      /* element i is i */
     CG_V_REPLICATE, /* every element is `elem` */
-    CG_V_MAP        /* element i is fn(inner[i]), computed where it is read (an index map) */
+    CG_V_MAP,       /* element i is fn(inner[i]), computed where it is read (an index map) */
+    CG_V_CONCAT     /* element i is items[0][i] below length k, else items[1][i - k] */
 } cg_view_kind;
 
 struct cg_view {
@@ -92,7 +93,7 @@ struct cg_view {
     const cg_view *const *items;
     const cg_view *inner;       /* SHIFT JOIN SPLIT TRANSPOSE COLUMN */
     const char *start;          /* SHIFT: C expression; COLUMN: the column */
-    const st_size *k;           /* SPLIT: the block length; JOIN: the inner length */
+    const st_size *k;           /* SPLIT: the block length; JOIN: the inner length; CONCAT: the first's */
     cg_value elem;              /* REPLICATE */
     const st_node *fn;          /* MAP: the function, */
     const struct cg_binding *env; /*   in the scope it was made in */
@@ -218,6 +219,14 @@ typedef struct cg {
     uint32_t nmarks, capmarks;
     cg_glue_mark *marks;        /* top-level loops (cg_host.c), in order */
     uint32_t nloops, loop_depth;
+    /* lengths known only at run time (cg_cut.c): each existential met, in
+     * order, with the glue's long that holds it once counted */
+    uint32_t nexists, capexists;
+    struct cg_exist *exists;
+    const st_def *sized;        /* the def with a size variable standing for each */
+    uint32_t nlengths;          /* those in the result's type (st_code_lengths_of), */
+    const st_size **lengths;
+    int lengths_buffer;         /*   written to this output at the end (-1: none) */
 
     /* the kernel being generated */
     cg_kernel *k;
@@ -276,6 +285,27 @@ const char *cg_from_bits(cg *g, st_scalar_kind k, const char *w);
 /* A size as C text over the scalars s_NAME (kernels and glue alike). */
 const char *cg_size(cg *g, const st_size *s);
 
+/* ---- cg_cut.c: lengths known only at run time (take, drop, concat) ---- */
+typedef struct cg_exist {
+    const st_size *size;        /* 1·?k */
+    const char *c;              /* ex_N: the glue's long, and a kernel's parameter */
+    const char *var;            /* ?N: the size variable standing for it in g->sized */
+    bool counted;               /* the glue computes it before any kernel reads it */
+} cg_exist;
+/* The existential ?k (1·?k), registered on first sight. */
+cg_exist *cg_exist_of(cg *g, const st_size *exist);
+/* s with each existential replaced by its size variable (?N) of g->sized,
+ * so that st_size_expr writes it; the C name of a ?N variable (NULL when
+ * name is none), which the current kernel then takes as a parameter. */
+const st_size *cg_exist_sized(cg *g, const st_size *s);
+const char *cg_exist_var_c(cg *g, const char *name);
+/* take(k, xs), drop(k, xs), concat(xs, ys) whose arrays are views: a view
+ * too, once the glue holds k (cg_host.c counts it before). */
+bool cg_cut_view(const st_node *e);
+cg_value cg_cut_value(cg *g, const st_node *e, const cg_binding *env);
+/* An existential's worst case for memory (st_size_upper), s itself when it has none. */
+const st_size *cg_upper(cg *g, const st_size *s);
+
 /* ---- cg_view.c: views, places, reading and writing ---- */
 const cg_view *cg_view_mem(cg *g, const st_type *t, const cg_mem *m);
 cg_value cg_value_of_place(cg *g, const st_type *t, const cg_place *p);
@@ -289,6 +319,11 @@ cg_value cg_zip(cg *g, const st_type *t, uint32_t n, const cg_value *arrs);
 cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr);
 cg_value cg_iota(cg *g, const st_type *t);
 cg_value cg_replicate(cg *g, const st_type *t, const cg_value *elem);
+/* The first length(t) elements of arr, all but the first `start` (a C
+ * expression), and arr then b. */
+cg_value cg_take(cg *g, const st_type *t, const cg_value *arr);
+cg_value cg_drop(cg *g, const st_type *t, const char *start, const cg_value *arr);
+cg_value cg_concat(cg *g, const st_type *t, const cg_value *a, const cg_value *b);
 /* fn over xs, each element computed where it is read (st_is_view's index
  * maps): no loop and no memory of its own. */
 cg_value cg_map_view(cg *g, const st_type *t, const st_node *fn, const struct cg_binding *env, const cg_value *xs);
@@ -350,7 +385,7 @@ const cg_binding *cg_bind_memory(cg *g, const cg_binding *env, const char *name,
 const cg_binding *cg_bind_place(cg *g, const cg_binding *env, const st_node *let, const st_type *t,
                                 const cg_place *place);
 /* A view is generated where it is read; anything else is computed into memory. */
-static inline bool cg_is_view(const st_node *e) { return st_is_view(e, false); }
+static inline bool cg_is_view(const st_node *e) { return st_is_view(e, false) || cg_cut_view(e); }
 /* scatter and reduce_by_index, shared by the sequential loop and the kernel */
 void cg_scatter_sources(cg *g, const st_node *e, const cg_binding *env, cg_value *is, cg_value *vs);
 void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *is,

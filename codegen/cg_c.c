@@ -190,7 +190,10 @@ const char *cg_prelude(void) {
 static const char *size_node(cg *g, const st_node *n) {
     switch (n->kind) {
     case ST_NODE_LIT: return cg_str(g, "%" PRId64 "L", n->u.lit.i64);
-    case ST_NODE_VAR: return cg_str(g, "s_%s", n->u.name);
+    case ST_NODE_VAR: {
+        const char *exist = cg_exist_var_c(g, n->u.name); /* a length known only at run time */
+        return exist ? exist : cg_str(g, "s_%s", n->u.name);
+    }
     case ST_NODE_CONV: return cg_str(g, "((long)%s)", size_node(g, n->kids[0]));
     case ST_NODE_BINOP: {
         const char *a = size_node(g, n->kids[0]), *b = size_node(g, n->kids[1]);
@@ -215,7 +218,8 @@ const char *cg_size(cg *g, const st_size *s) {
     int64_t v;
     if (st_size_is_const(s, &v)) return cg_str(g, "%" PRId64 "L", v);
     st_err e = {0};
-    const st_node *n = st_size_expr(g->cx, g->def, s, &e);
+    s = cg_exist_sized(g, s);
+    const st_node *n = st_size_expr(g->cx, g->sized ? g->sized : g->def, s, &e);
     if (!n) {
         cg_fail(g, NULL, "%s", e.message);
         return "0L";

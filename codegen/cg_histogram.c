@@ -61,6 +61,13 @@ static const char *val(cg *g, const hist *h, const char *name) {
     return v;
 }
 
+/* The elements the kernels walk: the plan's N, or where the length is known
+ * only at run time (the plan, made before anything runs, is for its worst
+ * case), that length, which the glue holds by the time they run. */
+static const char *elements(cg *g, const hist *h) {
+    return st_size_has_exist(h->is->type->size) ? cg_size(g, h->is->type->size) : val(g, h, "N");
+}
+
 /* ---- the update of one bucket ---- */
 
 static const char *hw_name(st_binop b) {
@@ -201,7 +208,7 @@ static void update(cg *g, const hist *h, const cg_place *place, const char *at, 
  * whose work-items of a group run in turn in one thread, a chunk of its
  * own, read in order. */
 static void elements_begin(cg *g, const hist *h, const char *t, const char *threads) {
-    const char *n = val(g, h, "N"), *cpu = val(g, h, "cpu");
+    const char *n = elements(g, h), *cpu = val(g, h, "cpu");
     cg_line(g, "const long hs_t = %s, hs_threads = %s, hs_chunk = (%s + hs_threads - 1) / hs_threads;", t, threads, n);
     cg_line(g, "const long hs_first = %s ? hs_t * hs_chunk : hs_t, hs_step = %s ? 1 : hs_threads;", cpu, cpu);
     cg_line(g, "const long hs_end = %s && hs_first + hs_chunk < %s ? hs_first + hs_chunk : %s;", cpu, n, n);
@@ -346,7 +353,7 @@ static void global_kernel(cg *g, const hist *h) {
  * bucket would otherwise wait on each other's store; see hist_plan.c) and
  * the four independent updates overlap. */
 static void own_elements(cg *g, const hist *h, const cg_place *lh) {
-    const char *H = val(g, h, "H"), *n = val(g, h, "N"), *hpb = val(g, h, "hpb");
+    const char *H = val(g, h, "H"), *n = elements(g, h), *hpb = val(g, h, "hpb");
     cg_line(g, "const long hs_chunk = (%s + get_num_groups(0) - 1) / get_num_groups(0);", n);
     cg_line(g, "const long hs_first = get_group_id(0) * hs_chunk;");
     cg_line(g, "const long hs_end = hs_first + hs_chunk < %s ? hs_first + hs_chunk : %s;", n, n);
@@ -460,7 +467,7 @@ void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place
         return;
     }
     h.v = cg_name(g, "hist");
-    choose(g, &h, cg_size(g, h.is->type->size), cg_size(g, kids[0]->type->size));
+    choose(g, &h, cg_size(g, cg_upper(g, h.is->type->size)), cg_size(g, kids[0]->type->size));
     h.subs = sized_temp(g, h.t, cg_str(g, "%s_nsub * %s_H", h.v, h.v), "subhistograms");
     if (h.atomic == ST_HIST_XCHG)
         h.locks = sized_temp(g, st_type_scalar(g->cx, ST_I32), cg_str(g, "%s_S * %s_H", h.v, h.v), "locks");

@@ -36,7 +36,8 @@ static void bind_buffers(cg *g, const cg_place *p, cg_buffer_role role) {
     const char *base = role == CG_BUF_INPUT    ? cg_str(g, "in_%s", m->base)
                        : role == CG_BUF_OUTPUT ? cg_str(g, "out%u", cg_buffers_of(g, CG_BUF_OUTPUT))
                                                : cg_str(g, "t%u_%s", g->nbuffers, m->base);
-    m->buffer = new_buffer(g, role, base, m->kind, cg_mem_elements(g, m));
+    /* a length known only at run time is allocated for its worst case */
+    m->buffer = new_buffer(g, role, base, m->kind, cg_upper(g, cg_mem_elements(g, m)));
     m->base = base;
 }
 
@@ -272,17 +273,68 @@ static void glue_mark(cg *g, const char *fmt, ...) {
 }
 
 /* A scalar (an i64 count, a bool condition) computed on the device and
- * read back into the glue's long `name`. */
-static void read_back(cg *g, const st_node *e, const cg_binding *env, const char *name) {
-    const cg_place *p = cg_host_temp(g, e->type, name);
-    if (!p || p->tuple) return;
-    host_into(g, e, env, p);
+ * read back into the glue's long `name`; `what` names it in the message.
+ * A variable already in memory of its own is read where it is. */
+static void read_back(cg *g, const st_node *e, const cg_binding *env, const char *name, const char *what) {
+    const cg_place *p = NULL;
+    const char *offset = "0";
+    if (e->kind == ST_NODE_VAR)
+        for (const cg_binding *b = env; b; b = b->next)
+            if (b->name == e->u.name) {
+                if (b->place && !b->place->tuple && b->place->mem.rank == 0 && b->place->mem.buffer >= 0 &&
+                    b->place->mem.kind == e->type->scalar)
+                    p = b->place, offset = b->place->mem.offset;
+                break;
+            }
+    if (!p) {
+        p = cg_host_temp(g, e->type, name);
+        if (!p || p->tuple) return;
+        host_into(g, e, env, p);
+    }
     const char *ctype = e->type->scalar == ST_BOOL ? "unsigned char" : "long";
     glue_mark(g, "    {\n        %s v = 0;\n"
-                 "        err = clEnqueueReadBuffer(queue, %s, CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL);\n"
-                 "        if (err != CL_SUCCESS) {\n            snprintf(msg, msgcap, \"reading a loop's %s\");\n"
+                 "        err = clEnqueueReadBuffer(queue, %s, CL_TRUE, %s, sizeof v, &v, 0, NULL, NULL);\n"
+                 "        if (err != CL_SUCCESS) {\n            snprintf(msg, msgcap, \"reading %s\");\n"
                  "            goto done;\n        }\n        %s = (long)v;\n    }\n",
-              ctype, p->mem.base, e->type->scalar == ST_BOOL ? "condition" : "count", name);
+              ctype, p->mem.base, strcmp(offset, "0") ? cg_str(g, "sizeof v * (size_t)(%s)", offset) : "0", what, name);
+}
+
+/* ---- lengths known only at run time ---- */
+
+/* The counts of the take and drop in e (outside functions, and outside
+ * lets, whose bodies are met later, in their scope), each computed on the
+ * device and read back into the glue once, before any kernel reads it, and
+ * checked there against its array's length: a count outside 0..n is the
+ * program's error, reported with where it stands, before anything reads
+ * past an array. */
+static void cut_counts(cg *g, const st_node *e, const cg_binding *env) {
+    if (g->failed || e->kind == ST_NODE_LAMBDA || e->kind == ST_NODE_OPFN || e->kind == ST_NODE_LET) return;
+    for (uint32_t i = 0; i < e->nkids; i++) cut_counts(g, e->kids[i], env);
+    if (!st_is_prim(e, ST_PRIM_TAKE) && !st_is_prim(e, ST_PRIM_DROP)) return;
+    const st_size *n = e->kids[1]->type->size, *k = e->type->size;
+    st_err err = {0};
+    if (st_is_prim(e, ST_PRIM_DROP) && !(k = st_size_sub(g->cx, n, k, &err))) return (void)cg_fail(g, e, "%s", err.message);
+    /* nodes carry no place of their own: the def's, and the expression (a
+     * format's text in the glue, so a % in it is doubled) */
+    const char *printed = what_of(g, e);
+    st_buf b = {0};
+    for (const char *c = printed; *c; c++) st_buf_puts(&b, *c == '%' ? "%%" : (char[]){*c, 0});
+    const char *what = cg_str(g, "%s in `%s` at %d:%d", b.data ? b.data : "", g->def->name, g->def->loc.line,
+                              g->def->loc.col);
+    st_buf_free(&b);
+    if (st_size_is_exist(k)) {
+        cg_exist *x = cg_exist_of(g, k);
+        if (!x || x->counted) return;
+        x->counted = true;
+        cg_glue_value(g, "long %s = 0; /* the count of %s */", x->c, what);
+        read_back(g, e->kids[0], env, x->c, cg_str(g, "the count of %s", what));
+    }
+    const char *kc = cg_size(g, k), *nc = cg_size(g, n);
+    glue_mark(g, "    if ((long)(%s) < 0 || (long)(%s) > (long)(%s)) {\n"
+                 "        snprintf(msg, msgcap, \"%s: the count is %%ld, outside 0..%%ld, the length of its array\",\n"
+                 "                 (long)(%s), (long)(%s));\n"
+                 "        err = STRATA_COUNT_OUT_OF_RANGE;\n        goto done;\n    }\n",
+              kc, kc, nc, what, kc, nc);
 }
 
 /* The accumulator's names, f's parameters from `first` on (one, or one per
@@ -344,7 +396,7 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
         st_err serr = {0};
         const st_size *s = st_node_as_size(g->cx, c, &serr);
         if (s) glue_mark(g, "    %s_n = (long)(%s);\n", lp, cg_size(g, s));
-        else read_back(g, c, env, cg_str(g, "%s_n", lp));
+        else read_back(g, c, env, cg_str(g, "%s_n", lp), "a loop's count");
         glue_mark(g, "    for (%s_i = 0; %s_i < %s_n; %s_i++) {\n", lp, lp, lp, lp);
     } else {
         glue_mark(g, "    for (;;) {\n");
@@ -352,7 +404,8 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
     g->loop_depth++;
     const cg_binding *inner = env;
     if (is_while) {
-        read_back(g, st_lambda_body(c), bind_acc(g, env, c, 0, e->type, acc), cg_str(g, "%s_n", lp));
+        read_back(g, st_lambda_body(c), bind_acc(g, env, c, 0, e->type, acc), cg_str(g, "%s_n", lp),
+                  "a loop's condition");
         glue_mark(g, "    if (!%s_n) break;\n", lp);
         inner = bind_acc(g, env, f, 0, e->type, acc);
     } else {
@@ -368,6 +421,24 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
     glue_mark(g, "    }\n");
     g->loop_depth--;
     copy_out(g, e->type, acc, env, p);
+}
+
+/* take, drop or concat whose arrays are computed (a scatter into a
+ * filter's buffer): those computed first, into buffers of their own, so
+ * that what is left is a view of them (cg_cut_view), with the same length
+ * (take's length is made from its count, which stays). */
+static const st_node *cut_hoisted(cg *g, const st_node *e, const cg_binding **env) {
+    bool concat = st_is_prim(e, ST_PRIM_CONCAT);
+    if (g->failed || (!concat && !st_is_prim(e, ST_PRIM_TAKE) && !st_is_prim(e, ST_PRIM_DROP)) || cg_is_view(e)) return e;
+    for (uint32_t i = concat ? 0 : 1; i < e->nkids; i++) {
+        const st_node *kid = cut_hoisted(g, e->kids[i], env);
+        if (kid == e->kids[i]) continue;
+        st_err err = {0};
+        const st_node *r = st_replace_kid(g->cx, e, i, kid, &err);
+        if (!r) return cg_fail(g, e, "%s", err.message), e;
+        e = r;
+    }
+    return cg_hoist_args(g, e, concat ? 0 : 1, env, &top);
 }
 
 /* ---- the top ---- */
@@ -413,6 +484,8 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
     const char *outer = g->hint; /* the let this one is the value of, if any */
     const st_node *value = st_let_value(e);
     cg_binding *b;
+    cut_counts(g, value, env); /* a take or drop bound here is then a view */
+    value = cut_hoisted(g, value, &env);
     if (cg_is_view(value)) {
         /* kept as an expression; each kernel that reads it generates it */
         uint32_t n = st_let_nvars(e);
@@ -446,6 +519,8 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
         host_let(g, e, env, p, p);
         return;
     }
+    cut_counts(g, e, env);
+    e = cut_hoisted(g, e, &env);
     e = cg_hoist_kernels(g, e, &env, &top); /* what a rule put inside a map but is the same for every element */
     if (cg_into_view(g, e, env, p, host_into)) return;
     if (e->kind == ST_NODE_PRIM) {
@@ -506,9 +581,18 @@ bool cg_host(cg *g) {
         g->scalars[g->nscalars++] = (st_code_scalar){s->u.name, ST_I64};
         env = cg_bind(g, env, s->u.name, (cg_value){.kind = CG_SCALAR, .type = s->type, .c = cg_str(g, "s_%s", s->u.name)});
     }
-    const cg_place *out = cg_place_new(g, d->result, CG_GLOBAL, "out");
+    /* the body's type, not d->result: its lengths known only at run time are
+     * the body's own (the def's canonical form made them afresh) */
+    const cg_place *out = cg_place_new(g, d->body->type, CG_GLOBAL, "out");
     if (!out) return false;
     bind_buffers(g, out, CG_BUF_OUTPUT);
+    g->nlengths = st_code_lengths_of(d->body->type, NULL, 0);
+    if (g->nlengths) {
+        g->lengths = cg_alloc(g, g->nlengths * sizeof *g->lengths);
+        if (!g->lengths) return false;
+        st_code_lengths_of(d->body->type, g->lengths, g->nlengths);
+        g->lengths_buffer = new_buffer(g, CG_BUF_OUTPUT, "out_lengths", ST_I64, st_size_const(g->cx, g->nlengths));
+    }
     host_into(g, d->body, env, out);
     return !g->failed;
 }

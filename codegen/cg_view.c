@@ -254,6 +254,32 @@ const cg_place *cg_place_transpose(cg *g, const cg_place *p) {
 
 static cg_value view_index(cg *g, const cg_view *v, const char *i);
 
+/* c ? x : y, component by component. */
+static cg_value select_value(cg *g, const char *c, const cg_value *x, const cg_value *y) {
+    if (x->kind == CG_SCALAR && y->kind == CG_SCALAR) return cg_scalar(x->type, cg_str(g, "(%s ? %s : %s)", c, x->c, y->c));
+    if (x->kind == CG_TUPLE && y->kind == CG_TUPLE && x->n == y->n) {
+        cg_value *items = cg_alloc(g, x->n * sizeof *items);
+        if (!items) return *x;
+        for (uint32_t k = 0; k < x->n; k++) items[k] = select_value(g, c, &x->items[k], &y->items[k]);
+        return (cg_value){.kind = CG_TUPLE, .type = x->type, .n = x->n, .items = items};
+    }
+    cg_fail(g, NULL, "concat of arrays whose elements are arrays: only scalars and tuples of them can be chosen "
+                     "element by element");
+    return *x;
+}
+
+/* Both sides are generated and one is chosen, so that the element stays an
+ * expression; each side's index is kept inside its own array (a side that
+ * is a computed view may read memory in statements of its own). */
+static cg_value concat_index(cg *g, const cg_view *v, const st_type *elem, const char *i) {
+    (void)elem;
+    const char *a = cg_size(g, v->k);
+    const char *first = cg_str(g, "((%s) < %s)", i, a);
+    cg_value x = view_index(g, v->items[0], cg_str(g, "(%s ? (%s) : 0)", first, i));
+    cg_value y = view_index(g, v->items[1], cg_str(g, "(%s ? 0 : (%s) - %s)", first, i, a));
+    return select_value(g, first, &x, &y);
+}
+
 cg_value cg_index(cg *g, const cg_value *arr, const char *i) {
     if (arr->kind != CG_ARRAY || !arr->view) {
         cg_fail(g, NULL, "indexing a value that is not an array");
@@ -305,6 +331,7 @@ static cg_value view_index(cg *g, const cg_view *v, const char *i) {
         cg_value x = view_index(g, v->inner, i);
         return cg_apply(g, v->fn, 1, &x, v->env);
     }
+    case CG_V_CONCAT: return concat_index(g, v, elem, i);
     }
     return cg_scalar(elem, "0");
 }
@@ -401,6 +428,60 @@ cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr) {
     if (!items) return *arr;
     for (uint32_t k = 0; k < v->n; k++) items[k] = cg_array(t->items[k], v->items[k]);
     return (cg_value){.kind = CG_TUPLE, .type = t, .n = v->n, .items = items};
+}
+
+/* A prefix of memory is that memory with a shorter first dimension, so an
+ * output seen through take is still the output's memory (cg_same_place). */
+cg_value cg_take(cg *g, const st_type *t, const cg_value *arr) {
+    return cg_drop(g, t, "0", arr);
+}
+
+cg_value cg_drop(cg *g, const st_type *t, const char *start, const cg_value *arr) {
+    if (g->failed || arr->kind != CG_ARRAY || !arr->view) return *arr; /* after an error: anything */
+    const cg_view *v = arr->view;
+    start = is_zero(start) ? "0" : cg_str(g, "(%s)", start);
+    if (v->kind == CG_V_ZIP) {
+        cg_value *items = cg_alloc(g, v->n * sizeof *items);
+        if (!items) return *arr;
+        for (uint32_t k = 0; k < v->n; k++) {
+            cg_value item = cg_array(v->items[k]->type, v->items[k]);
+            items[k] = cg_drop(g, component_type(g, t, k), start, &item);
+        }
+        return cg_zip(g, t, v->n, items);
+    }
+    if (v->kind == CG_V_MEM && v->mem.rank >= 1) {
+        cg_mem m = v->mem;
+        m.offset = plus(g, m.offset, is_zero(start) ? "0" : times(g, start, m.strides[0]));
+        m.dims[0] = t->size;
+        return cg_array(t, cg_view_mem(g, t, &m));
+    }
+    cg_view *s = new_view(g, CG_V_SHIFT, t);
+    s->inner = v;
+    s->start = start;
+    return cg_array(t, s);
+}
+
+cg_value cg_concat(cg *g, const st_type *t, const cg_value *a, const cg_value *b) {
+    if (g->failed || a->kind != CG_ARRAY || !a->view || b->kind != CG_ARRAY || !b->view) return *a;
+    if (a->view->kind == CG_V_ZIP && b->view->kind == CG_V_ZIP && a->view->n == b->view->n) {
+        cg_value *items = cg_alloc(g, a->view->n * sizeof *items);
+        if (!items) return *a;
+        for (uint32_t k = 0; k < a->view->n; k++) {
+            cg_value x = cg_array(a->view->items[k]->type, a->view->items[k]);
+            cg_value y = cg_array(b->view->items[k]->type, b->view->items[k]);
+            items[k] = cg_concat(g, component_type(g, t, k), &x, &y);
+        }
+        return cg_zip(g, t, a->view->n, items);
+    }
+    cg_view *c = new_view(g, CG_V_CONCAT, t);
+    const cg_view **items = cg_alloc(g, 2 * sizeof *items);
+    if (!items) return *a;
+    items[0] = a->view;
+    items[1] = b->view;
+    c->n = 2;
+    c->items = items;
+    c->k = cg_length(a);
+    return cg_array(t, c);
 }
 
 cg_value cg_iota(cg *g, const st_type *t) { return cg_array(t, new_view(g, CG_V_IOTA, t)); }

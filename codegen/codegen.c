@@ -15,6 +15,36 @@ static st_code_array *arrays_of(cg *g, cg_buffer_role role, uint32_t *n) {
     return out;
 }
 
+enum { MAX_LENGTHS = 256 }; /* a type holds fewer arrays: its depth is bounded */
+
+typedef struct lengths_of {
+    const st_size *seen[MAX_LENGTHS];
+    uint32_t n;
+} lengths_of;
+
+static void note_length(const st_size *exist, void *data) {
+    lengths_of *l = data;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->seen[i] == exist) return;
+    if (l->n < MAX_LENGTHS) l->seen[l->n++] = exist;
+}
+
+static void lengths_in(const st_type *t, lengths_of *l) {
+    if (t->kind == ST_TYPE_ARRAY) {
+        st_size_each_exist(t->size, note_length, l);
+        lengths_in(t->elem, l);
+    } else if (t->kind == ST_TYPE_TUPLE) {
+        for (uint32_t i = 0; i < t->n; i++) lengths_in(t->items[i], l);
+    }
+}
+
+uint32_t st_code_lengths_of(const st_type *t, const st_size **out, uint32_t cap) {
+    lengths_of l = {.n = 0};
+    lengths_in(t, &l);
+    for (uint32_t i = 0; i < l.n && i < cap; i++) out[i] = l.seen[i];
+    return l.n;
+}
+
 static void release(cg *g) {
     for (uint32_t i = 0; i < g->nkernels; i++) st_buf_free(&g->kernels[i]->body);
     st_buf_free(&g->nowhere.body);
@@ -43,10 +73,10 @@ static bool shallow_enough(cg *g) {
     return true;
 }
 
-/* The first filter, partition, take, drop or concat in e (NULL when none):
- * lengths known only at run time, which no kernel makes yet. */
+/* The first filter or partition in e (NULL when none): their rules (into
+ * take, drop and the scan that counts) come first, in lower-opencl. */
 static const st_node *run_time_sized(const st_node *e) {
-    if (e->kind == ST_NODE_PRIM && st_prim_sizes_at_run_time(e->u.prim)) return e;
+    if (st_is_prim(e, ST_PRIM_FILTER) || st_is_prim(e, ST_PRIM_PARTITION)) return e;
     bool loop = e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE);
     for (uint32_t i = 0; i < e->nkids; i++) {
         /* never inside a lambda (the type checker refuses them there), but in a loop's body */
@@ -68,7 +98,7 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
      * one program, one kernel text, one SHA-256, one build */
     const st_def *named = st_def_canonical(cx, def, err);
     if (!named) return false;
-    cg g = {.cx = cx, .a = a, .def = named, .err = err, .level = CG_HOST};
+    cg g = {.cx = cx, .a = a, .def = named, .err = err, .level = CG_HOST, .lengths_buffer = -1};
     bool ok = cg_host(&g) && shallow_enough(&g);
     const char *opencl = ok ? cg_opencl(&g) : NULL;
     const char *cuda = ok ? cg_cuda(&g) : NULL;
@@ -86,6 +116,8 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
         out->nlaunches = g.nkernels;
         out->inputs = arrays_of(&g, CG_BUF_INPUT, &out->ninputs);
         out->outputs = arrays_of(&g, CG_BUF_OUTPUT, &out->noutputs);
+        out->nlengths = g.nlengths;
+        if (g.lengths_buffer >= 0) out->noutputs--; /* the last, the lengths, is not a leaf of the result */
         out->nscalars = g.nscalars;
         out->scalars = g.scalars;
         ok = !g.failed && names;

@@ -18,7 +18,11 @@
  *   inputs    one buffer per array leaf of the def's parameters, in order
  *   outputs   one buffer per leaf of the result (st_value_leaves order), each
  *             of st_code.outputs[i] elements; a scalar leaf is one element;
- *             bool is one byte per element
+ *             bool is one byte per element. A length known only at run time
+ *             (take(k, xs): [?k]t) is allocated for its worst case, and when
+ *             the result has st_code.nlengths > 0 of them, one more buffer of
+ *             that many i64s follows, where the glue writes each one's value
+ *             (st_code_lengths_of's order) once everything has run
  *   scalars   st_code.nscalars pointers, to values of st_code.scalars[i].kind:
  *             the def's scalar parameters, then its size variables (i64)
  *   events    st_code.nlaunches slots, filled with the profiling event of
@@ -95,8 +99,18 @@ typedef struct st_code {
     uint32_t nscalars;
     const st_code_scalar *scalars;
     uint32_t noutputs;
-    const st_code_array *outputs;/* leaves of the result */
+    const st_code_array *outputs;/* leaves of the result; a length known only at run time at its worst case */
+    uint32_t nlengths;           /* lengths known only at run time in the result's type
+                                    (st_code_lengths_of): one more output buffer of as many
+                                    i64s after the others, where the glue writes them */
 } st_code;
+
+/* The existentials (1·?k each) in the array lengths of a value of type t,
+ * each once, in the order the glue reports them: the type's parts in
+ * order (tuple components in turn, an array's length before its element's),
+ * within a length as st_size_each_exist meets them. How many; at most cap
+ * stored in out. */
+uint32_t st_code_lengths_of(const st_type *t, const st_size **out, uint32_t cap);
 
 /* Generate kernels and glue for a lowered def (see strategies' lower-opencl;
  * what is left high-level inside one work-item runs sequentially). The

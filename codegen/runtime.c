@@ -58,6 +58,7 @@ static const char *cl_error_name(cl_int rc) {
         E(CL_PLATFORM_NOT_FOUND_KHR)
     case -9001: return "STRATA_LOOKBACK_STALLED"; /* the glue's own (cg_glue.c) */
     case -9002: return "STRATA_INDEX_OUT_OF_RANGE";
+    case -9003: return "STRATA_COUNT_OUT_OF_RANGE";
     default: return "an unknown OpenCL error";
     }
 #undef E
@@ -228,8 +229,8 @@ struct st_exe {
  * and snprintf for its message. */
 #define GLUE_SYMBOLS(X)                                                                                     \
     X(CreateBuffer) X(ReleaseMemObject) X(SetKernelArg) X(EnqueueNDRangeKernel) X(GetKernelWorkGroupInfo) \
-    X(GetCommandQueueInfo) X(GetDeviceInfo) X(EnqueueCopyBuffer) X(EnqueueReadBuffer) X(EnqueueFillBuffer) \
-    X(ReleaseEvent) X(Finish) X(GetMemObjectInfo)
+    X(GetCommandQueueInfo) X(GetDeviceInfo) X(EnqueueCopyBuffer) X(EnqueueReadBuffer) X(EnqueueWriteBuffer) \
+    X(EnqueueFillBuffer) X(ReleaseEvent) X(Finish) X(GetMemObjectInfo)
 
 static size_t glue_symbols(const cl_api *api, st_jit_symbol *out) {
     size_t n = 0;
@@ -378,6 +379,11 @@ struct st_launch {
     const void **scalar_ptrs;
     cl_event *events;
     uint64_t bytes;
+    uint64_t in_bytes;    /* of the inputs alone */
+    /* lengths known only at run time (st_code.nlengths): env and the values
+     * the glue reported, bound to the def's existentials, after a run */
+    st_binding *run_env;
+    size_t nrun_env;
     bool ran;
 };
 
@@ -538,6 +544,7 @@ st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *en
         if (!bind_scalar(l, i, args, err)) goto fail;
         l->scalar_ptrs[i] = &l->scalars[i]; /* every member of st_scalar starts at its start */
     }
+    l->in_bytes = l->bytes;
     for (uint32_t i = 0; i < code->noutputs; i++) {
         size_t bytes = 0;
         if (!count_of(code->outputs[i].length, code->outputs[i].kind, env, nenv, &l->out_counts[i], &bytes, err) ||
@@ -545,10 +552,86 @@ st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *en
             goto fail;
         l->bytes += bytes;
     }
+    if (code->nlengths && !(l->outputs[code->noutputs] = new_buffer(l, code->nlengths * sizeof(int64_t), NULL, err)))
+        goto fail;
     return l;
 fail:
     st_launch_free(l);
     return NULL;
+}
+
+/* What a result of the def holds: its body's type, whose lengths known
+ * only at run time are those st_code_lengths_of lists. */
+static const st_type *result_type(const st_code *code) {
+    return code->nlengths ? code->def->body->type : code->def->result;
+}
+
+/* The elements of each leaf of a value of type t (st_value_leaves order). */
+static bool leaf_counts(const st_type *t, int64_t outer, const st_binding *env, size_t nenv, int64_t *out, uint32_t *n,
+                        uint32_t cap, st_err *err) {
+    if (t->kind == ST_TYPE_TUPLE) {
+        for (uint32_t i = 0; i < t->n; i++)
+            if (!leaf_counts(t->items[i], outer, env, nenv, out, n, cap, err)) return false;
+        return true;
+    }
+    if (t->kind == ST_TYPE_ARRAY) {
+        int64_t len = 0;
+        if (!st_size_eval(t->size, env, nenv, &len, err)) return false;
+        return leaf_counts(t->elem, outer * len, env, nenv, out, n, cap, err);
+    }
+    if (*n < cap) out[*n] = outer;
+    (*n)++;
+    return true;
+}
+
+/* After a run: the result's lengths known only at run time, from the
+ * output the glue wrote them to, bound to the def's existentials (their
+ * order is st_code_lengths_of's), each within its worst case; the bytes
+ * moved count what the outputs hold, not what was allocated. */
+static bool read_lengths(st_launch *l, st_err *err) {
+    const st_code *code = l->exe->code;
+    if (!code->nlengths) return true;
+    int64_t *values = calloc(code->nlengths, sizeof *values);
+    const st_size **exists = calloc(code->nlengths, sizeof *exists);
+    int64_t *counts = calloc(code->noutputs + 1, sizeof *counts);
+    st_binding *env = realloc(l->run_env, (l->nenv + code->nlengths) * sizeof *env);
+    if (env) l->run_env = env;
+    bool ok = values && exists && counts && env;
+    if (!ok) st_fail_internal(err, "out of memory");
+    cl_int rc = !ok ? CL_SUCCESS
+                    : l->exe->cl->api->EnqueueReadBuffer(l->exe->cl->queue, l->outputs[code->noutputs], CL_TRUE, 0,
+                                                         code->nlengths * sizeof *values, values, 0, NULL, NULL);
+    if (ok && rc != CL_SUCCESS)
+        ok = st_fail(err, (st_loc){0}, "reading the result's lengths from %s (%s)", l->exe->cl->info.name,
+                     cl_error_name(rc));
+    if (ok && st_code_lengths_of(result_type(code), exists, code->nlengths) != code->nlengths)
+        ok = st_fail_internal(err, "the result's type has not the %u lengths the generated code reports", code->nlengths);
+    if (ok) {
+        memcpy(env, l->env, l->nenv * sizeof *env);
+        for (uint32_t i = 0; i < code->nlengths; i++) {
+            int64_t most = -1;
+            const st_size *bound = st_size_exist_bound(exists[i]);
+            if (bound) st_size_eval(bound, env, l->nenv + i, &most, err);
+            if (values[i] < 0 || (bound && values[i] > most)) {
+                ok = st_fail_internal(err, "the glue reports the length %lld, outside 0..%lld", (long long)values[i],
+                                      (long long)most);
+                break;
+            }
+            env[l->nenv + i] = (st_binding){st_size_exist_name(exists[i]), values[i]};
+        }
+        l->nrun_env = l->nenv + code->nlengths;
+    }
+    uint32_t n = 0;
+    if (ok) ok = leaf_counts(result_type(code), 1, env, l->nrun_env, counts, &n, code->noutputs, err);
+    if (ok) {
+        l->bytes = l->in_bytes;
+        for (uint32_t i = 0; i < n && i < code->noutputs; i++)
+            l->bytes += (uint64_t)counts[i] * st_scalar_size(code->outputs[i].kind);
+    }
+    free(values);
+    free(exists);
+    free(counts);
+    return ok;
 }
 
 static void release_events(st_launch *l) {
@@ -576,6 +659,10 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
                        error_text(cl, done, why, sizeof why));
     }
     l->ran = true;
+    if (!read_lengths(l, err)) {
+        release_events(l);
+        return false;
+    }
     /* from the first kernel's start to the last one's end, in nanoseconds */
     cl_ulong first = ~(cl_ulong)0, last = 0;
     for (uint32_t i = 0; i < l->exe->code->nlaunches; i++) {
@@ -634,7 +721,9 @@ static bool read_leaves(st_launch *l, st_value *v, uint32_t *next, st_err *err) 
     uint32_t i = (*next)++;
     int64_t count = 1;
     for (uint32_t d = 0; v->kind == ST_VALUE_ARRAY && d < v->n; d++) count *= v->u.a.dims[d];
-    if (i >= code->noutputs || code->outputs[i].kind != v->scalar || l->out_counts[i] != count)
+    /* a length known only at run time: the first `count` of its worst case */
+    if (i >= code->noutputs || code->outputs[i].kind != v->scalar ||
+        (code->nlengths ? l->out_counts[i] < count : l->out_counts[i] != count))
         return st_fail_internal(err, "output %u of the generated code does not match the result type", i);
     size_t size = st_scalar_size(v->scalar), bytes = (size_t)count * size;
     st_scalar scalar = {.bits = 0};
@@ -644,7 +733,7 @@ static bool read_leaves(st_launch *l, st_value *v, uint32_t *next, st_err *err) 
                       : CL_SUCCESS;
     if (rc != CL_SUCCESS)
         return st_fail(err, (st_loc){0}, "reading the results from %s (%s)", l->exe->cl->info.name, cl_error_name(rc));
-    if (!guard_intact(l, i, bytes, err)) return false;
+    if (!guard_intact(l, i, (size_t)l->out_counts[i] * size, err)) return false;
     if (v->scalar == ST_BOOL) { /* a kernel may write any nonzero byte for true; C's bool is 0 or 1 */
         unsigned char *b = dst;
         for (size_t k = 0; k < bytes; k++) b[k] = b[k] != 0;
@@ -655,7 +744,10 @@ static bool read_leaves(st_launch *l, st_value *v, uint32_t *next, st_err *err) 
 
 bool st_launch_read(st_launch *l, st_arena *a, st_value *result, st_err *err) {
     if (!l->ran) return st_fail_internal(err, "st_launch_read before a successful st_launch_run");
-    if (!st_value_alloc(a, l->exe->code->def->result, l->env, l->nenv, result, err)) return false;
+    const st_code *code = l->exe->code;
+    if (!st_value_alloc(a, result_type(code), code->nlengths ? l->run_env : l->env,
+                        code->nlengths ? l->nrun_env : l->nenv, result, err))
+        return false;
     uint32_t n = 0;
     if (!read_leaves(l, result, &n, err)) return false;
     if (n != l->exe->code->noutputs)
@@ -671,9 +763,10 @@ void st_launch_free(st_launch *l) {
     if (l->events) release_events(l);
     for (uint32_t i = 0; l->inputs && i < code->ninputs; i++)
         if (l->inputs[i]) l->exe->cl->api->ReleaseMemObject(l->inputs[i]);
-    for (uint32_t i = 0; l->outputs && i < code->noutputs; i++)
+    for (uint32_t i = 0; l->outputs && i < code->noutputs + (code->nlengths > 0); i++)
         if (l->outputs[i]) l->exe->cl->api->ReleaseMemObject(l->outputs[i]);
     free(l->env);
+    free(l->run_env);
     free(l->inputs);
     free(l->outputs);
     free(l->out_counts);

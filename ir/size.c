@@ -455,21 +455,40 @@ const st_size *st_size_replace_exist(st_ctx *cx, const st_size *s, const st_size
     return replace_in(cx, s, from, to, n, err);
 }
 
+static bool atom_has_exist(const st_size *a) {
+    if (a->kind == S_EXIST) return true;
+    if (a->kind == S_VAR || a->kind == S_EXACT) return false;
+    return st_size_has_exist(a->a) || st_size_has_exist(a->b);
+}
+
+/* The largest value an atom can take: an existential's bound; a quotient
+ * by a divisor free of them, its numerator's largest over the divisor
+ * ((?k + 15) / 16 for a number of blocks); any other atom itself. */
+static const st_size *atom_upper(st_ctx *cx, const st_size *a, st_err *err) {
+    if (a->kind == S_EXIST)
+        return a->bound ? st_size_upper(cx, a->bound, err)
+                        : (st_fail(err, (st_loc){0}, "the length ?%s has no bound", a->name), NULL);
+    if (a->kind == S_DIV && st_size_has_exist(a->a) && !st_size_has_exist(a->b)) {
+        const st_size *x = st_size_upper(cx, a->a, err);
+        return x ? st_size_div(cx, x, a->b, err) : NULL;
+    }
+    return poly_of_atom(cx, a, 1, err);
+}
+
 /* The largest value s can take: each existential at its bound where its
- * term counts up, at 0 where it counts down (N - ?k is at most N). */
+ * term counts up, at 0 where it counts down (N - ?k is at most N; sizes
+ * are never negative, so a term that counts down is at most 0). */
 const st_size *st_size_upper(st_ctx *cx, const st_size *s, st_err *err) {
     const st_size *sum = st_size_const(cx, 0);
     for (uint32_t i = 0; i < s->nterms && sum; i++) {
         const term *t = &s->terms[i];
         bool exist = false;
-        for (uint32_t k = 0; k < t->nf; k++) exist |= t->f[k].atom->kind == S_EXIST;
+        for (uint32_t k = 0; k < t->nf; k++) exist |= atom_has_exist(t->f[k].atom);
         if (exist && t->coef < 0) continue;
         const st_size *prod = st_size_const(cx, t->coef);
         for (uint32_t k = 0; k < t->nf && prod; k++) {
             const st_size *a = t->f[k].atom;
-            const st_size *x = a->kind != S_EXIST ? poly_of_atom(cx, a, 1, err)
-                               : a->bound ? st_size_upper(cx, a->bound, err)
-                                          : (st_fail(err, (st_loc){0}, "the length ?%s has no bound", a->name), NULL);
+            const st_size *x = atom_upper(cx, a, err);
             for (uint32_t e = 0; e < t->f[k].exp && prod && x; e++) prod = st_size_mul(cx, prod, x, err);
             if (!x) prod = NULL;
         }
@@ -1054,7 +1073,8 @@ static const st_node *poly_expr(st_ctx *cx, const st_def *def, const st_size *s,
     for (uint32_t i = 0; i < s->nterms; i++) {
         const term *t = &s->terms[i];
         bool negative = t->coef < 0 && sum;
-        const st_node *x = term_expr(cx, def, t, negative ? magnitude(t->coef) : (uint64_t)t->coef, err);
+        /* a negative term is its magnitude subtracted (from 0 when it comes first) */
+        const st_node *x = term_expr(cx, def, t, magnitude(t->coef), err);
         if (!x) return NULL;
         if (t->coef < 0 && !sum) x = st_binary(cx, ST_OP_SUB, st_lit_int(cx, ST_I64, 0), x, err);
         sum = !sum ? x : st_binary(cx, negative ? ST_OP_SUB : ST_OP_ADD, sum, x, err);

@@ -6,7 +6,8 @@
  * once per kind of bad argument, and expects each refused with its error
  * code and a sentence (or, without room for one, nothing written). It prints
  * what it did and exits 0 when every call went as the contract in host.c's
- * header says, 1 otherwise. */
+ * header says, 1 otherwise. With `lengths KERNEL…` it calls the host.c of a
+ * program whose result's length is known only at run time (lengths_mode). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
@@ -39,8 +40,61 @@ static char *slurp(const char *path) {
     return s;
 }
 
+/* `caller KERNELS.cl lengths KERNEL…`: the host.c of
+ *   let k = xs |> map(x => if x > 0.0 then 1i64 else 0i64) |> reduce(+, 0i64)
+ *   in take(k, xs) |> map(x => x + 1.0)
+ * whose kernels are named in order: its output is allocated for the worst
+ * case (N elements), and one more output receives the length k. */
+static int lengths_mode(cl_context context, cl_command_queue queue, cl_program program, char **names, int nnames) {
+    cl_kernel kernels[16] = {0};
+    cl_event events[16] = {0};
+    cl_int rc;
+    if (nnames > 16) return fprintf(stderr, "too many kernels\n"), 2;
+    for (int i = 0; i < nnames; i++)
+        if (!(kernels[i] = clCreateKernel(program, names[i], &rc))) return fprintf(stderr, "no kernel %s\n", names[i]), 2;
+    float xs[3] = {1, -2, 3}, ys[3] = {0, 0, 0};
+    long got = -1;
+    cl_mem in = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof xs, xs, &rc);
+    cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof ys, NULL, &rc);
+    cl_mem lengths = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof got, NULL, &rc);
+    cl_mem small = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * sizeof(float), NULL, &rc);
+    cl_mem tiny = clCreateBuffer(context, CL_MEM_READ_WRITE, 4, NULL, &rc);
+    long n = 3;
+    cl_mem inputs[] = {in}, outputs[] = {out, lengths}, short_out[] = {small, lengths}, short_lengths[] = {out, tiny},
+           no_lengths[] = {out, NULL};
+    const void *scalars[] = {&n};
+    char msg[256];
+
+    rc = strata_run(context, queue, kernels, inputs, outputs, scalars, events, msg, sizeof msg);
+    expect("a good call", rc, CL_SUCCESS, msg, NULL);
+    clFinish(queue);
+    clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof ys, ys, 0, NULL, NULL);
+    clEnqueueReadBuffer(queue, lengths, CL_TRUE, 0, sizeof got, &got, 0, NULL, NULL);
+    if (got != 2 || ys[0] != 2 || ys[1] != -1)
+        printf("FAIL a good call computed the length %ld and %g %g\n", got, ys[0], ys[1]), failures++;
+    else
+        printf("ok   the length 2 and its elements\n");
+    for (int i = 0; i < nnames; i++)
+        if (events[i]) clReleaseEvent(events[i]);
+    /* the output is the worst case's, though k elements would fit */
+    rc = strata_run(context, queue, kernels, inputs, short_out, scalars, events, msg, sizeof msg);
+    expect("an output smaller than its worst case", rc, CL_INVALID_BUFFER_SIZE, msg, "outputs[0] holds 8 bytes");
+    rc = strata_run(context, queue, kernels, inputs, short_lengths, scalars, events, msg, sizeof msg);
+    expect("no room for the length", rc, CL_INVALID_BUFFER_SIZE, msg, "outputs[1] holds 4 bytes");
+    rc = strata_run(context, queue, kernels, inputs, no_lengths, scalars, events, msg, sizeof msg);
+    expect("the lengths' output NULL", rc, CL_INVALID_VALUE, msg, "outputs[1] is NULL");
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseMemObject(lengths);
+    clReleaseMemObject(small);
+    clReleaseMemObject(tiny);
+    for (int i = 0; i < nnames; i++) clReleaseKernel(kernels[i]);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2) return fprintf(stderr, "usage: caller KERNELS.cl\n"), 2;
+    if (argc < 2 || (argc > 2 && strcmp(argv[2], "lengths")))
+        return fprintf(stderr, "usage: caller KERNELS.cl [lengths KERNEL…]\n"), 2;
     char *source = slurp(argv[1]);
     cl_platform_id platform;
     cl_device_id device;
@@ -53,6 +107,14 @@ int main(int argc, char **argv) {
     const char *sources[] = {source};
     cl_program program = clCreateProgramWithSource(context, 1, sources, NULL, &rc);
     if (clBuildProgram(program, 1, &device, NULL, NULL, NULL) != CL_SUCCESS) return fprintf(stderr, "no build\n"), 2;
+    if (argc > 2) {
+        int r = lengths_mode(context, queue, program, argv + 3, argc - 3);
+        clReleaseProgram(program);
+        clReleaseCommandQueue(queue);
+        clReleaseContext(context);
+        free(source);
+        return r ? r : failures ? 1 : 0;
+    }
     cl_kernel kernel;
     cl_uint nkernels = 0;
     if (clCreateKernelsInProgram(program, 1, &kernel, &nkernels) != CL_SUCCESS || nkernels != 1)

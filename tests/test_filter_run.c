@@ -1,0 +1,523 @@
+/* tests/test_filter_run.c — lengths known only at run time on the device:
+ * take(k, xs): [?k]t, drop(k, xs): [n - ?k]t and concat(xs, ys), written by
+ * hand as the filter and partition rules write them.
+ *
+ * The count k is computed on the device (how many elements lie below a
+ * threshold c: xs is a permutation of 0..N-1, so k is c), read back by the
+ * glue and checked there. Each program runs on the default device (PoCL on
+ * CI) against references computed here in C, and against the interpreter,
+ * at N = 1, 7, 1000 and 1000003 with k = 0, 1, N, N/2 and a prime: map,
+ * scan (the look-back of the default strategy over [?k]), reduce and
+ * reduce_by_index over a prefix, concat, outputs of run-time length (their
+ * lengths too), a top-level loop that takes a prefix each turn, and the
+ * form the filter rule makes (take(k, scatter(…))); under no strategy, the
+ * defaults and each rule that applies. Around it: cuts of cuts, a count
+ * outside 0..N is the glue's error with a sentence, the CLI prints and
+ * writes results of their actual length and counts their bytes, the
+ * exported host.c states the contract of the lengths' output, and filter
+ * is still refused by codegen, at the def. */
+#include "pipeline_fixture.h"
+#include "run_strata.h"
+
+/* ------------------------------------------------------------------------ */
+/* Programs and their references in C                                       */
+/* ------------------------------------------------------------------------ */
+
+#define COUNT_BELOW_C "  let k = xs |> map(x => if x < c then 1i64 else 0i64) |> reduce(+, 0i64)\n"
+
+typedef enum prog { CUTS, LOOP, FILTER, NPROGS } prog;
+
+static const char *const PROGRAMS[NPROGS] = {
+    /* every consumer over a prefix and a suffix, and both joined again */
+    [CUTS] = "def main(xs: [N]i32, c: i32) =\n" COUNT_BELOW_C
+             "  let ys = take(k, xs)\n"
+             "  in (ys |> map(y => y * 2), drop(k, xs) |> scan(+, 0), concat(ys, xs), ys |> reduce(+, 0),\n"
+             "      reduce_by_index(replicate(16, 0), +, 0, ys |> map(y => i64(y & 15)), ys))\n",
+    /* each turn, what lies below c moves to the end, one larger */
+    [LOOP] = "def main(xs: [N]i32, c: i32) =\n"
+             "  loop acc = xs for i < 3 do\n"
+             "    let k = acc |> map(x => if x < c then 1i64 else 0i64) |> reduce(+, 0i64)\n"
+             "    in concat(drop(k, acc), take(k, acc) |> map(y => y + 1))\n",
+    /* what the filter rule makes of filter(x => x < c, xs) */
+    [FILTER] = "def main(xs: [N]i32, c: i32) =\n"
+               "  let flags = xs |> map(x => if x < c then 1i64 else 0i64)\n"
+               "  let offsets = flags |> scan(+, 0i64)\n"
+               "  let k = flags |> reduce(+, 0i64)\n"
+               "  let idx = zip(xs, offsets) |> map((x, o) => if x < c then o - 1 else -1)\n"
+               "  in take(k, scatter(replicate(N, 0), idx, xs))\n",
+};
+static const char *const PROG_NAMES[NPROGS] = {"take, drop and concat", "a loop taking a prefix",
+                                               "a filter by hand"};
+enum { NOUTS = 5 };
+
+static uint64_t next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* A permutation of 0..n-1 whose first elements are those below c (so
+ * take(k, xs) keeps exactly them, as a filter's buffer would), each part
+ * shuffled. */
+static int32_t *permutation(int64_t n, int64_t c, uint64_t seed) {
+    int32_t *v = st_arena_alloc(ar, (size_t)(n ? n : 1) * sizeof *v);
+    ck_assert(v != NULL);
+    for (int64_t i = 0; i < n; i++) v[i] = (int32_t)i;
+    uint64_t s = seed * 2654435761u + 7;
+    for (int64_t i = c - 1; i > 0; i--) {
+        int64_t j = (int64_t)(next(&s) % (uint64_t)(i + 1));
+        int32_t t = v[i];
+        v[i] = v[j], v[j] = t;
+    }
+    for (int64_t i = n - 1; i > c; i--) {
+        int64_t j = c + (int64_t)(next(&s) % (uint64_t)(i - c + 1));
+        int32_t t = v[i];
+        v[i] = v[j], v[j] = t;
+    }
+    return v;
+}
+
+/* What C says: each output's elements and its length. */
+typedef struct want {
+    int nouts;
+    int64_t len[NOUTS];
+    const int32_t *data[NOUTS];
+    bool scalar[NOUTS];
+} want;
+
+static int32_t *cells(int64_t n) {
+    int32_t *v = st_arena_alloc(ar, (size_t)(n ? n : 1) * sizeof *v);
+    ck_assert(v != NULL);
+    return v;
+}
+
+static want reference(prog p, const int32_t *xs, int64_t n, int32_t c) {
+    want w = {0};
+    if (p == CUTS) {
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++) k += xs[i] < c;
+        int32_t *doubled = cells(k), *sums = cells(n - k), *joined = cells(k + n), *total = cells(1), *hist = cells(16);
+        uint32_t acc = 0, sum = 0;
+        for (int64_t i = 0; i < k; i++) doubled[i] = xs[i] * 2, joined[i] = xs[i], sum += (uint32_t)xs[i];
+        for (int64_t i = 0; i < n - k; i++) acc += (uint32_t)xs[k + i], sums[i] = (int32_t)acc;
+        for (int64_t i = 0; i < n; i++) joined[k + i] = xs[i];
+        for (int b = 0; b < 16; b++) hist[b] = 0;
+        for (int64_t i = 0; i < k; i++) hist[xs[i] & 15] = (int32_t)((uint32_t)hist[xs[i] & 15] + (uint32_t)xs[i]); /* wraps */
+        total[0] = (int32_t)sum;
+        w.nouts = 5;
+        const int64_t lens[] = {k, n - k, k + n, 1, 16};
+        const int32_t *data[] = {doubled, sums, joined, total, hist};
+        for (int o = 0; o < 5; o++) w.len[o] = lens[o], w.data[o] = data[o], w.scalar[o] = o == 3;
+        return w;
+    }
+    if (p == FILTER) {
+        int32_t *kept = cells(n);
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (xs[i] < c) kept[k++] = xs[i];
+        w.nouts = 1;
+        w.len[0] = k;
+        w.data[0] = kept;
+        return w;
+    }
+    int32_t *acc = cells(n), *nxt = cells(n);
+    memcpy(acc, xs, (size_t)n * sizeof *acc);
+    for (int turn = 0; turn < 3; turn++) {
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++) k += acc[i] < c;
+        /* what the program says: drop(k) then take(k) + 1, whatever the order of acc */
+        for (int64_t i = 0; i < n - k; i++) nxt[i] = acc[k + i];
+        for (int64_t i = 0; i < k; i++) nxt[n - k + i] = acc[i] + 1;
+        int32_t *t = acc;
+        acc = nxt, nxt = t;
+    }
+    w.nouts = 1;
+    w.len[0] = n;
+    w.data[0] = acc;
+    return w;
+}
+
+static void same_as_c(const st_value *got, const want *w, const char *label) {
+    for (int o = 0; o < w->nouts; o++) {
+        const st_value *v = w->nouts > 1 ? &got->u.items[o] : got;
+        if (w->scalar[o]) {
+            ck_assert_msg(v->kind == ST_VALUE_SCALAR && v->u.s.i32 == w->data[o][0], "%s: output %d is %d, C says %d",
+                          label, o, v->u.s.i32, w->data[o][0]);
+            continue;
+        }
+        ck_assert_msg(v->kind == ST_VALUE_ARRAY && v->scalar == ST_I32, "%s: output %d is not an i32 array", label, o);
+        ck_assert_msg(v->u.a.dims[0] == w->len[o], "%s: output %d has %lld elements, C says %lld", label, o,
+                      (long long)v->u.a.dims[0], (long long)w->len[o]);
+        const int32_t *g = v->u.a.data;
+        for (int64_t i = 0; i < w->len[o]; i++)
+            ck_assert_msg(g[i] == w->data[o][i], "%s: output %d, element %lld of %lld: %d, C says %d", label, o,
+                          (long long)i, (long long)w->len[o], g[i], w->data[o][i]);
+    }
+}
+
+static const int64_t SIZES[] = {1, 7, 1000, 1000003};
+enum { NSIZES = sizeof SIZES / sizeof *SIZES };
+
+/* The counts tried at length n: none, one, all, half and a prime below n. */
+static int counts_at(int64_t n, int64_t *out) {
+    int64_t prime = n >= 1000003 ? 999983 : n >= 1000 ? 997 : n >= 7 ? 5 : 0;
+    const int64_t all[] = {0, 1, n, n / 2, prime};
+    int m = 0;
+    for (int i = 0; i < 5; i++) {
+        bool seen = false;
+        for (int j = 0; j < m; j++) seen |= out[j] == all[i];
+        if (!seen && all[i] <= n) out[m++] = all[i];
+    }
+    return m;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The interpreter                                                          */
+/* ------------------------------------------------------------------------ */
+
+static st_value args_of(const int32_t *xs, int64_t n, int32_t c, st_value *args) {
+    args[0] = array_of(ST_I32, n, (void *)xs, ar);
+    args[1] = scalar_of(ST_I32, (st_scalar){.i32 = c});
+    return args[0];
+}
+
+static st_binding size_n(int64_t n) { return (st_binding){st_intern_cstr(cx, "N"), n}; }
+
+START_TEST(interpreter_agrees_with_c) {
+    for (prog p = CUTS; p < NPROGS; p++) {
+        const st_def *d = def_of(PROGRAMS[p]);
+        const int64_t lengths[] = {0, 1, 7, 1000};
+        for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++) {
+            int64_t n = lengths[l], counts[5];
+            for (int ci = 0, nc = counts_at(n, counts); ci < nc; ci++) {
+                /* a filter keeps what lies below c wherever it is */
+                const int32_t *xs = permutation(n, p == FILTER ? 0 : counts[ci], 3 + (uint64_t)n);
+                st_value args[2], got;
+                args_of(xs, n, (int32_t)counts[ci], args);
+                st_binding env = size_n(n);
+                st_err err = {0};
+                const char *label = text_of("the interpreter, %s, N = %lld, k = %lld", PROG_NAMES[p], (long long)n,
+                                            (long long)counts[ci]);
+                ck_assert_msg(st_eval(cx, d, args, &env, 1, ar, &got, &err), "%s: %s", label, err.message);
+                want w = reference(p, xs, n, (int32_t)counts[ci]);
+                same_as_c(&got, &w, label);
+            }
+        }
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The device                                                               */
+/* ------------------------------------------------------------------------ */
+
+static const char *const STRATEGIES[] = {
+    NULL,
+    "DEFAULT-CPU",
+    "DEFAULT-GPU",
+    "try(each(any, try(fuse-map-reduce)))",
+    "try(each(scan, try(lookback(M=12, WG=256, LW=32))))",
+    "try(each(scan, try(lookback(M=16384, WG=1, LOAD=direct))))",
+    "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4))))",
+    "try(each(scan, try(sequential-scan)))",
+    "try(each(reduce_by_index, try(subhistogram)))",
+};
+enum { NSTRATEGIES = sizeof STRATEGIES / sizeof *STRATEGIES };
+
+static const char *strategy_text(const char *s) {
+    if (s && !strcmp(s, "DEFAULT-CPU")) return st_default_strategy("CPU");
+    if (s && !strcmp(s, "DEFAULT-GPU")) return st_default_strategy("GPU");
+    return s;
+}
+
+/* d rewritten by strategy, lowered, built; run at every size and count
+ * against C, and against the interpreter up to 1000 elements. */
+static void runs_everywhere(prog p, const char *strategy) {
+    const st_def *d = def_of(PROGRAMS[p]);
+    const char *label = text_of("%s, %s", PROG_NAMES[p], strategy ? strategy : "no strategy");
+    st_code code = generated(lowered(apply(d, strategy, label), label), label);
+    ck_assert_msg(code.nlengths == (p == LOOP ? 0u : 1u), "%s: %u lengths reported", label, code.nlengths);
+    st_exe *exe = built(&code, label);
+    for (int s = 0; s < NSIZES; s++) {
+        int64_t n = SIZES[s], counts[5];
+        for (int ci = 0, nc = counts_at(n, counts); ci < nc; ci++) {
+            st_arena_mark mark = st_arena_get_mark(ar);
+            int32_t c = (int32_t)counts[ci];
+            const int32_t *xs = permutation(n, p == FILTER ? 0 : c, 5 + (uint64_t)s);
+            st_value args[2], got, ref;
+            args_of(xs, n, c, args);
+            st_binding env = size_n(n);
+            st_err err = {0};
+            const char *at = text_of("%s, N = %lld, k = %d", label, (long long)n, c);
+            st_launch *l = st_launch_new(exe, args, &env, 1, &err);
+            ck_assert_msg(l != NULL, "%s: %s", at, err.message);
+            ck_assert_msg(st_launch_run(l, NULL, &err), "%s: %s", at, err.message);
+            ck_assert_msg(st_launch_read(l, ar, &got, &err), "%s: %s", at, err.message);
+            want w = reference(p, xs, n, c);
+            same_as_c(&got, &w, at);
+            /* the bytes moved: the input, and what each output holds, not its worst case */
+            uint64_t bytes = (uint64_t)n * 4;
+            for (int o = 0; o < w.nouts; o++) bytes += (uint64_t)w.len[o] * 4;
+            ck_assert_msg(st_launch_bytes(l) == bytes, "%s: %llu bytes counted, %llu moved", at,
+                          (unsigned long long)st_launch_bytes(l), (unsigned long long)bytes);
+            if (n <= 1000) {
+                ck_assert_msg(st_eval(cx, d, args, &env, 1, ar, &ref, &err), "%s: %s", at, err.message);
+                ck_assert_msg(st_value_agree(&got, &ref, 0, &err), "%s: the interpreter disagrees: %s", at, err.message);
+            }
+            st_launch_free(l);
+            st_arena_release(ar, mark);
+        }
+    }
+    st_exe_free(exe);
+}
+
+START_TEST(every_rule_on_the_device) {
+    const char *strategy = strategy_text(STRATEGIES[_i]);
+    for (prog p = CUTS; p < NPROGS; p++) runs_everywhere(p, strategy);
+}
+END_TEST
+
+/* The look-back of the default strategy runs over the suffix's length. */
+START_TEST(the_default_scans_by_lookback) {
+    const st_def *now = apply(def_of(PROGRAMS[CUTS]), st_default_strategy("CPU"), "default");
+    const char *text = printed_def(now);
+    ck_assert_msg(strstr(text, "scanLookback") != NULL, "no look-back:\n%s", text);
+    st_code code = generated(lowered(now, "default"), "default");
+    ck_assert_has(code.opencl, "long ex_0"); /* the kernels take the count */
+    ck_assert_has(code.host, "long ex_0 = 0;");
+}
+END_TEST
+
+/* A count outside 0..N: the glue's error, with a sentence, before any
+ * kernel reads past an array. */
+START_TEST(a_count_out_of_range_is_the_glues_error) {
+    const char *srcs[] = {
+        "def main(xs: [N]i32, c: i64) =\n  let k = (xs |> map(x => 1i64) |> reduce(+, 0i64)) + c\n"
+        "  in take(k, xs) |> map(y => y * 2)\n",
+        "def main(xs: [N]i32, c: i64) =\n  let k = (xs |> map(x => 1i64) |> reduce(+, 0i64)) + c\n"
+        "  in drop(k, xs) |> scan(+, 0)\n",
+    };
+    for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+        const st_def *d = def_of(srcs[i]);
+        st_code code = generated(lowered(apply(d, st_default_strategy("CPU"), "default"), "default"), "default");
+        st_exe *exe = built(&code, srcs[i]);
+        const int64_t extras[] = {1, -8, 0};
+        for (size_t e = 0; e < 3; e++) {
+            int64_t n = 7;
+            st_value args[2] = {array_of(ST_I32, n, permutation(n, 0, 1), ar),
+                                scalar_of(ST_I64, (st_scalar){.i64 = extras[e]})};
+            st_binding env = size_n(n);
+            st_err err = {0};
+            st_launch *l = st_launch_new(exe, args, &env, 1, &err);
+            ck_assert_msg(l != NULL, "%s", err.message);
+            bool ran = st_launch_run(l, NULL, &err);
+            if (extras[e] == 0) {
+                ck_assert_msg(ran, "%s", err.message);
+            } else {
+                ck_assert_msg(!ran, "a count of %lld ran", (long long)(n + extras[e]));
+                ck_assert_has(err.message, "STRATA_COUNT_OUT_OF_RANGE");
+                ck_assert_has(err.message, text_of("the count is %lld, outside 0..7", (long long)(n + extras[e])));
+                ck_assert_has(err.message, i == 0 ? "take(k, xs) in `main` at 1:5" : "drop(k, xs) in `main` at 1:5");
+            }
+            st_launch_free(l);
+        }
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
+/* A cut of a cut, and cuts of zips: each count read back in turn, the
+ * second over the first's length. */
+START_TEST(cuts_of_cuts_and_of_zips) {
+    const char *src = "def main(xs: [N]i32) =\n"
+                      "  let k1 = xs |> map(x => if x > 0 then 1i64 else 0i64) |> reduce(+, 0i64)\n"
+                      "  let ys = take(k1, xs)\n"
+                      "  let k2 = ys |> map(x => if x > 20 then 1i64 else 0i64) |> reduce(+, 0i64)\n"
+                      "  let zs = drop(k2, ys)\n"
+                      "  in (zs |> scan(+, 0), zip(zs, zs) |> map((a, b) => a * b),\n"
+                      "      concat(zip(ys, ys), zip(xs, xs)) |> unzip)\n";
+    const st_def *d = def_of(src);
+    const char *strategies[] = {NULL, st_default_strategy("CPU")};
+    for (size_t s = 0; s < 2; s++) {
+        const char *label = strategies[s] ? "default" : "no strategy";
+        st_code code = generated(lowered(apply(d, strategies[s], label), label), label);
+        ck_assert_uint_eq(code.nlengths, 2); /* ?k1 and ?k2 */
+        st_exe *exe = built(&code, label);
+        agrees(exe, d, "N=1", 1, label);
+        agrees(exe, d, "N=7", 2, label);
+        agrees(exe, d, "N=1000", 3, label);
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
+/* concat of arrays of arrays: refused, at the def, saying why */
+START_TEST(concat_of_rows_is_refused) {
+    const st_def *d = def_of("def main(xs: [N][M]i32) =\n  let k = xs |> map(r => 1i64) |> reduce(+, 0i64)\n"
+                             "  in concat(take(k, xs), xs)\n");
+    st_code code;
+    st_err err = {0};
+    ck_assert(!st_codegen(cx, lowered(d, "rows"), ar, &code, &err));
+    ck_assert_has(err.message, "concat of arrays whose elements are arrays");
+    ck_assert_int_eq(err.loc.line, 1);
+    ck_assert_int_eq(err.loc.col, 5);
+}
+END_TEST
+
+/* filter has no rule in codegen: refused at the def, by name */
+START_TEST(filter_is_refused_at_the_def) {
+    const st_def *d = def_of("def main(xs: [N]i32) =\n  xs |> filter(x => x > 0)\n");
+    st_code code;
+    st_err err = {0};
+    ck_assert(!st_codegen(cx, lowered(d, "filter"), ar, &code, &err));
+    ck_assert_has(err.message, "filter needs the filter rule");
+    ck_assert_int_eq(err.loc.line, 1);
+    ck_assert_int_eq(err.loc.col, 5);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The command line and the exported glue                                   */
+/* ------------------------------------------------------------------------ */
+
+/* `strata run` prints each result at its length, --output writes that
+ * many elements, --check compares them (lengths too), --time counts the
+ * bytes of the actual lengths. */
+START_TEST(strata_run_shows_the_actual_lengths) {
+    cli c;
+    cli_open(&c, "filter_run");
+    const char *prog = cli_file(&c, "cuts", PROGRAMS[CUTS]);
+    const char *xs = arena_text(c.a, "%s/xs.npy", c.dir), *out_dir = arena_text(c.a, "%s/out", c.dir);
+    int32_t *data = permutation(1000, 300, 2);
+    st_value v = array_of(ST_I32, 1000, data, ar);
+    st_err err = {0};
+    ck_assert_msg(st_npy_write(xs, &v, &err), "%s", err.message);
+    char *out, *errs;
+    const char *in = arena_text(c.a, "xs=%s", xs);
+    int rc = cli_strata(&c, (const char *[]){"run", prog, "--input", in, "--input", "c=300", "--check", "--time",
+                                             "--runs", "2", NULL},
+                        &out, &errs);
+    ck_assert_msg(rc == 0, "%s", errs);
+    ck_assert_has(errs, "the results equal the interpreter's");
+    ck_assert_has(out, "0: [300]i32 = [");
+    ck_assert_has(out, "1: [700]i32 = [");
+    ck_assert_has(out, "2: [1300]i32 = [");
+    ck_assert_has(out, text_of("(%d bytes read and written)", 4 * (1000 + 300 + 700 + 1300 + 1 + 16)));
+    rc = cli_strata(&c, (const char *[]){"run", prog, "--input", in, "--input", "c=300", "--output", out_dir, NULL},
+                    &out, &errs);
+    ck_assert_msg(rc == 0, "%s", errs);
+    st_value got = npy_read_ok(c.a, arena_text(c.a, "%s/0.npy", out_dir));
+    ck_assert_int_eq(got.u.a.dims[0], 300);
+    got = npy_read_ok(c.a, arena_text(c.a, "%s/1.npy", out_dir));
+    ck_assert_int_eq(got.u.a.dims[0], 700);
+    cli_close(&c);
+}
+END_TEST
+
+/* The exported host.c says where the lengths are, allocates the worst
+ * case and checks the lengths' output like any other. */
+START_TEST(the_exported_glue_states_the_lengths_contract) {
+    st_code code = generated(lowered(def_of(PROGRAMS[CUTS]), "none"), "none");
+    ck_assert_uint_eq(code.nlengths, 1);
+    ck_assert_uint_eq(code.noutputs, 5);
+    ck_assert_has(code.host, "outputs: 6 buffers");
+    ck_assert_has(code.host, "the last output, out_lengths, holds 1 longs");
+    ck_assert_has(code.host, "clEnqueueWriteBuffer(queue, out_lengths, CL_TRUE, 0, sizeof lengths, lengths");
+    ck_assert_has(code.host, "outputs[5] holds %lu bytes");
+    ck_assert_has(code.host, "STRATA_COUNT_OUT_OF_RANGE");
+    /* the outputs of run-time length are their worst case, over the def's sizes */
+    for (uint32_t i = 0; i < code.noutputs; i++) ck_assert(!st_size_has_exist(code.outputs[i].length));
+}
+END_TEST
+
+/* The exported host.c, compiled as a user compiles it, called by
+ * tests/strata_run_caller.c: the length comes back in the output after the
+ * others, and outputs smaller than their worst case are refused. */
+START_TEST(the_exported_glue_keeps_its_contract) {
+    cli c;
+    cli_open(&c, "filter_run_caller");
+    const char *cc = getenv("STRATA_CC");
+    ck_assert_msg(cc != NULL, "no C compiler (STRATA_CC)");
+    const char *dir = arena_text(c.a, "%s/emitted", c.dir);
+    const char *prog = cli_file(&c, "positive_plus_one",
+                                "def main(xs: [N]f32) =\n"
+                                "  let k = xs |> map(x => if x > 0.0 then 1i64 else 0i64) |> reduce(+, 0i64)\n"
+                                "  in take(k, xs) |> map(x => x + 1.0)\n");
+    char *out, *err;
+    int rc = cli_strata(&c, (const char *[]){"run", prog, "--size", "N=3", "--emit", dir, NULL}, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d\n%s", rc, err);
+    const char *host = slurp_file(c.a, arena_text(c.a, "%s/host.c", dir), NULL);
+    /* the kernels' names, in the order the header gives */
+    const char *order = strstr(host, "in this order:");
+    ck_assert(order != NULL);
+    order += strlen("in this order:");
+    const char *args[24] = {arena_text(c.a, "%s/kernels.cl", dir), "lengths"};
+    int nargs = 2;
+    while (*order == ' ' && nargs < 22) {
+        size_t len = strcspn(order + 1, " \n");
+        char *name = st_arena_alloc(c.a, len + 1);
+        memcpy(name, order + 1, len);
+        name[len] = 0;
+        args[nargs++] = name;
+        order += 1 + len;
+    }
+    args[nargs] = NULL;
+    ck_assert_int_gt(nargs, 2);
+    const char *caller = arena_text(c.a, "%s/caller", c.dir), *log = arena_text(c.a, "%s/cc.log", c.dir);
+    int status = system(arena_text(c.a, "'%s' -std=c17 -Wall -Wextra -Werror -g '%s/host.c' '%s/strata_run_caller.c' -o '%s' "
+                                        "-lOpenCL > '%s' 2>&1",
+                                   cc, dir, getenv("STRATA_TESTS"), caller, log));
+    ck_assert_msg(status == 0, "cannot build the caller:\n%s", slurp_file(c.a, log, NULL));
+    rc = program_spawn(c.a, c.dir, environ, caller, args, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d\n%s%s", rc, out, err);
+    ck_assert_int_eq(count_of(out, "ok  "), 5);
+    cli_close(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* CUDA: the same kernels and glue through NVRTC, where it is               */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(cuda_kernels_for_cuts) {
+    st_code probe = {.cuda = "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\n"};
+    st_err err = {0};
+    bool nvrtc = st_cuda_compile_check(&probe, 90, NULL, &err);
+    if (!nvrtc) fprintf(stderr, "filter-run: NVRTC checks skipped: %s\n", err.message);
+    for (int s = 0; s < NSTRATEGIES; s++)
+        for (prog p = CUTS; p < NPROGS; p++) {
+            const char *label = text_of("%s, %s", PROG_NAMES[p], STRATEGIES[s] ? STRATEGIES[s] : "no strategy");
+            st_code code = generated(lowered(apply(def_of(PROGRAMS[p]), strategy_text(STRATEGIES[s]), label), label), label);
+            ck_assert_msg(code.cuda != NULL, "%s: no CUDA source", label);
+            for (uint32_t i = 0; i < code.nkernels; i++)
+                ck_assert_msg(kernel_declared(code.cuda, code.kernel_names[i]), "%s: no CUDA kernel %s", label,
+                              code.kernel_names[i]);
+            if (nvrtc) ck_assert_msg(st_cuda_compile_check(&code, 90, NULL, &err), "%s: %s", label, err.message);
+        }
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("filter-run");
+    TCase *tc = tcase_create("interpreter, glue, errors");
+    tcase_add_checked_fixture(tc, rules_setup, pipeline_teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, interpreter_agrees_with_c);
+    tcase_add_test(tc, the_default_scans_by_lookback);
+    tcase_add_test(tc, filter_is_refused_at_the_def);
+    tcase_add_test(tc, cuts_of_cuts_and_of_zips);
+    tcase_add_test(tc, concat_of_rows_is_refused);
+    tcase_add_test(tc, the_exported_glue_states_the_lengths_contract);
+    tcase_add_test(tc, cuda_kernels_for_cuts);
+    tcase_add_test(tc, a_count_out_of_range_is_the_glues_error);
+    tcase_add_test(tc, strata_run_shows_the_actual_lengths);
+    tcase_add_test(tc, the_exported_glue_keeps_its_contract);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("device");
+    tcase_add_checked_fixture(tc, rules_setup, pipeline_teardown);
+    tcase_set_timeout(tc, 900); /* a million elements through PoCL at five counts, three programs */
+    tcase_add_loop_test(tc, every_rule_on_the_device, 0, NSTRATEGIES);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
