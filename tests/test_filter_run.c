@@ -233,7 +233,7 @@ static const char *strategy_text(const char *s) {
 
 /* d rewritten by strategy, lowered, built; run at every size and count
  * against C, and against the interpreter up to 1000 elements. */
-static void runs_everywhere(prog p, const char *strategy) {
+static void runs_everywhere(prog p, const char *strategy, bool big) {
     const st_def *d = def_of(PROGRAMS[p]);
     const char *label = text_of("%s, %s", PROG_NAMES[p], strategy ? strategy : "no strategy");
     st_code code = generated(lowered(apply(d, strategy, label), label), label);
@@ -241,6 +241,7 @@ static void runs_everywhere(prog p, const char *strategy) {
     st_exe *exe = built(&code, label);
     for (int s = 0; s < NSIZES; s++) {
         int64_t n = SIZES[s], counts[5];
+        if (n >= 1000003 && !big) continue;
         for (int ci = 0, nc = counts_at(n, counts); ci < nc; ci++) {
             st_arena_mark mark = st_arena_get_mark(ar);
             int32_t c = (int32_t)counts[ci];
@@ -274,7 +275,7 @@ static void runs_everywhere(prog p, const char *strategy) {
 
 START_TEST(every_rule_on_the_device) {
     const char *strategy = strategy_text(STRATEGIES[_i]);
-    for (prog p = CUTS; p < NPROGS; p++) runs_everywhere(p, strategy);
+    for (prog p = CUTS; p < NPROGS; p++) runs_everywhere(p, strategy, st_test_big(_i));
 }
 END_TEST
 
@@ -365,12 +366,14 @@ START_TEST(concat_of_rows_is_refused) {
 }
 END_TEST
 
-/* filter has no rule in codegen: refused at the def, by name */
+/* lower-opencl makes a filter its rule's scan and scatter; one that reaches
+ * codegen unlowered is refused at the def, by name */
 START_TEST(filter_is_refused_at_the_def) {
     const st_def *d = def_of("def main(xs: [N]i32) =\n  xs |> filter(x => x > 0)\n");
     st_code code;
     st_err err = {0};
-    ck_assert(!st_codegen(cx, lowered(d, "filter"), ar, &code, &err));
+    ck_assert(st_codegen(cx, lowered(d, "filter"), ar, &code, &err));
+    ck_assert(!st_codegen(cx, d, ar, &code, &err));
     ck_assert_has(err.message, "filter needs the filter rule");
     ck_assert_int_eq(err.loc.line, 1);
     ck_assert_int_eq(err.loc.col, 5);
