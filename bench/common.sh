@@ -43,3 +43,23 @@ copy_program() {
 faster() {
     [ -n "$1" ] && { [ -z "$2" ] || awk -v a="${1%%$'\t'*}" -v b="${2%%$'\t'*}" 'BEGIN { exit !(a < b) }'; }
 }
+
+# thrust_peer SRC OUT: builds SRC (a Thrust program) with Thrust's OpenMP
+# backend from the CUDA toolkit's CCCL headers (or CCCL=DIR) into OUT and
+# prints OUT; prints nothing, and says why on stderr, when it cannot.
+thrust_peer() {
+    local src=$1 out=$2 cccl=${CCCL:-} d
+    if [ -z "$cccl" ]; then
+        for d in /usr/local/cuda/include/cccl /usr/local/cuda/targets/x86_64-linux/include/cccl /usr/local/cuda/include; do
+            [ -f "$d/thrust/version.h" ] && { cccl=$d; break; }
+        done
+    fi
+    if [ -z "$cccl" ]; then
+        echo "thrust: no CCCL headers (thrust/version.h) under /usr/local/cuda; set CCCL=DIR" >&2
+    elif ! g++ -O3 -fopenmp -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP -I"$cccl" -Ibench \
+            -o "$out" "$src" 2>"$out-build.log"; then
+        echo "thrust: $src did not build; see $out-build.log" >&2
+    else
+        echo "$out"
+    fi
+}

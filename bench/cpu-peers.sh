@@ -47,21 +47,7 @@ mkdir -p "$WORK"
 runs=${TIMED_RUNS:-15}
 
 cc -O2 -o "$WORK/seq_scan" bench/seq_scan.c
-cccl=${CCCL:-}
-if [ -z "$cccl" ]; then
-    for d in /usr/local/cuda/include/cccl /usr/local/cuda/targets/x86_64-linux/include/cccl /usr/local/cuda/include; do
-        [ -f "$d/thrust/scan.h" ] && { cccl=$d; break; }
-    done
-fi
-thrust=""
-if [ -z "$cccl" ]; then
-    echo "thrust: no CCCL headers (thrust/scan.h) under /usr/local/cuda; set CCCL=DIR" >&2
-elif ! g++ -O3 -fopenmp -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP -I"$cccl" -Ibench \
-        -o "$WORK/thrust_scan" bench/thrust_scan.cpp 2>"$WORK/thrust-build.log"; then
-    echo "thrust: the peer did not build; see $WORK/thrust-build.log" >&2
-else
-    thrust=$WORK/thrust_scan
-fi
+thrust=$(thrust_peer bench/thrust_scan.cpp "$WORK/thrust_scan")
 threads=$(nproc)
 
 program_of() { [ "$1" = i32 ] && echo examples/prefix_sum_i32.strata || echo examples/prefix_sum.strata; }

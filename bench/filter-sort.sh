@@ -44,21 +44,7 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 
 cc -O2 -Ibench -o "$WORK/sort_seq" bench/sort_seq.c
-cccl=${CCCL:-}
-if [ -z "$cccl" ]; then
-    for d in /usr/local/cuda/include/cccl /usr/local/cuda/targets/x86_64-linux/include/cccl /usr/local/cuda/include; do
-        [ -f "$d/thrust/sort.h" ] && { cccl=$d; break; }
-    done
-fi
-thrust=""
-if [ -z "$cccl" ]; then
-    echo "thrust: no CCCL headers (thrust/sort.h) under /usr/local/cuda; set CCCL=DIR" >&2
-elif ! g++ -O3 -fopenmp -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP -I"$cccl" -Ibench \
-        -o "$WORK/thrust_sort" bench/thrust_sort.cpp 2>"$WORK/thrust-build.log"; then
-    echo "thrust: the peer did not build; see $WORK/thrust-build.log" >&2
-else
-    thrust=$WORK/thrust_sort
-fi
+thrust=$(thrust_peer bench/thrust_sort.cpp "$WORK/thrust_sort")
 threads=$(nproc)
 
 # random_npy DESCR FILE: N random 32-bit numbers (<i4 or <u4) as a .npy;
