@@ -7,9 +7,11 @@
 #       each element once and writes each kept one once). Today's programs:
 #       examples/filter.strata (the kept elements at the front of a buffer
 #       of N) and examples/exscan_scatter.strata (the same compaction and
-#       its count), both under the default strategy;
-#   (b) the LSD radix sort of 2^24 random u32 (examples/radix_sort.strata)
-#       and its key-value variant (examples/radix_sort_kv.strata), against
+#       its count), and examples/filter_keep.strata (`filter(p, xs)`, a
+#       result of run-time length), all under the default strategy;
+#   (b) the LSD radix sort of 2^24 random u32 (examples/radix_sort.strata,
+#       and examples/radix_sort_partition.strata, the same as a loop of
+#       partition + concat) and its key-value variant (examples/radix_sort_kv.strata), against
 #       Thrust's OpenMP sort and sort_by_key, qsort, and a sequential C LSD
 #       radix sort (bench/sort_seq.c).
 #
@@ -64,11 +66,9 @@ random_npy '<u4' "$WORK/u32.npy"
 random_npy '<i4' "$WORK/values.npy"
 copy_program i32 "$WORK/copy_i32.strata"
 
-# The filters: name<TAB>program. examples/filter_keep.strata is the
-# `filter(p, xs)` of issue 22 (a result of run-time length); it joins the
-# table where it exists.
-filters=("semifilter	examples/filter.strata" "compaction+count	examples/exscan_scatter.strata")
-[ -f examples/filter_keep.strata ] && filters=("filter(p, xs)	examples/filter_keep.strata" "${filters[@]}")
+# The filters: name<TAB>program.
+filters=("filter(p, xs)	examples/filter_keep.strata" "semifilter	examples/filter.strata"
+    "compaction+count	examples/exscan_scatter.strata")
 
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r of $ROUNDS" >&2
@@ -78,6 +78,7 @@ for r in $(seq 1 "$ROUNDS"); do
         strata_ms "$prog" --input xs="$WORK/i32.npy" >>"$WORK/filter_$(basename "$prog" .strata).ms"
     done
     TIMED_RUNS=$SORT_RUNS strata_ms examples/radix_sort.strata --input xs="$WORK/u32.npy" >>"$WORK/radix.ms"
+    TIMED_RUNS=$SORT_RUNS strata_ms examples/radix_sort_partition.strata --input xs="$WORK/u32.npy" >>"$WORK/radix_part.ms"
     TIMED_RUNS=$SORT_RUNS strata_ms examples/radix_sort_kv.strata --input xs="$WORK/u32.npy" \
         --input ys="$WORK/values.npy" >>"$WORK/radix_kv.ms"
     for how in qsort radix qsort-kv radix-kv; do
@@ -115,13 +116,15 @@ copy=$(med copy)
     echo
     echo "/copy: the filter's throughput over the copy kernel's (issue 22's target: >= 0.8)"
     echo
-    echo "(b) radix sort of random u32 (kv: with i32 values); strata's speed-up over each peer (above 1: faster)"
+    echo "(b) radix sort of random u32 (keys: examples/radix_sort.strata; part: radix_sort_partition.strata, a loop"
+    echo "    of partition + concat; kv: radix_sort_kv.strata, with i32 values); strata's speed-up over each peer (above 1: faster)"
     echo
     printf '| %-4s | %10s | %10s | %10s | %10s | %10s | %8s | %7s | %8s |\n' sort strata "Thrust OMP" qsort "C radix" \
         "GB/s" /Thrust /qsort "/C radix"
     echo "|------|------------|------------|------------|------------|------------|----------|---------|----------|"
-    for kind in keys kv; do
+    for kind in keys part kv; do
         if [ $kind = keys ]; then s=$(med radix) t=$(med thrust_sort) q=$(med seq_qsort) c=$(med seq_radix) bytes=8
+        elif [ $kind = part ]; then s=$(med radix_part) t=$(med thrust_sort) q=$(med seq_qsort) c=$(med seq_radix) bytes=8
         else s=$(med radix_kv) t=$(med thrust_kv) q=$(med seq_qsort-kv) c=$(med seq_radix-kv) bytes=16; fi
         awk -v k="$kind" -v s="$s" -v t="$t" -v q="$q" -v c="$c" -v n="$N" -v bytes="$bytes" '
             function cell(ms) { return ms == "n/a" || ms == "" ? sprintf("%10s", "n/a") : sprintf("%10.1f", ms) }
