@@ -91,8 +91,9 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
     memset(out, 0, sizeof *out);
     const st_node *cut = run_time_sized(def->body);
     if (cut)
-        return st_fail(err, def->loc, "%s needs the %s rule, which strata does not have yet: its length is known only at "
-                                      "run time; `strata eval` runs the program on the interpreter",
+        return st_fail(err, def->loc, "a %s is left that no rule made a scan and a scatter (%s-scatter refuses elements that are rows, "
+                                      "and an input whose length is itself known only at run time, such as a filter of "
+                                      "a filter); `strata eval` runs the program on the interpreter",
                        st_prim_get(cut->u.prim)->name, st_prim_get(cut->u.prim)->name);
     /* the names in the kernels are the program's, not the context's history:
      * one program, one kernel text, one SHA-256, one build */

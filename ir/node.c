@@ -833,6 +833,22 @@ const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node
     return intern(cx, &pr.n, err);
 }
 
+/* A primitive with new kids of the same types. A length known only at run
+ * time is made from the parts of the node that cuts it (type_filter,
+ * type_take), so new parts would make a new one; but a rebuild puts the same
+ * values in (a rewrite inside them, a substitution), so the node is the same
+ * value and keeps its length: what reads it, typed by that length, stays
+ * typed (a filter of a filter whose inner one a rule rewrites). */
+static const st_node *rebuilt_prim(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err) {
+    const st_node *r = st_prim_node(cx, n->u.prim, n->nkids, kids, err);
+    if (!r || r->type == n->type || !st_prim_sizes_at_run_time(n->u.prim)) return r;
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (kids[i]->type != n->kids[i]->type) return r;
+    probe_node pr = make(ST_NODE_PRIM, n->type, n->nkids, kids);
+    pr.n.u.prim = n->u.prim;
+    return intern(cx, &pr.n, err);
+}
+
 const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err) {
     bool same = true;
     for (uint32_t i = 0; i < n->nkids; i++) same &= kids[i] == n->kids[i];
@@ -846,7 +862,7 @@ const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *ki
     case ST_NODE_IF: return st_if(cx, kids[0], kids[1], kids[2], err);
     case ST_NODE_LET: return st_let(cx, st_let_nvars(n), kids, kids[n->nkids - 2], kids[n->nkids - 1], err);
     case ST_NODE_LAMBDA: return st_lambda(cx, st_lambda_nparams(n), kids, kids[n->nkids - 1], err);
-    case ST_NODE_PRIM: return st_prim_node(cx, n->u.prim, n->nkids, kids, err);
+    case ST_NODE_PRIM: return rebuilt_prim(cx, n, kids, err);
     default: return n; /* leaves */
     }
 }

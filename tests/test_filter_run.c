@@ -374,9 +374,22 @@ START_TEST(filter_is_refused_at_the_def) {
     st_err err = {0};
     ck_assert(st_codegen(cx, lowered(d, "filter"), ar, &code, &err));
     ck_assert(!st_codegen(cx, d, ar, &code, &err));
-    ck_assert_has(err.message, "filter needs the filter rule");
+    ck_assert_has(err.message, "a filter is left that no rule made a scan and a scatter");
     ck_assert_int_eq(err.loc.line, 1);
     ck_assert_int_eq(err.loc.col, 5);
+}
+END_TEST
+
+/* A filter of a filter: the inner one becomes its rule's scan and scatter,
+ * the outer keeps its length through that rewrite (st_rebuild), and, its
+ * input's length known only at run time, is refused at the def by name. */
+START_TEST(a_filter_of_a_filter_is_refused_at_the_def) {
+    const st_def *d = def_of("def main(xs: [N]i32) =\n  filter(x => x > 0, filter(x => x < 5, xs))\n");
+    st_code code;
+    st_err err = {0};
+    ck_assert(!st_codegen(cx, lowered(d, "filter of filter"), ar, &code, &err));
+    ck_assert_has(err.message, "such as a filter of a filter");
+    ck_assert_int_eq(err.loc.line, 1);
 }
 END_TEST
 
@@ -509,6 +522,7 @@ int main(void) {
     tcase_add_test(tc, interpreter_agrees_with_c);
     tcase_add_test(tc, the_default_scans_by_lookback);
     tcase_add_test(tc, filter_is_refused_at_the_def);
+    tcase_add_test(tc, a_filter_of_a_filter_is_refused_at_the_def);
     tcase_add_test(tc, cuts_of_cuts_and_of_zips);
     tcase_add_test(tc, concat_of_rows_is_refused);
     tcase_add_test(tc, the_exported_glue_states_the_lengths_contract);
