@@ -46,11 +46,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: seq_scan N RUNS [f32|i32]\n");
         return 2;
     }
-    long n = atol(argv[1]), runs = atol(argv[2]);
-    if (n < 1 || runs < 1) {
-        fprintf(stderr, "seq_scan: N and RUNS must be positive\n");
-        return 2;
-    }
+    long n, runs;
+    if (!n_and_runs("seq_scan", argv, &n, &runs)) return 2;
     double *ms = malloc((size_t)runs * sizeof *ms);
     double median = ms ? (strcmp(type, "i32") ? scan_f32 : scan_i32)(n, runs, ms) : -1;
     free(ms);

@@ -67,11 +67,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: sort_seq N RUNS qsort|radix|qsort-kv|radix-kv\n");
         return 2;
     }
-    long n = atol(argv[1]), runs = atol(argv[2]);
-    if (n < 1 || runs < 1) {
-        fprintf(stderr, "sort_seq: N and RUNS must be positive\n");
-        return 2;
-    }
+    long n, runs;
+    if (!n_and_runs("sort_seq", argv, &n, &runs)) return 2;
     uint32_t *keys = malloc((size_t)n * 4), *ks = malloc((size_t)n * 4), *tmp = malloc((size_t)n * 4);
     uint32_t *vs = malloc((size_t)n * 4), *tvs = malloc((size_t)n * 4);
     pair *ps = malloc((size_t)n * sizeof *ps);

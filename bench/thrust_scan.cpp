@@ -40,11 +40,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: thrust_scan N RUNS f32|i32\n");
         return 2;
     }
-    long n = atol(argv[1]), runs = atol(argv[2]);
-    if (n < 1 || runs < 1) {
-        fprintf(stderr, "thrust_scan: N and RUNS must be positive\n");
-        return 2;
-    }
+    long n, runs;
+    if (!n_and_runs("thrust_scan", argv, &n, &runs)) return 2;
     printf("%.6f\n", strcmp(argv[3], "i32") ? scan<float>(n, runs) : scan<int32_t>(n, runs));
     return 0;
 }

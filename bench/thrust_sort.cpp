@@ -60,11 +60,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: thrust_sort N RUNS sort|kv\n");
         return 2;
     }
-    long n = atol(argv[1]), runs = atol(argv[2]);
-    if (n < 1 || runs < 1) {
-        fprintf(stderr, "thrust_sort: N and RUNS must be positive\n");
-        return 2;
-    }
+    long n, runs;
+    if (!n_and_runs("thrust_sort", argv, &n, &runs)) return 2;
     printf("%.6f\n", sort(n, runs, !strcmp(argv[3], "kv")));
     return 0;
 }

@@ -3,6 +3,7 @@
 #ifndef STRATA_BENCH_TIMING_H
 #define STRATA_BENCH_TIMING_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -20,6 +21,16 @@ static int by_value(const void *a, const void *b) {
 static double median_ms(double *ms, long n) {
     qsort(ms, (size_t)n, sizeof *ms, by_value);
     return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+}
+
+/* A peer's N and RUNS, argv[1] and argv[2], both positive; 0 with a
+ * sentence naming the peer on stderr otherwise. */
+static int n_and_runs(const char *peer, char **argv, long *n, long *runs) {
+    *n = atol(argv[1]);
+    *runs = atol(argv[2]);
+    if (*n >= 1 && *runs >= 1) return 1;
+    fprintf(stderr, "%s: N and RUNS must be positive\n", peer);
+    return 0;
 }
 
 #endif
