@@ -423,9 +423,9 @@ static bool take_drop(interp *I, const st_node *n, const st_value *a, st_value *
         st_buf_free(&b);
         return runtime_error(I, n, what);
     }
-    const st_type *xt = n->kids[1]->type;
-    const st_size *s = st_node_as_size(I->cx, n->kids[0], NULL);
-    if (!s) s = st_size_exist(I->cx, n->kids[0], xt->size, xt->size, "k", I->err);
+    /* the length k stands for, read off the node's type (as the type checker
+     * made it, and as a rebuild kept it): take's, or n less drop's */
+    const st_size *s = take ? n->type->size : st_size_sub(I->cx, n->kids[1]->type->size, n->type->size, I->err);
     if (!s) return false;
     if (st_size_is_exist(s) && !bind_size(I, s, k)) return false;
     if (!alloc(I, n->type, out)) return false;
