@@ -79,6 +79,19 @@ void st_buf_put(st_buf *b, const char *s, size_t n);
 void st_buf_puts(st_buf *b, const char *s);
 void st_buf_free(st_buf *b);
 
+/* A map from pointers (nodes, interned names) to words, for walks over the
+ * IR: it is a DAG, so a walk memoises by node. Zeroed is empty; keys are
+ * never NULL. st_ptrmap_put returns false when out of memory. */
+typedef struct st_ptrmap {
+    const void **keys;
+    uintptr_t *vals;
+    size_t cap, count;
+} st_ptrmap;
+
+bool st_ptrmap_get(const st_ptrmap *m, const void *key, uintptr_t *val);
+bool st_ptrmap_put(st_ptrmap *m, const void *key, uintptr_t val);
+void st_ptrmap_free(st_ptrmap *m);
+
 /* "FILE:LINE:COL: error: MESSAGE", then, when the source text is given and
  * the error has a line, that line and a caret under the column. */
 void st_err_format(const st_err *err, const char *source, size_t source_len, st_buf *out);

@@ -22,53 +22,17 @@ typedef struct fuser {
     st_ctx *cx;
     const st_def *def; /* its sizes are in scope; NULL: symbolic row lengths stay unfused */
     st_err *err;
-    const st_node **keys, **vals;
-    size_t cap, n;
+    st_ptrmap done; /* node -> its fused form */
     bool oom;
 } fuser;
 
-static size_t slot_of(const fuser *f, const st_node *k) {
-    size_t i = (size_t)(((uintptr_t)k >> 4) * 0x9e3779b97f4a7c15ULL) & (f->cap - 1);
-    while (f->keys[i] && f->keys[i] != k) i = (i + 1) & (f->cap - 1);
-    return i;
-}
-
 static const st_node *memo_get(const fuser *f, const st_node *k) {
-    if (!f->cap) return NULL;
-    size_t i = slot_of(f, k);
-    return f->keys[i] ? f->vals[i] : NULL;
+    uintptr_t v;
+    return st_ptrmap_get(&f->done, k, &v) ? (const st_node *)v : NULL;
 }
 
 static void memo_put(fuser *f, const st_node *k, const st_node *v) {
-    if (2 * (f->n + 1) > f->cap) {
-        size_t cap = f->cap ? 2 * f->cap : 64;
-        const st_node **keys = calloc(cap, sizeof *keys), **vals = calloc(cap, sizeof *vals);
-        if (!keys || !vals) {
-            free(keys);
-            free(vals);
-            f->oom = true;
-            return;
-        }
-        fuser grown = *f;
-        grown.keys = keys;
-        grown.vals = vals;
-        grown.cap = cap;
-        for (size_t j = 0; j < f->cap; j++)
-            if (f->keys[j]) {
-                size_t s = slot_of(&grown, f->keys[j]);
-                keys[s] = f->keys[j];
-                vals[s] = f->vals[j];
-            }
-        free(f->keys);
-        free(f->vals);
-        f->keys = keys;
-        f->vals = vals;
-        f->cap = cap;
-    }
-    size_t i = slot_of(f, k);
-    if (!f->keys[i]) f->n++;
-    f->keys[i] = k;
-    f->vals[i] = v;
+    if (!st_ptrmap_put(&f->done, k, (uintptr_t)v)) f->oom = true;
 }
 
 /* ---- fusion ---- */
@@ -296,8 +260,7 @@ const st_node *st_fuse_index(st_ctx *cx, const st_def *def, const st_node *e, st
     st_err inner = {0};
     fuser f = {.cx = cx, .def = def, .err = &inner};
     const st_node *r = fuse(&f, e);
-    free(f.keys);
-    free(f.vals);
+    st_ptrmap_free(&f.done);
     if (r && f.oom) return st_fail_internal(err, "out of memory"), NULL;
     if (!r && !inner.message[0]) st_fail_internal(&inner, "index fusion built nothing");
     if (!r && err) *err = inner;

@@ -11,62 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a node-keyed memo ---- */
-
-typedef struct memo {
-    const void **keys;
-    uintptr_t *vals;
-    size_t cap, n;
-} memo;
-
-static size_t slot_of(const memo *m, const void *k) {
-    size_t h = (size_t)(((uintptr_t)k >> 4) * 0x9e3779b97f4a7c15ULL);
-    size_t i = h & (m->cap - 1);
-    while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static bool memo_get(const memo *m, const void *k, uintptr_t *v) {
-    if (!m->cap) return false;
-    size_t i = slot_of(m, k);
-    if (!m->keys[i]) return false;
-    *v = m->vals[i];
-    return true;
-}
-
-static bool memo_put(memo *m, const void *k, uintptr_t v) {
-    if ((m->n + 1) * 2 > m->cap) {
-        memo bigger = {0};
-        bigger.cap = m->cap ? m->cap * 2 : 64;
-        bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
-        bigger.vals = calloc(bigger.cap, sizeof *bigger.vals);
-        if (!bigger.keys || !bigger.vals) {
-            free(bigger.keys);
-            free(bigger.vals);
-            return false;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->keys[i]) {
-                size_t j = slot_of(&bigger, m->keys[i]);
-                bigger.keys[j] = m->keys[i];
-                bigger.vals[j] = m->vals[i];
-                bigger.n++;
-            }
-        free(m->keys);
-        free(m->vals);
-        *m = bigger;
-    }
-    size_t i = slot_of(m, k);
-    if (!m->keys[i]) m->n++;
-    m->keys[i] = k;
-    m->vals[i] = v;
-    return true;
-}
-
-static void memo_free(memo *m) {
-    free(m->keys);
-    free(m->vals);
-}
 
 /* ---- binders ---- */
 
@@ -93,14 +37,14 @@ static bool binds_over(const st_node *n, uint32_t i, const st_node *var) {
 
 typedef struct uses {
     const st_node *var;
-    memo m; /* node -> count << 1 | under_lambda */
+    st_ptrmap m; /* node -> count << 1 | under_lambda */
 } uses;
 
 static uintptr_t count(uses *u, const st_node *e) {
     if (e == u->var) return 2;
     if (e->nkids == 0) return 0;
     uintptr_t v;
-    if (memo_get(&u->m, e, &v)) return v;
+    if (st_ptrmap_get(&u->m, e, &v)) return v;
     uintptr_t total = 0, under = 0;
     for (uint32_t i = 0; i < e->nkids; i++) {
         if (st_is_binder(e, i) || binds_over(e, i, u->var)) continue;
@@ -109,14 +53,14 @@ static uintptr_t count(uses *u, const st_node *e) {
         under |= (c & 1) | (e->kind == ST_NODE_LAMBDA && c ? 1 : 0);
     }
     v = total << 1 | under;
-    memo_put(&u->m, e, v);
+    st_ptrmap_put(&u->m, e, v);
     return v;
 }
 
 uint32_t st_count_uses(const st_node *e, const st_node *var, bool *under_lambda) {
     uses u = {var, {0}};
     uintptr_t c = count(&u, e);
-    memo_free(&u.m);
+    st_ptrmap_free(&u.m);
     if (under_lambda) *under_lambda = c & 1;
     return (uint32_t)(c >> 1);
 }
@@ -134,8 +78,8 @@ typedef struct subst {
     st_ctx *cx;
     const st_node *var, *repl;
     uses occ;   /* where var occurs, to stop early */
-    memo done;  /* node -> its substituted form */
-    memo repl_names; /* the variable names in repl, collected once */
+    st_ptrmap done;  /* node -> its substituted form */
+    st_ptrmap repl_names; /* the variable names in repl, collected once */
     st_err *err;
 } subst;
 
@@ -155,14 +99,14 @@ static const st_node *sub(subst *s, const st_node *e);
 /* Every variable name in e, into names (name -> 1). Names, not nodes: two
  * variables of one name but different types (or sizes) are different nodes,
  * yet a printed program tells them apart by scope alone. */
-static void collect_names(const st_node *e, memo *names, memo *seen) {
+static void collect_names(const st_node *e, st_ptrmap *names, st_ptrmap *seen) {
     if (e->kind == ST_NODE_VAR) {
-        memo_put(names, e->u.name, 1);
+        st_ptrmap_put(names, e->u.name, 1);
         return;
     }
     uintptr_t v;
-    if (memo_get(seen, e, &v)) return;
-    memo_put(seen, e, 1);
+    if (st_ptrmap_get(seen, e, &v)) return;
+    st_ptrmap_put(seen, e, 1);
     for (uint32_t i = 0; i < e->nkids; i++) collect_names(e->kids[i], names, seen);
 }
 
@@ -176,7 +120,7 @@ static const st_node *rename_capturing(subst *s, const st_node *e) {
     bool renamed = false;
     for (uint32_t j = 0; j < k; j++) {
         uintptr_t clash;
-        if (!memo_get(&s->repl_names, kids[j]->u.name, &clash)) continue;
+        if (!st_ptrmap_get(&s->repl_names, kids[j]->u.name, &clash)) continue;
         char base[96];
         base_of(kids[j]->u.name, base, sizeof base);
         const char *name = st_fresh_name(s->cx, base);
@@ -196,7 +140,7 @@ static const st_node *sub(subst *s, const st_node *e) {
     if (e == s->var) return s->repl;
     if (e->nkids == 0 || !(count(&s->occ, e) >> 1)) return e;
     uintptr_t v;
-    if (memo_get(&s->done, e, &v)) return (const st_node *)v;
+    if (st_ptrmap_get(&s->done, e, &v)) return (const st_node *)v;
     const st_node *n = e;
     if ((e->kind == ST_NODE_LET || e->kind == ST_NODE_LAMBDA) && !binds_over(e, e->nkids - 1, s->var))
         n = rename_capturing(s, e);
@@ -207,7 +151,7 @@ static const st_node *sub(subst *s, const st_node *e) {
         else if (!(kids[i] = sub(s, n->kids[i]))) return NULL;
     }
     const st_node *r = st_rebuild(s->cx, n, kids, s->err);
-    if (r) memo_put(&s->done, e, (uintptr_t)r);
+    if (r) st_ptrmap_put(&s->done, e, (uintptr_t)r);
     return r;
 }
 
@@ -215,13 +159,13 @@ const st_node *st_subst(st_ctx *cx, const st_node *e, const st_node *var, const 
                         st_err *err) {
     if (repl->type != var->type) return st_fail_internal(err, "substituting a value of another type for `%s`", var->u.name), NULL;
     subst s = {cx, var, repl, {var, {0}}, {0}, {0}, err};
-    memo seen = {0};
+    st_ptrmap seen = {0};
     collect_names(repl, &s.repl_names, &seen);
-    memo_free(&seen);
+    st_ptrmap_free(&seen);
     const st_node *r = sub(&s, e);
-    memo_free(&s.occ.m);
-    memo_free(&s.done);
-    memo_free(&s.repl_names);
+    st_ptrmap_free(&s.occ.m);
+    st_ptrmap_free(&s.done);
+    st_ptrmap_free(&s.repl_names);
     return r;
 }
 
@@ -288,7 +232,7 @@ const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
 
 typedef struct canon {
     st_ctx *cx;
-    memo used; /* interned name -> 1 */
+    st_ptrmap used; /* interned name -> 1 */
     st_err *err;
 } canon;
 
@@ -297,10 +241,10 @@ static const char *canon_name(canon *c, const char *old) {
     base_of(old, base, sizeof base);
     uintptr_t v;
     snprintf(name, sizeof name, "%s", base);
-    for (unsigned k = 2; memo_get(&c->used, st_intern(c->cx, name, strlen(name)), &v); k++)
+    for (unsigned k = 2; st_ptrmap_get(&c->used, st_intern(c->cx, name, strlen(name)), &v); k++)
         snprintf(name, sizeof name, "%s_%u", base, k);
     const char *interned = st_intern(c->cx, name, strlen(name));
-    if (!interned || !memo_put(&c->used, interned, 1)) return st_fail_internal(c->err, "out of memory"), NULL;
+    if (!interned || !st_ptrmap_put(&c->used, interned, 1)) return st_fail_internal(c->err, "out of memory"), NULL;
     return interned;
 }
 
@@ -334,10 +278,10 @@ static const st_node *canon_node(canon *c, const st_node *e) {
 const st_def *st_def_canonical(st_ctx *cx, const st_def *def, st_err *err) {
     canon c = {.cx = cx, .err = err};
     bool ok = true;
-    for (uint32_t i = 0; ok && i < def->nparams; i++) ok = memo_put(&c.used, def->params[i]->u.name, 1);
-    for (uint32_t i = 0; ok && i < def->nsizes; i++) ok = memo_put(&c.used, def->sizes[i]->u.name, 1);
+    for (uint32_t i = 0; ok && i < def->nparams; i++) ok = st_ptrmap_put(&c.used, def->params[i]->u.name, 1);
+    for (uint32_t i = 0; ok && i < def->nsizes; i++) ok = st_ptrmap_put(&c.used, def->sizes[i]->u.name, 1);
     const st_node *body = ok ? canon_node(&c, def->body) : (st_fail_internal(err, "out of memory"), NULL);
-    memo_free(&c.used);
+    st_ptrmap_free(&c.used);
     if (!body) return NULL;
     if (body == def->body) return def;
     st_def *d = st_ctx_alloc(cx, sizeof *d);
@@ -364,7 +308,7 @@ const st_node *st_exclusive_at(st_ctx *cx, const st_node *xs, const st_node *i, 
 typedef struct exscans {
     st_ctx *cx;
     const st_def *def;
-    memo done; /* node -> its rewrite */
+    st_ptrmap done; /* node -> its rewrite */
     st_err *err;
 } exscans;
 
@@ -403,13 +347,13 @@ static const st_node *shifted_scan(exscans *x, const st_node *e) {
 static const st_node *desugar(exscans *x, const st_node *e) {
     if (!e || e->nkids == 0) return e;
     uintptr_t v;
-    if (memo_get(&x->done, e, &v)) return (const st_node *)v;
+    if (st_ptrmap_get(&x->done, e, &v)) return (const st_node *)v;
     const st_node *kids[ST_MAX_KIDS];
     for (uint32_t i = 0; i < e->nkids; i++)
         if (!(kids[i] = desugar(x, e->kids[i]))) return NULL;
     const st_node *r = st_rebuild(x->cx, e, kids, x->err);
     if (r && r->kind == ST_NODE_PRIM && r->u.prim == ST_PRIM_EXSCAN) r = shifted_scan(x, r);
-    if (r && !memo_put(&x->done, e, (uintptr_t)r)) return st_fail_internal(x->err, "out of memory"), NULL;
+    if (r && !st_ptrmap_put(&x->done, e, (uintptr_t)r)) return st_fail_internal(x->err, "out of memory"), NULL;
     return r;
 }
 
@@ -417,7 +361,7 @@ const st_node *st_exscans_as_scans(st_ctx *cx, const st_def *def, const st_node 
     st_err inner = {0};
     exscans x = {.cx = cx, .def = def, .err = &inner};
     const st_node *r = desugar(&x, e);
-    memo_free(&x.done);
+    st_ptrmap_free(&x.done);
     if (!r && err) *err = inner;
     return r;
 }
