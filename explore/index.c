@@ -157,6 +157,12 @@ static void write_choices(const entries *es, const entry *e, bool by_vendor, st_
     st_buf_puts(b, "}");
 }
 
+/* sep "key": "value" */
+static void put_string_member(st_buf *b, const char *sep, const char *key, const char *value) {
+    st_json_put_key(b, sep, key);
+    st_json_put_string(b, value);
+}
+
 static void write_index(const entries *es, st_buf *b) {
     st_buf_puts(b, "{\n  \"strata_results\": 1,\n  \"devices\": {");
     bool first_dev = true;
@@ -166,12 +172,9 @@ static void write_index(const entries *es, st_buf *b) {
         st_buf_puts(b, first_dev ? "\n" : ",\n");
         first_dev = false;
         st_json_put_key(b, "    ", d->device_key);
-        st_buf_puts(b, "{\"name\": ");
-        st_json_put_string(b, d->device);
-        st_buf_puts(b, ", \"vendor\": ");
-        st_json_put_string(b, d->vendor);
-        st_buf_puts(b, ", \"type\": ");
-        st_json_put_string(b, d->type);
+        put_string_member(b, "{", "name", d->device);
+        put_string_member(b, ", ", "vendor", d->vendor);
+        put_string_member(b, ", ", "type", d->type);
         st_buf_puts(b, ", \"programs\": {");
         bool first_prog = true;
         for (size_t k = i; k < es->count; k++) {
@@ -180,13 +183,11 @@ static void write_index(const entries *es, st_buf *b) {
             st_buf_puts(b, first_prog ? "\n" : ",\n");
             first_prog = false;
             st_json_put_key(b, "      ", e->program);
-            st_buf_puts(b, "{\"strategy\": ");
-            st_json_put_string(b, e->strategy);
-            st_buf_puts(b, ", \"path\": ");
-            st_json_put_string(b, e->path);
-            st_buf_puts(b, ", \"median_ms\": ");
+            put_string_member(b, "{", "strategy", e->strategy);
+            put_string_member(b, ", ", "path", e->path);
+            st_json_put_key(b, ", ", "median_ms");
             st_json_put_number(b, e->median_ms);
-            st_buf_puts(b, ", \"gb_per_s\": ");
+            st_json_put_key(b, ", ", "gb_per_s");
             st_json_put_number(b, e->gb_per_s);
             st_buf_puts(b, "}");
         }
