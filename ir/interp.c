@@ -467,10 +467,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         memcpy(items, a, n->nkids * sizeof *items);
         for (uint32_t i = 1; i < n->nkids; i++)
             if (!same_length(I, n, st_value_length(&a[0]), st_value_length(&a[i]))) return false;
-        memset(out, 0, sizeof *out);
-        out->kind = ST_VALUE_TUPLE;
-        out->n = n->nkids;
-        out->u.items = items;
+        *out = st_value_tuple(n->nkids, items);
         return true;
     }
     case ST_PRIM_UNZIP: case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
@@ -529,10 +526,7 @@ static bool eval(interp *I, const st_node *n, st_value *out) {
         if (!items) return st_fail_internal(I->err, "out of memory");
         for (uint32_t i = 0; i < n->nkids; i++)
             if (!eval(I, n->kids[i], &items[i])) return false;
-        memset(out, 0, sizeof *out);
-        out->kind = ST_VALUE_TUPLE;
-        out->n = n->nkids;
-        out->u.items = items;
+        *out = st_value_tuple(n->nkids, items);
         return true;
     }
     case ST_NODE_PROJ: {

@@ -782,6 +782,8 @@ struct st_value {
 
 /* A SCALAR value. */
 st_value st_value_scalar(st_scalar_kind k, st_scalar s);
+/* A TUPLE value of n items (not copied). */
+st_value st_value_tuple(uint32_t n, const st_value *items);
 /* Elements along the outer dimension of an ARRAY, or of a TUPLE of arrays. */
 int64_t st_value_length(const st_value *v);
 /* A value with fresh zeroed storage shaped like type t with its sizes

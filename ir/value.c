@@ -16,6 +16,15 @@ st_value st_value_scalar(st_scalar_kind k, st_scalar s) {
     return v;
 }
 
+st_value st_value_tuple(uint32_t n, const st_value *items) {
+    st_value v;
+    memset(&v, 0, sizeof v);
+    v.kind = ST_VALUE_TUPLE;
+    v.n = n;
+    v.u.items = items;
+    return v;
+}
+
 int64_t st_value_length(const st_value *v) {
     switch (v->kind) {
     case ST_VALUE_ARRAY: return v->u.a.dims[0];
@@ -86,10 +95,7 @@ static bool alloc_shaped(st_arena *a, const st_type *t, const int64_t *outer, ui
         if (!items) return st_fail_internal(err, "out of memory");
         for (uint32_t i = 0; i < t->n; i++)
             if (!alloc_shaped(a, t->items[i], outer, nouter, env, nenv, &items[i], err)) return false;
-        memset(out, 0, sizeof *out);
-        out->kind = ST_VALUE_TUPLE;
-        out->n = t->n;
-        out->u.items = items;
+        *out = st_value_tuple(t->n, items);
         return true;
     }
     default: return st_fail_internal(err, "a function has no runtime value");
@@ -188,10 +194,7 @@ bool st_value_elem(st_arena *a, const st_value *v, int64_t i, st_value *out, st_
         if (!items) return st_fail_internal(err, "out of memory");
         for (uint32_t k = 0; k < v->n; k++)
             if (!st_value_elem(a, &v->u.items[k], i, &items[k], err)) return false;
-        memset(out, 0, sizeof *out);
-        out->kind = ST_VALUE_TUPLE;
-        out->n = v->n;
-        out->u.items = items;
+        *out = st_value_tuple(v->n, items);
         return true;
     }
     default: return st_fail_internal(err, "indexing a scalar");

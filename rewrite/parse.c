@@ -310,25 +310,21 @@ static const st_strategy *term(sparser *p) {
     return s;
 }
 
-static const st_strategy *seq(sparser *p) {
-    const st_strategy *s = term(p);
-    while (s && p->t.kind == T_SEMI) {
+/* operand (op operand)*, grouped to the left: `;` binds tighter than `<+`. */
+static const st_strategy *chain(sparser *p, const st_strategy *(*operand)(sparser *), tkind op,
+                                st_strategy_kind kind) {
+    const st_strategy *s = operand(p);
+    while (s && p->t.kind == op) {
         advance(p);
-        const st_strategy *b = term(p);
-        s = b ? st_s_binary(p->cx, ST_S_SEQ, s, b) : NULL;
+        const st_strategy *b = operand(p);
+        s = b ? st_s_binary(p->cx, kind, s, b) : NULL;
     }
     return s;
 }
 
-static const st_strategy *strategy(sparser *p) {
-    const st_strategy *s = seq(p);
-    while (s && p->t.kind == T_CHOICE) {
-        advance(p);
-        const st_strategy *b = seq(p);
-        s = b ? st_s_binary(p->cx, ST_S_CHOICE, s, b) : NULL;
-    }
-    return s;
-}
+static const st_strategy *seq(sparser *p) { return chain(p, term, T_SEMI, ST_S_SEQ); }
+
+static const st_strategy *strategy(sparser *p) { return chain(p, seq, T_CHOICE, ST_S_CHOICE); }
 
 const st_strategy *st_strategy_parse(st_ctx *cx, const st_registry *reg, const char *what,
                                      const char *text, st_err *err) {
