@@ -356,64 +356,45 @@ static entry *new_entry(parser *p, entry ***tail) {
     return e;
 }
 
-static bool parse_array(parser *p, st_json *v, int depth) {
-    v->kind = ST_JSON_ARRAY;
-    p->pos++; /* [ */
+/* An array or an object, at its `[` or `{`: its members (an object's with
+ * their keys) in order, collected once the closing bracket is read. */
+static bool parse_members(parser *p, st_json *v, int depth, bool object) {
+    char close = object ? '}' : ']';
+    const char *after = object ? "`,` or `}` after an object member" : "`,` or `]` after an array element";
+    v->kind = object ? ST_JSON_OBJECT : ST_JSON_ARRAY;
+    p->pos++; /* [ or { */
     entry *first = NULL, **tail = &first;
     size_t n = 0;
     skip_space(p);
-    if (peek(p) == ']') {
+    if (peek(p) == close) {
         p->pos++;
-        return collect(p, v, NULL, 0, false);
+        return collect(p, v, NULL, 0, object);
     }
     for (;;) {
         skip_space(p);
-        if (n > 0 && peek(p) == ']') return fail_at(p, p->pos, "expected a value after `,` (JSON has no trailing commas)");
+        if (n > 0 && peek(p) == close)
+            return fail_at(p, p->pos, "expected %s after `,` (JSON has no trailing commas)",
+                           object ? "a string key" : "a value");
+        if (object && peek(p) != '"') return expected(p, p->pos, n > 0 ? "a string key after `,`" : "a string key or `}`");
         entry *e = new_entry(p, &tail);
-        if (!e || !parse_value(p, &e->value, depth)) return false;
-        n++;
-        skip_space(p);
-        int c = peek(p);
-        p->pos++;
-        if (c == ']') break;
-        if (c != ',') return expected(p, --p->pos, "`,` or `]` after an array element");
-    }
-    return collect(p, v, first, n, false);
-}
-
-static bool parse_object(parser *p, st_json *v, int depth) {
-    v->kind = ST_JSON_OBJECT;
-    p->pos++; /* { */
-    entry *first = NULL, **tail = &first;
-    size_t n = 0;
-    skip_space(p);
-    if (peek(p) == '}') {
-        p->pos++;
-        return collect(p, v, NULL, 0, true);
-    }
-    for (;;) {
-        skip_space(p);
-        if (peek(p) != '"') {
-            if (n > 0 && peek(p) == '}')
-                return fail_at(p, p->pos, "expected a string key after `,` (JSON has no trailing commas)");
-            return expected(p, p->pos, n > 0 ? "a string key after `,`" : "a string key or `}`");
+        if (!e) return false;
+        if (object) {
+            size_t key_len;
+            if (!parse_string(p, &e->key, &key_len)) return false;
+            skip_space(p);
+            if (peek(p) != ':') return expected(p, p->pos, "`:` after an object key");
+            p->pos++;
+            skip_space(p);
         }
-        entry *e = new_entry(p, &tail);
-        size_t key_len;
-        if (!e || !parse_string(p, &e->key, &key_len)) return false;
-        skip_space(p);
-        if (peek(p) != ':') return expected(p, p->pos, "`:` after an object key");
-        p->pos++;
-        skip_space(p);
         if (!parse_value(p, &e->value, depth)) return false;
         n++;
         skip_space(p);
         int c = peek(p);
         p->pos++;
-        if (c == '}') break;
-        if (c != ',') return expected(p, --p->pos, "`,` or `}` after an object member");
+        if (c == close) break;
+        if (c != ',') return expected(p, --p->pos, after);
     }
-    return collect(p, v, first, n, true);
+    return collect(p, v, first, n, object);
 }
 
 /* A value at p->pos (after white space); `depth` arrays and objects enclose it. */
@@ -421,7 +402,7 @@ static bool parse_value(parser *p, st_json *v, int depth) {
     int c = peek(p);
     if (c == '[' || c == '{') {
         if (depth >= MAX_DEPTH) return fail_at(p, p->pos, "nesting deeper than %d arrays and objects", MAX_DEPTH);
-        return c == '[' ? parse_array(p, v, depth + 1) : parse_object(p, v, depth + 1);
+        return parse_members(p, v, depth + 1, c == '{');
     }
     if (c == '"') {
         v->kind = ST_JSON_STRING;
