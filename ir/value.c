@@ -17,12 +17,7 @@ st_value st_value_scalar(st_scalar_kind k, st_scalar s) {
 }
 
 st_value st_value_tuple(uint32_t n, const st_value *items) {
-    st_value v;
-    memset(&v, 0, sizeof v);
-    v.kind = ST_VALUE_TUPLE;
-    v.n = n;
-    v.u.items = items;
-    return v;
+    return (st_value){.kind = ST_VALUE_TUPLE, .n = n, .u.items = items};
 }
 
 int64_t st_value_length(const st_value *v) {
