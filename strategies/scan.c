@@ -315,8 +315,9 @@ static bool parallel_scan_check(const int64_t *args, st_err *why) {
 /* How many levels of parallel-scan a scan gets: the first, and one for the
  * scan of each level's block totals, until BS^levels >= 2^16 (at most 4), so
  * that what stays one work-item's sequential scan is at most n / 65536
- * elements (32 of 2^21, 2^12 of 2^28) and never n / BS: on a GPU one
- * work-item walking 2^28 / 32 totals took 316 ms beside a copy's 0.5 ms.
+ * elements (32 of 2^21, 2^12 of 2^28) and never n / BS: one work-item
+ * walking millions of totals would cost a GPU hundreds of copies (the
+ * README's measurements of parallel-scan's levels).
  * Each level adds a kernel, its block scans over BS times fewer elements
  * than the level above; its propagation is an element-wise map, computed
  * where the level above reads its prefixes (index fusion), no kernel. */
