@@ -70,6 +70,12 @@ void st_ctx_free(st_ctx *cx) {
 
 void *st_ctx_alloc(st_ctx *cx, size_t size) { return st_arena_alloc(cx->arena, size); }
 
+void *st_ctx_copy(st_ctx *cx, const void *p, size_t size) {
+    void *copy = size ? st_ctx_alloc(cx, size) : NULL;
+    if (copy) memcpy(copy, p, size);
+    return copy;
+}
+
 typedef struct { const char *s; size_t len; } str_key;
 
 static bool str_eq(const void *item, const void *key) {

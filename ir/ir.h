@@ -167,6 +167,9 @@ typedef struct st_ctx st_ctx;
 st_ctx *st_ctx_new(void); /* NULL if out of memory */
 void st_ctx_free(st_ctx *cx);
 void *st_ctx_alloc(st_ctx *cx, size_t size); /* lives as long as the context */
+/* A copy of size bytes at p, living as long as the context; NULL when out
+ * of memory (or size is 0). */
+void *st_ctx_copy(st_ctx *cx, const void *p, size_t size);
 /* Interned strings: equal names are equal pointers. */
 const char *st_intern(st_ctx *cx, const char *s, size_t len);
 const char *st_intern_cstr(st_ctx *cx, const char *s);

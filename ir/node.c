@@ -100,9 +100,8 @@ static const st_node *intern(st_ctx *cx, const st_node *probe, st_err *err) {
     const st_node *found = st_table_find(&cx->nodes, h, eq_node, probe);
     if (found) return found;
     size_t bytes = sizeof(st_node) + probe->nkids * sizeof(const st_node *);
-    st_node *n = st_ctx_alloc(cx, bytes);
+    st_node *n = st_ctx_copy(cx, probe, bytes);
     if (!n) return st_fail_internal(err, "out of memory while building a node"), NULL;
-    memcpy(n, probe, bytes);
     n->hash = h;
     n->depth = 1;
     for (uint32_t i = 0; i < n->nkids; i++)

@@ -151,20 +151,14 @@ static const st_size *intern(st_ctx *cx, const st_size *probe, st_err *err) {
     uint32_t h = hash_size(probe);
     const st_size *found = st_table_find(&cx->sizes, h, eq_size, probe);
     if (found) return found;
-    st_size *s = st_ctx_alloc(cx, sizeof *s);
+    st_size *s = st_ctx_copy(cx, probe, sizeof *s);
     if (!s) goto oom;
-    *s = *probe;
     s->hash = h;
     if (s->kind == S_POLY && s->nterms) {
-        term *ts = st_ctx_alloc(cx, s->nterms * sizeof *ts);
+        term *ts = st_ctx_copy(cx, probe->terms, s->nterms * sizeof *ts);
         if (!ts) goto oom;
-        for (uint32_t i = 0; i < s->nterms; i++) {
-            ts[i] = probe->terms[i];
-            factor *fs = ts[i].nf ? st_ctx_alloc(cx, ts[i].nf * sizeof *fs) : NULL;
-            if (ts[i].nf && !fs) goto oom;
-            if (ts[i].nf) memcpy(fs, probe->terms[i].f, ts[i].nf * sizeof *fs);
-            ts[i].f = fs;
-        }
+        for (uint32_t i = 0; i < s->nterms; i++) /* the probe's factors may live on a stack */
+            if (!(ts[i].f = st_ctx_copy(cx, ts[i].f, ts[i].nf * sizeof *ts[i].f)) && ts[i].nf) goto oom;
         s->terms = ts;
     }
     if (!st_table_insert(&cx->sizes, h, s)) goto oom;

@@ -26,16 +26,10 @@ static const st_type *intern(st_ctx *cx, const st_type *probe) {
     uint32_t h = hash_type(probe);
     const st_type *found = st_table_find(&cx->types, h, eq_type, probe);
     if (found) return found;
-    st_type *t = st_ctx_alloc(cx, sizeof *t);
+    st_type *t = st_ctx_copy(cx, probe, sizeof *t);
     if (!t) return NULL;
-    *t = *probe;
     t->hash = h;
-    if (t->n) {
-        const st_type **items = st_ctx_alloc(cx, t->n * sizeof *items);
-        if (!items) return NULL;
-        memcpy(items, probe->items, t->n * sizeof *items);
-        t->items = items;
-    }
+    if (t->n && !(t->items = st_ctx_copy(cx, probe->items, t->n * sizeof *t->items))) return NULL;
     return st_table_insert(&cx->types, h, t) ? t : NULL;
 }
 
