@@ -430,8 +430,8 @@ const st_node *cg_hoist_inside(cg *g, const st_node *e, const cg_binding **env, 
 const st_node *cg_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env, const cg_stage *st);
 /* The same, leaving a fusible map (map or mapGlb of a lambda over a view,
  * its elements scalars or tuples) to be computed element by element where
- * it is read, by cg_element: a map before a single-pass scan or a
- * histogram runs inside its kernel. */
+ * it is read, by cg_element: a map before a kernel-making primitive
+ * (cg_algorithms) runs inside its kernel. */
 const st_node *cg_hoist_args_fusing(cg *g, const st_node *e, uint32_t first, const cg_binding **env,
                                     const cg_stage *st);
 /* Every node of e inside a function (a lambda, at any depth) that makes
