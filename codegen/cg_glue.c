@@ -519,6 +519,8 @@ const char *cg_glue(cg *g) {
                         " * and arrays of at least the counts above. A kernel that finds an index out of\n"
                         " * range returns STRATA_INDEX_OUT_OF_RANGE, ",
                   g->nkernels);
+    /* every descriptor's fault, used or not: the contract and the codes are
+     * the same in every glue, so a caller names them whatever program it runs */
     for (uint32_t i = 0; cg_algorithms[i]; i++)
         if (cg_algorithms[i]->fault_contract) st_buf_puts(&out, cg_algorithms[i]->fault_contract);
     st_buf_puts(&out, "a take or drop whose count lies outside 0..the length\n"

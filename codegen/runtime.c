@@ -59,8 +59,10 @@ static const char *cl_error_name(cl_int rc) {
         E(CL_PLATFORM_NOT_FOUND_KHR)
     case -9002: return "STRATA_INDEX_OUT_OF_RANGE"; /* the glue's own (cg_glue.c) */
     case -9003: return "STRATA_COUNT_OUT_OF_RANGE";
-    default: return cg_fault_name(rc) ? cg_fault_name(rc) : "an unknown OpenCL error"; /* a descriptor's (cg.h) */
+    default: break;
     }
+    const char *fault = cg_fault_name(rc); /* a kernel-making primitive's (cg.h) */
+    return fault ? fault : "an unknown OpenCL error";
 #undef E
 }
 
