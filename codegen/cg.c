@@ -148,3 +148,29 @@ int cg_bracket_depth(const char *c) {
     }
     return most;
 }
+
+/* ---- the kernel-making primitives ---- */
+
+const cg_algorithm *const cg_algorithms[] = {&cg_lookback_algorithm, &cg_histogram_algorithm, NULL};
+_Static_assert(sizeof cg_algorithms / sizeof *cg_algorithms <= 33, "a bit of cg.algorithms for each descriptor");
+
+const cg_algorithm *cg_algorithm_of(st_prim p) {
+    for (uint32_t i = 0; cg_algorithms[i]; i++)
+        if (cg_algorithms[i]->prim == p) return cg_algorithms[i];
+    return NULL;
+}
+
+bool cg_uses_algorithm(const cg *g, uint32_t i) { return (g->algorithms >> i) & 1u; }
+
+void cg_run_algorithm(cg *g, const cg_algorithm *a, const st_node *e, const cg_binding *env, const cg_place *p,
+                      const st_node *scatter) {
+    for (uint32_t i = 0; cg_algorithms[i]; i++)
+        if (cg_algorithms[i] == a) g->algorithms |= 1u << i;
+    a->emit(g, e, env, p, scatter);
+}
+
+const char *cg_fault_name(int code) {
+    for (uint32_t i = 0; cg_algorithms[i]; i++)
+        if (cg_algorithms[i]->fault_name && cg_algorithms[i]->fault_code == code) return cg_algorithms[i]->fault_name;
+    return NULL;
+}

@@ -1,7 +1,8 @@
 /* codegen/cg_fault.c — what a kernel finds wrong, and how the glue says it.
  *
  * A kernel cannot stop a run or print: what goes wrong on the device (an
- * index out of range, a look-back that waited past its bound) is recorded
+ * index out of range, or a fault of a kernel-making primitive's own, which
+ * its descriptor reports) is recorded
  * in three words of one global buffer per program, the faults, and the
  * glue reads them once, after the last launch (a wait between launches
  * would count in a run's time; a kernel after a fault reads element 0 for
@@ -44,17 +45,19 @@ static const char *faults_of(cg *g) {
     return g->faults->mem.base;
 }
 
-static int new_site(cg *g, cg_fault_kind kind, const char *length_c, const char *what) {
-    for (uint32_t i = 0; kind == CG_FAULT_STALL && i < g->nsites; i++) /* one a kernel */
-        if (g->sites[i].kind == kind && g->sites[i].kernel == g->k) return (int)i + 1;
+static int new_site(cg *g, cg_fault_site site) {
+    for (uint32_t i = 0; site.kind == CG_FAULT_ALGORITHM && i < g->nsites; i++) /* one a kernel */
+        if (g->sites[i].kind == site.kind && g->sites[i].alg == site.alg && g->sites[i].kernel == g->k)
+            return (int)i + 1;
     if (!cg_grow(g, (void **)&g->sites, g->nsites, &g->capsites, sizeof *g->sites)) return 0;
-    g->sites[g->nsites] = (cg_fault_site){.kind = kind, .kernel = g->k, .length_c = length_c, .what = what};
+    site.kernel = g->k;
+    g->sites[g->nsites] = site;
     return (int)++g->nsites;
 }
 
-void cg_fault_stall(cg *g, const char *group) {
-    int site = new_site(g, CG_FAULT_STALL, NULL, g->k ? g->k->name : "a kernel");
-    cg_line(g, "st_fault(%s, %d, (long)(%s));", faults_of(g), site, group);
+void cg_fault_of(cg *g, const cg_algorithm *a, const char *value) {
+    int site = new_site(g, (cg_fault_site){.kind = CG_FAULT_ALGORITHM, .alg = a, .what = g->k ? g->k->name : "a kernel"});
+    cg_line(g, "st_fault(%s, %d, (long)(%s));", faults_of(g), site, value);
 }
 
 const char *cg_checked_index(cg *g, const char *i, const st_size *length, const st_node *at) {
@@ -66,7 +69,7 @@ const char *cg_checked_index(cg *g, const char *i, const st_size *length, const 
     const char *what = cg_str(g, "`%.*s%s` (in def %s)", (int)(len > 80 ? 80 : len), text,
                               len > 80 || text[len] ? " ..." : "", g->def->name);
     st_buf_free(&b);
-    int site = new_site(g, CG_FAULT_INDEX, n, what);
+    int site = new_site(g, (cg_fault_site){.kind = CG_FAULT_INDEX, .length_c = n, .what = what});
     const char *c = cg_name(g, "i");
     cg_line(g, "long %s = %s;", c, i);
     /* out of range: recorded, and element 0 read instead, so that nothing
@@ -106,11 +109,7 @@ void cg_fault_glue(const cg *g, st_buf *out) {
             st_buf_puts(out, "\"");
             st_buf_puts(out, ");\n            err = STRATA_INDEX_OUT_OF_RANGE;\n");
         } else {
-            st_buf_printf(out, "            snprintf(msg, msgcap, \"%s: work-group %%ld waited more than STRATA_LOOKBACK_SPINS reads for a \"\n"
-                               "                     \"predecessor's flag and gave up, so the result is wrong (the device does not \"\n"
-                               "                     \"run earlier work-groups alongside later ones)\", value);\n"
-                               "            err = STRATA_LOOKBACK_STALLED;\n",
-                          s->what);
+            s->alg->fault_glue(out, s->what);
         }
         st_buf_puts(out, "            goto done;\n        }\n");
     }

@@ -12,9 +12,15 @@ static const char *const host_ctype[ST_SCALAR_KIND_COUNT] = {
     [ST_U64] = "unsigned long", [ST_F32] = "float", [ST_F64] = "double", [ST_I8] = "signed char",
     [ST_U8] = "unsigned char", [ST_I16] = "short", [ST_U16] = "unsigned short"};
 
-static const char *shape_name(cg_shape s) {
-    return s == CG_SHAPE_SINGLE ? "one work-item" : s == CG_SHAPE_GLB ? "mapGlb" : s == CG_SHAPE_WRG ? "mapWrg"
-                                                                                    : "scanLookback";
+/* An exact-shaped kernel is named after the primitive that made it (its descriptor's). */
+static const char *shape_name(const cg_kernel *k) {
+    switch (k->shape) {
+    case CG_SHAPE_SINGLE: return "one work-item";
+    case CG_SHAPE_GLB: return "mapGlb";
+    case CG_SHAPE_WRG: return "mapWrg";
+    case CG_SHAPE_EXACT: break;
+    }
+    return k->alg ? st_prim_get(k->alg->prim)->name : "exact";
 }
 
 /* " of \"PATH\"", the program's file: a path is anyone's text (a directory
@@ -42,7 +48,7 @@ static void kernel_text(cg *g, const cg_kernel *k, bool cuda, st_buf *out) {
     int64_t w = 0;
     bool exact = k->shape == CG_SHAPE_EXACT && k->nlanes == 1 && st_size_is_const(k->lanes[0], &w) && w >= 1 &&
                  w <= 1024;
-    st_buf_printf(out, "/* %s: %s */\n", shape_name(k->shape), k->what);
+    st_buf_printf(out, "/* %s: %s */\n", shape_name(k), k->what);
     if (cuda && exact)
         st_buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%lld, %lld) %s(", (long long)w,
                       (long long)(1024 / w), k->name);
@@ -108,35 +114,18 @@ static const char *kernels_text(cg *g, bool cuda) {
         st_buf_puts(&out, cg_cuda_prelude());
     } else {
         if (g->uses_f64) st_buf_puts(&out, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
-        if (g->uses_atomics64 || g->uses_lookback) {
-            if (g->uses_lookback) st_buf_puts(&out, "/* the look-back packs a flag and a 32-bit value in one word */\n");
-            st_buf_puts(&out, "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
-        }
+        bool base = g->uses_atomics64;
+        for (uint32_t i = 0; cg_algorithms[i]; i++)
+            if (cg_uses_algorithm(g, i) && cg_algorithms[i]->int64_atomics) {
+                st_buf_puts(&out, cg_algorithms[i]->int64_atomics);
+                base = true;
+            }
+        if (base) st_buf_puts(&out, "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
         if (g->uses_atomics64) st_buf_puts(&out, "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n");
         st_buf_puts(&out, "#pragma OPENCL FP_CONTRACT OFF\n");
     }
-    if (g->uses_lookback)
-        st_buf_puts(&out, "/* reads of a predecessor's flag before a look-back gives up and reports a stall */\n"
-                          "#ifndef STRATA_LOOKBACK_SPINS\n#define STRATA_LOOKBACK_SPINS (1L << 26)\n#endif\n"
-                          "/* a look-back's flags: no value yet, a group's aggregate, its inclusive prefix */\n"
-                          "#define LB_X 0\n#define LB_A 1\n#define LB_P 2\n"
-                          "/* a group that never publishes, to test that bound (-1: none) */\n"
-                          "#ifndef STRATA_LOOKBACK_SILENT_GROUP\n#define STRATA_LOOKBACK_SILENT_GROUP (-1L)\n#endif\n"
-                          "/* LOAD=direct, LW=1: reads of a predecessor's empty flag before folding its block\n"
-                          " * (longer than a block's fold, far shorter than a preempted thread's wait) */\n"
-                          "#ifndef STRATA_LOOKBACK_PATIENCE\n#define STRATA_LOOKBACK_PATIENCE 4096\n#endif\n"
-                          "/* clang's OpenCL (PoCL's): the direct look-back scans in vector types, stores them\n"
-                          " * bypassing the cache, and fences those stores (x86 orders them by nothing else) */\n"
-                          "#if defined(__clang__) && defined(__OPENCL_VERSION__)\n#define ST_VECTORS 1\n"
-                          "#define ST_STREAM(p, v) __builtin_nontemporal_store((v), (p))\n"
-                          "#else\n#define ST_VECTORS 0\n#define ST_STREAM(p, v) (*(p) = (v))\n#endif\n"
-                          "#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__x86_64__)\n"
-                          "#define ST_STREAM_END() __builtin_ia32_sfence()\n"
-                          "#else\n#define ST_STREAM_END() ((void)0)\n#endif\n"
-                          "/* before a loop whose body is a vector's worth of lanes: LLVM's loop vectoriser\n"
-                          " * leaves it to the SLP vectoriser */\n"
-                          "#if defined(__clang__)\n#define ST_SLP_ONLY _Pragma(\"clang loop vectorize(disable)\")\n"
-                          "#else\n#define ST_SLP_ONLY\n#endif\n");
+    for (uint32_t i = 0; cg_algorithms[i]; i++)
+        if (cg_uses_algorithm(g, i) && cg_algorithms[i]->prelude) st_buf_puts(&out, cg_algorithms[i]->prelude);
     st_buf_puts(&out, cg_prelude());
     st_buf_puts(&out, cg_fault_prelude(g));
     st_buf_puts(&out, "\n");
@@ -212,9 +201,10 @@ static const char *glue_prelude =
     "#include <CL/cl.h>\n"
     "#include <stdio.h>\n"
     "#endif\n"
-    "\n"
-    "/* what strata_run returns when a look-back waited past its bound */\n"
-    "#define STRATA_LOOKBACK_STALLED (-9001)\n"
+    "\n";
+
+/* after the descriptors' fault codes */
+static const char *glue_prelude_rest =
     "/* what strata_run returns when a kernel indexed an array out of its range */\n"
     "#define STRATA_INDEX_OUT_OF_RANGE (-9002)\n"
     "/* what strata_run returns when take's or drop's count lies outside 0..the length of its array */\n"
@@ -296,7 +286,7 @@ static const char *glue_prelude =
     "}\n\n";
 
 static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) {
-    st_buf_printf(out, "    /* %s — %s: %s */\n", k->name, shape_name(k->shape), k->what);
+    st_buf_printf(out, "    /* %s — %s: %s */\n", k->name, shape_name(k), k->what);
     const char *count = k->shape == CG_SHAPE_SINGLE ? "1" : k->count_c ? k->count_c : cg_size(g, k->count);
     st_buf_printf(out, "    n = (size_t)(%s);\n    if (n > 0) {\n", count);
     st_buf_puts(out, "        local_bytes = 0;\n");
@@ -390,7 +380,7 @@ static void find_name(const char *name, void *data) {
 }
 
 /* Is scalar `name` a size: a size variable, or a parameter that an input's
- * or output's length is counted in (a histogram's bins)? */
+ * or output's length is counted in (a count of buckets, say)? */
 static bool is_size(const cg *g, const char *name) {
     for (uint32_t i = 0; i < g->def->nsizes; i++)
         if (!strcmp(g->def->sizes[i]->u.name, name)) return true;
@@ -527,15 +517,22 @@ const char *cg_glue(cg *g) {
                         " * cannot check is the caller's: kernels made from this program's .cl file in the\n"
                         " * order above on the queue's device, scalars pointing to values of their types,\n"
                         " * and arrays of at least the counts above. A kernel that finds an index out of\n"
-                        " * range returns STRATA_INDEX_OUT_OF_RANGE, a look-back that waits too long\n"
-                        " * STRATA_LOOKBACK_STALLED, a take or drop whose count lies outside 0..the length\n"
-                        " * of its array STRATA_COUNT_OUT_OF_RANGE (all below), with a sentence in msg.\n */\n",
+                        " * range returns STRATA_INDEX_OUT_OF_RANGE, ",
                   g->nkernels);
+    /* every descriptor's fault, used or not: the contract and the codes are
+     * the same in every glue, so a caller names them whatever program it runs */
+    for (uint32_t i = 0; cg_algorithms[i]; i++)
+        if (cg_algorithms[i]->fault_contract) st_buf_puts(&out, cg_algorithms[i]->fault_contract);
+    st_buf_puts(&out, "a take or drop whose count lies outside 0..the length\n"
+                      " * of its array STRATA_COUNT_OUT_OF_RANGE (all below), with a sentence in msg.\n */\n");
     st_buf_puts(&out, glue_prelude);
-    if (g->uses_hist_plan) { /* what a histogram does on the device (codegen/hist_plan.c) */
-        st_buf_puts(&out, "\n/* subhistograms' choices; commented in strata's codegen/hist_plan.c */\n");
-        st_buf_puts(&out, st_hist_plan_source());
-    }
+    for (uint32_t i = 0; cg_algorithms[i]; i++)
+        if (cg_algorithms[i]->fault_name)
+            st_buf_printf(&out, "/* what strata_run returns when %s */\n#define %s (%d)\n", cg_algorithms[i]->fault_when,
+                          cg_algorithms[i]->fault_name, cg_algorithms[i]->fault_code);
+    st_buf_puts(&out, glue_prelude_rest);
+    for (uint32_t i = 0; cg_algorithms[i]; i++)
+        if (cg_uses_algorithm(g, i) && cg_algorithms[i]->glue_prelude) cg_algorithms[i]->glue_prelude(&out);
     st_buf_puts(&out, "int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
                       "               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,\n"
                       "               size_t msgcap) {\n");
@@ -561,7 +558,7 @@ const char *cg_glue(cg *g) {
                             "        snprintf(msg, msgcap, \"allocating %%lu bytes for %s\", (unsigned long)bytes);\n"
                             "        goto done;\n    }\n",
                       st_scalar_size(b->kind), b->count_c ? b->count_c : cg_size(g, b->count),
-                      /* whole 32-bit words, which a compare-and-swap on a small bucket takes (cg_histogram.c) */
+                      /* whole 32-bit words, which an atomic compare-and-swap on a narrow element takes */
                       st_scalar_size(b->kind) < 4 ? "    bytes = (bytes + 3) / 4 * 4;\n" : "", b->name, b->name);
     }
     cg_fault_zero(g, &out);

@@ -275,7 +275,6 @@ static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
     const char *v = h->v;
     size_t bytes = leaf_bytes(h->t);
     if (h->atomic == ST_HIST_XCHG) bytes += 4; /* its lock */
-    g->uses_hist_plan = true;
     cg_glue_value(g, "/* %s: subhistograms(C=%lld, MEM=%s, ATOMIC=%s) */", v, (long long)h->c,
                   h->mem == ST_HIST_MEM_GLOBAL ? "global" : h->mem == ST_HIST_MEM_LOCAL ? "local" : "auto",
                   h->atomic == ST_HIST_ADD ? "add" : h->atomic == ST_HIST_CAS ? "cas" : "xchg");
@@ -439,7 +438,12 @@ static void final_kernel(cg *g, const hist *h) {
     cg_kernel_end(g);
 }
 
-void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+/* subhistograms e into p: its destination first, then the kernels. */
+static void histogram_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter) {
+    (void)scatter;
+    e = cg_host_hoist_args(g, e, ST_HIST_SIZES + 1, &env); /* the indices and values, unless fusible */
+    if (!e) return;
+    cg_host_into(g, e->kids[ST_HIST_SIZES], env, p);       /* the destination */
     if (g->failed || !p) return;
     hist h = {.e = e, .env = env, .out = p};
     int64_t sizes[ST_HIST_SIZES];
@@ -477,3 +481,18 @@ void cg_histogram(cg *g, const st_node *e, const cg_binding *env, const cg_place
     if (h.mem != ST_HIST_MEM_GLOBAL) local_kernel(g, &h);
     final_kernel(g, &h);
 }
+
+/* ---- the descriptor ---- */
+
+static void plan_glue(st_buf *out) {
+    st_buf_puts(out, "\n/* subhistograms' choices; commented in strata's codegen/hist_plan.c */\n");
+    st_buf_puts(out, st_hist_plan_source());
+}
+
+const cg_algorithm cg_histogram_algorithm = {
+    .prim = ST_PRIM_SUBHISTOGRAMS,
+    .rule = "subhistogram",
+    .rewrites = "reduce_by_index",
+    .emit = histogram_emit,
+    .glue_prelude = plan_glue,
+};

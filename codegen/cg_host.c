@@ -138,7 +138,7 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
 
 /* What runs before the kernel that reads it, in kernels of its own, into a
  * global buffer: mapGlb and mapWrg, and every primitive that makes kernels
- * of its own (a single-pass scan, subhistograms), so that whatever reads
+ * of its own (cg_algorithms: a single-pass scan, subhistograms), so that whatever reads
  * one (a reduce, a tuple, a scalar expression) reads its result from
  * memory: the def in A-normal form for kernel-makers, in program order. */
 static bool top_parallel(const st_node *e) {
@@ -153,6 +153,8 @@ static const cg_stage top = {top_parallel, top_place, host_into};
 const st_node *cg_host_hoist_args(cg *g, const st_node *e, uint32_t first, const cg_binding **env) {
     return cg_hoist_args_fusing(g, e, first, env, &top);
 }
+
+void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) { host_into(g, e, env, p); }
 
 /* for (i = global id; i < n; i += global size): any launch size is right */
 static const char *glb_loop_begin(cg *g, const st_size *n) {
@@ -236,14 +238,16 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
 
 /* scatter(dest, …): dest into place, then the writes in parallel. Writes
  * to one index from two elements land in an unspecified order. A scatter
- * of the (index, value) pairs a single-pass scan makes is that scan's
+ * of the (index, value) pairs a kernel-making primitive makes whose
+ * descriptor fuses scatters (a single-pass scan) is that primitive's
  * kernel, writing each pair as it stores. */
 static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     const st_node *pairs = e->nkids == 2 ? e->kids[1] : NULL;
     while (pairs && pairs->kind == ST_NODE_PRIM && pairs->u.prim == ST_PRIM_TO_GLOBAL) pairs = pairs->kids[0];
-    if (pairs && pairs->kind == ST_NODE_PRIM && pairs->u.prim == ST_PRIM_SCAN_LOOKBACK) {
+    const cg_algorithm *a = pairs && pairs->kind == ST_NODE_PRIM ? cg_algorithm_of(pairs->u.prim) : NULL;
+    if (a && a->fuses_scatter) {
         host_into(g, e->kids[0], env, p);
-        cg_lookback(g, pairs, env, p, e);
+        cg_run_algorithm(g, a, pairs, env, p, e);
         return;
     }
     e = cg_hoist_args(g, e, 1, &env, &top);
@@ -535,18 +539,17 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
             cg_fail(g, e, "a map that was not lowered; apply lower-opencl (or map-glb, map-wrg) first");
             return;
         case ST_PRIM_SCATTER: kernel_scatter(g, e, env, p, "scatter"); return;
-        case ST_PRIM_SCAN_LOOKBACK: cg_lookback(g, e, env, p, NULL); return;
         case ST_PRIM_LOOP: case ST_PRIM_WHILE:
             /* a loop over arrays is the glue's; any other one work-item's, below */
             if (!st_is_array_loop(e)) break;
             host_loop(g, e, env, p);
             return;
-        case ST_PRIM_SUBHISTOGRAMS:
-            e = cg_host_hoist_args(g, e, ST_HIST_SIZES + 1, &env); /* the indices and values, unless fusible */
-            host_into(g, e->kids[ST_HIST_SIZES], env, p);          /* the destination */
-            cg_histogram(g, e, env, p);
+        default: {
+            const cg_algorithm *a = cg_algorithm_of(e->u.prim);
+            if (!a) break;
+            cg_run_algorithm(g, a, e, env, p, NULL);
             return;
-        default: break;
+        }
         }
     }
     if (e->type->kind == ST_TYPE_ARRAY && cg_is_view(e)) {

@@ -165,7 +165,7 @@ static void read_descriptor(cg *g, const lookback *lb, const char *j, const char
 /* The bounded wait: `if (++lb_spins > bound) { record the stall; then }`. */
 static void give_up(cg *g, const char *then) {
     cg_open(g, "if (++lb_spins > STRATA_LOOKBACK_SPINS) {");
-    cg_fault_stall(g, "lb_id");
+    cg_fault_of(g, &cg_lookback_algorithm, "lb_id");
     cg_line(g, "%s", then);
     cg_close(g);
 }
@@ -912,6 +912,7 @@ static bool state_new(cg *g, lookback *lb) {
 /* Before every launch: the ticket and every flag to 0 (X). */
 static void reset_kernel(cg *g, const lookback *lb) {
     cg_kernel_begin(g, CG_SHAPE_GLB, lb->groups, "lookback_reset", lb->e);
+    g->k->alg = &cg_lookback_algorithm;
     g->k->what = "the look-back state of the next kernel, zeroed";
     g->level = CG_THREAD;
     const char *flags = buffer_of(g, lb->packed ? lb->desc : lb->flags);
@@ -926,6 +927,7 @@ static void reset_kernel(cg *g, const lookback *lb) {
 static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *scatter) {
     st_ctx *cx = g->cx;
     cg_kernel_begin(g, CG_SHAPE_EXACT, lb->groups, "lookback", lb->e);
+    g->k->alg = &cg_lookback_algorithm;
     cg_kernel *k = g->k;
     const st_size **lanes = cg_alloc(g, sizeof *lanes);
     if (!lanes) return;
@@ -986,7 +988,10 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
     cg_kernel_end(g);
 }
 
-void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter) {
+/* scanLookback e into p: a kernel resetting its state, then the scan's
+ * kernel. With scatter (a scatter of e's (index, value) pairs into p, whose
+ * destination is in p already), each pair is written as it is stored. */
+static void lookback_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter) {
     if (g->failed || !p) return;
     e = cg_host_hoist_args(g, e, ST_LOOKBACK_SIZES, &env);
     if (!e) return;
@@ -1026,9 +1031,58 @@ void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place 
         cg_fail(g, e, "the number of work-groups: %s", serr.message);
         return;
     }
-    g->uses_lookback = true;
     if (!state_new(g, &lb)) return;
     lb.sink = sink_of(g, &lb, p, scatter);
     reset_kernel(g, &lb);
     scan_kernel(g, &lb, p, scatter);
 }
+
+/* ---- the descriptor ---- */
+
+/* The kernels' defines: the spin bound, the flags, and what the direct
+ * load needs of the compiler. */
+static const char *const prelude =
+    "/* reads of a predecessor's flag before a look-back gives up and reports a stall */\n"
+    "#ifndef STRATA_LOOKBACK_SPINS\n#define STRATA_LOOKBACK_SPINS (1L << 26)\n#endif\n"
+    "/* a look-back's flags: no value yet, a group's aggregate, its inclusive prefix */\n"
+    "#define LB_X 0\n#define LB_A 1\n#define LB_P 2\n"
+    "/* a group that never publishes, to test that bound (-1: none) */\n"
+    "#ifndef STRATA_LOOKBACK_SILENT_GROUP\n#define STRATA_LOOKBACK_SILENT_GROUP (-1L)\n#endif\n"
+    "/* LOAD=direct, LW=1: reads of a predecessor's empty flag before folding its block\n"
+    " * (longer than a block's fold, far shorter than a preempted thread's wait) */\n"
+    "#ifndef STRATA_LOOKBACK_PATIENCE\n#define STRATA_LOOKBACK_PATIENCE 4096\n#endif\n"
+    "/* clang's OpenCL (PoCL's): the direct look-back scans in vector types, stores them\n"
+    " * bypassing the cache, and fences those stores (x86 orders them by nothing else) */\n"
+    "#if defined(__clang__) && defined(__OPENCL_VERSION__)\n#define ST_VECTORS 1\n"
+    "#define ST_STREAM(p, v) __builtin_nontemporal_store((v), (p))\n"
+    "#else\n#define ST_VECTORS 0\n#define ST_STREAM(p, v) (*(p) = (v))\n#endif\n"
+    "#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__x86_64__)\n"
+    "#define ST_STREAM_END() __builtin_ia32_sfence()\n"
+    "#else\n#define ST_STREAM_END() ((void)0)\n#endif\n"
+    "/* before a loop whose body is a vector's worth of lanes: LLVM's loop vectoriser\n"
+    " * leaves it to the SLP vectoriser */\n"
+    "#if defined(__clang__)\n#define ST_SLP_ONLY _Pragma(\"clang loop vectorize(disable)\")\n"
+    "#else\n#define ST_SLP_ONLY\n#endif\n";
+
+static void stalled_glue(st_buf *out, const char *kernel) {
+    st_buf_printf(out, "            snprintf(msg, msgcap, \"%s: work-group %%ld waited more than STRATA_LOOKBACK_SPINS reads for a \"\n"
+                       "                     \"predecessor's flag and gave up, so the result is wrong (the device does not \"\n"
+                       "                     \"run earlier work-groups alongside later ones)\", value);\n"
+                       "            err = STRATA_LOOKBACK_STALLED;\n",
+                  kernel);
+}
+
+const cg_algorithm cg_lookback_algorithm = {
+    .prim = ST_PRIM_SCAN_LOOKBACK,
+    .rule = "lookback",
+    .rewrites = "scan",
+    .emit = lookback_emit,
+    .fuses_scatter = true,
+    .int64_atomics = "/* the look-back packs a flag and a 32-bit value in one word */\n",
+    .prelude = prelude,
+    .fault_code = -9001,
+    .fault_name = "STRATA_LOOKBACK_STALLED",
+    .fault_when = "a look-back waited past its bound",
+    .fault_contract = "a look-back that waits too long\n * STRATA_LOOKBACK_STALLED, ",
+    .fault_glue = stalled_glue,
+};

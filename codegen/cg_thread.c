@@ -728,13 +728,13 @@ void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_pla
         case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: map_into(g, e, env, p); return;
         case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: scan_into(g, e, env, p); return;
         case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: scatter_into(g, e, env, p); return;
-        case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS:
+        default: {
+            const cg_algorithm *a = cg_algorithm_of(e->u.prim);
+            if (!a) break;
             cg_fail(g, e, "%s makes kernels of its own, so it runs at the top of a program, not inside a map or a "
-                          "work-group; apply %s to a top-level %s", st_prim_get(e->u.prim)->name,
-                    e->u.prim == ST_PRIM_SCAN_LOOKBACK ? "lookback" : "subhistogram",
-                    e->u.prim == ST_PRIM_SCAN_LOOKBACK ? "scan" : "reduce_by_index");
+                          "work-group; apply %s to a top-level %s", st_prim_get(e->u.prim)->name, a->rule, a->rewrites);
             return;
-        default: break;
+        }
         }
     }
     cg_value v = cg_thread_value(g, e, env);

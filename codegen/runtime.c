@@ -12,6 +12,7 @@
  * context they live in); an st_launch uses its st_exe. Each must outlive what
  * was made from it. */
 #include "build_cache.h"
+#include "cg.h"
 #include "cl_api.h"
 #include "jit.h"
 
@@ -56,11 +57,12 @@ static const char *cl_error_name(cl_int rc) {
         E(CL_INVALID_PROPERTY) E(CL_INVALID_IMAGE_DESCRIPTOR) E(CL_INVALID_COMPILER_OPTIONS)
         E(CL_INVALID_LINKER_OPTIONS) E(CL_INVALID_DEVICE_PARTITION_COUNT)
         E(CL_PLATFORM_NOT_FOUND_KHR)
-    case -9001: return "STRATA_LOOKBACK_STALLED"; /* the glue's own (cg_glue.c) */
-    case -9002: return "STRATA_INDEX_OUT_OF_RANGE";
+    case -9002: return "STRATA_INDEX_OUT_OF_RANGE"; /* the glue's own (cg_glue.c) */
     case -9003: return "STRATA_COUNT_OUT_OF_RANGE";
-    default: return "an unknown OpenCL error";
+    default: break;
     }
+    const char *fault = cg_fault_name(rc); /* a kernel-making primitive's (cg.h) */
+    return fault ? fault : "an unknown OpenCL error";
 #undef E
 }
 
