@@ -502,7 +502,7 @@ const char *cg_glue(cg *g) {
         if (lb.data) cg_put_escaped(&out, lb.data, strlen(lb.data));
         st_buf_free(&lb);
     }
-    st_buf_printf(&out, "\n *   events:  %u, one per launch (NULL when a launch had nothing to do)\n"
+    st_buf_printf(&out, "\n *   events:  %u, one per kernel, its last launch's (NULL when it had nothing to do)\n"
                         " * Returns CL_SUCCESS, or an OpenCL error with a sentence in msg.\n"
                         " *\n"
                         " * It checks what it is given before it reads or launches anything:\n"

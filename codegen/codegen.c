@@ -114,7 +114,6 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
         out->host = host;
         out->nkernels = g.nkernels;
         out->kernel_names = names;
-        out->nlaunches = g.nkernels;
         out->inputs = arrays_of(&g, CG_BUF_INPUT, &out->ninputs);
         out->outputs = arrays_of(&g, CG_BUF_OUTPUT, &out->noutputs);
         out->nlengths = g.nlengths;

@@ -25,8 +25,9 @@
  *             (st_code_lengths_of's order) once everything has run
  *   scalars   st_code.nscalars pointers, to values of st_code.scalars[i].kind:
  *             the def's scalar parameters, then its size variables (i64)
- *   events    st_code.nlaunches slots, filled with the profiling event of
- *             each launch (NULL for a launch that had nothing to do)
+ *   events    st_code.nkernels slots, filled with the profiling event of
+ *             each kernel's last launch (a loop launches its body's kernels
+ *             again; NULL for a kernel that had nothing to do)
  *
  * It returns CL_SUCCESS, or an OpenCL error code with a sentence in msg. The
  * glue allocates and releases its own intermediate buffers. It checks its
@@ -93,7 +94,6 @@ typedef struct st_code {
     const char *host;            /* the host glue in C (see the top of this file) */
     uint32_t nkernels;
     const char *const *kernel_names;
-    uint32_t nlaunches;          /* kernel launches per run (a kernel may run twice) */
     uint32_t ninputs;
     const st_code_array *inputs; /* array leaves of the parameters */
     uint32_t nscalars;

@@ -535,7 +535,7 @@ st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *en
     l->out_counts = calloc(code->noutputs + 1, sizeof *l->out_counts);
     l->scalars = calloc(code->nscalars + 1, sizeof *l->scalars);
     l->scalar_ptrs = calloc(code->nscalars + 1, sizeof *l->scalar_ptrs);
-    l->events = calloc(code->nlaunches + 1, sizeof *l->events);
+    l->events = calloc(code->nkernels + 1, sizeof *l->events);
     if (!l->env || !l->inputs || !l->outputs || !l->out_counts || !l->scalars || !l->scalar_ptrs || !l->events) {
         st_fail_internal(err, "out of memory");
         goto fail;
@@ -637,7 +637,7 @@ static bool read_lengths(st_launch *l, st_err *err) {
 }
 
 static void release_events(st_launch *l) {
-    for (uint32_t i = 0; i < l->exe->code->nlaunches; i++)
+    for (uint32_t i = 0; i < l->exe->code->nkernels; i++)
         if (l->events[i]) {
             l->exe->cl->api->ReleaseEvent(l->events[i]);
             l->events[i] = NULL;
@@ -667,7 +667,7 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
     }
     /* from the first kernel's start to the last one's end, in nanoseconds */
     cl_ulong first = ~(cl_ulong)0, last = 0;
-    for (uint32_t i = 0; i < l->exe->code->nlaunches; i++) {
+    for (uint32_t i = 0; i < l->exe->code->nkernels; i++) {
         cl_ulong start, end;
         if (!l->events[i]) continue;
         rc = cl->api->GetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);

@@ -130,7 +130,6 @@ static st_code map_code(st_ctx *cx, st_arena *a, const char *src, size_t local) 
     c.host = glue;
     c.nkernels = 1;
     c.kernel_names = map_names;
-    c.nlaunches = 1;
     st_code_array *in = st_arena_alloc(a, sizeof *in), *out = st_arena_alloc(a, sizeof *out);
     *in = (st_code_array){ST_F32, n};
     *out = (st_code_array){ST_F32, n};
@@ -393,7 +392,6 @@ static st_code tuple_code(st_ctx *cx, st_arena *a) {
     c.host = tuple_glue;
     c.nkernels = 2;
     c.kernel_names = tuple_names;
-    c.nlaunches = 2;
     st_code_array *in = st_arena_alloc(a, sizeof *in), *out = st_arena_alloc(a, 3 * sizeof *out);
     *in = (st_code_array){ST_I32, n};
     out[0] = (st_code_array){ST_I32, n};
@@ -470,7 +468,6 @@ START_TEST(size_parameter_and_no_launch) {
     c.def = d;
     c.opencl = "kernel void unused(global int *x) { x[0] = 0; }\n";
     c.host = glue;
-    c.nlaunches = 1;
     st_code_array in = {ST_F32, d->params[0]->type->size}, out = {ST_F32, d->result->size};
     st_code_scalar sc[2] = {{d->params[1]->u.name, ST_I64}, {d->sizes[0]->u.name, ST_I64}};
     c.ninputs = 1;
