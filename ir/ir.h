@@ -627,7 +627,8 @@ const st_node *st_replace_kid(st_ctx *cx, const st_node *n, uint32_t i, const st
  * those), or NULL when it is not one. */
 const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err);
 
-/* The hardware atomic of a reduce_by_index operator on values of type t:
+/* Device capabilities (ir/atomics.c): the hardware atomic of a
+ * reduce_by_index operator on values of type t:
  * + min max & | ^ (written bare or as a lambda of its two parameters) on
  * one 32- or 64-bit integer; false otherwise, and then *op is untouched. */
 bool st_hist_hardware_op(const st_node *op, const st_type *t, st_binop *out);
