@@ -45,7 +45,9 @@ bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) {
                  len > 80 || text[len] ? " …" : "");
         st_buf_free(&b);
     }
-    st_fail(g->err, g->def->loc, "cannot generate OpenCL for `%s`: %s%s", g->def->name, msg, where);
+    /* at the user's line when the node has a place (rewrites keep the place of
+     * what they replace), else at the def */
+    st_fail(g->err, st_node_loc_or(g->cx, at, g->def->loc), "cannot generate OpenCL for `%s`: %s%s", g->def->name, msg, where);
     return false;
 }
 
