@@ -18,6 +18,7 @@
 #ifndef STRATA_IR_H
 #define STRATA_IR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,8 @@ bool st_fail(st_err *err, st_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 bool st_fail_internal(st_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* st_fail with the arguments of a variadic caller of its own. */
+bool st_vfail(st_err *err, st_loc loc, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* ------------------------------------------------------------------------ */
 /* Growable strings                                                         */

@@ -39,9 +39,7 @@ __attribute__((format(printf, 3, 4))) static const st_node *fail_at(st_err *err,
     if (err) {
         va_list ap;
         va_start(ap, fmt);
-        err->kind = ST_ERR_USER;
-        st_err_at(err, (st_loc){0});
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        st_vfail(err, (st_loc){0}, fmt, ap);
         va_end(ap);
         err->arg = arg;
     }

@@ -164,6 +164,23 @@ static const st_node *replace_kid(st_rw *rw, const st_node *n, uint32_t i, const
     return r;
 }
 
+bool st_reject(st_err *why, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    st_vfail(why, (st_loc){0}, fmt, ap); /* placed by apply_rule */
+    va_end(ap);
+    return false;
+}
+
+const st_node *st_no_match(st_err *why, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    st_vfail(why, (st_loc){0}, fmt, ap);
+    va_end(ap);
+    if (why) why->mismatch = true;
+    return NULL;
+}
+
 __attribute__((noinline)) static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     const st_rule *r = s->rule;
     if (rw->steps >= MAX_STEPS)

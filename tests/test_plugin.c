@@ -148,7 +148,7 @@ typedef struct refusal {
 
 static const refusal refusals[] = {
     {"no_symbols", "not a strata plugin: it has no `strata_plugin_abi` symbol"},
-    {"wrong_abi", "built for plugin ABI 1003, and this strata speaks ABI 3"},
+    {"wrong_abi", "built for plugin ABI 1003, and this strata speaks ABI 4"},
     {"other_layout", "st_rule is"},
     {"clash", "a rule named `parallel-scan` exists already (from built-in)"},
     {"half_clash", "a rule named `parallel-scan` exists already"},
