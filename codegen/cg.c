@@ -47,7 +47,7 @@ bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) {
     }
     /* at the user's line when the node has a place (rewrites keep the place of
      * what they replace), else at the def */
-    st_fail(g->err, st_node_loc_or(g->cx, at, g->def->loc), "cannot generate OpenCL for `%s`: %s%s", g->def->name, msg, where);
+    st_fail(g->err, st_node_loc_or(g->cx, at ? at : g->at, g->def->loc), "cannot generate OpenCL for `%s`: %s%s", g->def->name, msg, where);
     return false;
 }
 
