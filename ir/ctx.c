@@ -64,8 +64,7 @@ void st_ctx_free(st_ctx *cx) {
     table_free(&cx->sizes);
     table_free(&cx->types);
     table_free(&cx->nodes);
-    free(cx->places.nodes);
-    free(cx->places.locs);
+    st_ptrmap_free(&cx->places);
     st_arena_free(cx->arena);
     free(cx);
 }
@@ -123,66 +122,39 @@ const char *st_fresh_name(st_ctx *cx, const char *base) {
 
 /* ---- the places of nodes ---- */
 
-static size_t place_slot(const st_places *p, const st_node *n) {
-    size_t i = st_hash_ptr(0x91ceu, n) & (p->cap - 1);
-    while (p->nodes[i] && p->nodes[i] != n) i = (i + 1) & (p->cap - 1);
-    return i;
+static const st_loc *place_of(const st_ctx *cx, const st_node *n) {
+    uintptr_t v;
+    return cx && n && st_ptrmap_get(&cx->places, n, &v) ? (const st_loc *)v : NULL;
 }
 
 st_loc st_node_loc(const st_ctx *cx, const st_node *n) {
-    if (!cx || !n || !cx->places.cap) return (st_loc){0};
-    size_t i = place_slot(&cx->places, n);
-    return cx->places.nodes[i] ? cx->places.locs[i] : (st_loc){0};
+    const st_loc *at = place_of(cx, n);
+    return at ? *at : (st_loc){0};
 }
 
 st_loc st_node_loc_or(const st_ctx *cx, const st_node *n, st_loc fallback) {
-    st_loc loc = st_node_loc(cx, n);
-    return loc.line > 0 ? loc : fallback;
+    const st_loc *at = place_of(cx, n);
+    return at ? *at : fallback;
 }
 
-static bool places_grow(st_places *p) {
-    st_places bigger = {.cap = p->cap ? p->cap * 2 : 256};
-    bigger.nodes = calloc(bigger.cap, sizeof *bigger.nodes);
-    bigger.locs = calloc(bigger.cap, sizeof *bigger.locs);
-    if (!bigger.nodes || !bigger.locs) {
-        free(bigger.nodes);
-        free(bigger.locs);
-        return false;
-    }
-    for (size_t i = 0; i < p->cap; i++) {
-        if (!p->nodes[i]) continue;
-        size_t j = place_slot(&bigger, p->nodes[i]);
-        bigger.nodes[j] = p->nodes[i];
-        bigger.locs[j] = p->locs[i];
-        bigger.count++;
-    }
-    free(p->nodes);
-    free(p->locs);
-    *p = bigger;
-    return true;
-}
-
-/* Place n at loc unless it has a place; true when it had none (and so its
- * kids may want one too). Out of memory leaves it without: a place only
+/* n and the nodes below it without a place placed at *at; a node with one
+ * keeps it, and so do the nodes below it (written by the user, or placed by
+ * an earlier rewrite). Out of memory leaves nodes without: a place only
  * makes messages better. */
-static bool place_one(st_places *p, const st_node *n, st_loc loc) {
-    if ((p->count + 1) * 2 > p->cap && !places_grow(p)) return false;
-    size_t i = place_slot(p, n);
-    if (p->nodes[i]) return false;
-    p->nodes[i] = n;
-    p->locs[i] = loc;
-    p->count++;
-    return true;
+static void place(st_ctx *cx, const st_node *n, const st_loc *at) {
+    if (place_of(cx, n) || !st_ptrmap_put(&cx->places, n, (uintptr_t)at)) return;
+    for (uint32_t i = 0; i < n->nkids; i++) place(cx, n->kids[i], at);
 }
 
 const st_node *st_node_place(st_ctx *cx, const st_node *n, st_loc loc) {
-    if (!cx || !n || loc.line <= 0 || !place_one(&cx->places, n, loc)) return n;
-    /* only below a node that was new here: what has a place already was
-     * written by the user or placed by an earlier rewrite, and so are its kids */
-    for (uint32_t i = 0; i < n->nkids; i++) st_node_place(cx, n->kids[i], loc);
+    if (!cx || !n || loc.line <= 0 || place_of(cx, n)) return n;
+    st_loc *at = st_ctx_alloc(cx, sizeof *at);
+    if (at) *at = loc, place(cx, n, at);
     return n;
 }
 
 const st_node *st_node_placed_like(st_ctx *cx, const st_node *n, const st_node *old) {
-    return n && old ? st_node_place(cx, n, st_node_loc(cx, old)) : n;
+    const st_loc *at = place_of(cx, old);
+    if (at && n) place(cx, n, at);
+    return n;
 }

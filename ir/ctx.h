@@ -17,19 +17,13 @@ typedef bool (*st_table_eq)(const void *item, const void *key);
 const void *st_table_find(const st_table *t, uint32_t hash, st_table_eq eq, const void *key);
 bool st_table_insert(st_table *t, uint32_t hash, const void *item);
 
-/* The places of nodes (st_node_loc): beside the nodes rather than in them,
- * since a place is not part of a node's identity. Open addressing, keyed by
- * the node's pointer. */
-typedef struct st_places {
-    const st_node **nodes;
-    st_loc *locs;
-    size_t cap, count;
-} st_places;
-
 struct st_ctx {
     st_arena *arena;
     st_table strings, sizes, types, nodes;
-    st_places places;
+    /* the places of nodes (st_node_loc), beside the nodes rather than in
+     * them, a place being no part of a node's identity: node -> const st_loc *
+     * in the arena, one shared by the nodes one st_node_place placed */
+    st_ptrmap places;
     uint64_t fresh; /* counter behind st_fresh_name */
 };
 
