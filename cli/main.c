@@ -222,7 +222,8 @@ static const option eval_options[] = {
 st_err not_applied(const st_err *err, const loaded *l, const st_strategy *s) {
     st_err shown = *err;
     if (err->kind == ST_ERR_USER)
-        st_fail(&shown, (st_loc){l->program->file, 0, 0}, "the strategy does not apply to `%s`: %s%s", l->def->name,
+        st_fail(&shown, err->loc.line > 0 ? err->loc : (st_loc){l->program->file, 0, 0}, /* at the node refused */
+                "the strategy does not apply to `%s`: %s%s", l->def->name,
                 err->message,
                 err->mismatch && s->kind == ST_S_RULE
                     ? "\n  (a rule applies where the strategy starts, at the whole body; to reach inside it, "

@@ -45,7 +45,11 @@ bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) {
                  len > 80 || text[len] ? " …" : "");
         st_buf_free(&b);
     }
-    st_fail(g->err, g->def->loc, "cannot generate OpenCL for `%s`: %s%s", g->def->name, msg, where);
+    /* at the user's line (rewrites keep the place of what they replace): the
+     * node's, or (a node codegen made itself, or none) that of the node being
+     * generated, else the def's */
+    st_loc loc = st_node_loc_or(g->cx, at, st_node_loc_or(g->cx, g->at, g->def->loc));
+    st_fail(g->err, loc, "cannot generate OpenCL for `%s`: %s%s", g->def->name, msg, where);
     return false;
 }
 

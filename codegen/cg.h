@@ -196,6 +196,8 @@ typedef struct cg {
     const st_def *def;
     st_err *err;
     bool failed;
+    const st_node *at;          /* the innermost node being generated: where cg_fail places an
+                                   error that names no node (set by cg_generating) */
 
     /* the program */
     uint32_t nbuffers, capbuffers;
@@ -247,6 +249,13 @@ typedef struct cg {
 
 /* ---- cg.c: errors, text, names ---- */
 bool cg_fail(cg *g, const st_node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* e is generated from now on; returns the node generated before, which the
+ * caller puts back (g->at = outer) when e is done. */
+static inline const st_node *cg_generating(cg *g, const st_node *e) {
+    const st_node *outer = g->at;
+    g->at = e;
+    return outer;
+}
 const char *cg_str(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_name(cg *g, const char *base);  /* a fresh C identifier */
 /* Text from outside the generator (a program's path, a printed node) as

@@ -132,7 +132,15 @@ static void group_let(cg *g, const st_node *e, const cg_binding *env, const cg_p
     cg_group_into(g, st_let_body(e), cg_bind_pattern(g, env, e, v), p);
 }
 
+static void group_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+
 void cg_group_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    const st_node *outer = cg_generating(g, e);
+    group_into(g, e, env, p);
+    g->at = outer;
+}
+
+static void group_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     if (g->failed || !p) return;
     if (e->kind == ST_NODE_LET) {
         group_let(g, e, env, p);

@@ -516,7 +516,15 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
     else host_into(g, body, env, p);
 }
 
+static void host_node_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+
 static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    const st_node *outer = cg_generating(g, e);
+    host_node_into(g, e, env, p);
+    g->at = outer;
+}
+
+static void host_node_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     if (g->failed || !p) return;
     g->level = CG_HOST;
     if (e->kind == ST_NODE_LET) {

@@ -614,7 +614,17 @@ cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env) {
     return g->failed ? v : flat(g, v);
 }
 
+static cg_value thread_value_of(cg *g, const st_node *e, const cg_binding *env);
+
+/* thread_value_of(e), with e the node being generated */
 static cg_value thread_value(cg *g, const st_node *e, const cg_binding *env) {
+    const st_node *outer = cg_generating(g, e);
+    cg_value v = thread_value_of(g, e, env);
+    g->at = outer;
+    return v;
+}
+
+static cg_value thread_value_of(cg *g, const st_node *e, const cg_binding *env) {
     if (g->failed) return cg_scalar(e->type, "0");
     switch (e->kind) {
     case ST_NODE_LIT: {
@@ -703,7 +713,15 @@ bool cg_into_view(cg *g, const st_node *e, const cg_binding *env, const cg_place
     }
 }
 
+static void thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+
 void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    const st_node *outer = cg_generating(g, e);
+    thread_into(g, e, env, p);
+    g->at = outer;
+}
+
+static void thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     if (g->failed || !p) return;
     if (e->kind == ST_NODE_LET) {
         let_value(g, e, env, true, p);

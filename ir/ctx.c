@@ -64,6 +64,7 @@ void st_ctx_free(st_ctx *cx) {
     table_free(&cx->sizes);
     table_free(&cx->types);
     table_free(&cx->nodes);
+    st_ptrmap_free(&cx->places);
     st_arena_free(cx->arena);
     free(cx);
 }
@@ -117,4 +118,43 @@ const char *st_fresh_name(st_ctx *cx, const char *base) {
         int n = snprintf(name, sizeof name, "%.64s_%llu", base, (unsigned long long)++cx->fresh);
         if (!lookup(cx, name, (size_t)n)) return st_intern(cx, name, (size_t)n);
     }
+}
+
+/* ---- the places of nodes ---- */
+
+static const st_loc *place_of(const st_ctx *cx, const st_node *n) {
+    uintptr_t v;
+    return cx && n && st_ptrmap_get(&cx->places, n, &v) ? (const st_loc *)v : NULL;
+}
+
+st_loc st_node_loc(const st_ctx *cx, const st_node *n) {
+    const st_loc *at = place_of(cx, n);
+    return at ? *at : (st_loc){0};
+}
+
+st_loc st_node_loc_or(const st_ctx *cx, const st_node *n, st_loc fallback) {
+    const st_loc *at = place_of(cx, n);
+    return at ? *at : fallback;
+}
+
+/* n and the nodes below it without a place placed at *at; a node with one
+ * keeps it, and so do the nodes below it (written by the user, or placed by
+ * an earlier rewrite). Out of memory leaves nodes without: a place only
+ * makes messages better. */
+static void place(st_ctx *cx, const st_node *n, const st_loc *at) {
+    if (place_of(cx, n) || !st_ptrmap_put(&cx->places, n, (uintptr_t)at)) return;
+    for (uint32_t i = 0; i < n->nkids; i++) place(cx, n->kids[i], at);
+}
+
+const st_node *st_node_place(st_ctx *cx, const st_node *n, st_loc loc) {
+    if (!cx || !n || loc.line <= 0 || place_of(cx, n)) return n;
+    st_loc *at = st_ctx_alloc(cx, sizeof *at);
+    if (at) *at = loc, place(cx, n, at);
+    return n;
+}
+
+const st_node *st_node_placed_like(st_ctx *cx, const st_node *n, const st_node *old) {
+    const st_loc *at = place_of(cx, old);
+    if (at && n) place(cx, n, at);
+    return n;
 }

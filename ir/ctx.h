@@ -20,6 +20,10 @@ bool st_table_insert(st_table *t, uint32_t hash, const void *item);
 struct st_ctx {
     st_arena *arena;
     st_table strings, sizes, types, nodes;
+    /* the places of nodes (st_node_loc), beside the nodes rather than in
+     * them, a place being no part of a node's identity: node -> const st_loc *
+     * in the arena, one shared by the nodes one st_node_place placed */
+    st_ptrmap places;
     uint64_t fresh; /* counter behind st_fresh_name */
 };
 

@@ -1196,7 +1196,7 @@ static const st_node *loop_rest(elab *e, const ast *a, const st_type *t, const s
     return r ? r : relocate(e, &inner, a->loc, NULL, 0);
 }
 
-static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
+static const st_node *unplaced_expr(elab *e, const ast *a, const st_type *hint) {
     st_err inner = {0};
     const st_node *n = NULL;
     switch (a->kind) {
@@ -1256,6 +1256,12 @@ static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
     }
     }
     return n ? n : relocate(e, &inner, a->loc, (const ast *const *)a->kids, a->nkids);
+}
+
+/* The node of a, placed at a's place in the source, with the nodes made for
+ * it alone (an array literal's, a slice's) that its kids did not place. */
+static const st_node *expr(elab *e, const ast *a, const st_type *hint) {
+    return st_node_place(e->cx, unplaced_expr(e, a, hint), a->loc);
 }
 
 /* ---- definitions ---- */

@@ -41,12 +41,18 @@ typedef struct interp {
 
 static bool eval(interp *I, const st_node *n, st_value *out);
 
-static bool runtime_error(interp *I, const st_node *n, const char *what) {
+/* What went wrong, at n's line in the source (or the def's), and n itself. */
+__attribute__((format(printf, 3, 4))) static bool runtime_error(interp *I, const st_node *n, const char *fmt, ...) {
+    char what[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
     st_buf b = {0};
     st_print_node(n, &b);
     const char *text = b.data ? b.data : "?";
-    st_fail(I->err, I->def->loc, "%s in `%.*s%s` (in def %s)", what, 120, text, b.len > 120 ? "…" : "",
-            I->def->name);
+    st_fail(I->err, st_node_loc_or(I->cx, n, I->def->loc), "%s in `%.*s%s` (in def %s)", what, 120, text,
+            b.len > 120 ? "…" : "", I->def->name);
     st_buf_free(&b);
     return false;
 }
@@ -85,9 +91,7 @@ static bool bind_size(interp *I, const st_size *exist, int64_t value) {
  * written out of bounds. */
 static bool same_length(interp *I, const st_node *n, int64_t a, int64_t b) {
     if (a == b) return true;
-    char what[160];
-    snprintf(what, sizeof what, "lengths known only at run time disagree (%lld and %lld)", (long long)a, (long long)b);
-    return runtime_error(I, n, what);
+    return runtime_error(I, n, "lengths known only at run time disagree (%lld and %lld)", (long long)a, (long long)b);
 }
 
 static bool alloc(interp *I, const st_type *t, st_value *out) {
@@ -415,13 +419,12 @@ static bool take_drop(interp *I, const st_node *n, const st_value *a, st_value *
     int64_t k, len = st_value_length(&a[1]);
     bool take = n->u.prim == ST_PRIM_TAKE;
     if (!index_of(&a[0], &k) || k < 0 || k > len) {
-        char what[160];
         st_buf b = {0};
         st_scalar_format(a[0].scalar, a[0].u.s, &b);
-        snprintf(what, sizeof what, "%s's count k = %s is outside 0 .. n = %lld, the length of the array", take ? "take" : "drop",
-                 b.data ? b.data : "?", (long long)len);
+        runtime_error(I, n, "%s's count k = %s is outside 0 .. n = %lld, the length of the array", take ? "take" : "drop",
+                      b.data ? b.data : "?", (long long)len);
         st_buf_free(&b);
-        return runtime_error(I, n, what);
+        return false;
     }
     /* the length k stands for, read off the node's type (as the type checker
      * made it, and as a rebuild kept it): take's, or n less drop's */
@@ -495,13 +498,11 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     case ST_PRIM_GET: {
         int64_t i, len = st_value_length(&a[1]);
         if (!index_of(&a[0], &i) || i < 0 || i >= len) {
-            char what[128];
             st_buf b = {0};
             st_scalar_format(a[0].scalar, a[0].u.s, &b);
-            snprintf(what, sizeof what, "index %s out of range for an array of length %lld",
-                     b.data ? b.data : "?", (long long)len);
+            runtime_error(I, n, "index %s out of range for an array of length %lld", b.data ? b.data : "?", (long long)len);
             st_buf_free(&b);
-            return runtime_error(I, n, what);
+            return false;
         }
         return st_value_elem(I->a, &a[1], i, out, I->err);
     }

@@ -18,6 +18,7 @@
 #ifndef STRATA_IR_H
 #define STRATA_IR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,8 @@ bool st_fail(st_err *err, st_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 bool st_fail_internal(st_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* st_fail with the arguments of a variadic caller of its own. */
+bool st_vfail(st_err *err, st_loc loc, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* ------------------------------------------------------------------------ */
 /* Growable strings                                                         */
@@ -610,6 +613,23 @@ const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node
  * parameter per component. */
 bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
                     const st_type **params, int *nparams, const st_type **result, st_err *err);
+
+/* Where a node was written, for messages: the place of the expression the
+ * type checker made it from, or, for a node a rewrite made, the place of
+ * the node it replaced; (st_loc){0} when it has none. Places are kept in
+ * the context beside the nodes, not in them (a place is no part of a
+ * node's identity): a subtree written at two places is one node, placed
+ * where it was met first. */
+st_loc st_node_loc(const st_ctx *cx, const st_node *n);
+/* n's place, or fallback (a def's) when it has none. */
+st_loc st_node_loc_or(const st_ctx *cx, const st_node *n, st_loc fallback);
+/* Give n, and the nodes below it that have no place yet, the place loc
+ * (a node with a place keeps it, and so do the nodes below it: what a
+ * rewrite kept of its input). Returns n; a loc of line 0 does nothing. */
+const st_node *st_node_place(st_ctx *cx, const st_node *n, st_loc loc);
+/* st_node_place(cx, n, st_node_loc(cx, old)): n made to replace old (NULL
+ * n or old: n unchanged). */
+const st_node *st_node_placed_like(st_ctx *cx, const st_node *n, const st_node *old);
 
 /* The most kids a node has (a primitive's arguments, a let's or lambda's
  * variables): the constructors refuse more, so an array of ST_MAX_KIDS on

@@ -39,9 +39,7 @@ __attribute__((format(printf, 3, 4))) static const st_node *fail_at(st_err *err,
     if (err) {
         va_list ap;
         va_start(ap, fmt);
-        err->kind = ST_ERR_USER;
-        st_err_at(err, (st_loc){0});
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        st_vfail(err, (st_loc){0}, fmt, ap);
         va_end(ap);
         err->arg = arg;
     }
@@ -848,10 +846,7 @@ static const st_node *rebuilt_prim(st_ctx *cx, const st_node *n, const st_node *
     return intern(cx, &pr.n, err);
 }
 
-const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err) {
-    bool same = true;
-    for (uint32_t i = 0; i < n->nkids; i++) same &= kids[i] == n->kids[i];
-    if (same) return n;
+static const st_node *rebuilt(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err) {
     switch (n->kind) {
     case ST_NODE_TUPLE: return st_tuple(cx, n->nkids, kids, err);
     case ST_NODE_PROJ: return st_proj(cx, kids[0], n->u.index, err);
@@ -864,6 +859,14 @@ const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *ki
     case ST_NODE_PRIM: return rebuilt_prim(cx, n, kids, err);
     default: return n; /* leaves */
     }
+}
+
+/* The rebuilt node stands where n stood: it takes n's place in the source. */
+const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err) {
+    bool same = true;
+    for (uint32_t i = 0; i < n->nkids; i++) same &= kids[i] == n->kids[i];
+    if (same) return n;
+    return st_node_placed_like(cx, rebuilt(cx, n, kids, err), n);
 }
 
 const st_node *st_replace_kid(st_ctx *cx, const st_node *n, uint32_t i, const st_node *kid, st_err *err) {

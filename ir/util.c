@@ -32,6 +32,11 @@ bool st_fail(st_err *err, st_loc loc, const char *fmt, ...) {
     return false;
 }
 
+bool st_vfail(st_err *err, st_loc loc, const char *fmt, va_list ap) {
+    vfill(err, ST_ERR_USER, loc, fmt, ap);
+    return false;
+}
+
 bool st_fail_internal(st_err *err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

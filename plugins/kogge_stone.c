@@ -71,9 +71,9 @@ static const st_node *kogge_stone(st_rw *rw, const st_node *e, const int64_t *ar
     (void)args;
     st_scan_form s;
     int64_t n;
-    if (!st_scan_form_of(e, &s)) return st_no_match(why, "%s", "kogge-stone rewrites a scan");
+    if (!st_scan_form_of(e, &s)) return st_no_match(why, "kogge-stone rewrites a scan");
     if (!st_size_is_const(s.xs->type->size, &n) || n > KS_MOST)
-        return st_fail(why, (st_loc){0}, "kogge-stone: the scan's length is not a constant of at most %d (one block's scan: "
+        return st_reject(why, "kogge-stone: the scan's length is not a constant of at most %d (one block's scan: "
                        "apply it inside scan-then-propagate, or use kogge-stone-scan)", KS_MOST), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *vars[18], *values[18];
@@ -110,7 +110,7 @@ static const st_rule rule_kogge_stone;
 static const st_strategy *kogge_stone_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_ctx *cx = st_rw_ctx(rw);
     st_scan_form f;
-    if (!st_scan_form_of(e, &f)) return st_no_match(why, "%s", "kogge-stone-scan rewrites a scan"), NULL;
+    if (!st_scan_form_of(e, &f)) return st_no_match(why, "kogge-stone-scan rewrites a scan"), NULL;
     const st_strategy *blocks = st_s_first(cx, ST_PRIM_SCAN, builtin(rw, "scan-then-propagate", args, why));
     return padded(rw, &f, args[0], st_s_seq(cx, blocks, st_s_first(cx, ST_PRIM_SCAN, st_s_rule(cx, &rule_kogge_stone, NULL))), why);
 }
@@ -119,7 +119,7 @@ static const st_strategy *kogge_stone_scan(st_rw *rw, const st_node *e, const in
  * each block, scan the block totals, scan each block from its prefix */
 static const st_strategy *reduce_then_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form f;
-    if (!st_scan_form_of(e, &f)) return st_no_match(why, "%s", "reduce-then-scan rewrites a scan"), NULL;
+    if (!st_scan_form_of(e, &f)) return st_no_match(why, "reduce-then-scan rewrites a scan"), NULL;
     return padded(rw, &f, args[0], st_s_first(st_rw_ctx(rw), ST_PRIM_SCAN, builtin(rw, "brent-kung-step", args, why)), why);
 }
 

@@ -164,6 +164,23 @@ static const st_node *replace_kid(st_rw *rw, const st_node *n, uint32_t i, const
     return r;
 }
 
+bool st_reject(st_err *why, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    st_vfail(why, (st_loc){0}, fmt, ap); /* placed by apply_rule */
+    va_end(ap);
+    return false;
+}
+
+const st_node *st_no_match(st_err *why, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    st_vfail(why, (st_loc){0}, fmt, ap);
+    va_end(ap);
+    if (why) why->mismatch = true;
+    return NULL;
+}
+
 __attribute__((noinline)) static const st_node *apply_rule(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     const st_rule *r = s->rule;
     if (rw->steps >= MAX_STEPS)
@@ -199,6 +216,8 @@ __attribute__((noinline)) static const st_node *apply_rule(st_rw *rw, const st_s
     rw->depth--;
     if (!out) {
         if (!reason.message[0]) st_fail(&reason, (st_loc){0}, "%s does not apply here", r->name);
+        /* a rule says why not; where is the node it was applied to */
+        if (reason.kind == ST_ERR_USER && reason.loc.line <= 0) st_err_at(&reason, st_node_loc(rw->cx, e));
         *why = reason;
         return NULL;
     }
@@ -211,6 +230,8 @@ __attribute__((noinline)) static const st_node *apply_rule(st_rw *rw, const st_s
         st_buf_free(&b);
         return NULL;
     }
+    /* what the rule made stands where e stood in the source */
+    st_node_placed_like(rw->cx, out, e);
     rw->steps++;
     if (rw->trace) rw->log[slot].after = out;
     return out;
@@ -266,7 +287,7 @@ static bool too_deep(const st_node *e, st_err *why) {
 __attribute__((noinline)) static const st_node *nowhere(st_err *why, const char *traversal) {
     if (why->kind == ST_ERR_INTERNAL) return NULL;
     st_err best = *why;
-    st_fail(why, (st_loc){0}, "%s applies nowhere%s%s", traversal, best.message[0] ? ": " : "", best.message);
+    st_fail(why, best.loc, "%s applies nowhere%s%s", traversal, best.message[0] ? ": " : "", best.message);
     why->mismatch = best.mismatch || !best.message[0];
     return NULL;
 }
@@ -388,7 +409,7 @@ __attribute__((noinline)) static const st_node *iterate(st_rw *rw, const st_stra
         if (!cur) {
             *why = inner;
             if (inner.kind == ST_ERR_USER)
-                st_fail(why, (st_loc){0}, "iteration %lld of %lld: %s", (long long)i + 1, (long long)s->n, inner.message);
+                st_fail(why, inner.loc, "iteration %lld of %lld: %s", (long long)i + 1, (long long)s->n, inner.message);
             why->mismatch = inner.mismatch;
             return NULL;
         }
@@ -409,7 +430,7 @@ __attribute__((noinline)) static const st_node *first(st_rw *rw, const st_strate
     }
     if (!r) {
         *why = inner;
-        if (inner.kind == ST_ERR_USER) st_fail(why, (st_loc){0}, "at the first %s: %s", p, inner.message);
+        if (inner.kind == ST_ERR_USER) st_fail(why, inner.loc, "at the first %s: %s", p, inner.message);
         why->mismatch = inner.mismatch;
     }
     return r;

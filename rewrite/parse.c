@@ -79,10 +79,8 @@ static void advance(sparser *p) {
 __attribute__((format(printf, 3, 4))) static void *fail(sparser *p, int col, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    char msg[480];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    st_vfail(p->err, (st_loc){p->what, 1, col}, fmt, ap);
     va_end(ap);
-    st_fail(p->err, (st_loc){p->what, 1, col}, "%s", msg);
     return NULL;
 }
 
@@ -213,9 +211,7 @@ static const st_strategy *rule(sparser *p) {
                     size_t len = 0;
                     for (uint32_t j = 0; j < r->nparams && len < sizeof list; j++)
                         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", j ? ", " : "", r->params[j].name);
-                    char msg[400];
-                    snprintf(msg, sizeof msg, "%s has no parameter `%s`; its parameters are %s", text, pname, r->nparams ? list : "none");
-                    return fail(p, pn.col, "%s", msg);
+                    return fail(p, pn.col, "%s has no parameter `%s`; its parameters are %s", text, pname, r->nparams ? list : "none");
                 }
                 advance(p);
                 if (!expect(p, T_EQ, "`=` after the parameter's name")) return NULL;
@@ -239,10 +235,8 @@ static const st_strategy *rule(sparser *p) {
             continue;
         }
         if (!st_param_nnames(prm) && (args[i] < prm->min || args[i] > prm->max)) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "%s = %lld is out of range: %s (%s) is from %lld to %lld", prm->name,
-                     (long long)args[i], prm->name, prm->doc ? prm->doc : "", (long long)prm->min, (long long)prm->max);
-            fail(p, cols[i], "%s", msg);
+            fail(p, cols[i], "%s = %lld is out of range: %s (%s) is from %lld to %lld", prm->name, (long long)args[i],
+                 prm->name, prm->doc ? prm->doc : "", (long long)prm->min, (long long)prm->max);
             p->err->arg = (int)i; /* the value is wrong, not the text: see st_strategy_parse */
             return NULL;
         }

@@ -33,7 +33,7 @@
  * ir/ir.h (their structs, enums and functions). strata refuses a plugin
  * built for another version. It goes up whenever one of them changes in a
  * way an already built plugin would misread. */
-#define ST_PLUGIN_ABI 3
+#define ST_PLUGIN_ABI 4
 
 /* What a plugin says about itself, checked on load: the version, and the
  * sizes of the structs it shares with strata, which catch a header edited
@@ -231,16 +231,9 @@ static inline const st_type *st_elem_of(const st_node *xs) { return xs ? xs->typ
  * once per element. False, with the reason, when it is inside one. */
 static inline bool st_at_top_level(st_rw *rw, const char *rule, const char *what, st_err *why) {
     if (!st_rw_under_lambda(rw)) return true;
-    return st_fail(why, (st_loc){0}, "%s: this %s is inside a lambda (a map's function, an operator, or the body of a "
+    return st_reject(why, "%s: this %s is inside a lambda (a map's function, an operator, or the body of a "
                    "loop that one work-item runs), so it runs once per element; %s makes kernels of its own and takes a %s "
                    "at the top level of a def (the body of a top-level loop over arrays counts)", rule, what, rule, what);
-}
-
-/* A rule's "not of my shape" answer. */
-static inline const st_node *st_no_match(st_err *why, const char *fmt, const char *what) {
-    st_fail(why, (st_loc){0}, fmt, what);
-    why->mismatch = true;
-    return NULL;
 }
 
 #endif

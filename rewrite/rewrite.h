@@ -59,6 +59,14 @@ typedef const st_node *(*st_rule_apply)(st_rw *rw, const st_node *e, const int64
  * e's input. An input it leaves used more than once, or inside a lambda, is
  * let-bound once. Its rules show in a trace one level below it. */
 typedef const st_strategy *(*st_rule_expand)(st_rw *rw, const st_node *e, const int64_t *args, st_err *why);
+/* A rule's answers when it does not apply at e, which fill *why (the
+ * engine then places it at e's line in the source):
+ *   st_reject    e is of the rule's shape, and a condition fails ("the
+ *                length N is not a multiple of 256"): false
+ *   st_no_match  e is not of the rule's shape ("needs a scan"), which a
+ *                traversal tells from a failed condition: NULL */
+bool st_reject(st_err *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const st_node *st_no_match(st_err *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Conditions on the parameters alone, checked when a strategy is parsed. */
 typedef bool (*st_rule_check)(const int64_t *args, st_err *why);
 

@@ -132,8 +132,9 @@ static const st_node *rename_capturing(subst *s, const st_node *e) {
         renamed = true;
     }
     if (!renamed) return e;
-    if (e->kind == ST_NODE_LET) return st_let(s->cx, k, kids, kids[k], kids[k + 1], s->err);
-    return st_lambda(s->cx, k, kids, kids[k], s->err);
+    const st_node *r = e->kind == ST_NODE_LET ? st_let(s->cx, k, kids, kids[k], kids[k + 1], s->err)
+                                              : st_lambda(s->cx, k, kids, kids[k], s->err);
+    return st_node_placed_like(s->cx, r, e);
 }
 
 static const st_node *sub(subst *s, const st_node *e) {
@@ -271,8 +272,9 @@ static const st_node *canon_node(canon *c, const st_node *e) {
     }
     if (e->kind == ST_NODE_LET && !(kids[k] = canon_node(c, kids[k]))) return NULL;
     if (!(kids[body] = canon_node(c, kids[body]))) return NULL;
-    return e->kind == ST_NODE_LET ? st_let(c->cx, k, kids, kids[k], kids[body], c->err)
-                                  : st_lambda(c->cx, k, kids, kids[body], c->err);
+    const st_node *r = e->kind == ST_NODE_LET ? st_let(c->cx, k, kids, kids[k], kids[body], c->err)
+                                              : st_lambda(c->cx, k, kids, kids[body], c->err);
+    return st_node_placed_like(c->cx, r, e);
 }
 
 const st_def *st_def_canonical(st_ctx *cx, const st_def *def, st_err *err) {
@@ -352,7 +354,7 @@ static const st_node *desugar(exscans *x, const st_node *e) {
     for (uint32_t i = 0; i < e->nkids; i++)
         if (!(kids[i] = desugar(x, e->kids[i]))) return NULL;
     const st_node *r = st_rebuild(x->cx, e, kids, x->err);
-    if (r && r->kind == ST_NODE_PRIM && r->u.prim == ST_PRIM_EXSCAN) r = shifted_scan(x, r);
+    if (r && r->kind == ST_NODE_PRIM && r->u.prim == ST_PRIM_EXSCAN) r = st_node_placed_like(x->cx, shifted_scan(x, r), e);
     if (r && !st_ptrmap_put(&x->done, e, (uintptr_t)r)) return st_fail_internal(x->err, "out of memory"), NULL;
     return r;
 }

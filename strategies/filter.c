@@ -45,10 +45,10 @@ static const st_node *zero_of(st_build *b, const st_type *t) {
  * it)? False with the reason. */
 static bool fits(const char *rule, const st_node *xs, st_err *why) {
     if (!st_type_is_plain(xs->type->elem))
-        return st_fail(why, (st_loc){0}, "%s: the elements are arrays (rows); the scatter's buffer holds scalars and "
+        return st_reject(why, "%s: the elements are arrays (rows); the scatter's buffer holds scalars and "
                        "tuples of scalars only", rule);
     if (st_size_has_exist(xs->type->size))
-        return st_fail(why, (st_loc){0}, "%s: the input's length is known only at run time (it was cut by a filter, "
+        return st_reject(why, "%s: the input's length is known only at run time (it was cut by a filter, "
                        "partition, take or drop), so there is no length to allocate the buffer with", rule);
     return true;
 }
@@ -95,7 +95,7 @@ static const st_node *scattered(st_build *b, const st_node *places, const st_nod
 
 static const st_node *filter_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
-    if (!st_is_prim(e, ST_PRIM_FILTER)) return st_no_match(why, "%s", "filter-scatter rewrites a filter");
+    if (!st_is_prim(e, ST_PRIM_FILTER)) return st_no_match(why, "filter-scatter rewrites a filter");
     const st_node *p = e->kids[0], *xs = e->kids[1];
     if (!fits("filter-scatter", xs, why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
@@ -113,7 +113,7 @@ static const st_node *filter_scatter(st_rw *rw, const st_node *e, const int64_t 
 
 static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
-    if (!st_is_prim(e, ST_PRIM_PARTITION)) return st_no_match(why, "%s", "partition-scatter rewrites a partition");
+    if (!st_is_prim(e, ST_PRIM_PARTITION)) return st_no_match(why, "partition-scatter rewrites a partition");
     const st_node *p = e->kids[0], *xs = e->kids[1];
     if (!fits("partition-scatter", xs, why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
@@ -198,13 +198,13 @@ static const st_node *concat_split(st_rw *rw, const st_node *e, const int64_t *a
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *concat = ST_PRIM(b, ST_PRIM_CONCAT, z, o), *body = st_let_body(e);
     if (st_count_uses(body, z, NULL) != 1 || st_count_uses(body, o, NULL) != 1 || st_count_uses(body, concat, NULL) != 1)
-        return st_fail(why, (st_loc){0}, "concat-split: `%s` and `%s` are used elsewhere than in concat(%s, %s), so the "
+        return st_reject(why, "concat-split: `%s` and `%s` are used elsewhere than in concat(%s, %s), so the "
                        "two parts are needed apart", z->u.name, o->u.name, z->u.name, o->u.name), NULL;
     /* every binder of V is fresh (a rule made it), else the body could be captured */
     for (const st_node *v = value; v->kind == ST_NODE_LET; v = st_let_body(v))
         for (uint32_t i = 0; i < st_let_nvars(v); i++)
             if (st_occurs(body, v->kids[i]))
-                return st_fail(why, (st_loc){0}, "concat-split: the body reads `%s`, a name the partition binds", v->kids[i]->u.name), NULL;
+                return st_reject(why, "concat-split: the body reads `%s`, a name the partition binds", v->kids[i]->u.name), NULL;
     return with_innermost(b, value, replace_node(b, body, concat, whole));
 }
 

@@ -53,12 +53,10 @@ static const st_node *unzipped(const char *rule, const st_node *e, const char *p
     for (uint32_t i = 0; i < st_let_nvars(e); i++) {
         uint32_t uses = st_count_uses(st_let_body(e), e->kids[i], NULL);
         if (uses > 1)
-            return st_fail(why, (st_loc){0}, "%s: `%s` is used %u times, outside the consumer too; fusing the %s would compute it again, or keep it anyway (a hindrance: figure 3 of the map-scan report, cases 4 and 6)",
+            return st_reject(why, "%s: `%s` is used %u times, outside the consumer too; fusing the %s would compute it again, or keep it anyway (a hindrance: figure 3 of the map-scan report, cases 4 and 6)",
                            rule, e->kids[i]->u.name, uses, producer_name), NULL;
     }
-    char msg[160];
-    snprintf(msg, sizeof msg, "%s does not fuse a %s through unzip yet", rule, producer_name);
-    return st_no_match(why, "%s", msg);
+    return st_no_match(why, "%s does not fuse a %s through unzip yet", rule, producer_name);
 }
 
 /* A map whose function is a few scalar operations on its element (no loop,
@@ -98,23 +96,20 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
     if (e->kind == ST_NODE_LET && st_let_nvars(e) > 1 && st_is_prim(st_let_value(e), ST_PRIM_UNZIP) &&
         is_producer(st_let_value(e)->kids[0]))
         return unzipped(rule, e, producer_name, why);
-    if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1 || !is_producer(st_let_value(e))) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s fuses a %s into a %s", rule, producer_name, consumer_name);
-        return st_no_match(why, "%s", msg);
-    }
+    if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1 || !is_producer(st_let_value(e)))
+        return st_no_match(why, "%s fuses a %s into a %s", rule, producer_name, consumer_name);
     const st_node *v = e->kids[0], *body = st_let_body(e), *producer = st_let_value(e);
     bool under = false;
     uint32_t uses = st_count_uses(body, v, &under);
     uint32_t consumers = uses;
     if (uses > 1 && !under && cheap_map(producer) && read_elementwise(body, v, false)) uses = 1; /* see cheap_map */
     if (uses != 1) {
-        if (uses == 0) return st_no_match(why, "%s", "the bound value is not used");
-        return st_fail(why, (st_loc){0}, "%s: `%s` is used %u times; fusing the %s into one use would compute it again for the others, or keep it anyway (a hindrance: figure 3 of the map-scan report, cases 4 and 6)",
+        if (uses == 0) return st_no_match(why, "the bound value is not used");
+        return st_reject(why, "%s: `%s` is used %u times; fusing the %s into one use would compute it again for the others, or keep it anyway (a hindrance: figure 3 of the map-scan report, cases 4 and 6)",
                        rule, v->u.name, uses, producer_name), NULL;
     }
     if (under)
-        return st_fail(why, (st_loc){0}, "%s: `%s` is used inside a lambda; fusing the %s there would compute it once per element of the outer map, or once per turn of a loop (a hindrance: figure 3, case 3)",
+        return st_reject(why, "%s: `%s` is used inside a lambda; fusing the %s there would compute it once per element of the outer map, or once per turn of a loop (a hindrance: figure 3, case 3)",
                        rule, v->u.name, producer_name), NULL;
     st_err inner = {0};
     const st_node *inlined = st_subst(st_rw_ctx(rw), body, v, producer, &inner);
@@ -131,11 +126,7 @@ static const st_node *fuse_let(st_rw *rw, const char *rule, const st_node *e, bo
         r = next;
         any = true;
     }
-    if (!any) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "`%s` does not feed a %s", v->u.name, consumer_name);
-        return st_no_match(why, "%s", msg);
-    }
+    if (!any) return st_no_match(why, "`%s` does not feed a %s", v->u.name, consumer_name);
     return r;
 }
 
@@ -151,7 +142,7 @@ static bool feeds_scan(const st_node *c, const st_node *v) { return st_is_prim(c
 static bool feeds_reduce(const st_node *c, const st_node *v) { return st_is_prim(c, ST_PRIM_REDUCE) && data_is(c, v); }
 
 static const st_node *map_map(st_rw *rw, const st_node *e, st_err *why) {
-    if (!is_map(e) || !is_map(e->kids[1])) return st_no_match(why, "%s", "fuse-map-map needs a map of a map");
+    if (!is_map(e) || !is_map(e->kids[1])) return st_no_match(why, "fuse-map-map needs a map of a map");
     const st_node *f = e->kids[1]->kids[0], *g = e->kids[0], *xs = e->kids[1]->kids[1];
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *x = st_b_var(b, "x", st_elem_of(xs));
@@ -160,22 +151,19 @@ static const st_node *map_map(st_rw *rw, const st_node *e, st_err *why) {
 
 /* scan or reduce, any form, of map(f, ys): fold the map in */
 static const st_node *map_into_fold(st_rw *rw, const st_node *e, st_prim prim, const char *rule, st_err *why) {
-    if (!st_is_prim(e, prim) || !is_map(e->kids[e->nkids - 1])) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "%s needs a %s of a map", rule, st_prim_get(prim)->name);
-        return st_no_match(why, "%s", msg);
-    }
+    if (!st_is_prim(e, prim) || !is_map(e->kids[e->nkids - 1]))
+        return st_no_match(why, "%s needs a %s of a map", rule, st_prim_get(prim)->name);
     st_scan_form s;
-    if (!st_fold_form_of(e, &s)) return st_no_match(why, "%s", "not a scan or reduce");
+    if (!st_fold_form_of(e, &s)) return st_no_match(why, "not a scan or reduce");
     const st_node *op = s.op, *fold = s.fold, *post = s.post, *z = s.z, *map = s.xs, *f = map->kids[0], *ys = map->kids[1];
     /* a scan reads its input in each of its passes (parallel-scan: two),
      * and the look-back scan takes no rows: a map from rows to scalars stays
      * apart, computed once, so the scan that reads its result stays cheap */
     if (prim == ST_PRIM_SCAN && !st_type_is_plain(st_elem_of(ys)) && st_type_is_plain(map->type->elem))
-        return st_fail(why, (st_loc){0}, "%s: the map reduces rows to scalars; fused, the scan would read whole rows in "
+        return st_reject(why, "%s: the map reduces rows to scalars; fused, the scan would read whole rows in "
                        "each of its passes and could not be the look-back scan, so the map stays apart", rule), NULL;
     if (post && st_lambda_nparams(post) == 2 && st_occurs(st_lambda_body(post), post->kids[1]))
-        return st_fail(why, (st_loc){0}, "%s: the scan's post-function reads the mapped elements, so fusing the map would compute it twice per element (fuse the map first, then the post-function)", rule), NULL;
+        return st_reject(why, "%s: the scan's post-function reads the mapped elements, so fusing the map would compute it twice per element (fuse the map first, then the post-function)", rule), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *acc = st_b_var(b, "acc", z->type), *y = st_b_var(b, "y", st_elem_of(ys));
     const st_node *fold2 = ST_LAMBDA(b, ST_CALL(b, fold ? fold : op, acc, ST_CALL(b, f, y)), acc, y);
@@ -225,12 +213,12 @@ static const st_node *fuse_scan_scan(st_rw *rw, const st_node *e, const int64_t 
     if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1 || !plain_parts(st_let_value(e), &s1) ||
         st_let_body(e)->kind != ST_NODE_LET || st_let_nvars(st_let_body(e)) != 1 ||
         !plain_parts(st_let_value(st_let_body(e)), &s2))
-        return st_no_match(why, "%s", "fuse-scan-scan needs two scans bound by consecutive lets (and without post-functions)");
+        return st_no_match(why, "fuse-scan-scan needs two scans bound by consecutive lets (and without post-functions)");
     const st_node *inner = st_let_body(e), *a = e->kids[0], *bv = inner->kids[0], *body = st_let_body(inner);
     if (st_occurs(st_let_value(inner), a))
-        return st_fail(why, (st_loc){0}, "fuse-scan-scan: the second scan reads `%s`, the first one's result; they are producer and consumer, not independent", a->u.name), NULL;
+        return st_reject(why, "fuse-scan-scan: the second scan reads `%s`, the first one's result; they are producer and consumer, not independent", a->u.name), NULL;
     if (s1.xs->type->size != s2.xs->type->size)
-        return st_fail(why, (st_loc){0}, "fuse-scan-scan: the scans have different lengths"), NULL;
+        return st_reject(why, "fuse-scan-scan: the scans have different lengths"), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     bool shared = s1.xs == s2.xs, folding = shared || s1.fold || s2.fold;
     const st_node *z = ST_TUPLE(b, s1.z, s2.z);
@@ -368,7 +356,7 @@ static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
     const st_node *s = e->kids[1], *vs = e->kids[2];
     if (!p.fold) p.fold = p.op;
     if (s->type->size != vs->type->size)
-        return st_fail(why, (st_loc){0}, "fuse-scan-scatter: the indices and the values have different lengths"), NULL;
+        return st_reject(why, "fuse-scan-scatter: the indices and the values have different lengths"), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *acc = st_b_var(b, "acc", p.z->type), *x, *elem, *value;
     const st_node *probe = st_b_var(b, "x", st_elem_of(p.xs));

@@ -79,7 +79,7 @@ const st_node *st_flatten_2d(st_build *b, const st_node *e) {
 
 static const st_node *flatten_2d(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
-    if (!is_2d(e)) return st_no_match(why, "%s", "flatten-2d rewrites a reduce_by_index_2d or scatter_2d");
+    if (!is_2d(e)) return st_no_match(why, "flatten-2d rewrites a reduce_by_index_2d or scatter_2d");
     st_build B = st_build_of(rw, why);
     return st_flatten_2d(&B, e);
 }
@@ -91,7 +91,7 @@ static const st_node *subhistograms(st_rw *rw, const st_node *e, const int64_t *
     const st_node *dest = e->kids[0], *op = e->kids[1];
     const st_type *t = dest->type->elem;
     if (!st_type_is_plain(t))
-        return st_fail(why, (st_loc){0}, "subhistogram keeps buckets of scalars and tuples of scalars, and these "
+        return st_reject(why, "subhistogram keeps buckets of scalars and tuples of scalars, and these "
                        "buckets hold arrays (rows)"), NULL;
     int64_t c = args[0] == ST_PARAM_UNSET ? 0 : args[0];
     int64_t mem = args[1] == ST_PARAM_UNSET ? ST_HIST_MEM_AUTO : args[1] == 0 ? ST_HIST_MEM_GLOBAL : ST_HIST_MEM_LOCAL;
@@ -103,11 +103,11 @@ static const st_node *subhistograms(st_rw *rw, const st_node *e, const int64_t *
     st_buf_free(&name);
     st_binop b;
     if (atomic == ST_HIST_ADD && !st_hist_hardware_op(op, t, &b))
-        return st_fail(why, (st_loc){0}, "subhistogram: ATOMIC=add needs a hardware atomic, and this operator on %s has "
+        return st_reject(why, "subhistogram: ATOMIC=add needs a hardware atomic, and this operator on %s has "
                                          "none (the hardware adds, takes min and max, ands, ors and xors 32- and 64-bit integers); "
                                          "use cas or xchg", type), NULL;
     if (atomic == ST_HIST_CAS && !st_hist_cas_fits(t))
-        return st_fail(why, (st_loc){0}, "subhistogram: ATOMIC=cas needs values of one number, not %s; "
+        return st_reject(why, "subhistogram: ATOMIC=cas needs values of one number, not %s; "
                                          "use xchg (a lock per bucket)", type), NULL;
     st_build B = st_build_of(rw, why), *bd = &B;
     return ST_PRIM(bd, ST_PRIM_SUBHISTOGRAMS, st_b_count(bd, c), st_b_count(bd, mem), st_b_count(bd, atomic), dest, op,
@@ -119,7 +119,7 @@ static const st_node *subhistograms(st_rw *rw, const st_node *e, const int64_t *
 static const st_node *subhistogram(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     bool two = e->kind == ST_NODE_PRIM && e->u.prim == ST_PRIM_REDUCE_BY_INDEX_2D;
     if (!two && (e->kind != ST_NODE_PRIM || e->u.prim != ST_PRIM_REDUCE_BY_INDEX))
-        return st_no_match(why, "%s", "subhistogram rewrites a reduce_by_index or reduce_by_index_2d");
+        return st_no_match(why, "subhistogram rewrites a reduce_by_index or reduce_by_index_2d");
     const char *name = two ? "reduce_by_index_2d" : "reduce_by_index";
     if (!st_at_top_level(rw, "subhistogram", name, why)) return NULL;
     if (!two) return subhistograms(rw, e, args, why);

@@ -40,10 +40,10 @@ static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
 
 static const st_node *lookback_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
-    if (!st_scan_form_of(e, &p)) return st_no_match(why, "%s", "lookback rewrites a scan, a filter or a partition");
+    if (!st_scan_form_of(e, &p)) return st_no_match(why, "lookback rewrites a scan, a filter or a partition");
     if (!st_at_top_level(rw, "lookback", "scan", why)) return NULL;
     if (!st_type_is_plain(p.z->type) || !st_type_is_plain(p.xs->type->elem))
-        return st_fail(why, (st_loc){0}, "lookback scans scalars and tuples of scalars, and this scan's elements or "
+        return st_reject(why, "lookback scans scalars and tuples of scalars, and this scan's elements or "
                        "accumulator hold arrays (rows); parallel-scan or no rule takes it"), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *m = st_b_count(b, args[0]), *wg = st_b_count(b, args[1]), *lw = st_b_count(b, args[2]),
@@ -82,7 +82,7 @@ static const st_strategy *lookback(st_rw *rw, const st_node *e, const int64_t *a
 
 static bool lookback_check(const int64_t *args, st_err *why) {
     if (args[2] > args[1])
-        return st_fail(why, (st_loc){0}, "LW = %lld work-items cannot read predecessors in a group of WG = %lld",
+        return st_reject(why, "LW = %lld work-items cannot read predecessors in a group of WG = %lld",
                        (long long)args[2], (long long)args[1]);
     return true;
 }

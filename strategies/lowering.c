@@ -57,9 +57,7 @@ static const st_node *rebuild(st_build *b, const st_node *n, const st_node *cons
 
 /* A rule's "not of my shape", with the rule's name in it. */
 static const st_node *not_shape(st_err *why, const char *rule, const char *what) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "%s %s", rule, what);
-    return st_no_match(why, "%s", msg);
+    return st_no_match(why, "%s %s", rule, what);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -73,11 +71,8 @@ static const st_node *not_shape(st_err *why, const char *rule, const char *what)
  * this rule's to rewrite, so repeat() and normalize() over it end. */
 static const st_node *remap(st_rw *rw, const st_node *e, st_prim to, const char *rule, st_err *why) {
     if (!is_any_map(e)) return not_shape(why, rule, "rewrites a map (of any flavour)");
-    if (e->u.prim == to) {
-        char what[96];
-        snprintf(what, sizeof what, "has nothing to do: this is a %s already", st_prim_get(to)->name);
-        return not_shape(why, rule, what);
-    }
+    if (e->u.prim == to)
+        return st_no_match(why, "%s has nothing to do: this is a %s already", rule, st_prim_get(to)->name);
     st_build B = st_build_of(rw, why), *b = &B;
     return ST_PRIM(b, to, e->kids[0], e->kids[1]);
 }
@@ -133,7 +128,7 @@ static const st_node *scan_seq(st_rw *rw, const st_node *e, const int64_t *args,
     (void)args;
     if (!st_is_prim(e, ST_PRIM_SCAN)) return not_shape(why, "scan-seq", "rewrites a scan");
     if (e->nkids == 5)
-        return st_fail(why, (st_loc){0}, "scan-seq: a scan with a post-function (op, fold, post, z, xs) has no scanSeq form; "
+        return st_reject(why, "scan-seq: a scan with a post-function (op, fold, post, z, xs) has no scanSeq form; "
                        "sequential-scan writes it as a scanSeq followed by a map"), NULL;
     st_build B = st_build_of(rw, why);
     return sequential(&B, e);
@@ -305,7 +300,7 @@ static const st_node *lower(st_build *b, const st_node *e, level lv) {
 static const st_node *lower_opencl(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     (void)args;
     if (e->depth > ST_MAX_DEPTH)
-        return st_fail(why, (st_loc){0}, "lower-opencl: the program is nested %u levels deep, more than the %d that strata reads back",
+        return st_reject(why, "lower-opencl: the program is nested %u levels deep, more than the %d that strata reads back",
                        e->depth, ST_MAX_DEPTH), NULL;
     /* filters and partitions as scans and scatters first (codegen knows
      * those), then index fusion, so that no kernel computes a whole

@@ -65,9 +65,7 @@ static bool divides(st_rw *rw, int64_t d, const st_size *n) {
 }
 
 static const st_node *not_a_scan(const char *rule, st_err *why) {
-    char msg[96];
-    snprintf(msg, sizeof msg, "%s rewrites a scan", rule);
-    return st_no_match(why, "%s", msg);
+    return st_no_match(why, "%s rewrites a scan", rule);
 }
 
 /* the scan's length must be a multiple of k (the parameter `what`) */
@@ -78,8 +76,8 @@ static bool length_divisible(st_rw *rw, const st_scan_form *p, int64_t k, const 
     size_text(p->xs->type->size, len, sizeof len);
     int64_t c;
     if (st_size_is_const(p->xs->type->size, &c))
-        return st_fail(why, (st_loc){0}, "%s: the scan's length %s is not a multiple of %s = %lld (pad-scan pads it)", rule, len, what, (long long)k);
-    return st_fail(why, (st_loc){0}, "%s: the scan's length %s is not known to be a multiple of %s = %lld; state it with `where … %% %lld == 0`, or pad with pad-scan",
+        return st_reject(why, "%s: the scan's length %s is not a multiple of %s = %lld (pad-scan pads it)", rule, len, what, (long long)k);
+    return st_reject(why, "%s: the scan's length %s is not known to be a multiple of %s = %lld; state it with `where … %% %lld == 0`, or pad with pad-scan",
                    rule, len, what, (long long)k, (long long)k);
 }
 
@@ -209,7 +207,7 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     int64_t bs = args[0];
     const st_size *n = p.xs->type->size;
     if (divides(rw, bs, n))
-        return st_fail(why, (st_loc){0}, "pad-scan: the scan's length is already a multiple of BS = %lld; there is nothing to pad", (long long)bs), NULL;
+        return st_reject(why, "pad-scan: the scan's length is already a multiple of BS = %lld; there is nothing to pad", (long long)bs), NULL;
     st_ctx *cx = st_rw_ctx(rw);
     st_err serr = {0};
     const st_size *k = st_size_const(cx, bs);
@@ -267,7 +265,7 @@ static const st_strategy *brent_kung(st_rw *rw, const st_node *e, const int64_t 
     char len[96];
     size_text(p.xs->type->size, len, sizeof len);
     if (tree < 0 || !divides(rw, tree, p.xs->type->size))
-        return st_fail(why, (st_loc){0}, "brent-kung: TD = %lld goes beyond the tree: BF^TD = %lld^%lld does not divide the scan's length %s",
+        return st_reject(why, "brent-kung: TD = %lld goes beyond the tree: BF^TD = %lld^%lld does not divide the scan's length %s",
                        (long long)td, (long long)bf, (long long)td, len), NULL;
     st_ctx *cx = st_rw_ctx(rw);
     return SEQ(st_s_iterate(cx, td, FIRST_SCAN(RULE(rule_brent_kung_step, bf))), FIRST_SCAN(RULE(rule_sequential_scan, 0)));
@@ -275,7 +273,7 @@ static const st_strategy *brent_kung(st_rw *rw, const st_node *e, const int64_t 
 
 static bool brent_kung_check(const int64_t *args, st_err *why) {
     if (power(args[0], args[1]) < 0)
-        return st_fail(why, (st_loc){0}, "BF^TD = %lld^%lld overflows", (long long)args[0], (long long)args[1]);
+        return st_reject(why, "BF^TD = %lld^%lld overflows", (long long)args[0], (long long)args[1]);
     return true;
 }
 
@@ -287,23 +285,23 @@ static bool brent_kung_check(const int64_t *args, st_err *why) {
 static bool tree_depth(const int64_t *args, int64_t *td, st_err *why) {
     int64_t bs = args[0], bf = args[1];
     bool has_td = args[2] != ST_PARAM_UNSET, has_se = args[3] != ST_PARAM_UNSET;
-    if (has_td == has_se) return st_fail(why, (st_loc){0}, "give the tree's depth TD, or the length of the sequential middle SE = BS / BF^TD (one of them)");
-    if (bs % bf != 0) return st_fail(why, (st_loc){0}, "BS %% BF == 0 does not hold: BS = %lld, BF = %lld", (long long)bs, (long long)bf);
+    if (has_td == has_se) return st_reject(why, "give the tree's depth TD, or the length of the sequential middle SE = BS / BF^TD (one of them)");
+    if (bs % bf != 0) return st_reject(why, "BS %% BF == 0 does not hold: BS = %lld, BF = %lld", (long long)bs, (long long)bf);
     if (has_td) {
         *td = args[2];
         int64_t t = power(bf, *td);
         if (t < 0 || bs % t != 0)
-            return st_fail(why, (st_loc){0}, "TD = %lld goes beyond the tree: BF^TD = %lld^%lld does not divide BS = %lld", (long long)*td, (long long)bf, (long long)*td, (long long)bs);
+            return st_reject(why, "TD = %lld goes beyond the tree: BF^TD = %lld^%lld does not divide BS = %lld", (long long)*td, (long long)bf, (long long)*td, (long long)bs);
         return true;
     }
     int64_t se = args[3];
     if (se < 1 || se > bs || bs % se != 0)
-        return st_fail(why, (st_loc){0}, "SE = %lld is not a length of the sequential middle: SE must divide BS = %lld", (long long)se, (long long)bs);
+        return st_reject(why, "SE = %lld is not a length of the sequential middle: SE must divide BS = %lld", (long long)se, (long long)bs);
     int64_t tree = bs / se;
     *td = 0;
     for (int64_t v = 1; v < tree && v <= INT64_MAX / bf; v *= bf) ++*td;
     if (power(bf, *td) != tree)
-        return st_fail(why, (st_loc){0}, "BS / SE = %lld is not a power of BF = %lld, so no tree depth TD gives SE = %lld", (long long)tree, (long long)bf, (long long)se);
+        return st_reject(why, "BS / SE = %lld is not a power of BF = %lld, so no tree depth TD gives SE = %lld", (long long)tree, (long long)bf, (long long)se);
     return true;
 }
 
@@ -346,7 +344,7 @@ static const st_strategy *parallel_scan_level(st_rw *rw, const st_node *e, const
     int64_t len;
     if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why), NULL;
     if (st_size_is_const(p.xs->type->size, &len) && len <= args[0])
-        return st_fail(why, (st_loc){0}, "parallel-scan: %lld block totals fit one block; they stay sequential", (long long)len), NULL;
+        return st_reject(why, "parallel-scan: %lld block totals fit one block; they stay sequential", (long long)len), NULL;
     return one_level(rw, &p, args[0], args[1], args[2]);
 }
 
@@ -358,12 +356,12 @@ static const st_strategy *parallel_scan_level(st_rw *rw, const st_node *e, const
  * scalars). */
 static bool parallel_place(st_rw *rw, st_err *why) {
     if (st_rw_in_sequential_loop(rw))
-        return st_fail(why, (st_loc){0}, "parallel-scan: this scan is in the body of a loop that one work-item runs "
+        return st_reject(why, "parallel-scan: this scan is in the body of a loop that one work-item runs "
                        "(a loop inside a map, or over scalars), where its blocks would run one after another; "
                        "parallel-scan takes a scan at the top level of a def (the body of a top-level loop over arrays "
                        "counts) or one map deep");
     if (st_rw_lambda_depth(rw) >= 2)
-        return st_fail(why, (st_loc){0}, "parallel-scan: this scan is inside a map inside a map, so one work-item runs it, "
+        return st_reject(why, "parallel-scan: this scan is inside a map inside a map, so one work-item runs it, "
                        "where blocks run one after another and each keeps a padded block of BS; parallel-scan takes a "
                        "scan at the top level of a def or one map deep");
     return true;

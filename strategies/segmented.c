@@ -71,11 +71,11 @@ static const st_node *with_body(st_build *b, const st_node *e, const st_node *bo
 
 static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     if (!st_is_prim(e, ST_PRIM_MAP))
-        return st_no_match(why, "%s", "segmented-scan rewrites a map whose function scans each element");
+        return st_no_match(why, "segmented-scan rewrites a map whose function scans each element");
     const st_node *f = e->kids[0];
     st_scan_form p;
     if (f->kind != ST_NODE_LAMBDA || !st_scan_form_of(st_lambda_body(f), &p))
-        return st_no_match(why, "%s", "segmented-scan rewrites a map whose function scans each element");
+        return st_no_match(why, "segmented-scan rewrites a map whose function scans each element");
     /* a row per work-group is a kernel's shape: inside a map the rows are one work-item's */
     if (!st_at_top_level(rw, "segmented-scan", "map", why)) return NULL;
     int64_t wg = args[0];
@@ -83,7 +83,7 @@ static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t 
     const st_size *n = p.xs->type->size;
     int64_t known;
     if (st_size_is_const(n, &known) && known < wg)
-        return st_fail(why, (st_loc){0}, "segmented-scan: the rows have %lld elements, fewer than WG = %lld work-items; "
+        return st_reject(why, "segmented-scan: the rows have %lld elements, fewer than WG = %lld work-items; "
                        "one work-item scans such a row better", (long long)known, (long long)wg), NULL;
     st_err serr = {0};
     const st_size *w = st_size_const(cx, wg);

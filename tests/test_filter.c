@@ -207,7 +207,8 @@ START_TEST(take_beyond_the_length_is_a_run_time_error) {
         st_value out;
         st_err err = {0};
         ck_assert(!st_eval(cx, d, args, env, 2, ar, &out, &err));
-        ck_assert_int_eq(err.loc.line, 1);
+        ck_assert_int_eq(err.loc.line, 2); /* at the take, not at the def */
+        ck_assert_int_eq(err.loc.col, 3);
         ck_assert_has(err.message, text_of("k = %lld is outside 0 .. n = 7", (long long)bad[c]));
     }
 }

@@ -353,7 +353,7 @@ START_TEST(cuts_of_cuts_and_of_zips) {
 }
 END_TEST
 
-/* concat of arrays of arrays: refused, at the def, saying why */
+/* concat of arrays of arrays: refused, at the concat, saying why */
 START_TEST(concat_of_rows_is_refused) {
     const st_def *d = def_of("def main(xs: [N][M]i32) =\n  let k = xs |> map(r => 1i64) |> reduce(+, 0i64)\n"
                              "  in concat(take(k, xs), xs)\n");
@@ -361,13 +361,13 @@ START_TEST(concat_of_rows_is_refused) {
     st_err err = {0};
     ck_assert(!st_codegen(cx, lowered(d, "rows"), ar, &code, &err));
     ck_assert_has(err.message, "concat of arrays whose elements are arrays");
-    ck_assert_int_eq(err.loc.line, 1);
-    ck_assert_int_eq(err.loc.col, 5);
+    ck_assert_int_eq(err.loc.line, 3);
+    ck_assert_int_eq(err.loc.col, 6);
 }
 END_TEST
 
 /* lower-opencl makes a filter its rule's scan and scatter; one that reaches
- * codegen unlowered is refused at the def, by name */
+ * codegen unlowered is refused at the filter, by name */
 START_TEST(filter_is_refused_at_the_def) {
     const st_def *d = def_of("def main(xs: [N]i32) =\n  xs |> filter(x => x > 0)\n");
     st_code code;
@@ -375,21 +375,23 @@ START_TEST(filter_is_refused_at_the_def) {
     ck_assert(st_codegen(cx, lowered(d, "filter"), ar, &code, &err));
     ck_assert(!st_codegen(cx, d, ar, &code, &err));
     ck_assert_has(err.message, "a filter is left that no rule made a scan and a scatter");
-    ck_assert_int_eq(err.loc.line, 1);
-    ck_assert_int_eq(err.loc.col, 5);
+    ck_assert_int_eq(err.loc.line, 2);
+    ck_assert_int_eq(err.loc.col, 9);
 }
 END_TEST
 
 /* A filter of a filter: the inner one becomes its rule's scan and scatter,
  * the outer keeps its length through that rewrite (st_rebuild), and, its
- * input's length known only at run time, is refused at the def by name. */
+ * input's length known only at run time, is refused at the outer filter by
+ * name. */
 START_TEST(a_filter_of_a_filter_is_refused_at_the_def) {
     const st_def *d = def_of("def main(xs: [N]i32) =\n  filter(x => x > 0, filter(x => x < 5, xs))\n");
     st_code code;
     st_err err = {0};
     ck_assert(!st_codegen(cx, lowered(d, "filter of filter"), ar, &code, &err));
     ck_assert_has(err.message, "such as a filter of a filter");
-    ck_assert_int_eq(err.loc.line, 1);
+    ck_assert_int_eq(err.loc.line, 2);
+    ck_assert_int_eq(err.loc.col, 3);
 }
 END_TEST
 

@@ -148,7 +148,7 @@ typedef struct refusal {
 
 static const refusal refusals[] = {
     {"no_symbols", "not a strata plugin: it has no `strata_plugin_abi` symbol"},
-    {"wrong_abi", "built for plugin ABI 1003, and this strata speaks ABI 3"},
+    {"wrong_abi", "built for plugin ABI 1004, and this strata speaks ABI 4"},
     {"other_layout", "st_rule is"},
     {"clash", "a rule named `parallel-scan` exists already (from built-in)"},
     {"half_clash", "a rule named `parallel-scan` exists already"},
@@ -454,7 +454,7 @@ START_TEST(every_command_takes_plugin_and_refuses_a_bad_one) {
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
         char *out, *err;
         ck_assert_msg(strata(&c, commands[i], &out, &err) == 1, "%s: exit status", commands[i][0]);
-        ck_assert_has(err, "plugin_wrong_abi.so: error: the plugin was built for plugin ABI 1003");
+        ck_assert_has(err, "plugin_wrong_abi.so: error: the plugin was built for plugin ABI 1004");
         ck_assert_int_eq(strata(&c, ARGS(commands[i][0], "--help"), &out, &err), 0);
         ck_assert_has(out, "--plugin PATH.so");
     }

@@ -34,11 +34,7 @@ static int nparsed;
 static const st_node *seen[64];
 static int nseen;
 
-static const st_node *mismatch(st_err *why, const char *msg) {
-    st_fail(why, (st_loc){0}, "%s", msg);
-    why->mismatch = true;
-    return NULL;
-}
+static const st_node *mismatch(st_err *why, const char *msg) { return st_no_match(why, "%s", msg); }
 
 static bool is_lit_zero(const st_node *n) {
     int64_t v;
@@ -56,7 +52,7 @@ static const st_node *add_zero(st_rw *r, const st_node *e, const int64_t *args, 
 /* never: the shape always fits, the condition never holds */
 static const st_node *never(st_rw *r, const st_node *e, const int64_t *args, st_err *why) {
     (void)r, (void)e, (void)args;
-    st_fail(why, (st_loc){0}, "never: its condition does not hold (by design)");
+    st_reject(why, "never: its condition does not hold (by design)");
     return NULL;
 }
 
@@ -77,7 +73,7 @@ static const st_node *note(st_rw *r, const st_node *e, const int64_t *args, st_e
 static const st_node *note_fail(st_rw *r, const st_node *e, const int64_t *args, st_err *why) {
     (void)r, (void)args;
     if (nseen < 64) seen[nseen++] = e;
-    st_fail(why, (st_loc){0}, "note-fail: recorded and refused");
+    st_reject(why, "note-fail: recorded and refused");
     return NULL;
 }
 
@@ -129,7 +125,7 @@ static const st_rule rule_to_i64 = {.name = "to-i64", .summary = "a type change"
 
 /* knobs(A = 5 by default, B required, C optional): its input */
 static bool knobs_check(const int64_t *args, st_err *why) {
-    if (args[0] + args[1] == 13) return st_fail(why, (st_loc){0}, "A + B must not be 13");
+    if (args[0] + args[1] == 13) return st_reject(why, "A + B must not be 13");
     return true;
 }
 static const st_rule rule_knobs = {
