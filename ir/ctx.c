@@ -71,6 +71,14 @@ void st_ctx_free(st_ctx *cx) {
 
 void *st_ctx_alloc(st_ctx *cx, size_t size) { return st_arena_alloc(cx->arena, size); }
 
+const void *st_ctx_intern(st_ctx *cx, st_table *t, uint32_t hash, st_table_eq eq, const void *probe,
+                          st_table_make make) {
+    const void *found = st_table_find(t, hash, eq, probe);
+    if (found) return found;
+    void *made = make(cx, probe, hash);
+    return made && st_table_insert(t, hash, made) ? made : NULL;
+}
+
 void *st_ctx_copy(st_ctx *cx, const void *p, size_t size) {
     void *copy = size ? st_ctx_alloc(cx, size) : NULL;
     if (copy) memcpy(copy, p, size);

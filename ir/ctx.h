@@ -17,6 +17,14 @@ typedef bool (*st_table_eq)(const void *item, const void *key);
 const void *st_table_find(const st_table *t, uint32_t hash, st_table_eq eq, const void *key);
 bool st_table_insert(st_table *t, uint32_t hash, const void *item);
 
+struct st_ctx;
+/* Hash-consing: the item of t equal to probe, or else the copy `make`
+ * builds of it in the context (deep, its hash field set; NULL when out of
+ * memory), inserted. NULL when out of memory. */
+typedef void *(*st_table_make)(struct st_ctx *cx, const void *probe, uint32_t hash);
+const void *st_ctx_intern(struct st_ctx *cx, st_table *t, uint32_t hash, st_table_eq eq, const void *probe,
+                          st_table_make make);
+
 struct st_ctx {
     st_arena *arena;
     st_table strings, sizes, types, nodes;

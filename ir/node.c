@@ -92,20 +92,21 @@ typedef union {
     unsigned char room[sizeof(st_node) + ST_MAX_KIDS * sizeof(const st_node *)];
 } probe_node;
 
-static const st_node *intern(st_ctx *cx, const st_node *probe, st_err *err) {
-    if (!probe->type) return st_fail_internal(err, "out of memory while building a type"), NULL;
-    uint32_t h = hash_node(probe);
-    const st_node *found = st_table_find(&cx->nodes, h, eq_node, probe);
-    if (found) return found;
-    size_t bytes = sizeof(st_node) + probe->nkids * sizeof(const st_node *);
-    st_node *n = st_ctx_copy(cx, probe, bytes);
-    if (!n) return st_fail_internal(err, "out of memory while building a node"), NULL;
+static void *copy_node(st_ctx *cx, const void *p, uint32_t h) {
+    const st_node *probe = p;
+    st_node *n = st_ctx_copy(cx, probe, sizeof(st_node) + probe->nkids * sizeof(const st_node *));
+    if (!n) return NULL;
     n->hash = h;
     n->depth = 1;
     for (uint32_t i = 0; i < n->nkids; i++)
         if (n->kids[i]->depth >= n->depth) n->depth = n->kids[i]->depth + 1;
-    if (!st_table_insert(&cx->nodes, h, n)) return st_fail_internal(err, "out of memory"), NULL;
     return n;
+}
+
+static const st_node *intern(st_ctx *cx, const st_node *probe, st_err *err) {
+    if (!probe->type) return st_fail_internal(err, "out of memory while building a type"), NULL;
+    const st_node *n = st_ctx_intern(cx, &cx->nodes, hash_node(probe), eq_node, probe, copy_node);
+    return n ? n : (st_fail_internal(err, "out of memory while building a node"), NULL);
 }
 
 /* A probe with nkids kids, the first `given` of them from kids (a let or a

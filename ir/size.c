@@ -147,25 +147,24 @@ static bool eq_size(const void *item, const void *key) {
     }
 }
 
-static const st_size *intern(st_ctx *cx, const st_size *probe, st_err *err) {
-    uint32_t h = hash_size(probe);
-    const st_size *found = st_table_find(&cx->sizes, h, eq_size, probe);
-    if (found) return found;
+static void *copy_size(st_ctx *cx, const void *p, uint32_t h) {
+    const st_size *probe = p;
     st_size *s = st_ctx_copy(cx, probe, sizeof *s);
-    if (!s) goto oom;
+    if (!s) return NULL;
     s->hash = h;
     if (s->kind == S_POLY && s->nterms) {
         term *ts = st_ctx_copy(cx, probe->terms, s->nterms * sizeof *ts);
-        if (!ts) goto oom;
+        if (!ts) return NULL;
         for (uint32_t i = 0; i < s->nterms; i++) /* the probe's factors may live on a stack */
-            if (!(ts[i].f = st_ctx_copy(cx, ts[i].f, ts[i].nf * sizeof *ts[i].f)) && ts[i].nf) goto oom;
+            if (!(ts[i].f = st_ctx_copy(cx, ts[i].f, ts[i].nf * sizeof *ts[i].f)) && ts[i].nf) return NULL;
         s->terms = ts;
     }
-    if (!st_table_insert(&cx->sizes, h, s)) goto oom;
     return s;
-oom:
-    st_fail_internal(err, "out of memory while building a size");
-    return NULL;
+}
+
+static const st_size *intern(st_ctx *cx, const st_size *probe, st_err *err) {
+    const st_size *s = st_ctx_intern(cx, &cx->sizes, hash_size(probe), eq_size, probe, copy_size);
+    return s ? s : (st_fail_internal(err, "out of memory while building a size"), NULL);
 }
 
 /* ---- a polynomial under construction ---- */

@@ -22,15 +22,17 @@ static bool eq_type(const void *item, const void *key) {
     return true;
 }
 
-static const st_type *intern(st_ctx *cx, const st_type *probe) {
-    uint32_t h = hash_type(probe);
-    const st_type *found = st_table_find(&cx->types, h, eq_type, probe);
-    if (found) return found;
+static void *copy_type(st_ctx *cx, const void *p, uint32_t h) {
+    const st_type *probe = p;
     st_type *t = st_ctx_copy(cx, probe, sizeof *t);
     if (!t) return NULL;
     t->hash = h;
     if (t->n && !(t->items = st_ctx_copy(cx, probe->items, t->n * sizeof *t->items))) return NULL;
-    return st_table_insert(&cx->types, h, t) ? t : NULL;
+    return t;
+}
+
+static const st_type *intern(st_ctx *cx, const st_type *probe) {
+    return st_ctx_intern(cx, &cx->types, hash_type(probe), eq_type, probe, copy_type);
 }
 
 const st_type *st_type_scalar(st_ctx *cx, st_scalar_kind k) {
