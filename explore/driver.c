@@ -198,12 +198,7 @@ static bool prepare_points(run *r, const st_records *done, uint32_t shard, uint3
             sum->skipped++;
             continue;
         }
-        if (r->count == cap) {
-            cap = cap ? 2 * cap : 64;
-            pending *items = realloc(r->items, cap * sizeof *items);
-            if (!items) return st_fail_internal(err, "out of memory");
-            r->items = items;
-        }
+        if (!st_grow(&r->items, sizeof *r->items, r->count, &cap, 64)) return st_fail_internal(err, "out of memory");
         pending *pe = &r->items[r->count];
         memset(pe, 0, sizeof *pe);
         pe->which = st_arena_alloc(a, (nd + 1) * sizeof *pe->which);

@@ -145,13 +145,7 @@ bool st_record_copy(st_record *dst, const st_record *src) {
 }
 
 bool st_records_push(st_records *rs, st_record *r) {
-    if (rs->count == rs->cap) {
-        size_t cap = rs->cap ? 2 * rs->cap : 64;
-        st_record *items = realloc(rs->items, cap * sizeof *items);
-        if (!items) return false;
-        rs->items = items;
-        rs->cap = cap;
-    }
+    if (!st_grow(&rs->items, sizeof *rs->items, rs->count, &rs->cap, 64)) return false;
     rs->items[rs->count++] = *r;
     return true;
 }

@@ -77,13 +77,7 @@ static void *parts(elab *e, uint32_t n) {
 /* ---- helpers ---- */
 
 static bool push_var(elab *e, const char *name, const st_node *var) {
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 32;
-        binding *s = realloc(e->scope, cap * sizeof *s);
-        if (!s) return st_fail_internal(e->err, "out of memory");
-        e->scope = s;
-        e->cap = cap;
-    }
+    if (!st_grow(&e->scope, sizeof *e->scope, e->n, &e->cap, 32)) return st_fail_internal(e->err, "out of memory");
     e->scope[e->n++] = (binding){name, var};
     return true;
 }

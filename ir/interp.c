@@ -58,13 +58,7 @@ __attribute__((format(printf, 3, 4))) static bool runtime_error(interp *I, const
 }
 
 static bool bind(interp *I, const st_node *var, const st_value *v) {
-    if (I->n == I->cap) {
-        size_t cap = I->cap ? I->cap * 2 : 64;
-        slot *s = realloc(I->vars, cap * sizeof *s);
-        if (!s) return st_fail_internal(I->err, "out of memory");
-        I->vars = s;
-        I->cap = cap;
-    }
+    if (!st_grow(&I->vars, sizeof *I->vars, I->n, &I->cap, 64)) return st_fail_internal(I->err, "out of memory");
     I->vars[I->n++] = (slot){var, *v};
     return true;
 }

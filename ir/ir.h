@@ -82,6 +82,12 @@ void st_buf_put(st_buf *b, const char *s, size_t n);
 void st_buf_puts(st_buf *b, const char *s);
 void st_buf_free(st_buf *b);
 
+/* Room for one more element in a growable array: *items_ptr (the address
+ * of the array's pointer) holds n elements of elem bytes in room for *cap;
+ * when full it doubles (from `first`). false when out of memory, the array
+ * as it was. */
+bool st_grow(void *items_ptr, size_t elem, size_t n, size_t *cap, size_t first);
+
 /* A map from pointers (nodes, interned names) to words, for walks over the
  * IR: it is a DAG, so a walk memoises by node. Zeroed is empty; keys are
  * never NULL. st_ptrmap_put returns false when out of memory. */

@@ -6,6 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool st_grow(void *items_ptr, size_t elem, size_t n, size_t *cap, size_t first) {
+    if (n < *cap) return true;
+    size_t more = *cap ? 2 * *cap : first;
+    void *items;
+    memcpy(&items, items_ptr, sizeof items); /* the caller's pointer is of its element type */
+    if (more > SIZE_MAX / elem || !(items = realloc(items, more * elem))) return false;
+    memcpy(items_ptr, &items, sizeof items);
+    *cap = more;
+    return true;
+}
+
 void st_err_at(st_err *err, st_loc loc) {
     err->loc = loc;
     snprintf(err->file, sizeof err->file, "%s", loc.file ? loc.file : "");

@@ -60,13 +60,7 @@ bool st_registry_add(st_registry *r, const st_rule *rule, st_err *err) {
             if (!strcmp(rule->params[j].name, p->name))
                 return st_fail(err, (st_loc){0}, "rule `%s` declares the parameter `%s` twice", name, p->name);
     }
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 32;
-        const st_rule **rules = realloc(r->rules, cap * sizeof *rules);
-        if (!rules) return st_fail_internal(err, "out of memory");
-        r->rules = rules;
-        r->cap = cap;
-    }
+    if (!st_grow(&r->rules, sizeof *r->rules, r->n, &r->cap, 32)) return st_fail_internal(err, "out of memory");
     r->rules[r->n++] = rule;
     return true;
 }
