@@ -262,6 +262,19 @@ static void thread_scan(cg *g, const lookback *lb, const char *n, const char *v)
     cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
 }
 
+/* One sweep of the Brent–Kung tree: for each distance of `loop`, the
+ * work-items whose element lb_at (the end of a 2d-element subtree, moved
+ * on by `shift`) lies in the group add their left neighbour's into it. */
+static void sweep(cg *g, const lookback *lb, const char *loop, const char *shift) {
+    cg_open(g, loop);
+    cg_line(g, "const int lb_at = (lb_l + 1) * 2 * lb_d - 1%s;", shift);
+    cg_open(g, cg_str(g, "if (lb_at < %lld) {", (long long)lb->wg));
+    combine(g, lb, "lb_s[lb_at]", "lb_s[lb_at - lb_d]", "lb_s[lb_at]");
+    cg_close(g);
+    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
+    cg_close(g);
+}
+
 /* The group's scan of its WG totals in lb_s, inclusive. LOAD = local: the
  * Brent–Kung tree, work-efficient and parallel: an up-sweep of log2(WG)
  * steps leaves at every (2d·k − 1) the total of its 2d-element subtree, a
@@ -279,22 +292,10 @@ static void group_scan(cg *g, const lookback *lb) {
         cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
         return;
     }
-    cg_open(g, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d <<= 1) {", (long long)lb->wg));
-    cg_line(g, "const int lb_at = (lb_l + 1) * 2 * lb_d - 1;");
-    cg_open(g, cg_str(g, "if (lb_at < %lld) {", (long long)lb->wg));
-    combine(g, lb, "lb_s[lb_at]", "lb_s[lb_at - lb_d]", "lb_s[lb_at]");
-    cg_close(g);
-    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
-    cg_close(g);
+    sweep(g, lb, cg_str(g, "for (int lb_d = 1; lb_d < %lld; lb_d <<= 1) {", (long long)lb->wg), "");
     int64_t top = 1; /* the largest power of two below WG */
     while (top * 2 < lb->wg) top *= 2;
-    cg_open(g, cg_str(g, "for (int lb_d = %lld; lb_d >= 1; lb_d >>= 1) {", (long long)(top / 2)));
-    cg_line(g, "const int lb_at = (lb_l + 1) * 2 * lb_d - 1 + lb_d;");
-    cg_open(g, cg_str(g, "if (lb_at < %lld) {", (long long)lb->wg));
-    combine(g, lb, "lb_s[lb_at]", "lb_s[lb_at - lb_d]", "lb_s[lb_at]");
-    cg_close(g);
-    cg_line(g, "barrier(CLK_LOCAL_MEM_FENCE);");
-    cg_close(g);
+    sweep(g, lb, cg_str(g, "for (int lb_d = %lld; lb_d >= 1; lb_d >>= 1) {", (long long)(top / 2)), " + lb_d");
 }
 
 static void block_aggregate(cg *g, const lookback *lb); /* LOAD = direct's, below */
