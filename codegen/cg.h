@@ -218,6 +218,8 @@ typedef struct cg {
     cg_fault_site *sites;
     uint32_t nmarks, capmarks;
     cg_glue_mark *marks;        /* top-level loops (cg_host.c), in order */
+    uint32_t ntotals, captotals;
+    struct cg_total *totals;    /* scanTotal(s) met before s's kernel (cg_lookback.c) */
     uint32_t nloops, loop_depth;
     /* lengths known only at run time (cg_cut.c): each existential met, in
      * order, with the glue's long that holds it once counted */
@@ -473,6 +475,11 @@ void cg_glue_value(cg *g, const char *fmt, ...) __attribute__((format(printf, 2,
  * kernel. With scatter (a scatter of e's (index, value) pairs into p, whose
  * destination is in p already), each pair is written as it is stored. */
 void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter);
+/* scanTotal(s) into p: no kernel of its own; s's look-back kernel, which
+ * the program runs after it, writes its total there. */
+void cg_total_later(cg *g, const st_node *e, const cg_place *p);
+/* After the def: false (and g failed) when a scanTotal's scan never ran. */
+bool cg_totals_written(cg *g);
 
 /* ---- cg_histogram.c: subhistograms ---- */
 /* subhistograms e into p, which holds its destination already. */

@@ -519,6 +519,10 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
         host_let(g, e, env, p, p);
         return;
     }
+    if (st_is_prim(e, ST_PRIM_SCAN_TOTAL)) { /* before any hoisting: its scan is computed where the program runs it */
+        cg_total_later(g, e, p);
+        return;
+    }
     cut_counts(g, e, env);
     e = cut_hoisted(g, e, &env);
     e = cg_hoist_kernels(g, e, &env, &top); /* what a rule put inside a map but is the same for every element */
@@ -594,5 +598,5 @@ bool cg_host(cg *g) {
         g->lengths_buffer = new_buffer(g, CG_BUF_OUTPUT, "out_lengths", ST_I64, st_size_const(g->cx, g->nlengths));
     }
     host_into(g, d->body, env, out);
-    return !g->failed;
+    return cg_totals_written(g) && !g->failed;
 }

@@ -208,6 +208,54 @@ static const st_node *concat_split(st_rw *rw, const st_node *e, const int64_t *a
     return with_innermost(b, value, replace_node(b, body, concat, whole));
 }
 
+/* ---- reduce-as-scan-total ---- */
+
+/* The look-back scan a top-level let value runs (itself, or the pairs a
+ * scatter writes), or NULL. */
+static const st_node *scan_run_by(const st_node *v) {
+    while (st_is_prim(v, ST_PRIM_TO_GLOBAL)) v = v->kids[0];
+    if (st_is_prim(v, ST_PRIM_SCATTER) && v->nkids == 2) v = v->kids[1];
+    while (st_is_prim(v, ST_PRIM_TO_GLOBAL)) v = v->kids[0];
+    return st_is_prim(v, ST_PRIM_SCAN_LOOKBACK) ? v : NULL;
+}
+
+/* Does scan s fold what reduce r folds: the same step (up to bound
+ * names), neutral element and input? Then r's result is s's total. */
+static bool folds_alike(const st_node *r, const st_node *s) {
+    st_scan_form fr, fs;
+    if (!st_fold_form_of(r, &fr) || !st_fold_form_of(s, &fs)) return false;
+    return fr.xs == fs.xs && st_alpha_equal(fr.z, fs.z) && st_alpha_equal(st_fold_step(&fr), st_fold_step(&fs));
+}
+
+/* `let k = reduce(…) in body` where body's chain of lets runs a look-back
+ * scan folding alike, k unread until it has run: k is that scan's total
+ * (its last group's inclusive prefix), so the reduction's own pass over the
+ * input goes. What filter-scatter's count becomes once its scan is a
+ * look-back scan. */
+static const st_node *reduce_as_scan_total(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    const char *shape = "reduce-as-scan-total rewrites `let k = reduce(…) in …` followed by a look-back scan of the same "
+                        "fold, neutral element and input";
+    if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1) return st_no_match(why, "%s", shape);
+    const st_node *k = e->kids[0], *r = st_let_value(e);
+    if (!st_is_prim(r, ST_PRIM_REDUCE) && !st_is_prim(r, ST_PRIM_REDUCE_SEQ)) return st_no_match(why, "%s", shape);
+    if (!st_at_top_level(rw, "reduce-as-scan-total", "reduce", why)) return NULL;
+    for (const st_node *at = st_let_body(e);; at = st_let_body(at)) {
+        const st_node *v = at->kind == ST_NODE_LET ? st_let_value(at) : at, *s = scan_run_by(v);
+        if (s && folds_alike(r, s) && !st_occurs(s, k)) {
+            st_build B = st_build_of(rw, why), *b = &B;
+            const st_node *total = ST_PRIM(b, ST_PRIM_SCAN_TOTAL, s);
+            return total ? st_b_let(b, k, total, st_let_body(e)) : NULL;
+        }
+        if (st_occurs(v, k))
+            return st_fail(why, (st_loc){0}, "reduce-as-scan-total: `%s` is read before a look-back scan of the same fold "
+                           "has run", k->u.name), NULL;
+        if (at->kind != ST_NODE_LET) break;
+    }
+    return st_fail(why, (st_loc){0}, "reduce-as-scan-total: no look-back scan of the same fold, neutral element and input "
+                   "follows `%s` (apply lookback to the scan first)", k->u.name), NULL;
+}
+
 /* ---- all of them, for lower-opencl ---- */
 
 /* e with every filter and partition rewritten (inner ones first) and every
@@ -255,6 +303,15 @@ static const st_rule filter_rules[] = {
                    "is written with the def's sizes (not one known only at run time)",
      .origin = "built-in",
      .apply = partition_scatter},
+    {.name = "reduce-as-scan-total",
+     .summary = "let k = reduce(…) as let k = scanTotal(s), s a look-back scan run after it with the same fold, "
+                "neutral element and input: its kernel writes its total (the last group's inclusive prefix), so the "
+                "reduction makes no pass of its own (a filter's count)",
+     .conditions = "a let of a reduce at the top level; a look-back scan (alone or a scatter's pairs) as the value of a "
+                   "let of the chain after it, with the same fold step (up to names), neutral element and input, not "
+                   "reading k, and k read nowhere before that let",
+     .origin = "built-in",
+     .apply = reduce_as_scan_total},
     {.name = "concat-split",
      .summary = "concat(take(k, b), drop(k, b)) as b: a partition followed by a concat costs nothing more (so an LSD "
                 "radix sort as a loop of partitions is one pass per digit)",
