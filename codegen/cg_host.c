@@ -213,12 +213,16 @@ static void kernel_single(cg *g, const st_node *e, const cg_binding *env, const 
 
 /* An array that is already there, copied into its place in parallel. */
 static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
-    /* a variable already computed into this very place needs no kernel */
-    if (e->kind == ST_NODE_VAR) {
+    /* a variable already computed into this very place (or its first
+     * elements, a take of it) needs no kernel */
+    const st_node *whole = e;
+    while (st_is_prim(whole, ST_PRIM_TAKE)) whole = whole->kids[1];
+    if (whole->kind == ST_NODE_VAR) {
         for (const cg_binding *b = env; b; b = b->next)
-            if (b->name == e->u.name) {
+            if (b->name == whole->u.name) {
                 if (b->place) {
                     cg_value v = cg_value_of_place(g, b->type, b->place);
+                    /* the same buffer and offset: a take's elements are there */
                     if (cg_same_place(&v, p)) return;
                 }
                 break;
@@ -443,18 +447,26 @@ static const st_node *cut_hoisted(cg *g, const st_node *e, const cg_binding **en
 
 /* ---- the top ---- */
 
-/* Where the def's result takes name as it is, the output's place: the
- * intermediate is computed there and needs no copy. */
-static const cg_place *result_place(const st_node *body, const char *name, const cg_place *p) {
+/* Is e take(k, xs) whose place, sized for the worst case, holds all of
+ * xs? Then xs computed there leaves e's elements where they belong. */
+static bool take_holds_all(cg *g, const st_node *e) {
+    return st_is_prim(e, ST_PRIM_TAKE) && cg_upper(g, e->type->size) == e->kids[1]->type->size;
+}
+
+/* Where the def's result takes name as it is (or its first elements, a
+ * take of it), the output's place: the intermediate is computed there and
+ * needs no copy. */
+static const cg_place *result_place(cg *g, const st_node *body, const char *name, const cg_place *p) {
     while (body->kind == ST_NODE_LET) {
         for (uint32_t i = 0; i < st_let_nvars(body); i++)
             if (body->kids[i]->u.name == name) return NULL; /* shadowed */
         body = st_let_body(body);
     }
+    while (take_holds_all(g, body)) body = body->kids[1];
     if (body->kind == ST_NODE_VAR) return body->u.name == name ? p : NULL;
     if (body->kind == ST_NODE_TUPLE && p && p->tuple && p->n == body->nkids)
         for (uint32_t i = 0; i < body->nkids; i++) {
-            const cg_place *r = result_place(body->kids[i], name, &p->items[i]);
+            const cg_place *r = result_place(g, body->kids[i], name, &p->items[i]);
             if (r) return r;
         }
     return NULL;
@@ -465,7 +477,7 @@ static const cg_place *let_place(cg *g, const st_node *e, const cg_place *out, c
     const cg_place *found[ST_MAX_KIDS];
     bool all = n <= ST_MAX_KIDS;
     for (uint32_t i = 0; i < n && all; i++) {
-        found[i] = out ? result_place(st_let_body(e), e->kids[i]->u.name, out) : NULL;
+        found[i] = out ? result_place(g, st_let_body(e), e->kids[i]->u.name, out) : NULL;
         all = found[i] != NULL;
     }
     if (all && n == 1) return found[0];
