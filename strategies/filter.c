@@ -240,16 +240,18 @@ static const st_node *reduce_as_scan_total(st_rw *rw, const st_node *e, const in
     const st_node *k = e->kids[0], *r = st_let_value(e);
     if (!st_is_prim(r, ST_PRIM_REDUCE) && !st_is_prim(r, ST_PRIM_REDUCE_SEQ)) return st_no_match(why, "%s", shape);
     if (!st_at_top_level(rw, "reduce-as-scan-total", "reduce", why)) return NULL;
+    bool read = false; /* k read by a value before the scan's */
     for (const st_node *at = st_let_body(e);; at = st_let_body(at)) {
         const st_node *v = at->kind == ST_NODE_LET ? st_let_value(at) : at, *s = scan_run_by(v);
         if (s && folds_alike(r, s) && !st_occurs(s, k)) {
+            if (read)
+                return st_fail(why, (st_loc){0}, "reduce-as-scan-total: `%s` is read before the look-back scan of the same "
+                               "fold has run", k->u.name), NULL;
             st_build B = st_build_of(rw, why), *b = &B;
             const st_node *total = ST_PRIM(b, ST_PRIM_SCAN_TOTAL, s);
             return total ? st_b_let(b, k, total, st_let_body(e)) : NULL;
         }
-        if (st_occurs(v, k))
-            return st_fail(why, (st_loc){0}, "reduce-as-scan-total: `%s` is read before a look-back scan of the same fold "
-                           "has run", k->u.name), NULL;
+        read |= st_occurs(v, k);
         if (at->kind != ST_NODE_LET) break;
     }
     return st_fail(why, (st_loc){0}, "reduce-as-scan-total: no look-back scan of the same fold, neutral element and input "
