@@ -245,13 +245,15 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
 static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     const st_node *pairs = e->nkids == 2 ? e->kids[1] : NULL;
     while (pairs && pairs->kind == ST_NODE_PRIM && pairs->u.prim == ST_PRIM_TO_GLOBAL) pairs = pairs->kids[0];
+    /* a scratch destination is the place as it is: nothing is written first */
+    bool fill = !st_is_prim(e->kids[0], ST_PRIM_SCRATCH);
     if (pairs && pairs->kind == ST_NODE_PRIM && pairs->u.prim == ST_PRIM_SCAN_LOOKBACK) {
-        host_into(g, e->kids[0], env, p);
+        if (fill) host_into(g, e->kids[0], env, p);
         cg_lookback(g, pairs, env, p, e);
         return;
     }
     e = cg_hoist_args(g, e, 1, &env, &top);
-    host_into(g, e->kids[0], env, p);
+    if (fill) host_into(g, e->kids[0], env, p);
     cg_kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD;
     cg_value is, vs;

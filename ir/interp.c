@@ -494,7 +494,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         for (int64_t i = 0; i < out->u.a.dims[0]; i++) d[i] = i;
         return true;
     }
-    case ST_PRIM_REPLICATE: {
+    case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: {
         if (!alloc(I, n->type, out)) return false;
         for (int64_t i = 0; i < st_value_length(out); i++) st_value_store(out, i, &a[1]);
         return true;

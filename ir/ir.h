@@ -471,6 +471,11 @@ typedef enum st_prim {
                                 program runs writes its total (its last group's inclusive
                                 prefix) where scanTotal(s) lives, as part of its one kernel
                                 (codegen/cg_lookback.c); the rule reduce-as-scan-total makes it */
+    ST_PRIM_SCRATCH,         /* scratch(n, x): replicate(n, x) to the interpreter; codegen allocates it
+                                and writes nothing, so on the device an element not written before
+                                it is read is unspecified. A rule makes it only where every
+                                element the program observes is written first (filter-scatter's
+                                buffer: the kept ones, the places 0..k-1, before take(k, ·)) */
     ST_PRIM_COUNT
 } st_prim;
 

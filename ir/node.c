@@ -756,7 +756,7 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         *out = st_type_array(cx, len, st_type_scalar(cx, ST_I64));
         return a[0];
     }
-    case ST_PRIM_REPLICATE: {
+    case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: {
         const st_size *len = length_arg(cx, p, a[0], 0, err);
         if (!len) return NULL;
         *out = st_type_array(cx, len, a[1]->type);
