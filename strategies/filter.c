@@ -5,13 +5,15 @@
  *                       let offsets = flags |> scan(+, 0i64)
  *                       let k = flags |> reduce(+, 0i64)
  *                       let idx = zip(flags, offsets) |> map((f, o) => if f == 1i64 then o - 1i64 else -1i64)
- *                       let res = scatter(replicate(n, zero), idx, xs)
+ *                       let res = scatter(scratch(n, zero), idx, xs)
  *                       in take(k, res)
  *   partition-scatter   partition(p, xs)
  *                    -> the same flags, offsets and k, then one scatter into one buffer of n:
  *                       a kept element at o - 1, a dropped one at k + (i - o), i its index;
  *                       in (take(k, buf), drop(k, buf))
  *   concat-split        concat(take(k, b), drop(k, b)) -> b
+ *   reduce-as-scan-total  let k = reduce(…) in …s… -> let k = scanTotal(s) in …s…,
+ *                       s a look-back scan of the same fold run after it
  *
  * The seed is scan-scatter-fusion.txt: the result is over-allocated (a
  * buffer of n, the worst case), so that nothing waits for the count before
@@ -19,7 +21,11 @@
  * rather than a read of the scan's last element (which would be a second
  * use of the offsets, the hindrance the post discusses). The default
  * strategy's fusions then make flags, scan, index map and scatter one
- * look-back kernel, and the count one reduction.
+ * look-back kernel, and reduce-as-scan-total (below) the count that
+ * kernel's total. A filter's buffer is scratch (nothing written first on
+ * the device): take(k, ·) reads places 0..k-1 alone, and the kept elements
+ * fill exactly those. A partition's is not: its count places the dropped
+ * elements, so it is read before the scatter, and stays a reduction.
  *
  * k is a variable whose size is the filter's own existential (?k), so the
  * take has the filter's type exactly and nothing around it changes; the
@@ -295,7 +301,7 @@ const st_node *st_filters_as_scatters(st_build *b, const st_node *e) {
 static const st_rule filter_rules[] = {
     {.name = "filter-scatter",
      .summary = "filter(p, xs) as flags of p, their inclusive scan into a scatter (kept element at its offset - 1, the "
-                "others ignored) into a buffer of n, and take(k, buffer) with k the flags' sum (the seed's filter)",
+                "others ignored) into a scratch buffer of n, and take(k, buffer) with k the flags' sum (the seed's filter)",
      .conditions = "a filter whose elements are scalars or tuples of scalars (not rows), and whose input's length is "
                    "written with the def's sizes (not one known only at run time)",
      .origin = "built-in",
