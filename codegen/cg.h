@@ -476,8 +476,11 @@ void cg_glue_value(cg *g, const char *fmt, ...) __attribute__((format(printf, 2,
  * destination is in p already), each pair is written as it is stored. */
 void cg_lookback(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter);
 /* scanTotal(s) into p: no kernel of its own; s's look-back kernel, which
- * the program runs after it, writes its total there. */
+ * the program runs after it (cg_total_runs_in), writes its total there. */
 void cg_total_later(cg *g, const st_node *e, const cg_place *p);
+/* Does body run the look-back scan of scanTotal e (up to bound names),
+ * outside a scanTotal? */
+bool cg_total_runs_in(const st_node *body, const st_node *e);
 /* After the def: false (and g failed) when a scanTotal's scan never ran. */
 bool cg_totals_written(cg *g);
 

@@ -514,7 +514,9 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
         const cg_place *tp = let_place(g, e, out, value);
         if (!tp) return;
         g->hint = e->kids[0]->u.name;
-        host_into(g, value, env, tp);
+        /* a scan's total, its scan run below: that scan's kernel writes it */
+        if (st_is_prim(value, ST_PRIM_SCAN_TOTAL) && cg_total_runs_in(st_let_body(e), value)) cg_total_later(g, value, tp);
+        else host_into(g, value, env, tp);
         g->hint = NULL;
         /* every name of the pattern reads its own part of the place, in
          * whichever kernel reads it */
@@ -526,6 +528,17 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
     else host_into(g, body, env, p);
 }
 
+/* scanTotal(s) that no kernel of s writes: s's fold in one work-item (what
+ * reduce-seq makes of a reduce). */
+static void total_folded(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    st_scan_form f;
+    if (!st_fold_form_of(e->kids[0], &f)) return (void)cg_fail(g, e, "scanTotal of a scan of another form than a scan's");
+    st_err err = {0};
+    const st_node *fold = st_prim_node(g->cx, ST_PRIM_REDUCE_SEQ, 3, (const st_node *[]){st_fold_step(&f), f.z, f.xs}, &err);
+    if (!fold) return (void)cg_fail(g, e, "%s", err.message);
+    host_into(g, fold, env, p);
+}
+
 static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     if (g->failed || !p) return;
     g->level = CG_HOST;
@@ -533,8 +546,8 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
         host_let(g, e, env, p, p);
         return;
     }
-    if (st_is_prim(e, ST_PRIM_SCAN_TOTAL)) { /* before any hoisting: its scan is computed where the program runs it */
-        cg_total_later(g, e, p);
+    if (st_is_prim(e, ST_PRIM_SCAN_TOTAL)) { /* one not let-bound before its scan's kernel (host_let) */
+        total_folded(g, e, env, p);
         return;
     }
     cut_counts(g, e, env);

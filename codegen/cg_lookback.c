@@ -920,13 +920,20 @@ static bool state_new(cg *g, lookback *lb) {
 
 /* ---- the scan's total, for scanTotal ---- */
 
+static bool runs(const st_node *body, const st_node *s) {
+    if (st_is_prim(body, ST_PRIM_SCAN_TOTAL)) return false;
+    if (st_is_prim(body, ST_PRIM_SCAN_LOOKBACK) && st_alpha_equal(body, s)) return true;
+    for (uint32_t i = 0; i < body->nkids; i++)
+        if (runs(body->kids[i], s)) return true;
+    return false;
+}
+
+bool cg_total_runs_in(const st_node *body, const st_node *e) {
+    return st_is_prim(e->kids[0], ST_PRIM_SCAN_LOOKBACK) && runs(body, e->kids[0]);
+}
+
 void cg_total_later(cg *g, const st_node *e, const cg_place *p) {
     if (g->failed || !p) return;
-    if (!st_is_prim(e->kids[0], ST_PRIM_SCAN_LOOKBACK)) {
-        cg_fail(g, e, "scanTotal of a scan that is not a look-back scan: no kernel writes its total "
-                "(reduce-as-scan-total makes it of a look-back scan only)");
-        return;
-    }
     if (!cg_grow(g, (void **)&g->totals, g->ntotals, &g->captotals, sizeof *g->totals)) return;
     g->totals[g->ntotals++] = (struct cg_total){.scan = e->kids[0], .at = e, .place = p};
 }

@@ -631,11 +631,12 @@ static const st_node *type_take(st_ctx *cx, st_prim p, const st_node *const *a, 
     return a[0];
 }
 
-/* scanTotal(s): s a scan (scan or scanLookback, any form); its accumulator's type. */
+/* scanTotal(s): s a scan (scan, scanSeq or scanLookback, any form); its accumulator's type. */
 static const st_node *type_scan_total(const st_node *const *a, const st_type **out, st_err *err) {
     st_scan_form f;
-    if ((!st_is_prim(a[0], ST_PRIM_SCAN) && !st_is_prim(a[0], ST_PRIM_SCAN_LOOKBACK)) || !st_fold_form_of(a[0], &f))
-        return fail_at(err, 0, "scanTotal takes a scan (scan or scanLookback), not %s", a[0]->kind == ST_NODE_PRIM ?
+    bool scan = st_is_prim(a[0], ST_PRIM_SCAN) || st_is_prim(a[0], ST_PRIM_SCAN_SEQ) || st_is_prim(a[0], ST_PRIM_SCAN_LOOKBACK);
+    if (!scan || !st_fold_form_of(a[0], &f))
+        return fail_at(err, 0, "scanTotal takes a scan (scan, scanSeq or scanLookback), not %s", a[0]->kind == ST_NODE_PRIM ?
                        st_prim_get(a[0]->u.prim)->name : "another expression");
     *out = f.z->type;
     return a[0];

@@ -502,22 +502,49 @@ START_TEST(a_default_filter_counts_in_its_one_scan) {
     const char *label = text_of("%s under the %s's default", c->name, device_type);
     const st_def *orig = def_of(c->src), *now = lowered(apply(orig, st_default_strategy(device_type), label), label);
     const char *text = printed_def(now);
-    ck_assert_msg(!strstr(text, "reduceSeq(") && !strstr(text, "reduce(") && count_of(text, "scanTotal(") == 1, "%s: %s", label,
-                  text);
+    ck_assert_msg(!strstr(text, "reduceSeq(") && !strstr(text, "reduce(") && count_of(text, "scanTotal(") == 1,
+                  "%s: a reduction is left, or not one scanTotal", label);
     st_code code = generated(now, label);
+    /* (the reset is named after the let the look-back is for) */
     ck_assert_msg(code.nkernels == 2 && count_of(code.opencl, "the look-back state of the next kernel, zeroed") == 1,
-                  "%s: not the look-back and its reset alone:\n%s", label, code.opencl);
-    for (uint32_t i = 0; i < code.nkernels; i++) {
-        const char *name = code.kernel_names[i];
-        size_t len = strlen(name);
-        ck_assert_msg(len > 9 && (!strcmp(name + len - 9, "_lookback") || i == 0), "%s: a kernel %s:\n%s", label, name,
-                      code.opencl);
-    }
+                  "%s: %u kernels, not the look-back and its reset alone", label, code.nkernels);
+    const char *last = code.kernel_names[1];
+    ck_assert_msg(strlen(last) > 9 && !strcmp(last + strlen(last) - 9, "_lookback"), "%s: a kernel %s", label, last);
     st_exe *exe = built(&code, label);
     static const int64_t lengths[] = {0, 1, 7, 1000, 1000003};
     for (int z = 0; z < 5; z++) {
         if (lengths[z] == BIG && !st_test_big(_i)) continue;
         agrees(exe, orig, text_of("N=%lld", (long long)lengths[z]), 7, label);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
+/* scanTotal on the device: written by the look-back kernel of its scan
+ * where the program runs that scan after it (a GPU's shape and a CPU's),
+ * else its scan's fold in one work-item (a look-back scan run nowhere, a
+ * plain scan, one run before it); each equals the interpreter at N = 0, 1,
+ * 7, 1000 and 1000003 under no strategy. */
+static const char *const TOTALS[] = {
+    "def main(xs: [N]i64) =\n  let k = scanTotal(" LB_SCAN ")\n  let s = " LB_SCAN "\n  in (k, s)\n",
+    "def main(xs: [N]i32) =\n  let k = scanTotal(xs |> scanLookback(64, 1, 1, 1, +, (a, x) => a + i64(x & 3), 0i64))\n"
+    "  let s = xs |> scanLookback(64, 1, 1, 1, +, (a, x) => a + i64(x & 3), 0i64)\n  in (s, k)\n",
+    "def main(xs: [N]i64) = scanTotal(" LB_SCAN ")",
+    "def main(xs: [N]i64) = (scanTotal(xs |> scan(max, 0i64)), xs |> scan(max, 0i64))",
+    "def main(xs: [N]i64) =\n  let s = " LB_SCAN "\n  let k = scanTotal(" LB_SCAN ")\n  in (k, s)\n",
+};
+enum { NTOTALS = sizeof TOTALS / sizeof *TOTALS };
+
+START_TEST(scan_total_runs_with_or_without_its_scan) {
+    const char *label = text_of("scanTotal program %d", _i);
+    const st_def *orig = def_of(TOTALS[_i]);
+    st_code code = generated(lowered(orig, label), label);
+    ck_assert_msg(_i >= 2 || !strstr(code.opencl, "reduceSeq"), "%s: its total is folded again", label);
+    st_exe *exe = built(&code, label);
+    static const int64_t lengths[] = {0, 1, 7, 1000, 1000003};
+    for (int z = 0; z < 5; z++) {
+        if (lengths[z] == BIG && !st_test_big(_i)) continue;
+        agrees(exe, orig, text_of("N=%lld", (long long)lengths[z]), 11, label);
     }
     st_exe_free(exe);
 }
@@ -639,6 +666,7 @@ static Suite *filter_rules_suite(void) {
     tcase_add_loop_test(dev, a_partition_rejoined_runs_on_the_device, 0, 2 * NJOINED);
     tcase_add_loop_test(dev, the_device_equals_c, 0, NCASES * NSTRATEGIES);
     tcase_add_loop_test(dev, a_default_filter_counts_in_its_one_scan, 0, 2 * NFILTERS);
+    tcase_add_loop_test(dev, scan_total_runs_with_or_without_its_scan, 0, NTOTALS);
     suite_add_tcase(s, dev);
     return s;
 }
