@@ -221,6 +221,8 @@ typedef struct cg {
     cg_fault_site *sites;
     uint32_t nmarks, capmarks;
     cg_glue_mark *marks;        /* top-level loops (cg_host.c), in order */
+    uint32_t ntotals, captotals;
+    struct cg_total *totals;    /* scanTotal(s) met before s's kernel (cg_lookback.c) */
     uint32_t nloops, loop_depth;
     /* lengths known only at run time (cg_cut.c): each existential met, in
      * order, with the glue's long that holds it once counted */
@@ -508,6 +510,16 @@ typedef struct cg_algorithm {
     /* the glue's lines for a fault of kernel `kernel`: msg and err (value: the recorded value) */
     void (*fault_glue)(st_buf *out, const char *kernel);
 } cg_algorithm;
+
+/* ---- cg_lookback.c: a scan's total ---- */
+/* scanTotal(s) into p: no kernel of its own; s's look-back kernel, which
+ * the program runs after it (cg_total_runs_in), writes its total there. */
+void cg_total_later(cg *g, const st_node *e, const cg_place *p);
+/* Does body run the look-back scan of scanTotal e (up to bound names),
+ * outside a scanTotal? */
+bool cg_total_runs_in(const st_node *body, const st_node *e);
+/* After the def: false (and g failed) when a scanTotal's scan never ran. */
+bool cg_totals_written(cg *g);
 
 extern const cg_algorithm cg_lookback_algorithm;  /* cg_lookback.c: scanLookback, the single-pass scan */
 extern const cg_algorithm cg_histogram_algorithm; /* cg_histogram.c: subhistograms */

@@ -215,12 +215,16 @@ static void kernel_single(cg *g, const st_node *e, const cg_binding *env, const 
 
 /* An array that is already there, copied into its place in parallel. */
 static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
-    /* a variable already computed into this very place needs no kernel */
-    if (e->kind == ST_NODE_VAR) {
+    /* a variable already computed into this very place (or its first
+     * elements, a take of it) needs no kernel */
+    const st_node *whole = e;
+    while (st_is_prim(whole, ST_PRIM_TAKE)) whole = whole->kids[1];
+    if (whole->kind == ST_NODE_VAR) {
         for (const cg_binding *b = env; b; b = b->next)
-            if (b->name == e->u.name) {
+            if (b->name == whole->u.name) {
                 if (b->place) {
                     cg_value v = cg_value_of_place(g, b->type, b->place);
+                    /* the same buffer and offset: a take's elements are there */
                     if (cg_same_place(&v, p)) return;
                 }
                 break;
@@ -244,14 +248,16 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
 static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     const st_node *pairs = e->nkids == 2 ? e->kids[1] : NULL;
     while (pairs && pairs->kind == ST_NODE_PRIM && pairs->u.prim == ST_PRIM_TO_GLOBAL) pairs = pairs->kids[0];
+    /* a scratch destination is the place as it is: nothing is written first */
+    bool fill = !st_is_prim(e->kids[0], ST_PRIM_SCRATCH);
     const cg_algorithm *a = pairs && pairs->kind == ST_NODE_PRIM ? cg_algorithm_of(pairs->u.prim) : NULL;
     if (a && a->fuses_scatter) {
-        host_into(g, e->kids[0], env, p);
+        if (fill) host_into(g, e->kids[0], env, p);
         cg_run_algorithm(g, a, pairs, env, p, e);
         return;
     }
     e = cg_hoist_args(g, e, 1, &env, &top);
-    host_into(g, e->kids[0], env, p);
+    if (fill) host_into(g, e->kids[0], env, p);
     cg_kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
     g->level = CG_THREAD;
     cg_value is, vs;
@@ -447,18 +453,26 @@ static const st_node *cut_hoisted(cg *g, const st_node *e, const cg_binding **en
 
 /* ---- the top ---- */
 
-/* Where the def's result takes name as it is, the output's place: the
- * intermediate is computed there and needs no copy. */
-static const cg_place *result_place(const st_node *body, const char *name, const cg_place *p) {
+/* Is e take(k, xs) whose place, sized for the worst case, holds all of
+ * xs? Then xs computed there leaves e's elements where they belong. */
+static bool take_holds_all(cg *g, const st_node *e) {
+    return st_is_prim(e, ST_PRIM_TAKE) && cg_upper(g, e->type->size) == e->kids[1]->type->size;
+}
+
+/* Where the def's result takes name as it is (or its first elements, a
+ * take of it), the output's place: the intermediate is computed there and
+ * needs no copy. */
+static const cg_place *result_place(cg *g, const st_node *body, const char *name, const cg_place *p) {
     while (body->kind == ST_NODE_LET) {
         for (uint32_t i = 0; i < st_let_nvars(body); i++)
             if (body->kids[i]->u.name == name) return NULL; /* shadowed */
         body = st_let_body(body);
     }
+    while (take_holds_all(g, body)) body = body->kids[1];
     if (body->kind == ST_NODE_VAR) return body->u.name == name ? p : NULL;
     if (body->kind == ST_NODE_TUPLE && p && p->tuple && p->n == body->nkids)
         for (uint32_t i = 0; i < body->nkids; i++) {
-            const cg_place *r = result_place(body->kids[i], name, &p->items[i]);
+            const cg_place *r = result_place(g, body->kids[i], name, &p->items[i]);
             if (r) return r;
         }
     return NULL;
@@ -469,7 +483,7 @@ static const cg_place *let_place(cg *g, const st_node *e, const cg_place *out, c
     const cg_place *found[ST_MAX_KIDS];
     bool all = n <= ST_MAX_KIDS;
     for (uint32_t i = 0; i < n && all; i++) {
-        found[i] = out ? result_place(st_let_body(e), e->kids[i]->u.name, out) : NULL;
+        found[i] = out ? result_place(g, st_let_body(e), e->kids[i]->u.name, out) : NULL;
         all = found[i] != NULL;
     }
     if (all && n == 1) return found[0];
@@ -504,7 +518,9 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
         const cg_place *tp = let_place(g, e, out, value);
         if (!tp) return;
         g->hint = e->kids[0]->u.name;
-        host_into(g, value, env, tp);
+        /* a scan's total, its scan run below: that scan's kernel writes it */
+        if (st_is_prim(value, ST_PRIM_SCAN_TOTAL) && cg_total_runs_in(st_let_body(e), value)) cg_total_later(g, value, tp);
+        else host_into(g, value, env, tp);
         g->hint = NULL;
         /* every name of the pattern reads its own part of the place, in
          * whichever kernel reads it */
@@ -518,6 +534,17 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
 
 static void host_node_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 
+/* scanTotal(s) that no kernel of s writes: s's fold in one work-item (what
+ * reduce-seq makes of a reduce). */
+static void total_folded(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    st_scan_form f;
+    if (!st_fold_form_of(e->kids[0], &f)) return (void)cg_fail(g, e, "scanTotal of a scan of another form than a scan's");
+    st_err err = {0};
+    const st_node *fold = st_prim_node(g->cx, ST_PRIM_REDUCE_SEQ, 3, (const st_node *[]){st_fold_step(&f), f.z, f.xs}, &err);
+    if (!fold) return (void)cg_fail(g, e, "%s", err.message);
+    host_into(g, fold, env, p);
+}
+
 static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     const st_node *outer = cg_generating(g, e);
     host_node_into(g, e, env, p);
@@ -529,6 +556,10 @@ static void host_node_into(cg *g, const st_node *e, const cg_binding *env, const
     g->level = CG_HOST;
     if (e->kind == ST_NODE_LET) {
         host_let(g, e, env, p, p);
+        return;
+    }
+    if (st_is_prim(e, ST_PRIM_SCAN_TOTAL)) { /* one not let-bound before its scan's kernel (host_let) */
+        total_folded(g, e, env, p);
         return;
     }
     cut_counts(g, e, env);
@@ -605,5 +636,5 @@ bool cg_host(cg *g) {
         g->lengths_buffer = new_buffer(g, CG_BUF_OUTPUT, "out_lengths", ST_I64, st_size_const(g->cx, g->nlengths));
     }
     host_into(g, d->body, env, out);
-    return !g->failed;
+    return cg_totals_written(g) && !g->failed;
 }

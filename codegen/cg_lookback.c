@@ -53,6 +53,7 @@
  * after the launch instead of a hang. The state (the ticket, the flags) is
  * zeroed by a kernel of its own before every launch. */
 #include "cg.h"
+#include "rewrite/rewrite.h"
 
 #include <string.h>
 
@@ -80,7 +81,15 @@ typedef struct lookback {
     const cg_place *flags;     /* else: [groups]i32 */
     const cg_place *aggregates, *prefixes; /* else: [groups]acc */
     const cg_place *sink;      /* LOAD = direct, a scatter: [groups·line]t, see sink_of */
+    const cg_place *total;     /* where scanTotal of this scan lives, or NULL */
 } lookback;
+
+/* A scanTotal(s) waiting for s's kernel. */
+struct cg_total {
+    const st_node *scan, *at;
+    const cg_place *place;
+    bool written;
+};
 
 /* bytes of t's widest scalar */
 static size_t widest_leaf(const st_type *t) {
@@ -910,16 +919,81 @@ static bool state_new(cg *g, lookback *lb) {
     return lb->ctl && lb->flags && lb->aggregates && lb->prefixes;
 }
 
-/* Before every launch: the ticket and every flag to 0 (X). */
+/* ---- the scan's total, for scanTotal ---- */
+
+static bool runs(const st_node *body, const st_node *s) {
+    if (st_is_prim(body, ST_PRIM_SCAN_TOTAL)) return false;
+    if (st_is_prim(body, ST_PRIM_SCAN_LOOKBACK) && st_alpha_equal(body, s)) return true;
+    for (uint32_t i = 0; i < body->nkids; i++)
+        if (runs(body->kids[i], s)) return true;
+    return false;
+}
+
+bool cg_total_runs_in(const st_node *body, const st_node *e) {
+    return st_is_prim(e->kids[0], ST_PRIM_SCAN_LOOKBACK) && runs(body, e->kids[0]);
+}
+
+void cg_total_later(cg *g, const st_node *e, const cg_place *p) {
+    if (g->failed || !p) return;
+    if (!cg_grow(g, (void **)&g->totals, g->ntotals, &g->captotals, sizeof *g->totals)) return;
+    g->totals[g->ntotals++] = (struct cg_total){.scan = e->kids[0], .at = e, .place = p};
+}
+
+/* Where scan e writes its total (the first scanTotal of it not yet
+ * written), or NULL. Up to bound names: the program's binders are renamed
+ * at each place they print (st_def_canonical), so the scan inside
+ * scanTotal and the one that runs bind other names. */
+static const cg_place *total_of(cg *g, const st_node *e) {
+    for (uint32_t i = 0; i < g->ntotals; i++)
+        if (!g->totals[i].written && st_alpha_equal(g->totals[i].scan, e)) {
+            g->totals[i].written = true;
+            return g->totals[i].place;
+        }
+    return NULL;
+}
+
+bool cg_totals_written(cg *g) {
+    for (uint32_t i = 0; i < g->ntotals && !g->failed; i++)
+        if (!g->totals[i].written)
+            cg_fail(g, g->totals[i].at, "scanTotal of a look-back scan that the program does not run after it");
+    return !g->failed;
+}
+
+/* The last group's inclusive prefix (its prefix and its aggregate) into
+ * the total, once the look-back is done. */
+static void write_total(cg *g, const lookback *lb) {
+    if (!lb->total) return;
+    cg_open(g, cg_str(g, "if (lb_l == 0 && lb_id == %s - 1) {", cg_size(g, lb->groups)));
+    cg_line(g, "%s lb_total;", lb->acc_c);
+    combine(g, lb, "lb_total", "lb_prefix", cg_str(g, "lb_s[%lld]", (long long)lb->wg - 1));
+    cg_value v = at(g, lb->acc, "lb_total");
+    cg_store(g, lb->total, &v);
+    cg_close(g);
+}
+
+/* Before every launch: the ticket and every flag to 0 (X), and the total,
+ * if any, to z (what it is when there is no group: an empty input), so
+ * then one work-item more than there are groups. */
 static void reset_kernel(cg *g, const lookback *lb) {
-    cg_kernel_begin(g, CG_SHAPE_GLB, lb->groups, "lookback_reset", lb->e);
+    st_err err = {0};
+    const st_size *count = lb->total ? st_size_add(g->cx, lb->groups, st_size_const(g->cx, 1), &err) : lb->groups;
+    if (!count) return (void)cg_fail(g, lb->e, "%s", err.message);
+    cg_kernel_begin(g, CG_SHAPE_GLB, count, "lookback_reset", lb->e);
     g->k->alg = &cg_lookback_algorithm;
     g->k->what = "the look-back state of the next kernel, zeroed";
     g->level = CG_THREAD;
     const char *flags = buffer_of(g, lb->packed ? lb->desc : lb->flags);
     const char *ctl = buffer_of(g, lb->ctl);
-    cg_open(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", cg_size(g, lb->groups)));
-    cg_line(g, "%s[i] = 0;", flags);
+    cg_open(g, cg_str(g, "for (long i = get_global_id(0); i < %s; i += get_global_size(0)) {", cg_size(g, count)));
+    if (lb->total) {
+        cg_line(g, "if (i < %s) %s[i] = 0;", cg_size(g, lb->groups), flags);
+        cg_open(g, "if (i == 0) {");
+        cg_value z = cg_thread_value(g, lb->z, lb->env);
+        cg_store(g, lb->total, &z);
+        cg_close(g);
+    } else {
+        cg_line(g, "%s[i] = 0;", flags);
+    }
     cg_line(g, "if (i == 0) %s[0] = 0;", ctl);
     cg_close(g);
     cg_kernel_end(g);
@@ -979,6 +1053,7 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
     group_scan(g, lb);
     if (lb->lw > 1) look_back_wide(g, lb);
     else look_back_one(g, lb);
+    write_total(g, lb);
     if (lb->direct) {
         thread_scan_store(g, lb, n, p, scatter);
     } else {
@@ -994,9 +1069,10 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
  * destination is in p already), each pair is written as it is stored. */
 static void lookback_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter) {
     if (g->failed || !p) return;
+    const cg_place *total = total_of(g, e);
     e = cg_host_hoist_args(g, e, ST_LOOKBACK_SIZES, &env);
     if (!e) return;
-    lookback lb = {.e = e, .env = env};
+    lookback lb = {.e = e, .env = env, .total = total};
     int64_t sizes[ST_LOOKBACK_SIZES];
     if (!cg_leading_sizes(g, e, sizes)) return;
     lb.m = sizes[0];

@@ -519,7 +519,7 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
     }
     case ST_PRIM_IOTA: return cg_iota(g, t);
     case ST_PRIM_TAKE: case ST_PRIM_DROP: case ST_PRIM_CONCAT: return cg_cut_value(g, e, env);
-    case ST_PRIM_REPLICATE: {
+    case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: {
         cg_value x = cg_thread_value(g, e->kids[1], env);
         return cg_replicate(g, t, &x);
     }

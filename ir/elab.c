@@ -753,7 +753,7 @@ static const st_node *prim_call(elab *e, st_prim p, const ast *a, const st_type 
                 if (!st_prim_expect(e->cx, p, (int)i, types, (int)n, params, &np, &result, &inner))
                     return relocate(e, &inner, a->loc, (const ast *const *)a->kids, n);
                 want = params[0];
-            } else if (p == ST_PRIM_REPLICATE && i == 1 && hint && hint->kind == ST_TYPE_ARRAY) {
+            } else if ((p == ST_PRIM_REPLICATE || p == ST_PRIM_SCRATCH) && i == 1 && hint && hint->kind == ST_TYPE_ARRAY) {
                 want = hint->elem;
             } else if ((p == ST_PRIM_TAKE || p == ST_PRIM_DROP) && i == 0) {
                 want = st_type_scalar(e->cx, ST_I64); /* a count, as a loop's */

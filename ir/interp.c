@@ -435,7 +435,19 @@ static bool concat(interp *I, const st_node *n, const st_value *a, st_value *out
     return copy_elems(I, out, 0, &a[0], 0, la) && copy_elems(I, out, la, &a[1], 0, lb);
 }
 
+/* scanTotal(s): s's fold over its input alone (what its post-function
+ * writes does not matter), so s is not evaluated. */
+static bool scan_total(interp *I, const st_node *n, st_value *out) {
+    const st_node *s = n->kids[0];
+    st_value *a = st_arena_alloc(I->a, s->nkids * sizeof *a);
+    if (!a) return st_fail_internal(I->err, "out of memory");
+    for (uint32_t i = 0; i < s->nkids; i++)
+        if (st_prim_arg_role(s->u.prim, (int)i, s->nkids) != ST_ARG_FUN && !eval(I, s->kids[i], &a[i])) return false;
+    return fold(I, s, a, false, out);
+}
+
 static bool prim(interp *I, const st_node *n, st_value *out) {
+    if (n->u.prim == ST_PRIM_SCAN_TOTAL) return scan_total(I, n, out);
     /* in the arena, so that a deep nest of primitives keeps small frames */
     st_value *a = st_arena_alloc(I->a, n->nkids * sizeof *a);
     if (!a) return st_fail_internal(I->err, "out of memory");
@@ -476,7 +488,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         for (int64_t i = 0; i < out->u.a.dims[0]; i++) d[i] = i;
         return true;
     }
-    case ST_PRIM_REPLICATE: {
+    case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: {
         if (!alloc(I, n->type, out)) return false;
         for (int64_t i = 0; i < st_value_length(out); i++) st_value_store(out, i, &a[1]);
         return true;

@@ -489,6 +489,19 @@ typedef enum st_prim {
                                 whose `size` is an existential) */
     ST_PRIM_DROP,            /* drop(k, xs): all but the first k, [n - ?k]t, take's ?k */
     ST_PRIM_CONCAT,          /* concat(xs, ys): [a]t, [b]t -> [a + b]t */
+    ST_PRIM_SCAN_TOTAL,      /* scanTotal(s): s a scan, scanSeq or scanLookback of any form, the fold of all
+                                of its input from its z (its z when the input is empty): the
+                                total its inclusive scan reaches, whatever its post-function
+                                writes. s is not computed for it: a look-back scan s that the
+                                program runs writes its total (its last group's inclusive
+                                prefix) where scanTotal(s) lives, as part of its one kernel
+                                (codegen/cg_lookback.c); any other is s's fold in one work-item.
+                                The rule reduce-as-scan-total makes it */
+    ST_PRIM_SCRATCH,         /* scratch(n, x): replicate(n, x) to the interpreter; codegen allocates it
+                                and writes nothing, so on the device an element not written before
+                                it is read is unspecified. A rule makes it only where every
+                                element the program observes is written first (filter-scatter's
+                                buffer: the kept ones, the places 0..k-1, before take(k, ·)) */
     ST_PRIM_COUNT
 } st_prim;
 

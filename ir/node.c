@@ -629,6 +629,17 @@ static const st_node *type_take(st_ctx *cx, st_prim p, const st_node *const *a, 
     return a[0];
 }
 
+/* scanTotal(s): s a scan (scan, scanSeq or scanLookback, any form); its accumulator's type. */
+static const st_node *type_scan_total(const st_node *const *a, const st_type **out, st_err *err) {
+    st_scan_form f;
+    bool scan = st_is_prim(a[0], ST_PRIM_SCAN) || st_is_prim(a[0], ST_PRIM_SCAN_SEQ) || st_is_prim(a[0], ST_PRIM_SCAN_LOOKBACK);
+    if (!scan || !st_fold_form_of(a[0], &f))
+        return fail_at(err, 0, "scanTotal takes a scan (scan, scanSeq or scanLookback), not %s", a[0]->kind == ST_NODE_PRIM ?
+                       st_prim_get(a[0]->u.prim)->name : "another expression");
+    *out = f.z->type;
+    return a[0];
+}
+
 static const st_node *type_concat(st_ctx *cx, const st_node *const *a, const st_type **out, st_err *err) {
     for (int i = 0; i < 2; i++)
         if (a[i]->type->kind != ST_TYPE_ARRAY) return need_array(a[i], ST_PRIM_CONCAT, i, "arrays", err);
@@ -744,7 +755,7 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
         *out = st_type_array(cx, len, st_type_scalar(cx, ST_I64));
         return a[0];
     }
-    case ST_PRIM_REPLICATE: {
+    case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: {
         const st_size *len = length_arg(cx, p, a[0], 0, err);
         if (!len) return NULL;
         *out = st_type_array(cx, len, a[1]->type);
@@ -815,6 +826,7 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
     case ST_PRIM_FILTER: case ST_PRIM_PARTITION: return type_filter(cx, p, a, out, err);
     case ST_PRIM_TAKE: case ST_PRIM_DROP: return type_take(cx, p, a, out, err);
     case ST_PRIM_CONCAT: return type_concat(cx, a, out, err);
+    case ST_PRIM_SCAN_TOTAL: return type_scan_total(a, out, err);
     default:
         (void)np;
         return fail_at(err, -1, "internal: no typing rule for %s", info->name);

@@ -46,6 +46,8 @@ static const st_prim_info table[ST_PRIM_COUNT] = {
     [ST_PRIM_TAKE] = {"take", {"dd"}, false, false, false},
     [ST_PRIM_DROP] = {"drop", {"dd"}, false, false, false},
     [ST_PRIM_CONCAT] = {"concat", {"dd"}, false, false, false},
+    [ST_PRIM_SCAN_TOTAL] = {"scanTotal", {"d"}, false, false, true},
+    [ST_PRIM_SCRATCH] = {"scratch", {"dd"}, false, false, true},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }

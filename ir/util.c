@@ -213,7 +213,7 @@ static bool view(const st_node *e, bool placed_is_memory, bool scalar_lets) {
         switch (e->u.prim) {
         case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE: return placed_is_memory;
         case ST_PRIM_SPLIT: case ST_PRIM_JOIN: case ST_PRIM_ZIP: case ST_PRIM_UNZIP: case ST_PRIM_TRANSPOSE:
-        case ST_PRIM_IOTA: case ST_PRIM_REPLICATE: case ST_PRIM_GET: break;
+        case ST_PRIM_IOTA: case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: case ST_PRIM_GET: break;
         case ST_PRIM_MAP: return index_map(e, placed_is_memory);
         default: return false;
         }

@@ -144,7 +144,7 @@ static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) 
         return inner ? st_let(f->cx, st_let_nvars(xs), xs->kids, st_let_value(xs), inner, f->err) : NULL;
     }
     if (st_is_prim(xs, ST_PRIM_IOTA)) return as_i64(f, i);
-    if (st_is_prim(xs, ST_PRIM_REPLICATE)) return xs->kids[1];
+    if (st_is_prim(xs, ST_PRIM_REPLICATE) || st_is_prim(xs, ST_PRIM_SCRATCH)) return xs->kids[1];
     if (st_is_prim(xs, ST_PRIM_JOIN)) {
         const st_node *rows = xs->kids[0], *m = length_value(f, rows->type->elem->size);
         if (!m) return NULL;

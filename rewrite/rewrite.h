@@ -283,5 +283,9 @@ const st_def *st_def_canonical(st_ctx *cx, const st_def *def, st_err *err);
 uint32_t st_count_uses(const st_node *e, const st_node *var, bool *under_lambda);
 /* Does var occur free in e? */
 bool st_occurs(const st_node *e, const st_node *var);
+/* Are a and b the same up to the names of the variables they bind (the
+ * same expression written by two rewrites, or renamed at two places by
+ * st_def_canonical)? */
+bool st_alpha_equal(const st_node *a, const st_node *b);
 
 #endif

@@ -229,6 +229,51 @@ const st_node *st_apply_fn(st_ctx *cx, const st_node *f, uint32_t nargs,
     return body;
 }
 
+/* ---- equal up to bound names ---- */
+
+typedef struct renaming {
+    const char *a, *b;
+    const struct renaming *next;
+} renaming;
+
+static bool same_label(const st_node *a, const st_node *b) {
+    switch (a->kind) {
+    case ST_NODE_BINOP: case ST_NODE_OPFN: return a->u.binop == b->u.binop;
+    case ST_NODE_UNOP: return a->u.unop == b->u.unop;
+    case ST_NODE_PROJ: return a->u.index == b->u.index;
+    case ST_NODE_CONV: return a->u.conv == b->u.conv;
+    case ST_NODE_PRIM: return a->u.prim == b->u.prim;
+    default: return true;
+    }
+}
+
+static bool alpha(const st_node *a, const st_node *b, const renaming *r) {
+    if (a->kind != b->kind || a->type != b->type || a->nkids != b->nkids || !same_label(a, b)) return false;
+    if (a->kind == ST_NODE_VAR) {
+        for (const renaming *q = r; q; q = q->next)
+            if (q->a == a->u.name || q->b == b->u.name) return q->a == a->u.name && q->b == b->u.name;
+        return a == b; /* free in both */
+    }
+    if (a->nkids == 0) return a == b;
+    bool binds = a->kind == ST_NODE_LET || a->kind == ST_NODE_LAMBDA;
+    uint32_t nb = !binds ? 0 : a->kind == ST_NODE_LET ? st_let_nvars(a) : st_lambda_nparams(a);
+    renaming inner[ST_MAX_KIDS];
+    const renaming *in = r;
+    for (uint32_t i = 0; i < nb && i < ST_MAX_KIDS; i++) {
+        if (a->kids[i]->type != b->kids[i]->type) return false;
+        inner[i] = (renaming){a->kids[i]->u.name, b->kids[i]->u.name, in};
+        in = &inner[i];
+    }
+    for (uint32_t i = nb; i < a->nkids; i++) {
+        /* a let's value is outside its pattern's scope, its body inside */
+        bool scoped = binds && i == a->nkids - 1;
+        if (!alpha(a->kids[i], b->kids[i], scoped ? in : r)) return false;
+    }
+    return true;
+}
+
+bool st_alpha_equal(const st_node *a, const st_node *b) { return a == b || (a && b && alpha(a, b, NULL)); }
+
 /* ---- canonical names ---- */
 
 typedef struct canon {

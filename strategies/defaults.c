@@ -27,9 +27,13 @@
 #define PAPER_SCAN "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "
 #define HISTOGRAMS "try(each(reduce_by_index, try(subhistogram))) ; try(each(reduce_by_index_2d, try(subhistogram)))"
 
+/* A count beside a look-back scan of the same fold (a filter's) read from
+ * the scan's kernel, not reduced in a pass of its own. */
+#define TOTALS "try(each(any, try(reduce-as-scan-total))) ; "
+
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan
  * (which nests itself on its block sums). */
-#define DEFAULT_FOR(lookback) FILTERS ROWS FUSION "try(each(top scan, try(" lookback "))) ; " PAPER_SCAN HISTOGRAMS
+#define DEFAULT_FOR(lookback) FILTERS ROWS FUSION "try(each(top scan, try(" lookback "))) ; " TOTALS PAPER_SCAN HISTOGRAMS
 
 const char *st_fusion_strategy(void) { return FUSION; }
 

@@ -5,13 +5,15 @@
  *                       let offsets = flags |> scan(+, 0i64)
  *                       let k = flags |> reduce(+, 0i64)
  *                       let idx = zip(flags, offsets) |> map((f, o) => if f == 1i64 then o - 1i64 else -1i64)
- *                       let res = scatter(replicate(n, zero), idx, xs)
+ *                       let res = scatter(scratch(n, zero), idx, xs)
  *                       in take(k, res)
  *   partition-scatter   partition(p, xs)
  *                    -> the same flags, offsets and k, then one scatter into one buffer of n:
  *                       a kept element at o - 1, a dropped one at k + (i - o), i its index;
  *                       in (take(k, buf), drop(k, buf))
  *   concat-split        concat(take(k, b), drop(k, b)) -> b
+ *   reduce-as-scan-total  let k = reduce(…) in …s… -> let k = scanTotal(s) in …s…,
+ *                       s a look-back scan of the same fold run after it
  *
  * The seed is scan-scatter-fusion.txt: the result is over-allocated (a
  * buffer of n, the worst case), so that nothing waits for the count before
@@ -19,7 +21,11 @@
  * rather than a read of the scan's last element (which would be a second
  * use of the offsets, the hindrance the post discusses). The default
  * strategy's fusions then make flags, scan, index map and scatter one
- * look-back kernel, and the count one reduction.
+ * look-back kernel, and reduce-as-scan-total (below) the count that
+ * kernel's total. A filter's buffer is scratch (nothing written first on
+ * the device): take(k, ·) reads places 0..k-1 alone, and the kept elements
+ * fill exactly those. A partition's is not: its count places the dropped
+ * elements, so it is read before the scatter, and stays a reduction.
  *
  * k is a variable whose size is the filter's own existential (?k), so the
  * take has the filter's type exactly and nothing around it changes; the
@@ -85,7 +91,10 @@ static const st_node *around(st_build *b, const counted *c, const st_node *body)
 static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, bool both,
                                 const counted *c) {
     const st_node *idx = st_b_bound(b, "idx", places);
-    const st_node *dest = ST_PRIM(b, ST_PRIM_REPLICATE, st_b_size(b, xs->type->size), zero_of(b, xs->type->elem));
+    /* a filter's buffer is read only through take(k, ·), whose places 0..k-1
+     * the kept elements fill: a scratch buffer (nothing written first) */
+    const st_node *dest = ST_PRIM(b, both ? ST_PRIM_REPLICATE : ST_PRIM_SCRATCH, st_b_size(b, xs->type->size),
+                                  zero_of(b, xs->type->elem));
     const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER, dest, idx, xs);
     const st_node *buf = st_b_bound(b, both ? "buf" : "res", buf_v);
     const st_node *kept = ST_PRIM(b, ST_PRIM_TAKE, c->k, buf);
@@ -208,6 +217,56 @@ static const st_node *concat_split(st_rw *rw, const st_node *e, const int64_t *a
     return with_innermost(b, value, replace_node(b, body, concat, whole));
 }
 
+/* ---- reduce-as-scan-total ---- */
+
+/* The look-back scan a top-level let value runs (itself, or the pairs a
+ * scatter writes), or NULL. */
+static const st_node *scan_run_by(const st_node *v) {
+    while (st_is_prim(v, ST_PRIM_TO_GLOBAL)) v = v->kids[0];
+    if (st_is_prim(v, ST_PRIM_SCATTER) && v->nkids == 2) v = v->kids[1];
+    while (st_is_prim(v, ST_PRIM_TO_GLOBAL)) v = v->kids[0];
+    return st_is_prim(v, ST_PRIM_SCAN_LOOKBACK) ? v : NULL;
+}
+
+/* Does scan s fold what reduce r folds: the same step (up to bound
+ * names), neutral element and input? Then r's result is s's total. */
+static bool folds_alike(const st_node *r, const st_node *s) {
+    st_scan_form fr, fs;
+    if (!st_fold_form_of(r, &fr) || !st_fold_form_of(s, &fs)) return false;
+    return fr.xs == fs.xs && st_alpha_equal(fr.z, fs.z) && st_alpha_equal(st_fold_step(&fr), st_fold_step(&fs));
+}
+
+/* `let k = reduce(…) in body` where body's chain of lets runs a look-back
+ * scan folding alike, k unread until it has run: k is that scan's total
+ * (its last group's inclusive prefix), so the reduction's own pass over the
+ * input goes. What filter-scatter's count becomes once its scan is a
+ * look-back scan. */
+static const st_node *reduce_as_scan_total(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    const char *shape = "reduce-as-scan-total rewrites `let k = reduce(…) in …` followed by a look-back scan of the same "
+                        "fold, neutral element and input";
+    if (e->kind != ST_NODE_LET || st_let_nvars(e) != 1) return st_no_match(why, "%s", shape);
+    const st_node *k = e->kids[0], *r = st_let_value(e);
+    if (!st_is_prim(r, ST_PRIM_REDUCE) && !st_is_prim(r, ST_PRIM_REDUCE_SEQ)) return st_no_match(why, "%s", shape);
+    if (!st_at_top_level(rw, "reduce-as-scan-total", "reduce", why)) return NULL;
+    bool read = false; /* k read by a value before the scan's */
+    for (const st_node *at = st_let_body(e);; at = st_let_body(at)) {
+        const st_node *v = at->kind == ST_NODE_LET ? st_let_value(at) : at, *s = scan_run_by(v);
+        if (s && folds_alike(r, s) && !st_occurs(s, k)) {
+            if (read)
+                return st_fail(why, (st_loc){0}, "reduce-as-scan-total: `%s` is read before the look-back scan of the same "
+                               "fold has run", k->u.name), NULL;
+            st_build B = st_build_of(rw, why), *b = &B;
+            const st_node *total = ST_PRIM(b, ST_PRIM_SCAN_TOTAL, s);
+            return total ? st_b_let(b, k, total, st_let_body(e)) : NULL;
+        }
+        read |= st_occurs(v, k);
+        if (at->kind != ST_NODE_LET) break;
+    }
+    return st_fail(why, (st_loc){0}, "reduce-as-scan-total: no look-back scan of the same fold, neutral element and input "
+                   "follows `%s` (apply lookback to the scan first)", k->u.name), NULL;
+}
+
 /* ---- all of them, for lower-opencl ---- */
 
 /* e with every filter and partition rewritten (inner ones first) and every
@@ -242,7 +301,7 @@ const st_node *st_filters_as_scatters(st_build *b, const st_node *e) {
 static const st_rule filter_rules[] = {
     {.name = "filter-scatter",
      .summary = "filter(p, xs) as flags of p, their inclusive scan into a scatter (kept element at its offset - 1, the "
-                "others ignored) into a buffer of n, and take(k, buffer) with k the flags' sum (the seed's filter)",
+                "others ignored) into a scratch buffer of n, and take(k, buffer) with k the flags' sum (the seed's filter)",
      .conditions = "a filter whose elements are scalars or tuples of scalars (not rows), and whose input's length is "
                    "written with the def's sizes (not one known only at run time)",
      .origin = "built-in",
@@ -255,6 +314,15 @@ static const st_rule filter_rules[] = {
                    "is written with the def's sizes (not one known only at run time)",
      .origin = "built-in",
      .apply = partition_scatter},
+    {.name = "reduce-as-scan-total",
+     .summary = "let k = reduce(…) as let k = scanTotal(s), s a look-back scan run after it with the same fold, "
+                "neutral element and input: its kernel writes its total (the last group's inclusive prefix), so the "
+                "reduction makes no pass of its own (a filter's count)",
+     .conditions = "a let of a reduce at the top level; a look-back scan (alone or a scatter's pairs) as the value of a "
+                   "let of the chain after it, with the same fold step (up to names), neutral element and input, not "
+                   "reading k, and k read nowhere before that let",
+     .origin = "built-in",
+     .apply = reduce_as_scan_total},
     {.name = "concat-split",
      .summary = "concat(take(k, b), drop(k, b)) as b: a partition followed by a concat costs nothing more (so an LSD "
                 "radix sort as a loop of partitions is one pass per digit)",

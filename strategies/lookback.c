@@ -74,7 +74,10 @@ static const st_strategy *lookback(st_rw *rw, const st_node *e, const int64_t *a
     st_ctx *cx = st_rw_ctx(rw);
     if (!st_is_prim(e, ST_PRIM_FILTER) && !st_is_prim(e, ST_PRIM_PARTITION)) return st_s_rule(cx, &rule_lookback_scan, args);
     char text[2048];
-    snprintf(text, sizeof text, "%s ; %seach(top scan, lookback(M=%lld, WG=%lld, LW=%lld, LOAD=%s))",
+    /* a filter's count is then its scan's total (a partition's is read
+     * before its scatter, so it stays a reduction) */
+    snprintf(text, sizeof text, "%s ; %seach(top scan, lookback(M=%lld, WG=%lld, LW=%lld, LOAD=%s)) ; "
+             "try(each(any, try(reduce-as-scan-total)))",
              st_is_prim(e, ST_PRIM_FILTER) ? "filter-scatter" : "partition-scatter", st_fusion_strategy(),
              (long long)args[0], (long long)args[1], (long long)args[2], LOAD_NAMES[args[3] ? 1 : 0]);
     return st_strategy_parse(cx, st_rw_registry(rw), "lookback", text, why);
@@ -94,7 +97,7 @@ static const st_rule rule_lookback = {
                "(1 is right everywhere; a warp's width suits GPUs), LOAD through local memory or direct; a fused map, "
                "post-function or scatter stays in it",
     .conditions = "a filter or a partition (made flags, a scan and a scatter by filter-scatter or partition-scatter, "
-                  "fused as the default strategy does, the look-back then taking its one scan), or a scan at the top level of a def (not inside a map; the body of a top-level loop over arrays "
+                  "fused as the default strategy does, the look-back then taking its one scan, and a filter's count its total), or a scan at the top level of a def (not inside a map; the body of a top-level loop over arrays "
                   "counts), of any length and any form (an exscan too: the carry each element gets is its exclusive "
                   "prefix, one pass), whose elements and accumulator are scalars or tuples of scalars; LW <= WG",
     .origin = "built-in",

@@ -52,6 +52,8 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *     loaded through a local tile, a warp-wide look-back: within 1 % of the
  *     best of M x WG explored on an NVIDIA H200 (the README's "On an NVIDIA
  *     GPU" has the figures);
+ *   - a count folding as a look-back scan that runs after it (a filter's)
+ *     read from that scan's kernel (reduce-as-scan-total), not reduced;
  *   - every scan lookback refuses (inside a map, of rows) as the paper's
  *     parallel scan, which nests itself on the scan of the block sums (two
  *     levels for BS = 256), so only a scan of N/65536 elements stays

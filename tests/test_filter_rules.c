@@ -213,13 +213,17 @@ START_TEST(the_default_strategy_makes_one_pass_and_a_count) {
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < 2; k++) {
             const char *text = printed_def(apply(def_of(progs[k]), st_default_strategy(d ? "GPU" : "CPU"), progs[k]));
-            ck_assert_msg(count_of(text, "scanLookback(") == 1, "not one scanLookback:\n%s", text);
-            ck_assert_msg(count_of(text, "scatter(replicate(N, 0), ") == 1 && count_of(text, "scatter(") == 1,
+            /* a filter's count is its scan's total, which prints the scan again
+             * (one scan runs); a partition's is read before its scatter */
+            ck_assert_msg(count_of(text, "scanLookback(") == (k ? 1 : 2), "not one scanLookback:\n%s", text);
+            ck_assert_msg(count_of(text, k ? "scatter(replicate(N, 0), " : "scatter(scratch(N, 0), ") == 1 && count_of(text, "scatter(") == 1,
                           "the scatter is not fused with the scan:\n%s", text);
-            ck_assert_msg(count_of(text, "reduce(") == 1, "not one reduce:\n%s", text);
+            ck_assert_msg(count_of(text, "reduce(") == (k ? 1 : 0), "not one reduce:\n%s", text);
+            ck_assert_msg(count_of(text, "let k = scanTotal(xs |> scanLookback(") == (k ? 0 : 1), "the count is not the scan's "
+                          "total:\n%s", text);
             ck_assert_msg(!strstr(text, "flags") && !strstr(text, "offsets") && !strstr(text, "idx") && !strstr(text, "map("),
                           "an intermediate array is left:\n%s", text);
-            ck_assert_has(text, "xs |> reduce(+, (acc");
+            if (k) ck_assert_has(text, "xs |> reduce(+, (acc");
         }
 }
 END_TEST
@@ -231,8 +235,9 @@ static st_err refusal(const char *src, const char *strategy);
 START_TEST(lookback_takes_a_filter_and_a_partition) {
     for (int k = 0; k < 2; k++) {
         const char *text = printed_def(apply(def_of(CASES[k ? 10 : 2].src), "lookback(M=16, WG=8)", "lookback"));
-        ck_assert_msg(count_of(text, "scanLookback(16, 8, 1, 0, ") == 1 && count_of(text, "scatter(") == 1 &&
-                          count_of(text, "reduce(") == 1 && !strstr(text, "map("),
+        ck_assert_msg(count_of(text, "scanLookback(16, 8, 1, 0, ") == (k ? 1 : 2) && count_of(text, "scatter(") == 1 &&
+                          count_of(text, "reduce(") == (k ? 1 : 0) && count_of(text, "scanTotal(") == (k ? 0 : 1) &&
+                          !strstr(text, "map("),
                       "%s", text);
     }
     st_err err = refusal("def main(xs: [N][4]i32) = filter(r => (r |> get(0)) > 0, xs)", "lookback(M=16, WG=8)");
@@ -248,7 +253,7 @@ START_TEST(filter_scatter_is_the_seeds_form) {
     ck_assert_has(text, "let offsets = flags |> scan(+, 0)");
     ck_assert_has(text, "flags |> reduce(+, 0)");
     ck_assert_has(text, "zip(flags, offsets) |> map((f, o) => if f == 1 then o - 1 else -1)");
-    ck_assert_has(text, "scatter(replicate(N, 0), idx, xs)");
+    ck_assert_has(text, "scatter(scratch(N, 0), idx, xs)");
     ck_assert_has(text, "in take(k");
     rules_teardown(); /* a context of its own, so the names are the rule's own */
     rules_setup();
@@ -292,6 +297,47 @@ static st_err refusal(const char *src, const char *strategy) {
     ck_assert_msg(now == NULL, "`%s` applied to\n%s\ngiving\n%s", strategy, src, now ? printed_def(now) : "");
     return err;
 }
+
+/* reduce-as-scan-total: a count folding as a look-back scan that runs
+ * after it is that scan's total, with the interpreter's result; what it
+ * refuses, with the reason */
+#define LB_SCAN "xs |> scanLookback(16, 8, 1, 0, +, 0i64)"
+START_TEST(reduce_as_scan_total_reads_a_count_from_its_scan) {
+    const char *src = "def main(xs: [N]i64) =\n  let k = xs |> reduce(+, 0i64)\n  let s = " LB_SCAN "\n  in (k, s)\n";
+    const st_def *orig = def_of(src), *now = apply(orig, "reduce-as-scan-total", "reduce-as-scan-total");
+    const char *text = printed_def(now);
+    ck_assert_msg(count_of(text, "let k = scanTotal(xs |> scanLookback(16, 8, 1, 0, +, 0))") == 1 && !strstr(text, "reduce("), "%s", text);
+    for (int64_t n = 0; n <= 1000; n = n ? n * 10 : 1) {
+        int64_t *xs = st_arena_alloc(ar, (size_t)(n ? n : 1) * sizeof *xs), sum = 0;
+        ck_assert(xs != NULL);
+        for (int64_t j = 0; j < n; j++) sum += xs[j] = in_int(j);
+        st_value args[1] = {array_of(ST_I64, n, xs, ar)}, want, got;
+        st_binding env = {st_intern_cstr(cx, "N"), n};
+        st_err err = {0};
+        ck_assert_msg(st_eval(cx, now, args, &env, 1, ar, &got, &err), "%s", err.message);
+        st_value count = scalar_of(ST_I64, (st_scalar){.i64 = sum});
+        ck_assert(got.kind == ST_VALUE_TUPLE);
+        ck_assert_msg(st_value_agree(&got.u.items[0], &count, 0, &err), "N = %lld: %s", (long long)n, err.message);
+        ck_assert_msg(st_eval(cx, orig, args, &env, 1, ar, &want, &err), "%s", err.message);
+        ck_assert_msg(st_value_agree(&got, &want, 0, &err), "N = %lld: %s", (long long)n, err.message);
+    }
+    /* k read before the scan has run (a partition's count, which places its dropped elements) */
+    ck_assert_has(refusal("def main(xs: [N]i64) =\n  let k = xs |> reduce(+, 0i64)\n  let t = k + 1i64\n  let s = " LB_SCAN
+                          "\n  in (t, s)\n", "reduce-as-scan-total").message,
+                  "`k` is read before the look-back scan of the same fold has run");
+    /* another fold, another input, a scan that is not a look-back one */
+    const char *others[] = {"xs |> reduce(max, 0i64)", "xs |> map(x => x + 1i64) |> reduce(+, 0i64)"};
+    for (int i = 0; i < 2; i++)
+        ck_assert_has(refusal(text_of("def main(xs: [N]i64) =\n  let k = %s\n  let s = " LB_SCAN "\n  in (k, s)\n", others[i]),
+                              "reduce-as-scan-total").message,
+                      "no look-back scan of the same fold, neutral element and input follows `k`");
+    ck_assert_has(refusal("def main(xs: [N]i64) =\n  let k = xs |> reduce(+, 0i64)\n  let s = xs |> scan(+, 0i64)\n  in (k, s)\n",
+                          "reduce-as-scan-total").message,
+                  "apply lookback to the scan first");
+    ck_assert_has(refusal("def main(xs: [N]i64) = xs |> scan(+, 0i64)", "reduce-as-scan-total").message,
+                  "reduce-as-scan-total rewrites `let k = reduce(");
+}
+END_TEST
 
 START_TEST(rows_are_refused_with_the_reason) {
     const char *rows = "def main(xs: [N][4]i32) = filter(r => (r |> get(0)) > 0, xs)";
@@ -441,6 +487,69 @@ END_TEST
 /* On the device (PoCL)                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A filter under each default strategy, lowered: its count is its scan's
+ * total, so no reduction (no reduceSeq in one work-item, no kernel of its
+ * own), no copy of the kept elements (scattered into the output) and no
+ * fill of the buffer (a scratch one): the look-back's reset and the
+ * look-back alone; the results equal the interpreter's at N = 0, 1, 7,
+ * 1000 and 1000003. */
+static const int FILTERS[] = {0, 1, 2, 6, 7}; /* all, none, half, f32, pairs */
+enum { NFILTERS = sizeof FILTERS / sizeof *FILTERS };
+
+START_TEST(a_default_filter_counts_in_its_one_scan) {
+    const fcase *c = &CASES[FILTERS[_i / 2]];
+    const char *device_type = _i % 2 ? "GPU" : "CPU";
+    const char *label = text_of("%s under the %s's default", c->name, device_type);
+    const st_def *orig = def_of(c->src), *now = lowered(apply(orig, st_default_strategy(device_type), label), label);
+    const char *text = printed_def(now);
+    ck_assert_msg(!strstr(text, "reduceSeq(") && !strstr(text, "reduce(") && count_of(text, "scanTotal(") == 1,
+                  "%s: a reduction is left, or not one scanTotal", label);
+    st_code code = generated(now, label);
+    /* (the reset is named after the let the look-back is for) */
+    ck_assert_msg(code.nkernels == 2 && count_of(code.opencl, "the look-back state of the next kernel, zeroed") == 1,
+                  "%s: %u kernels, not the look-back and its reset alone", label, code.nkernels);
+    const char *last = code.kernel_names[1];
+    ck_assert_msg(strlen(last) > 9 && !strcmp(last + strlen(last) - 9, "_lookback"), "%s: a kernel %s", label, last);
+    st_exe *exe = built(&code, label);
+    static const int64_t lengths[] = {0, 1, 7, 1000, 1000003};
+    for (int z = 0; z < 5; z++) {
+        if (lengths[z] == BIG && !st_test_big(_i)) continue;
+        agrees(exe, orig, text_of("N=%lld", (long long)lengths[z]), 7, label);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
+/* scanTotal on the device: written by the look-back kernel of its scan
+ * where the program runs that scan after it (a GPU's shape and a CPU's),
+ * else its scan's fold in one work-item (a look-back scan run nowhere, a
+ * plain scan, one run before it); each equals the interpreter at N = 0, 1,
+ * 7, 1000 and 1000003 under no strategy. */
+static const char *const TOTALS[] = {
+    "def main(xs: [N]i64) =\n  let k = scanTotal(" LB_SCAN ")\n  let s = " LB_SCAN "\n  in (k, s)\n",
+    "def main(xs: [N]i32) =\n  let k = scanTotal(xs |> scanLookback(64, 1, 1, 1, +, (a, x) => a + i64(x & 3), 0i64))\n"
+    "  let s = xs |> scanLookback(64, 1, 1, 1, +, (a, x) => a + i64(x & 3), 0i64)\n  in (s, k)\n",
+    "def main(xs: [N]i64) = scanTotal(" LB_SCAN ")",
+    "def main(xs: [N]i64) = (scanTotal(xs |> scan(max, 0i64)), xs |> scan(max, 0i64))",
+    "def main(xs: [N]i64) =\n  let s = " LB_SCAN "\n  let k = scanTotal(" LB_SCAN ")\n  in (k, s)\n",
+};
+enum { NTOTALS = sizeof TOTALS / sizeof *TOTALS };
+
+START_TEST(scan_total_runs_with_or_without_its_scan) {
+    const char *label = text_of("scanTotal program %d", _i);
+    const st_def *orig = def_of(TOTALS[_i]);
+    st_code code = generated(lowered(orig, label), label);
+    ck_assert_msg(_i >= 2 || !strstr(code.opencl, "reduceSeq"), "%s: its total is folded again", label);
+    st_exe *exe = built(&code, label);
+    static const int64_t lengths[] = {0, 1, 7, 1000, 1000003};
+    for (int z = 0; z < 5; z++) {
+        if (lengths[z] == BIG && !st_test_big(_i)) continue;
+        agrees(exe, orig, text_of("N=%lld", (long long)lengths[z]), 11, label);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
 START_TEST(the_device_equals_c) {
     const fcase *c = &CASES[_i / NSTRATEGIES];
     int s = _i % NSTRATEGIES;
@@ -542,6 +651,7 @@ static Suite *filter_rules_suite(void) {
     tcase_add_test(rules, filter_scatter_is_the_seeds_form);
     tcase_add_test(rules, lookback_takes_a_filter_and_a_partition);
     tcase_add_test(rules, what_follows_a_filter_is_untouched);
+    tcase_add_test(rules, reduce_as_scan_total_reads_a_count_from_its_scan);
     tcase_add_test(rules, rows_are_refused_with_the_reason);
     tcase_add_test(rules, a_length_known_at_run_time_is_refused_with_the_reason);
     tcase_add_test(rules, other_shapes_are_not_the_rules);
@@ -555,6 +665,8 @@ static Suite *filter_rules_suite(void) {
     tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
     tcase_add_loop_test(dev, a_partition_rejoined_runs_on_the_device, 0, 2 * NJOINED);
     tcase_add_loop_test(dev, the_device_equals_c, 0, NCASES * NSTRATEGIES);
+    tcase_add_loop_test(dev, a_default_filter_counts_in_its_one_scan, 0, 2 * NFILTERS);
+    tcase_add_loop_test(dev, scan_total_runs_with_or_without_its_scan, 0, NTOTALS);
     suite_add_tcase(s, dev);
     return s;
 }
