@@ -586,6 +586,18 @@ static bool leaf_counts(const st_type *t, int64_t outer, const st_binding *env, 
     return true;
 }
 
+/* The largest the existential may be, given env: its bound; where that is
+ * itself a length not among the result's (a filter of a filter: the inner
+ * one's count stays on the device), the bound's bound. False when no
+ * bound can be evaluated (the glue checked the counts already). */
+static bool largest_of(const st_size *exist, const st_binding *env, size_t nenv, int64_t *most) {
+    for (const st_size *bound = st_size_exist_bound(exist); bound; bound = st_size_exist_bound(bound)) {
+        st_err ignored = {0};
+        if (st_size_eval(bound, env, nenv, most, &ignored)) return true;
+    }
+    return false;
+}
+
 /* After a run: the result's lengths known only at run time, from the
  * output the glue wrote them to, bound to the def's existentials (their
  * order is st_code_lengths_of's), each within its worst case; the bytes
@@ -611,10 +623,9 @@ static bool read_lengths(st_launch *l, st_err *err) {
     if (ok) {
         memcpy(env, l->env, l->nenv * sizeof *env);
         for (uint32_t i = 0; i < code->nlengths; i++) {
-            int64_t most = -1;
-            const st_size *bound = st_size_exist_bound(exists[i]);
-            if (bound) st_size_eval(bound, env, l->nenv + i, &most, err);
-            if (values[i] < 0 || (bound && values[i] > most)) {
+            int64_t most = INT64_MAX;
+            if (!largest_of(exists[i], env, l->nenv + i, &most)) most = INT64_MAX;
+            if (values[i] < 0 || values[i] > most) {
                 ok = st_fail_internal(err, "the glue reports the length %lld, outside 0..%lld", (long long)values[i],
                                       (long long)most);
                 break;

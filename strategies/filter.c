@@ -53,10 +53,42 @@ static bool fits(const char *rule, const st_node *xs, st_err *why) {
     if (!st_type_is_plain(xs->type->elem))
         return st_reject(why, "%s: the elements are arrays (rows); the scatter's buffer holds scalars and "
                        "tuples of scalars only", rule);
-    if (st_size_has_exist(xs->type->size))
-        return st_reject(why, "%s: the input's length is known only at run time (it was cut by a filter, "
-                       "partition, take or drop), so there is no length to allocate the buffer with", rule);
     return true;
+}
+
+static const st_node *innermost(const st_node *e);
+static const st_node *with_innermost(st_build *b, const st_node *v, const st_node *body);
+
+/* The input a rule reads: xs, or where xs is a chain of lets (an inner
+ * filter or partition its rule rewrote) the chain's innermost body, the
+ * chain in *lets to be put around the result, so that the inner one runs
+ * once and its count is in scope. Not when a name the chain binds is read
+ * by p (a let the user wrote, which would capture it). */
+static const st_node *unwrapped(const st_node *p, const st_node *xs, const st_node **lets) {
+    if (xs->kind != ST_NODE_LET) return xs;
+    for (const st_node *v = xs; v->kind == ST_NODE_LET; v = st_let_body(v))
+        for (uint32_t i = 0; i < st_let_nvars(v); i++)
+            if (st_occurs(p, v->kids[i])) return xs;
+    *lets = xs;
+    return innermost(xs);
+}
+
+static const st_node *rewrapped(st_build *b, const st_node *lets, const st_node *r) {
+    return lets && r ? with_innermost(b, lets, r) : r;
+}
+
+/* iota over xs's length, for a partition's places: of the def's sizes, or
+ * for a length known only at run time the count of the take that cut xs
+ * (a variable standing for its length), which the lets around are in
+ * scope for. NULL with the reason where no such count is at hand. */
+static const st_node *indices_of(st_build *b, const st_node *xs, st_err *why) {
+    const st_size *n = xs->type->size;
+    if (!st_size_has_exist(n)) return ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, n));
+    if (st_is_prim(xs, ST_PRIM_TAKE) && xs->kids[0]->kind == ST_NODE_VAR && xs->kids[0]->size == n)
+        return ST_PRIM(b, ST_PRIM_IOTA, xs->kids[0]);
+    return st_reject(why, "partition-scatter: the input's length is known only at run time and is not the count of "
+                     "a filter's or partition's rewritten take (a partition numbers its elements with iota, which "
+                     "needs that count)"), NULL;
 }
 
 /* The parts filter and partition share: flags, their inclusive scan and
@@ -87,13 +119,25 @@ static const st_node *around(st_build *b, const counted *c, const st_node *body)
     return st_b_let(b, c->flags, c->flags_v, st_b_let(b, c->offsets, c->offsets_v, st_b_let(b, c->k, c->k_v, body)));
 }
 
+/* The length of the buffer for xs: its length, or for one known only at
+ * run time its worst case (its bound), of which the scatter fills the
+ * first places alone. */
+static const st_size *worst_case(st_build *b, const st_node *xs) {
+    const st_size *n = xs->type->size;
+    if (!st_size_has_exist(n)) return n;
+    st_err e = {0};
+    const st_size *upper = st_size_upper(b->cx, n, &e);
+    if (!upper && !b->err->message[0]) *b->err = e;
+    return upper;
+}
+
 /* let idx = places in let buf = scatter(replicate(n, zero), idx, xs) in (what of buf) */
 static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, bool both,
                                 const counted *c) {
     const st_node *idx = st_b_bound(b, "idx", places);
     /* a filter's buffer is read only through take(k, ·), whose places 0..k-1
      * the kept elements fill: a scratch buffer (nothing written first) */
-    const st_node *dest = ST_PRIM(b, both ? ST_PRIM_REPLICATE : ST_PRIM_SCRATCH, st_b_size(b, xs->type->size),
+    const st_node *dest = ST_PRIM(b, both ? ST_PRIM_REPLICATE : ST_PRIM_SCRATCH, st_b_size(b, worst_case(b, xs)),
                                   zero_of(b, xs->type->elem));
     const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER, dest, idx, xs);
     const st_node *buf = st_b_bound(b, both ? "buf" : "res", buf_v);
@@ -108,6 +152,8 @@ static const st_node *filter_scatter(st_rw *rw, const st_node *e, const int64_t 
     const st_node *p = e->kids[0], *xs = e->kids[1];
     if (!fits("filter-scatter", xs, why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *lets = NULL;
+    xs = unwrapped(p, xs, &lets);
     counted c;
     count_kept(b, p, xs, e->type->size, &c);
     /* (f, o) => if f == 1 then o - 1 else -1: a dropped element's index is
@@ -117,7 +163,7 @@ static const st_node *filter_scatter(st_rw *rw, const st_node *e, const int64_t 
     const st_node *f = st_b_var(b, "f", i64), *o = st_b_var(b, "o", i64), *one = st_b_i64(b, 1);
     const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), st_b_binop(b, ST_OP_SUB, o, one), st_b_i64(b, -1));
     const st_node *places = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, place, f, o), data);
-    return scattered(b, places, xs, false, &c);
+    return rewrapped(b, lets, scattered(b, places, xs, false, &c));
 }
 
 static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
@@ -126,18 +172,22 @@ static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64
     const st_node *p = e->kids[0], *xs = e->kids[1];
     if (!fits("partition-scatter", xs, why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *lets = NULL;
+    xs = unwrapped(p, xs, &lets);
+    const st_node *indices = indices_of(b, xs, why);
+    if (!indices) return NULL;
     counted c;
     count_kept(b, p, xs, e->type->items[0]->size, &c);
     /* (i, f, o) => if f == 1 then o - 1 else k + (i - o): the kept ones
      * before k in order, the dropped ones after it in order (i + 1 - o of
      * them up to element i, itself included, so it goes to k + (i + 1 - o) - 1) */
-    const st_node *data = ST_PRIM(b, ST_PRIM_ZIP, ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, xs->type->size)), c.flags, c.offsets);
+    const st_node *data = ST_PRIM(b, ST_PRIM_ZIP, indices, c.flags, c.offsets);
     const st_type *i64 = st_type_scalar(b->cx, ST_I64);
     const st_node *i = st_b_var(b, "i", i64), *f = st_b_var(b, "f", i64), *o = st_b_var(b, "o", i64), *one = st_b_i64(b, 1);
     const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), st_b_binop(b, ST_OP_SUB, o, one),
                                    st_b_binop(b, ST_OP_ADD, c.k, st_b_binop(b, ST_OP_SUB, i, o)));
     const st_node *places = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, place, i, f, o), data);
-    return scattered(b, places, xs, true, &c);
+    return rewrapped(b, lets, scattered(b, places, xs, true, &c));
 }
 
 /* ---- concat-split ---- */
