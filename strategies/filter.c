@@ -131,15 +131,19 @@ static const st_size *worst_case(st_build *b, const st_node *xs) {
     return upper;
 }
 
-/* let idx = places in let buf = scatter(replicate(n, zero), idx, xs) in (what of buf) */
-static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, bool both,
-                                const counted *c) {
+/* let idx = places in let buf = scatter(replicate(n, zero), idx, xs) in (what of buf); indices a
+ * partition's iota over xs */
+static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, const st_node *indices,
+                                bool both, const counted *c) {
     const st_node *idx = st_b_bound(b, "idx", places);
     /* a filter's buffer is read only through take(k, ·), whose places 0..k-1
      * the kept elements fill: a scratch buffer (nothing written first) */
     const st_node *dest = ST_PRIM(b, both ? ST_PRIM_REPLICATE : ST_PRIM_SCRATCH, st_b_size(b, worst_case(b, xs)),
                                   zero_of(b, xs->type->elem));
     const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER, dest, idx, xs);
+    /* a partition's dropped part runs to the input's end: of a buffer of the
+     * worst case, the input's actual length (its count, iota's length) */
+    if (both && st_size_has_exist(xs->type->size)) buf_v = ST_PRIM(b, ST_PRIM_TAKE, indices->kids[0], buf_v);
     const st_node *buf = st_b_bound(b, both ? "buf" : "res", buf_v);
     const st_node *kept = ST_PRIM(b, ST_PRIM_TAKE, c->k, buf);
     const st_node *out = both ? ST_TUPLE(b, kept, ST_PRIM(b, ST_PRIM_DROP, c->k, buf)) : kept;
@@ -163,7 +167,7 @@ static const st_node *filter_scatter(st_rw *rw, const st_node *e, const int64_t 
     const st_node *f = st_b_var(b, "f", i64), *o = st_b_var(b, "o", i64), *one = st_b_i64(b, 1);
     const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), st_b_binop(b, ST_OP_SUB, o, one), st_b_i64(b, -1));
     const st_node *places = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, place, f, o), data);
-    return rewrapped(b, lets, scattered(b, places, xs, false, &c));
+    return rewrapped(b, lets, scattered(b, places, xs, NULL, false, &c));
 }
 
 static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
@@ -187,7 +191,7 @@ static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64
     const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), st_b_binop(b, ST_OP_SUB, o, one),
                                    st_b_binop(b, ST_OP_ADD, c.k, st_b_binop(b, ST_OP_SUB, i, o)));
     const st_node *places = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, place, i, f, o), data);
-    return rewrapped(b, lets, scattered(b, places, xs, true, &c));
+    return rewrapped(b, lets, scattered(b, places, xs, indices, true, &c));
 }
 
 /* ---- concat-split ---- */
