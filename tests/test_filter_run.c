@@ -279,6 +279,130 @@ START_TEST(every_rule_on_the_device) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Filters of arrays of run-time length                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Each program keeps what lies below c, and of it what d divides, in some
+ * shape whose inner result has a length known only at run time; the rules
+ * rewrite the outer filter or partition over it (a buffer of the worst
+ * case, the scan and scatter over the actual length). */
+typedef enum cut_prog { FILTER_FILTER, FILTER_TAKE, PARTITION_FILTER, FILTER_CONCAT, LOOP_FILTER, NCUT_PROGS } cut_prog;
+
+static const char *const CUT_PROGRAMS[NCUT_PROGS] = {
+    [FILTER_FILTER] = "def main(xs: [N]i32, c: i32, d: i32) =\n"
+                      "  filter(x => x % d == 0, filter(x => x < c, xs))\n",
+    [FILTER_TAKE] = "def main(xs: [N]i32, c: i32, d: i32) =\n" COUNT_BELOW_C
+                    "  in filter(x => x % d == 0, take(k, xs))\n",
+    [PARTITION_FILTER] = "def main(xs: [N]i32, c: i32, d: i32) =\n"
+                         "  partition(x => x % d == 0, filter(x => x < c, xs))\n",
+    [FILTER_CONCAT] = "def main(xs: [N]i32, c: i32, d: i32) =\n"
+                      "  filter(x => x % d == 0, concat(filter(x => x < c, xs), xs))\n",
+    [LOOP_FILTER] = "def main(xs: [N]i32, c: i32, d: i32) =\n"
+                    "  loop acc = xs for i < 2 do\n"
+                    "    let s = filter(x => x < c, acc) |> filter(x => x % d == 0) |> reduce(+, 0)\n"
+                    "    in acc |> map(x => x + s)\n",
+};
+static const char *const CUT_NAMES[NCUT_PROGS] = {"filter of a filter", "filter of a take", "partition of a filter",
+                                                  "filter of a concat", "filters in a loop"};
+
+/* xs's elements below c, then of those the ones d divides (into kept) and
+ * the others (into rest); their counts */
+static void split_below(const int32_t *xs, int64_t n, int32_t c, int32_t d, int32_t *kept, int64_t *nk, int32_t *rest,
+                        int64_t *nr) {
+    *nk = *nr = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (xs[i] < c) {
+            if (xs[i] % d == 0) kept[(*nk)++] = xs[i];
+            else if (rest) rest[(*nr)++] = xs[i];
+        }
+}
+
+static want cut_reference(cut_prog p, const int32_t *xs, int64_t n, int32_t c, int32_t d) {
+    want w = {.nouts = 1};
+    int32_t *kept = cells(2 * n), *rest = cells(n);
+    int64_t nk, nr;
+    switch (p) {
+    case FILTER_FILTER:
+    case FILTER_TAKE: /* xs's first k are those below c */
+        split_below(xs, n, c, d, kept, &nk, NULL, &nr);
+        break;
+    case PARTITION_FILTER:
+        split_below(xs, n, c, d, kept, &nk, rest, &nr);
+        w.nouts = 2, w.len[1] = nr, w.data[1] = rest;
+        break;
+    case FILTER_CONCAT: {
+        int32_t *joined = cells(2 * n);
+        int64_t m = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (xs[i] < c) joined[m++] = xs[i];
+        memcpy(joined + m, xs, (size_t)n * sizeof *xs);
+        split_below(joined, m + n, INT32_MAX, d, kept, &nk, NULL, &nr); /* n < 2^31: all below */
+        break;
+    }
+    default: {
+        memcpy(kept, xs, (size_t)n * sizeof *xs);
+        for (int turn = 0; turn < 2; turn++) {
+            uint32_t s = 0;
+            for (int64_t i = 0; i < n; i++)
+                if (kept[i] < c && kept[i] % d == 0) s += (uint32_t)kept[i];
+            for (int64_t i = 0; i < n; i++) kept[i] = (int32_t)((uint32_t)kept[i] + s);
+        }
+        nk = n;
+    }
+    }
+    w.len[0] = nk, w.data[0] = kept;
+    return w;
+}
+
+static const char *const CUT_STRATEGIES[] = {NULL, "DEFAULT-CPU", "try(each(scan, try(lookback(M=16384, WG=1, LOAD=direct))))"};
+
+/* Each shape under no strategy, the default and the look-back, at lengths
+ * 0, 1, 7, 1000 (and 1000003 once per shape), with none, all, half and a
+ * third kept: against C, and the interpreter up to 1000. */
+START_TEST(filters_of_run_time_lengths_on_the_device) {
+    const char *strategy = strategy_text(CUT_STRATEGIES[_i]);
+    const int64_t lengths[] = {0, 1, 7, 1000, 1000003};
+    for (cut_prog p = FILTER_FILTER; p < NCUT_PROGS; p++) {
+        const st_def *d = def_of(CUT_PROGRAMS[p]);
+        const char *label = text_of("%s, %s", CUT_NAMES[p], strategy ? strategy : "no strategy");
+        st_code code = generated(lowered(apply(d, strategy, label), label), label);
+        st_exe *exe = built(&code, label);
+        for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++) {
+            int64_t n = lengths[li];
+            bool big = n > 1000;
+            if (big && !st_test_big(_i)) continue;
+            /* (c, d): none kept, all kept, half below c and every other, all below c and a third */
+            const int32_t cases[][2] = {{0, 2}, {(int32_t)n, 1}, {(int32_t)(n / 2), 2}, {(int32_t)n, 3}};
+            for (size_t ci = big ? 2 : 0; ci < (big ? 3 : sizeof cases / sizeof *cases); ci++) {
+                st_arena_mark mark = st_arena_get_mark(ar);
+                int32_t c = cases[ci][0], dv = cases[ci][1];
+                const int32_t *xs = permutation(n, c, 11 + (uint64_t)n);
+                st_value args[3], got, ref;
+                args_of(xs, n, c, args);
+                args[2] = scalar_of(ST_I32, (st_scalar){.i32 = dv});
+                st_binding env = size_n(n);
+                st_err err = {0};
+                const char *at = text_of("%s, N = %lld, c = %d, d = %d", label, (long long)n, c, dv);
+                st_launch *l = st_launch_new(exe, args, &env, 1, &err);
+                ck_assert_msg(l != NULL, "%s: %s", at, err.message);
+                ck_assert_msg(st_launch_run(l, NULL, &err), "%s: %s", at, err.message);
+                ck_assert_msg(st_launch_read(l, ar, &got, &err), "%s: %s", at, err.message);
+                want w = cut_reference(p, xs, n, c, dv);
+                same_as_c(&got, &w, at);
+                if (n <= 1000) {
+                    ck_assert_msg(st_eval(cx, d, args, &env, 1, ar, &ref, &err), "%s: %s", at, err.message);
+                    ck_assert_msg(st_value_agree(&got, &ref, 0, &err), "%s: the interpreter disagrees: %s", at, err.message);
+                }
+                st_launch_free(l);
+                st_arena_release(ar, mark);
+            }
+        }
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
 /* The look-back of the default strategy runs over the suffix's length. */
 START_TEST(the_default_scans_by_lookback) {
     const st_def *now = apply(def_of(PROGRAMS[CUTS]), st_default_strategy("CPU"), "default");
@@ -537,6 +661,12 @@ int main(void) {
     tcase_add_checked_fixture(tc, rules_setup, pipeline_teardown);
     tcase_set_timeout(tc, 900); /* a million elements through PoCL at five counts, three programs */
     tcase_add_loop_test(tc, every_rule_on_the_device, 0, NSTRATEGIES);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("filters of run-time lengths");
+    tcase_add_checked_fixture(tc, rules_setup, pipeline_teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, filters_of_run_time_lengths_on_the_device, 0,
+                        (int)(sizeof CUT_STRATEGIES / sizeof *CUT_STRATEGIES));
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
