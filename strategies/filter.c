@@ -77,18 +77,37 @@ static const st_node *rewrapped(st_build *b, const st_node *lets, const st_node 
     return lets && r ? with_innermost(b, lets, r) : r;
 }
 
-/* iota over xs's length, for a partition's places: of the def's sizes, or
- * for a length known only at run time the count of the take that cut xs
- * (a variable standing for its length), which the lets around are in
- * scope for. NULL with the reason where no such count is at hand. */
+/* The length of the buffer for xs: its length, or for one known only at
+ * run time its worst case (its bound), of which the scatter fills the
+ * first places alone. */
+static const st_size *worst_case(st_build *b, const st_node *xs) {
+    const st_size *n = xs->type->size;
+    if (!st_size_has_exist(n)) return n;
+    st_err e = {0};
+    const st_size *upper = st_size_upper(b->cx, n, &e);
+    if (!upper && !b->err->message[0]) *b->err = e;
+    return upper;
+}
+
+/* iota over xs's length, for a partition's places. For a length known
+ * only at run time, xs is take(k, src) (a filter's rewritten result, or
+ * the user's take) and this take(k, iota over src): the same k of an array
+ * of the same length, so of xs's length, also as the program reads back
+ * (where k is an i64 the take alone makes a length of). Its source is as
+ * long as xs's worst case, the buffer the partition scatters into, which
+ * take(k, ·) cuts to xs's length the same way. NULL with the reason for
+ * any other length. */
 static const st_node *indices_of(st_build *b, const st_node *xs, st_err *why) {
     const st_size *n = xs->type->size;
     if (!st_size_has_exist(n)) return ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, n));
-    if (st_is_prim(xs, ST_PRIM_TAKE) && xs->kids[0]->kind == ST_NODE_VAR && xs->kids[0]->size == n)
-        return ST_PRIM(b, ST_PRIM_IOTA, xs->kids[0]);
-    return st_reject(why, "partition-scatter: the input's length is known only at run time and is not the count of "
-                     "a filter's or partition's rewritten take (a partition numbers its elements with iota, which "
-                     "needs that count)"), NULL;
+    if (st_is_prim(xs, ST_PRIM_TAKE) && xs->kids[1]->type->size == worst_case(b, xs) &&
+        !st_size_has_exist(xs->kids[1]->type->size)) {
+        const st_node *cut = ST_PRIM(b, ST_PRIM_TAKE, xs->kids[0], ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, xs->kids[1]->type->size)));
+        if (cut && cut->type->size == n) return cut;
+    }
+    return st_reject(why, "partition-scatter: the input's length is known only at run time, and the input is not a "
+                     "take of an array of its worst-case length (a filter's result, or take(k, xs) of the def's "
+                     "array): its elements' places need iota over that length"), NULL;
 }
 
 /* The parts filter and partition share: flags, their inclusive scan and
@@ -117,18 +136,6 @@ static void count_kept(st_build *b, const st_node *p, const st_node *xs, const s
 /* let flags = … in let offsets = … in let k = … in body */
 static const st_node *around(st_build *b, const counted *c, const st_node *body) {
     return st_b_let(b, c->flags, c->flags_v, st_b_let(b, c->offsets, c->offsets_v, st_b_let(b, c->k, c->k_v, body)));
-}
-
-/* The length of the buffer for xs: its length, or for one known only at
- * run time its worst case (its bound), of which the scatter fills the
- * first places alone. */
-static const st_size *worst_case(st_build *b, const st_node *xs) {
-    const st_size *n = xs->type->size;
-    if (!st_size_has_exist(n)) return n;
-    st_err e = {0};
-    const st_size *upper = st_size_upper(b->cx, n, &e);
-    if (!upper && !b->err->message[0]) *b->err = e;
-    return upper;
 }
 
 /* let idx = places in let buf = scatter(replicate(n, zero), idx, xs) in (what of buf); indices a
