@@ -92,9 +92,10 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
     const st_node *cut = run_time_sized(def->body);
     if (cut)
         return st_fail(err, st_node_loc_or(cx, cut, def->loc), "a %s is left that no rule made a scan and a scatter (%s-scatter refuses elements that are rows, "
-                                      "and an input whose length is itself known only at run time, such as a filter of "
-                                      "a filter); `strata eval` runs the program on the interpreter",
-                       st_prim_get(cut->u.prim)->name, st_prim_get(cut->u.prim)->name);
+                                      "and a partition of an input of run-time length other than a take, such as of a "
+                                      "drop; `strata rewrite -s %s-scatter` says why); `strata eval` runs the program "
+                                      "on the interpreter",
+                       st_prim_get(cut->u.prim)->name, st_prim_get(cut->u.prim)->name, st_prim_get(cut->u.prim)->name);
     /* the names in the kernels are the program's, not the context's history:
      * one program, one kernel text, one SHA-256, one build */
     const st_def *named = st_def_canonical(cx, def, err);

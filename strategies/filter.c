@@ -363,8 +363,8 @@ static const st_rule filter_rules[] = {
     {.name = "filter-scatter",
      .summary = "filter(p, xs) as flags of p, their inclusive scan into a scatter (kept element at its offset - 1, the "
                 "others ignored) into a scratch buffer of n, and take(k, buffer) with k the flags' sum (the seed's filter)",
-     .conditions = "a filter whose elements are scalars or tuples of scalars (not rows), and whose input's length is "
-                   "written with the def's sizes (not one known only at run time)",
+     .conditions = "a filter whose elements are scalars or tuples of scalars (not rows); an input of a length known "
+                   "only at run time (a filter's, a take's) gets a buffer of its worst case",
      .origin = "built-in",
      .apply = filter_scatter},
     {.name = "partition-scatter",
@@ -372,7 +372,8 @@ static const st_rule filter_rules[] = {
                 "at its offset - 1, a dropped one at k + (i - offset); then (take(k, buf), drop(k, buf)), k the "
                 "flags' sum",
      .conditions = "a partition whose elements are scalars or tuples of scalars (not rows), and whose input's length "
-                   "is written with the def's sizes (not one known only at run time)",
+                   "is written with the def's sizes, or is take(k, src) with src as long as the input's worst case (a "
+                   "filter's result, a take of the def's array)",
      .origin = "built-in",
      .apply = partition_scatter},
     {.name = "reduce-as-scan-total",

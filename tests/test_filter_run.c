@@ -15,7 +15,9 @@
  * outside 0..N is the glue's error with a sentence, the CLI prints and
  * writes results of their actual length and counts their bytes, the
  * exported host.c states the contract of the lengths' output, and filter
- * is still refused by codegen, at the def. */
+ * is still refused by codegen, at the def. Then filters and partitions
+ * whose input has a length known only at run time, rewritten by their
+ * rules. */
 #include "pipeline_fixture.h"
 #include "run_strata.h"
 
@@ -507,18 +509,17 @@ START_TEST(filter_is_refused_at_the_def) {
 }
 END_TEST
 
-/* A filter of a filter: the inner one becomes its rule's scan and scatter,
- * the outer keeps its length through that rewrite (st_rebuild), and, its
- * input's length known only at run time, is refused at the outer filter by
- * name. */
-START_TEST(a_filter_of_a_filter_is_refused_at_the_def) {
-    const st_def *d = def_of("def main(xs: [N]i32) =\n  filter(x => x > 0, filter(x => x < 5, xs))\n");
+/* A partition of a drop, whose length no iota writes: lower-opencl leaves
+ * it, and codegen refuses it at the partition, by name. */
+START_TEST(a_partition_of_a_drop_is_refused_where_it_stands) {
+    const st_def *d = def_of("def main(xs: [N]i32) =\n  let k = xs |> map(x => if x > 0 then 1i64 else 0i64) |> reduce(+, 0i64)\n"
+                             "  in partition(x => x < 5, drop(k, xs))\n");
     st_code code;
     st_err err = {0};
-    ck_assert(!st_codegen(cx, lowered(d, "filter of filter"), ar, &code, &err));
-    ck_assert_has(err.message, "such as a filter of a filter");
-    ck_assert_int_eq(err.loc.line, 2);
-    ck_assert_int_eq(err.loc.col, 3);
+    ck_assert(!st_codegen(cx, lowered(d, "partition of drop"), ar, &code, &err));
+    ck_assert_has(err.message, "a partition is left that no rule made a scan and a scatter");
+    ck_assert_int_eq(err.loc.line, 3);
+    ck_assert_int_eq(err.loc.col, 6);
 }
 END_TEST
 
@@ -651,7 +652,7 @@ int main(void) {
     tcase_add_test(tc, interpreter_agrees_with_c);
     tcase_add_test(tc, the_default_scans_by_lookback);
     tcase_add_test(tc, filter_is_refused_at_the_def);
-    tcase_add_test(tc, a_filter_of_a_filter_is_refused_at_the_def);
+    tcase_add_test(tc, a_partition_of_a_drop_is_refused_where_it_stands);
     tcase_add_test(tc, cuts_of_cuts_and_of_zips);
     tcase_add_test(tc, concat_of_rows_is_refused);
     tcase_add_test(tc, the_exported_glue_states_the_lengths_contract);
