@@ -87,14 +87,14 @@ static const st_node *around(st_build *b, const counted *c, const st_node *body)
     return st_b_let(b, c->flags, c->flags_v, st_b_let(b, c->offsets, c->offsets_v, st_b_let(b, c->k, c->k_v, body)));
 }
 
-/* let idx = places in let buf = scatter(replicate(n, zero), idx, xs) in (what of buf) */
+/* let idx = places in let buf = scatter(scratch(n, zero), idx, xs) in (what of buf) */
 static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, bool both,
                                 const counted *c) {
     const st_node *idx = st_b_bound(b, "idx", places);
-    /* a filter's buffer is read only through take(k, ·), whose places 0..k-1
-     * the kept elements fill: a scratch buffer (nothing written first) */
-    const st_node *dest = ST_PRIM(b, both ? ST_PRIM_REPLICATE : ST_PRIM_SCRATCH, st_b_size(b, xs->type->size),
-                                  zero_of(b, xs->type->elem));
+    /* a scratch buffer (nothing written first): a filter's is read only
+     * through take(k, ·), whose places 0..k-1 the kept elements fill, and a
+     * partition's every place is written, its scatter a permutation */
+    const st_node *dest = ST_PRIM(b, ST_PRIM_SCRATCH, st_b_size(b, xs->type->size), zero_of(b, xs->type->elem));
     const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER, dest, idx, xs);
     const st_node *buf = st_b_bound(b, both ? "buf" : "res", buf_v);
     const st_node *kept = ST_PRIM(b, ST_PRIM_TAKE, c->k, buf);
