@@ -138,15 +138,16 @@ static const st_node *around(st_build *b, const counted *c, const st_node *body)
     return st_b_let(b, c->flags, c->flags_v, st_b_let(b, c->offsets, c->offsets_v, st_b_let(b, c->k, c->k_v, body)));
 }
 
-/* let idx = places in let buf = scatter(replicate(n, zero), idx, xs) in (what of buf); indices a
+/* let idx = places in let buf = scatter(scratch(n, zero), idx, xs) in (what of buf); indices a
  * partition's iota over xs */
 static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, const st_node *indices,
                                 bool both, const counted *c) {
     const st_node *idx = st_b_bound(b, "idx", places);
-    /* a filter's buffer is read only through take(k, ·), whose places 0..k-1
-     * the kept elements fill: a scratch buffer (nothing written first) */
-    const st_node *dest = ST_PRIM(b, both ? ST_PRIM_REPLICATE : ST_PRIM_SCRATCH, st_b_size(b, worst_case(b, xs)),
-                                  zero_of(b, xs->type->elem));
+    /* a scratch buffer (nothing written first): a filter's is read only
+     * through take(k, ·), whose places 0..k-1 the kept elements fill, and a
+     * partition's every place is written, its scatter a permutation (of an
+     * input of run-time length, of the places take(m, ·) below keeps) */
+    const st_node *dest = ST_PRIM(b, ST_PRIM_SCRATCH, st_b_size(b, worst_case(b, xs)), zero_of(b, xs->type->elem));
     const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER, dest, idx, xs);
     /* a partition's dropped part runs to the input's end: of a buffer of the
      * worst case, the input's actual length (its count, iota's length) */
