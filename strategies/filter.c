@@ -63,8 +63,16 @@ static const st_node *with_innermost(st_build *b, const st_node *v, const st_nod
  * filter or partition its rule rewrote) the chain's innermost body, the
  * chain in *lets to be put around the result, so that the inner one runs
  * once and its count is in scope. Not when a name the chain binds is read
- * by p (a let the user wrote, which would capture it). */
-static const st_node *unwrapped(const st_node *p, const st_node *xs, const st_node **lets) {
+ * by p (a let the user wrote, which would capture it). An inner filter is
+ * let-bound the same way. */
+static const st_node *unwrapped(st_build *b, const st_node *p, const st_node *xs, const st_node **lets) {
+    if (st_is_prim(xs, ST_PRIM_FILTER)) {
+        /* an inner filter not rewritten yet (the outer one first): bound
+         * once, for the flags and the scatter both read it */
+        const st_node *in = st_b_bound(b, "kept", xs);
+        *lets = in ? st_b_let(b, in, xs, in) : NULL;
+        return *lets ? in : xs;
+    }
     if (xs->kind != ST_NODE_LET) return xs;
     for (const st_node *v = xs; v->kind == ST_NODE_LET; v = st_let_body(v))
         for (uint32_t i = 0; i < st_let_nvars(v); i++)
@@ -165,7 +173,7 @@ static const st_node *filter_scatter(st_rw *rw, const st_node *e, const int64_t 
     if (!fits("filter-scatter", xs, why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *lets = NULL;
-    xs = unwrapped(p, xs, &lets);
+    xs = unwrapped(b, p, xs, &lets);
     counted c;
     count_kept(b, p, xs, e->type->size, &c);
     /* (f, o) => if f == 1 then o - 1 else -1: a dropped element's index is
@@ -185,7 +193,7 @@ static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64
     if (!fits("partition-scatter", xs, why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *lets = NULL;
-    xs = unwrapped(p, xs, &lets);
+    xs = unwrapped(b, p, xs, &lets);
     const st_node *indices = indices_of(b, xs, why);
     if (!indices) return NULL;
     counted c;

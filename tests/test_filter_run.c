@@ -641,6 +641,14 @@ START_TEST(cuda_kernels_for_cuts) {
                               code.kernel_names[i]);
             if (nvrtc) ck_assert_msg(st_cuda_compile_check(&code, 90, NULL, &err), "%s: %s", label, err.message);
         }
+    for (size_t s = 0; s < sizeof CUT_STRATEGIES / sizeof *CUT_STRATEGIES; s++)
+        for (cut_prog p = FILTER_FILTER; p < NCUT_PROGS; p++) {
+            const char *strategy = strategy_text(CUT_STRATEGIES[s]);
+            const char *label = text_of("%s, %s", CUT_NAMES[p], strategy ? strategy : "no strategy");
+            st_code code = generated(lowered(apply(def_of(CUT_PROGRAMS[p]), strategy, label), label), label);
+            ck_assert_msg(code.cuda != NULL, "%s: no CUDA source", label);
+            if (nvrtc) ck_assert_msg(st_cuda_compile_check(&code, 90, NULL, &err), "%s: %s", label, err.message);
+        }
 }
 END_TEST
 
