@@ -397,10 +397,14 @@ enum { REDUCE_REACH = 1 << 16, REDUCE_MOST = 3 };
 
 /* The partial results of the contiguous chunks of BS elements of xs (of
  * length n), each folded in order by step from z, the tail guarded:
- *   iota(⌈n/BS⌉) |> map(c => iota(BS) |> reduceSeq((acc, j) =>
+ *   iota(⌈n/BS⌉) |> map(c => iota(BS) |> reduce(op, (acc, j) =>
  *       if c*BS + j < n then step(acc, xs[c*BS + j]) else acc, z))
- * (each chunk a sequential fold: one work-item's). *input as element_at's. */
-static const st_node *chunk_partials(st_build *b, const st_node *step, const st_node *z, const st_node **xs,
+ * A reduce inside a map is one work-item's sequential fold (lower-opencl
+ * makes it reduceSeq of the fold); a reduce with a fold, rather than
+ * reduceSeq, because its accumulator's type (z's) is not its elements'
+ * (the indices), which reduce's printed form reads back as, and reduceSeq's
+ * does not. *input as element_at's. */
+static const st_node *chunk_partials(st_build *b, const st_node *op, const st_node *step, const st_node *z, const st_node **xs,
                                      const st_node **input, int64_t bs) {
     st_ctx *cx = b->cx;
     st_err serr = {0};
@@ -412,7 +416,7 @@ static const st_node *chunk_partials(st_build *b, const st_node *step, const st_
     const st_node *i = st_b_binop(b, ST_OP_ADD, st_b_binop(b, ST_OP_MUL, c, st_b_i64(b, bs)), j);
     const st_node *x = element_at(b, xs, input, i);
     const st_node *folded = st_b_if(b, st_b_binop(b, ST_OP_LT, i, st_b_size_value(b, n)), ST_CALL(b, step, acc, x), acc);
-    const st_node *chunk = ST_PRIM(b, ST_PRIM_REDUCE_SEQ, ST_LAMBDA(b, folded, acc, j), z, ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, bs)));
+    const st_node *chunk = ST_PRIM(b, ST_PRIM_REDUCE, op, ST_LAMBDA(b, folded, acc, j), z, ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, bs)));
     return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, chunk, c), ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, m)));
 }
 
@@ -443,7 +447,7 @@ static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t
                          "it stays one work-item's sequential fold", (long long)bs), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *xs = p.xs, *input = NULL;
-    const st_node *partials_v = chunk_partials(b, st_fold_step(&p), p.z, &xs, &input, bs);
+    const st_node *partials_v = chunk_partials(b, p.op, st_fold_step(&p), p.z, &xs, &input, bs);
     const st_node *partials = st_b_bound(b, "partials", partials_v);
     const st_node *vars[REDUCE_MOST] = {partials}, *values[REDUCE_MOST] = {partials_v};
     int levels = 1;
@@ -451,7 +455,7 @@ static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t
                              !at_most(vars[levels - 1], bs);
          reach *= bs, levels++) {
         const st_node *above = vars[levels - 1], *unused = NULL;
-        values[levels] = chunk_partials(b, p.op, p.z, &above, &unused, bs);
+        values[levels] = chunk_partials(b, p.op, p.op, p.z, &above, &unused, bs);
         vars[levels] = st_b_bound(b, "partials", values[levels]);
     }
     const st_node *out = vars[levels - 1] ? ST_PRIM(b, ST_PRIM_REDUCE, p.op, p.z, vars[levels - 1]) : NULL;
