@@ -390,11 +390,6 @@ static const st_strategy *parallel_scan(st_rw *rw, const st_node *e, const int64
 
 /* ---- parallel-reduce(BS): a top-level reduction in chunks ---- */
 
-/* How many levels of chunks a reduction gets: as for parallel-scan's
- * levels, until what one work-item folds at the end is at most n / 65536
- * partials (at most 3 levels). */
-enum { REDUCE_REACH = 1 << 16, REDUCE_MOST = 3 };
-
 /* The partial results of the contiguous chunks of BS elements of xs (of
  * length n), each folded in order by step from z, the tail guarded:
  *   iota(⌈n/BS⌉) |> map(c => iota(BS) |> reduce(op, (acc, j) =>
@@ -427,13 +422,15 @@ static bool at_most(const st_node *xs, int64_t k) {
 }
 
 /* reduce(op, z, xs) or reduce(op, fold, z, xs) at the top level becomes
- *   let partials = chunk_partials(fold or op, xs)     one work-item a chunk
- *   in partials |> reduce(op, z)
- * and the reduce of the partials gets the same again while they may be
- * many (REDUCE_REACH), with op folding them. The chunks are contiguous and
- * their partials combined in order, so op need not commute; z is op's
- * neutral element (the guarded tail leaves a chunk's accumulator as it is,
- * an empty chunk is z). */
+ *   chunk_partials(fold or op, xs) |> reduce(op, z)
+ * the partials (⌈n/BS⌉ of them) folded by one work-item at the end. The
+ * chunks are contiguous and their partials combined in order, so op need
+ * not commute; z is op's neutral element (the guarded tail leaves a chunk's
+ * accumulator as it is, an empty chunk is z). No let: the map of chunks is
+ * the reduce's input, which codegen computes first, in parallel, wherever
+ * the reduce stands (an operand, a branch); a let there would not be. For
+ * the same reason an input whose elements cost more than a read (a scan's)
+ * is refused rather than bound. */
 static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_is_prim(e, ST_PRIM_REDUCE) || !st_fold_form_of(e, &p)) return st_no_match(why, "parallel-reduce rewrites a reduce");
@@ -447,20 +444,11 @@ static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t
                          "it stays one work-item's sequential fold", (long long)bs), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *xs = p.xs, *input = NULL;
-    const st_node *partials_v = chunk_partials(b, p.op, st_fold_step(&p), p.z, &xs, &input, bs);
-    const st_node *partials = st_b_bound(b, "partials", partials_v);
-    const st_node *vars[REDUCE_MOST] = {partials}, *values[REDUCE_MOST] = {partials_v};
-    int levels = 1;
-    for (int64_t reach = bs; reach < REDUCE_REACH && levels < REDUCE_MOST && bs > 1 && vars[levels - 1] &&
-                             !at_most(vars[levels - 1], bs);
-         reach *= bs, levels++) {
-        const st_node *above = vars[levels - 1], *unused = NULL;
-        values[levels] = chunk_partials(b, p.op, p.op, p.z, &above, &unused, bs);
-        vars[levels] = st_b_bound(b, "partials", values[levels]);
-    }
-    const st_node *out = vars[levels - 1] ? ST_PRIM(b, ST_PRIM_REDUCE, p.op, p.z, vars[levels - 1]) : NULL;
-    for (int l = levels - 1; l >= 0; l--) out = st_b_let(b, vars[l], values[l], out);
-    return input ? st_b_let(b, input, p.xs, out) : out;
+    const st_node *partials = chunk_partials(b, p.op, st_fold_step(&p), p.z, &xs, &input, bs);
+    if (input)
+        return st_reject(why, "parallel-reduce: an element of the reduce's input costs more than a read (the input is "
+                         "a scan's or a reduction's result, not an array or a map of one); bind it with `let` first"), NULL;
+    return ST_PRIM(b, ST_PRIM_REDUCE, p.op, p.z, partials);
 }
 
 /* ---- the table ---- */
@@ -553,10 +541,10 @@ static const st_rule rule_parallel_scan = {
 static const st_rule rule_parallel_reduce = {
     .name = "parallel-reduce",
     .summary = "a reduce as the reduce of the partial results of contiguous chunks of BS elements, each folded in order "
-               "by one work-item (the tail guarded), nested on the partials while they may be many (until "
-               "BS^levels >= 65536, at most 3 levels); a fused map (reduce(op, fold, z, xs)) is folded in the chunks",
+               "by one work-item of its own (the tail guarded); a fused map (reduce(op, fold, z, xs)) is folded in the chunks",
     .conditions = "a reduce at the top level of a def (the body of a top-level loop over arrays counts), not inside a "
-                  "lambda; its accumulator a scalar or a tuple of scalars; its length not a constant of at most BS; "
+                  "lambda; its accumulator a scalar or a tuple of scalars; its length not a constant of at most BS; an "
+                  "element of its input no more than a read (an array, a view or a map of one, not a scan's result); "
                   "z is the operator's neutral element (which need not commute)",
     .origin = "built-in",
     .nparams = 1,
