@@ -202,7 +202,7 @@ START_TEST(the_chunks_fold_the_fused_map) {
     ck_assert_msg(!strstr(text, "zip(xs, ys) |> map(") && count_of(text, "reduce(") == 2, "%s", text);
     /* the default strategies: none on a CPU, chunks of 4096 on a GPU */
     const char *cpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("CPU"), "CPU"));
-    ck_assert_str_eq(cpu, "def main(xs: [N]i32): i32 = xs |> reduce(+, 0)\n");
+    ck_assert_msg(!strstr(cpu, "map(") && count_of(cpu, "reduce(") == 1, "%s", cpu);
     const char *gpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("GPU"), "GPU"));
     ck_assert_has(gpu, "iota((N + 4095) / 4096)");
     ck_assert_int_eq(count_of(gpu, "reduce("), 2);
