@@ -9,6 +9,8 @@
 #       of N) and examples/exscan_scatter.strata (the same compaction and
 #       its count), and examples/filter_keep.strata (`filter(p, xs)`, a
 #       result of run-time length), all under the default strategy;
+#       Beside them a sum of the same 2^24 i32 (a top-level reduce, in
+#       chunks by the default strategy's parallel-reduce), against the copy;
 #   (b) the LSD radix sort of 2^24 random u32 (examples/radix_sort.strata,
 #       and examples/radix_sort_partition.strata, the same as a loop of
 #       partition + concat) and its key-value variant (examples/radix_sort_kv.strata), against
@@ -65,6 +67,7 @@ random_npy '<i4' "$WORK/i32.npy"
 random_npy '<u4' "$WORK/u32.npy"
 random_npy '<i4' "$WORK/values.npy"
 copy_program i32 "$WORK/copy_i32.strata"
+printf 'def main(xs: [N]i32): i32 =\n  xs |> reduce(+, 0)\n' >"$WORK/sum_i32.strata"
 
 # The filters: name<TAB>program.
 filters=("filter(p, xs)	examples/filter_keep.strata" "semifilter	examples/filter.strata"
@@ -73,6 +76,7 @@ filters=("filter(p, xs)	examples/filter_keep.strata" "semifilter	examples/filter
 for r in $(seq 1 "$ROUNDS"); do
     echo "round $r of $ROUNDS" >&2
     strata_ms "$WORK/copy_i32.strata" --input xs="$WORK/i32.npy" >>"$WORK/copy.ms"
+    strata_ms "$WORK/sum_i32.strata" --input xs="$WORK/i32.npy" >>"$WORK/sum.ms"
     for f in "${filters[@]}"; do
         IFS=$'\t' read -r name prog <<<"$f"
         strata_ms "$prog" --input xs="$WORK/i32.npy" >>"$WORK/filter_$(basename "$prog" .strata).ms"
@@ -115,6 +119,11 @@ copy=$(med copy)
     done
     echo
     echo "/copy: the filter's throughput over the copy kernel's (issue 22's target: >= 0.8)"
+    echo
+    awk -v ms="$(med sum)" -v copy="$copy" -v n="$N" 'BEGIN {
+        if (ms == "n/a" || ms == "") { print "sum (xs |> reduce(+, 0)): n/a"; exit }
+        printf "sum (xs |> reduce(+, 0)): %.2f ms, %.2f GB/s of N elements read; the copy'"'"'s time over the sum'"'"'s: %.2f\n",
+            ms, 4 * n / ms / 1e6, copy == "n/a" ? 0 : copy / ms }'
     echo
     echo "(b) radix sort of random u32 (keys: examples/radix_sort.strata; part: radix_sort_partition.strata, a loop"
     echo "    of partition + concat; kv: radix_sort_kv.strata, with i32 values); strata's speed-up over each peer (above 1: faster)"

@@ -86,7 +86,11 @@ static void literal(const st_node *n, const st_type *hint, st_buf *out) {
         }
     }
     st_scalar_format(k, v, out);
-    if (k != ST_I32 && k != ST_F32 && k != ST_BOOL && n->type != hint) st_buf_puts(out, st_scalar_name(k));
+    /* an i32 or f32 too where the context would give the literal another
+     * type (reduceSeq's neutral element, typed from the elements, of an
+     * accumulator that is not one) */
+    bool defaulted = k == ST_I32 || k == ST_F32 || k == ST_BOOL;
+    if (n->type != hint && k != ST_BOOL && (!defaulted || hint)) st_buf_puts(out, st_scalar_name(k));
 }
 
 static bool is_negative_literal(const st_node *n) {

@@ -31,13 +31,25 @@
  * the scan's kernel, not reduced in a pass of its own. */
 #define TOTALS "try(each(any, try(reduce-as-scan-total))) ; "
 
+/* On a GPU, every reduction left at the top level (after TOTALS took a
+ * filter's count from its scan) as chunks folded by work-items of their
+ * own, not one work-item's fold of the whole input: chunks of 4096, so that
+ * an input of millions makes thousands of work-items to fill the
+ * multiprocessors while the partials one work-item folds at the end stay a
+ * few thousand. Not on a CPU: there one work-item's loop already streams
+ * from memory as fast as the cores can, and a work-group's work-items run
+ * as the lanes of one loop, each lane a chunk of its own, which turns the
+ * chunks' contiguous reads into strided ones (the README's measurements). */
+#define REDUCES "try(each(top reduce, try(parallel-reduce(BS=4096)))) ; "
+
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan
  * (which nests itself on its block sums). */
-#define DEFAULT_FOR(lookback) FILTERS ROWS FUSION "try(each(top scan, try(" lookback "))) ; " TOTALS PAPER_SCAN HISTOGRAMS
+#define DEFAULT_FOR(lookback, reduces)                                                                       \
+    FILTERS ROWS FUSION "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN HISTOGRAMS
 
 const char *st_fusion_strategy(void) { return FUSION; }
 
 const char *st_default_strategy(const char *device_type) {
-    if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("lookback(M=16384, WG=1, LOAD=direct)");
-    return DEFAULT_FOR("lookback(M=32, WG=128, LW=32)");
+    if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("lookback(M=16384, WG=1, LOAD=direct)", "");
+    return DEFAULT_FOR("lookback(M=32, WG=128, LW=32)", REDUCES);
 }

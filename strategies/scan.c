@@ -189,6 +189,18 @@ static const st_node *fused(st_build *b, const st_node *read) {
     return r;
 }
 
+/* Element i of *xs, index-fused. When one element costs more than a read
+ * (it is an element of a scan, a reduction), *xs is computed once into
+ * memory instead: *input becomes a variable to bind it to (the caller lets
+ * it around its result), *xs that variable. */
+static const st_node *element_at(st_build *b, const st_node **xs, const st_node **input, const st_node *i) {
+    const st_node *x = fused(b, ST_PRIM(b, ST_PRIM_GET, i, *xs));
+    if (!x || st_is_view(x, true) || st_is_view_scalar(x)) return x; /* scalar lets: an exscan's shifted input */
+    *input = st_b_bound(b, "input", *xs);
+    *xs = *input;
+    return ST_PRIM(b, ST_PRIM_GET, i, *input);
+}
+
 /* scan(op, z, xs) with n not a multiple of BS becomes a scan of m = ⌈n/BS⌉·BS
  * elements, the tail filled with z, of which the first n are kept:
  *   let padded = iota(m) |> map(i => if i < n then xs |> get(i) else z)
@@ -217,14 +229,7 @@ static const st_node *pad_scan(st_rw *rw, const st_node *e, const int64_t *args,
     const st_node *n_e = st_b_size(b, n), *m_e = st_b_size(b, m), *n_value = st_b_size_value(b, n);
     const st_node *i = st_b_var(b, "i", st_type_scalar(cx, ST_I64));
     const st_node *xs = p.xs, *input = NULL;
-    const st_node *x = fused(b, ST_PRIM(b, ST_PRIM_GET, i, xs));
-    if (x && !st_is_view(x, true) && !st_is_view_scalar(x)) { /* scalar lets: an exscan's shifted input */
-        /* one element of the input costs more than a read (it is an element
-         * of a scan, a reduction): the input is computed once, into memory */
-        input = st_b_bound(b, "input", p.xs);
-        xs = input;
-        x = ST_PRIM(b, ST_PRIM_GET, i, input);
-    }
+    const st_node *x = element_at(b, &xs, &input, i);
     const st_node *item = p.fold ? ST_CALL(b, p.fold, p.z, x) : x;
     const st_node *padded_v = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, st_b_if(b, st_b_binop(b, ST_OP_LT, i, n_value), item, p.z), i),
                                    ST_PRIM(b, ST_PRIM_IOTA, m_e));
@@ -383,6 +388,69 @@ static const st_strategy *parallel_scan(st_rw *rw, const st_node *e, const int64
     return s;
 }
 
+/* ---- parallel-reduce(BS): a top-level reduction in chunks ---- */
+
+/* The partial results of the contiguous chunks of BS elements of xs (of
+ * length n), each folded in order by step from z, the tail guarded:
+ *   iota(⌈n/BS⌉) |> map(c => iota(BS) |> reduce(op, (acc, j) =>
+ *       if c*BS + j < n then step(acc, xs[c*BS + j]) else acc, z))
+ * A reduce inside a map is one work-item's sequential fold (lower-opencl
+ * makes it reduceSeq of the fold); a reduce with a fold, rather than
+ * reduceSeq, because its accumulator's type (z's) is not its elements'
+ * (the indices), which reduce's printed form reads back as, and reduceSeq's
+ * does not. *input as element_at's. */
+static const st_node *chunk_partials(st_build *b, const st_node *op, const st_node *step, const st_node *z, const st_node **xs,
+                                     const st_node **input, int64_t bs) {
+    st_ctx *cx = b->cx;
+    st_err serr = {0};
+    const st_size *n = (*xs)->type->size;
+    const st_size *m = st_size_div(cx, st_size_add(cx, n, st_size_const(cx, bs - 1), &serr), st_size_const(cx, bs), &serr);
+    if (!m) return *b->err = serr, NULL;
+    const st_type *i64 = st_type_scalar(cx, ST_I64);
+    const st_node *c = st_b_var(b, "c", i64), *j = st_b_var(b, "j", i64), *acc = st_b_var(b, "acc", z->type);
+    const st_node *i = st_b_binop(b, ST_OP_ADD, st_b_binop(b, ST_OP_MUL, c, st_b_i64(b, bs)), j);
+    const st_node *x = element_at(b, xs, input, i);
+    const st_node *folded = st_b_if(b, st_b_binop(b, ST_OP_LT, i, st_b_size_value(b, n)), ST_CALL(b, step, acc, x), acc);
+    const st_node *chunk = ST_PRIM(b, ST_PRIM_REDUCE, op, ST_LAMBDA(b, folded, acc, j), z, ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, bs)));
+    return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, chunk, c), ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, m)));
+}
+
+/* Is xs's length a constant of at most k (one chunk: nothing to share)? */
+static bool at_most(const st_node *xs, int64_t k) {
+    int64_t len;
+    return st_size_is_const(xs->type->size, &len) && len <= k;
+}
+
+/* reduce(op, z, xs) or reduce(op, fold, z, xs) at the top level becomes
+ *   chunk_partials(fold or op, xs) |> reduce(op, z)
+ * the partials (⌈n/BS⌉ of them) folded by one work-item at the end. The
+ * chunks are contiguous and their partials combined in order, so op need
+ * not commute; z is op's neutral element (the guarded tail leaves a chunk's
+ * accumulator as it is, an empty chunk is z). No let: the map of chunks is
+ * the reduce's input, which codegen computes first, in parallel, wherever
+ * the reduce stands (an operand, a branch); a let there would not be. For
+ * the same reason an input whose elements cost more than a read (a scan's)
+ * is refused rather than bound. */
+static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    st_scan_form p;
+    if (!st_is_prim(e, ST_PRIM_REDUCE) || !st_fold_form_of(e, &p)) return st_no_match(why, "parallel-reduce rewrites a reduce");
+    int64_t bs = args[0];
+    if (!st_at_top_level(rw, "parallel-reduce", "reduce", why)) return NULL;
+    if (!st_type_is_plain(p.z->type))
+        return st_reject(why, "parallel-reduce: the reduce's accumulator holds arrays; its chunks' partials would be "
+                         "arrays one work-item each keeps, so it takes scalars and tuples of scalars only"), NULL;
+    if (at_most(p.xs, bs))
+        return st_reject(why, "parallel-reduce: the reduce's length is a constant of at most BS = %lld, one chunk; "
+                         "it stays one work-item's sequential fold", (long long)bs), NULL;
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *xs = p.xs, *input = NULL;
+    const st_node *partials = chunk_partials(b, p.op, st_fold_step(&p), p.z, &xs, &input, bs);
+    if (input)
+        return st_reject(why, "parallel-reduce: an element of the reduce's input costs more than a read (the input is "
+                         "a scan's or a reduction's result, not an array or a map of one); bind it with `let` first"), NULL;
+    return ST_PRIM(b, ST_PRIM_REDUCE, p.op, p.z, partials);
+}
+
 /* ---- the table ---- */
 
 #define BS_PARAM {.name = "BS", .doc = "the block size: elements per work-group", .min = 1, .max = 1 << 20}
@@ -470,9 +538,23 @@ static const st_rule rule_parallel_scan = {
     .check = parallel_scan_check,
 };
 
+static const st_rule rule_parallel_reduce = {
+    .name = "parallel-reduce",
+    .summary = "a reduce as the reduce of the partial results of contiguous chunks of BS elements, each folded in order "
+               "by one work-item of its own (the tail guarded); a fused map (reduce(op, fold, z, xs)) is folded in the chunks",
+    .conditions = "a reduce at the top level of a def (the body of a top-level loop over arrays counts), not inside a "
+                  "lambda; its accumulator a scalar or a tuple of scalars; its length not a constant of at most BS; an "
+                  "element of its input no more than a read (an array, a view or a map of one, not a scan's result); "
+                  "z is the operator's neutral element (which need not commute)",
+    .origin = "built-in",
+    .nparams = 1,
+    .params = {{.name = "BS", .doc = "the chunk size: elements one work-item folds", .min = 1, .max = 1 << 24}},
+    .apply = parallel_reduce,
+};
+
 bool st_register_scan_rules(st_registry *r, st_err *err) {
     const st_rule *rules[] = {&rule_scan_then_propagate, &rule_brent_kung_step, &rule_brent_kung,
-                              &rule_sequential_scan, &rule_pad_scan, &rule_parallel_scan};
+                              &rule_sequential_scan, &rule_pad_scan, &rule_parallel_scan, &rule_parallel_reduce};
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (!st_registry_add(r, rules[i], err)) return false;
     return true;

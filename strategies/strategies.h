@@ -54,6 +54,9 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *     GPU" has the figures);
  *   - a count folding as a look-back scan that runs after it (a filter's)
  *     read from that scan's kernel (reduce-as-scan-total), not reduced;
+ *   - on a GPU, every other reduction at the top level in chunks of 4096,
+ *     each a work-item's (parallel-reduce), not one work-item's fold of all
+ *     of it; a CPU keeps that one loop (defaults.c says why);
  *   - every scan lookback refuses (inside a map, of rows) as the paper's
  *     parallel scan, which nests itself on the scan of the block sums (two
  *     levels for BS = 256), so only a scan of N/65536 elements stays

@@ -1,0 +1,333 @@
+/* tests/test_reduce.c — the rule parallel-reduce(BS) (strategies/scan.c) and
+ * the default strategy that applies it to every top-level reduction.
+ *
+ * Each program (a sum of i32 and of f32, a sum and a count of a zip, a
+ * product of 2x2 matrices and "the first non-zero", neither of which
+ * commutes) runs in the interpreter before and after the rule (chunks of
+ * 1024, and of 3, which leaves a tail almost everywhere)
+ * and the default strategies of a CPU and a GPU, at N = 0, 1, 7, 1000,
+ * 4099 and 1000003, against a reference computed here in C. Around it:
+ * what the rule refuses and why, the shape it gives (a fused map folded in
+ * the chunks), and on PoCL the programs and the partition radix sort under
+ * no strategy, the rule and the default strategy against the interpreter. */
+#include "pipeline_fixture.h"
+
+/* ------------------------------------------------------------------------ */
+/* Programs and their references in C                                       */
+/* ------------------------------------------------------------------------ */
+
+static int32_t in_int(int64_t j) { return (int32_t)((j * 37 + 11) % 101 - 50); }
+/* sixteenths: every sum of a million of them is exact in f32, in any order */
+static float in_f32(int64_t j) { return (float)((j * 13 + 5) % 17) / 16.0f; }
+/* zero but for a few places in the second half: the first non-zero is
+ * found late, past chunk boundaries */
+static int32_t in_sparse(int64_t j, int64_t n) { return j >= n / 2 && j % 5 == 3 ? (int32_t)(j % 97) + 1 : 0; }
+
+typedef enum { SUM_I32, SUM_F32, SUM_COUNT, MATRICES, FIRST_NONZERO } kind;
+
+typedef struct rcase {
+    const char *name, *src;
+    kind k;
+} rcase;
+
+static const rcase CASES[] = {
+    {"sum i32", "def main(xs: [N]i32): i32 = xs |> reduce(+, 0)", SUM_I32},
+    {"sum f32", "def main(xs: [N]f32): f32 = xs |> reduce(+, 0.0)", SUM_F32},
+    {"sum and count of a zip",
+     "def main(xs: [N]i32, ys: [N]f32) =\n"
+     "  zip(xs, ys) |> map((x, y) => (x, if y < 0.5 then 1i64 else 0i64))\n"
+     "  |> reduce((a, b) => (a.0 + b.0, a.1 + b.1), (0, 0i64))\n",
+     SUM_COUNT},
+    {"2x2 matrix product",
+     "def main(xs: [N]u32) =\n"
+     "  xs |> map(x => (x, 1u32, 1u32, 0u32))\n"
+     "  |> reduce((a, b) => (a.0 * b.0 + a.1 * b.2, a.0 * b.1 + a.1 * b.3, a.2 * b.0 + a.3 * b.2, a.2 * b.1 + a.3 * b.3),\n"
+     "            (1u32, 0u32, 0u32, 1u32))\n",
+     MATRICES},
+    /* in a branch: where no let could stand, the chunks still run first */
+    {"first non-zero",
+     "def main(xs: [N]i32): i32 = if N > 0 then xs |> reduce((a, b) => if a != 0 then a else b, 0) else 0", FIRST_NONZERO},
+};
+enum { NCASES = sizeof CASES / sizeof *CASES };
+
+static const int64_t SIZES[] = {0, 1, 7, 1000, 4099, 1000003};
+enum { NSIZES = sizeof SIZES / sizeof *SIZES };
+
+#define RULE_1024 "try(each(any, try(fuse-map-reduce))) ; each(top reduce, parallel-reduce(BS=1024))"
+#define RULE_3 "try(each(any, try(fuse-map-reduce))) ; each(top reduce, parallel-reduce(BS=3))"
+
+static const char *strategy_of(int s) {
+    switch (s) {
+    case 0: return RULE_1024;
+    case 1: return RULE_3;
+    case 2: return st_default_strategy("CPU");
+    default: return st_default_strategy("GPU");
+    }
+}
+enum { NSTRATEGIES = 4 };
+
+static void *room(int64_t n, size_t elem) {
+    void *p = st_arena_alloc(ar, (size_t)(n ? n : 1) * elem);
+    ck_assert(p != NULL);
+    return p;
+}
+
+static st_value tuple_of(uint32_t n, const st_value *items) {
+    st_value *copy = room(n, sizeof *copy);
+    memcpy(copy, items, n * sizeof *copy);
+    st_value v;
+    memset(&v, 0, sizeof v);
+    v.kind = ST_VALUE_TUPLE;
+    v.n = n;
+    v.u.items = copy;
+    return v;
+}
+
+#define SCALAR(K, field, v) scalar_of((K), (st_scalar){.field = (v)})
+
+/* the case's arguments at N = n, and its result computed here */
+static st_value inputs_and_reference(const rcase *c, int64_t n, st_value *args) {
+    switch (c->k) {
+    case SUM_I32: {
+        int32_t *xs = room(n, sizeof *xs), sum = 0;
+        for (int64_t j = 0; j < n; j++) sum += xs[j] = in_int(j);
+        args[0] = array_of(ST_I32, n, xs, ar);
+        return SCALAR(ST_I32, i32, sum);
+    }
+    case SUM_F32: {
+        float *xs = room(n, sizeof *xs), sum = 0;
+        for (int64_t j = 0; j < n; j++) sum += xs[j] = in_f32(j);
+        args[0] = array_of(ST_F32, n, xs, ar);
+        return SCALAR(ST_F32, f32, sum);
+    }
+    case SUM_COUNT: {
+        int32_t *xs = room(n, sizeof *xs), sum = 0;
+        float *ys = room(n, sizeof *ys);
+        int64_t count = 0;
+        for (int64_t j = 0; j < n; j++) { /* every x is summed, the ys below one half counted */
+            sum += xs[j] = in_int(j), ys[j] = in_f32(j * 7);
+            count += ys[j] < 0.5f;
+        }
+        args[0] = array_of(ST_I32, n, xs, ar), args[1] = array_of(ST_F32, n, ys, ar);
+        st_value parts[2] = {SCALAR(ST_I32, i32, sum), SCALAR(ST_I64, i64, count)};
+        return tuple_of(2, parts);
+    }
+    case MATRICES: {
+        uint32_t *xs = room(n, sizeof *xs), m[4] = {1, 0, 0, 1};
+        for (int64_t j = 0; j < n; j++) {
+            xs[j] = (uint32_t)(j * 2654435761u) >> 7;
+            uint32_t b[4] = {xs[j], 1, 1, 0};
+            uint32_t r[4] = {m[0] * b[0] + m[1] * b[2], m[0] * b[1] + m[1] * b[3], m[2] * b[0] + m[3] * b[2],
+                             m[2] * b[1] + m[3] * b[3]};
+            memcpy(m, r, sizeof m);
+        }
+        args[0] = array_of(ST_U32, n, xs, ar);
+        st_value parts[4];
+        for (int k = 0; k < 4; k++) parts[k] = SCALAR(ST_U32, u32, m[k]);
+        return tuple_of(4, parts);
+    }
+    default: {
+        int32_t *xs = room(n, sizeof *xs), first = 0;
+        for (int64_t j = 0; j < n; j++)
+            if ((xs[j] = in_sparse(j, n)) != 0 && first == 0) first = xs[j];
+        args[0] = array_of(ST_I32, n, xs, ar);
+        return SCALAR(ST_I32, i32, first);
+    }
+    }
+}
+
+/* d run by the interpreter on args at N = n agrees with want */
+static void interpreted(const st_def *d, const st_value *args, int64_t n, const st_value *want, const char *label) {
+    st_binding env = {st_intern_cstr(cx, "N"), n};
+    st_value got;
+    st_err err = {0};
+    ck_assert_msg(st_eval(cx, d, args, &env, 1, ar, &got, &err), "%s, N = %lld: the interpreter fails: %s\n%s", label,
+                  (long long)n, err.message, printed_def(d));
+    ck_assert_msg(st_value_agree(&got, want, 0, &err), "%s, N = %lld: %s\n%s", label, (long long)n, err.message,
+                  printed_def(d));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The rule keeps the result                                                */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(the_rule_keeps_the_interpreters_result) {
+    const rcase *c = &CASES[_i / NSTRATEGIES];
+    int s = _i % NSTRATEGIES;
+    const st_def *orig = def_of(c->src);
+    const char *label = text_of("%s under %s", c->name, strategy_of(s));
+    const st_def *now = apply(orig, strategy_of(s), label);
+    /* the CPU's default leaves a reduce to one work-item (strategies/defaults.c says why) */
+    ck_assert_msg(!strstr(printed_def(now), "|> map(c => iota(") == (s == 2), "%s:\n%s", label, printed_def(now));
+    for (int z = 0; z < NSIZES; z++) {
+        int64_t n = SIZES[z];
+        if (n > 10000 && s != 0) continue; /* the interpreter is slow: the big size once per case */
+        st_value args[2];
+        st_value want = inputs_and_reference(c, n, args);
+        if (s == 0) interpreted(orig, args, n, &want, c->name); /* once per case */
+        interpreted(now, args, n, &want, label);
+    }
+}
+END_TEST
+
+/* A rewritten program prints, parses back and prints the same. */
+START_TEST(rewritten_programs_print_and_parse_back) {
+    const rcase *c = &CASES[_i];
+    const char *once = printed_def(apply(def_of(c->src), RULE_1024, c->name));
+    st_ctx *fresh = st_ctx_new();
+    st_err err = {0};
+    const st_program *again = st_parse_program(fresh, "printed", once, strlen(once), &err);
+    ck_assert_msg(again != NULL, "%s: the printed program does not parse: %d:%d: %s\n%s", c->name, err.loc.line,
+                  err.loc.col, err.message, once);
+    st_buf twice = {0};
+    st_print_def(entry_ok(again), &twice);
+    ck_assert_str_eq(twice.data, once);
+    st_buf_free(&twice);
+    st_ctx_free(fresh);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The shape                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* chunks of BS folded in order, the tail guarded, the partials reduced,
+ * the fused map applied in the chunk's fold: no map over the input is left */
+START_TEST(the_chunks_fold_the_fused_map) {
+    const char *text = printed_def(apply(def_of(CASES[2].src), RULE_1024, "rule"));
+    ck_assert_has(text, "iota((N + 1023) / 1024)\n");
+    ck_assert_has(text, "|> map(c => iota(1024) |> reduce((a, b) => (a.0 + b.0, a.1 + b.1), (acc");
+    ck_assert_has(text, "if c * 1024 + j < N then");
+    ck_assert_has(text, "xs |> get(c * 1024 + j)");
+    ck_assert_msg(!strstr(text, "zip(xs, ys) |> map(") && count_of(text, "reduce(") == 2, "%s", text);
+    /* the default strategies: none on a CPU, chunks of 4096 on a GPU */
+    const char *cpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("CPU"), "CPU"));
+    ck_assert_msg(!strstr(cpu, "map(") && count_of(cpu, "reduce(") == 1, "%s", cpu);
+    const char *gpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("GPU"), "GPU"));
+    ck_assert_has(gpu, "iota((N + 4095) / 4096)");
+    ck_assert_int_eq(count_of(gpu, "reduce("), 2);
+}
+END_TEST
+
+/* a partition's count (read before its scan, so not the scan's total) is
+ * reduced in chunks by the GPU's default, inside the loop the host runs */
+START_TEST(the_radix_sorts_count_is_in_chunks) {
+    const st_def *d = example_def("radix_sort_partition");
+    const char *text = printed_def(apply(d, st_default_strategy("GPU"), "radix"));
+    ck_assert_has(text, "map(c => iota(4096) |> reduce(+, (acc");
+    ck_assert_int_eq(count_of(text, "scanLookback("), 1);
+    int64_t n = 4099;
+    uint32_t *xs = room(n, sizeof *xs), *sorted = room(n, sizeof *sorted);
+    for (int64_t j = 0; j < n; j++) xs[j] = (uint32_t)(j * 2654435761u) ^ 0x9e3779b9u;
+    memcpy(sorted, xs, (size_t)n * sizeof *xs);
+    for (int64_t i = 1; i < n; i++) /* insertion sort: the reference */
+        for (int64_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            uint32_t t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    st_value args[1] = {array_of(ST_U32, n, xs, ar)}, want = array_of(ST_U32, n, sorted, ar);
+    interpreted(apply(d, "try(each(partition, try(partition-scatter))) ; try(each(any, try(concat-split))) ; "
+                         "each(top reduce, parallel-reduce(BS=1000))", "radix"),
+                args, n, &want, "radix_sort_partition, parallel-reduce(BS=1000)");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* What the rule refuses                                                    */
+/* ------------------------------------------------------------------------ */
+
+static st_err refusal(const char *src, const char *strategy) {
+    st_err err = {0};
+    const st_strategy *s = st_strategy_parse(cx, reg, "strategy", strategy, &err);
+    ck_assert_msg(s != NULL, "%s", err.message);
+    st_rw *rw = st_rw_new(cx, reg);
+    const st_def *now = st_rewrite_def(rw, s, def_of(src), &err);
+    st_rw_free(rw);
+    ck_assert_msg(now == NULL, "`%s` applied to\n%s\ngiving\n%s", strategy, src, now ? printed_def(now) : "");
+    return err;
+}
+
+START_TEST(what_the_rule_refuses_and_why) {
+    /* a reduce per row: inside a map's function */
+    ck_assert_has(refusal("def main(xs: [N][M]i32) = xs |> map(r => r |> reduce(+, 0))", "first(reduce, parallel-reduce(BS=64))").message,
+                  "parallel-reduce: this reduce is inside a lambda");
+    /* an accumulator of arrays */
+    ck_assert_has(refusal("def main(xs: [N][4]i32) = xs |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(4, 0))",
+                          "first(reduce, parallel-reduce(BS=64))").message,
+                  "the reduce's accumulator holds arrays");
+    /* one chunk */
+    ck_assert_has(refusal("def main(xs: [N]i32) = xs[0:50] |> reduce(+, 0)", "first(reduce, parallel-reduce(BS=64))").message,
+                  "a constant of at most BS = 64, one chunk");
+    /* an input that is a scan's result: each chunk would scan again */
+    ck_assert_has(refusal("def main(xs: [N]i32) = xs |> scan(+, 0) |> reduce(^, 0)", "first(reduce, parallel-reduce(BS=64))").message,
+                  "an element of the reduce's input costs more than a read");
+    /* not a reduce */
+    st_err err = refusal("def main(xs: [N]i32) = xs |> scan(+, 0)", "parallel-reduce(BS=64)");
+    ck_assert(err.mismatch);
+    ck_assert_has(err.message, "parallel-reduce rewrites a reduce");
+    /* the default strategy leaves a refused one to lowering */
+    const char *rows = printed_def(apply(def_of("def main(xs: [N][M]i32) = xs |> map(r => r |> reduce(+, 0))"),
+                                         st_default_strategy("CPU"), "rows"));
+    ck_assert_msg(!strstr(rows, "partials"), "%s", rows);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* On the device (PoCL)                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* the GPU's default strategy, which has the rule (run here on PoCL) */
+static const char *device_strategy(int s) { return s == 0 ? NULL : s == 1 ? RULE_1024 : st_default_strategy("GPU"); }
+enum { NDEVICE = 3 };
+
+START_TEST(the_device_equals_the_interpreter) {
+    const rcase *c = &CASES[_i / NDEVICE];
+    int s = _i % NDEVICE;
+    const char *label = text_of("%s under %s", c->name, s == 0 ? "no strategy" : s == 1 ? "the rule" : "the default strategy");
+    const st_def *orig = def_of(c->src);
+    st_code code = generated(lowered(apply(orig, device_strategy(s), label), label), label);
+    st_exe *exe = built(&code, label);
+    const int64_t sizes[] = {1, 7, 1000, 1000003};
+    for (int z = 0; z < 4; z++) {
+        if (sizes[z] > 10000 && !st_test_big(s)) continue;
+        agrees(exe, orig, text_of("N=%lld", (long long)sizes[z]), 5, label);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
+START_TEST(the_partition_radix_sort_runs_in_chunks) {
+    const st_def *orig = example_def("radix_sort_partition");
+    const char *label = "radix_sort_partition under the GPU's default strategy";
+    const st_def *now = lowered(apply(orig, st_default_strategy("GPU"), label), label);
+    ck_assert_has(printed_def(now), "mapGlb(c => iota(4096) |> reduceSeq(");
+    st_code code = generated(now, label);
+    st_exe *exe = built(&code, label);
+    const int64_t sizes[] = {1, 7, 1000, 70001};
+    for (int z = 0; z < 4; z++) agrees(exe, orig, text_of("N=%lld", (long long)sizes[z]), 3, label);
+    st_exe_free(exe);
+}
+END_TEST
+
+static Suite *reduce_suite(void) {
+    Suite *s = suite_create("reduce");
+    TCase *rules = tcase_create("rules");
+    tcase_set_timeout(rules, 600);
+    tcase_add_checked_fixture(rules, rules_setup, rules_teardown);
+    tcase_add_loop_test(rules, the_rule_keeps_the_interpreters_result, 0, NCASES * NSTRATEGIES);
+    tcase_add_loop_test(rules, rewritten_programs_print_and_parse_back, 0, NCASES);
+    tcase_add_test(rules, the_chunks_fold_the_fused_map);
+    tcase_add_test(rules, the_radix_sorts_count_is_in_chunks);
+    tcase_add_test(rules, what_the_rule_refuses_and_why);
+    suite_add_tcase(s, rules);
+    TCase *dev = tcase_create("device");
+    tcase_set_timeout(dev, 600);
+    tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
+    tcase_add_loop_test(dev, the_device_equals_the_interpreter, 0, NCASES * NDEVICE);
+    tcase_add_test(dev, the_partition_radix_sort_runs_in_chunks);
+    suite_add_tcase(s, dev);
+    return s;
+}
+
+int main(void) { return run_suite(reduce_suite()); }
