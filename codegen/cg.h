@@ -550,6 +550,9 @@ void cg_fault_glue(const cg *g, st_buf *out);         /* glue: after the last la
 
 /* ---- cg_glue.c: the host glue ---- */
 const char *cg_glue(cg *g);
+/* glue, in a block: `err = CALL;` (call_fmt's text), and when it fails the
+ * sentence `what` in msg and on to the end */
+void cg_glue_call(st_buf *out, const char *what, const char *call_fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *cg_opencl(cg *g);
 const char *cg_cuda(cg *g);                         /* the same kernels in CUDA C++ */
 

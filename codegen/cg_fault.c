@@ -88,15 +88,11 @@ void cg_fault_glue(const cg *g, st_buf *out) {
     st_buf_printf(out, "    /* what the kernels found wrong (strata's codegen/cg_fault.c) */\n"
                        "    {\n"
                        "        int fault[3] = {0, 0, 0};\n"
-                       "        long value;\n"
-                       "        err = clEnqueueReadBuffer(queue, %s, CL_TRUE, 0, sizeof fault, fault, 0, NULL, NULL);\n"
-                       "        if (err != CL_SUCCESS) {\n"
-                       "            snprintf(msg, msgcap, \"reading what the kernels found wrong\");\n"
-                       "            goto done;\n"
-                       "        }\n"
-                       "        value = (long)(((unsigned long)(unsigned int)fault[2] << 32) | (unsigned int)fault[1]);\n"
-                       "        (void)value;\n",
-                  g->faults->mem.base);
+                       "        long value;\n");
+    cg_glue_call(out, "reading what the kernels found wrong",
+                 "clEnqueueReadBuffer(queue, %s, CL_TRUE, 0, sizeof fault, fault, 0, NULL, NULL)", g->faults->mem.base);
+    st_buf_puts(out, "        value = (long)(((unsigned long)(unsigned int)fault[2] << 32) | (unsigned int)fault[1]);\n"
+                     "        (void)value;\n");
     for (uint32_t i = 0; i < g->nsites; i++) {
         const cg_fault_site *s = &g->sites[i];
         st_buf_printf(out, "        if (fault[0] == %u) {\n", i + 1);
@@ -123,13 +119,9 @@ void cg_fault_glue(const cg *g, st_buf *out) {
 
 void cg_fault_zero(const cg *g, st_buf *out) {
     if (!g->faults) return;
-    st_buf_printf(out, "    {\n"
-                       "        int zero = 0;\n"
-                       "        err = clEnqueueFillBuffer(queue, %s, &zero, sizeof zero, 0, 3 * sizeof zero, 0, NULL, NULL);\n"
-                       "        if (err != CL_SUCCESS) {\n"
-                       "            snprintf(msg, msgcap, \"clearing the fault words\");\n"
-                       "            goto done;\n"
-                       "        }\n"
-                       "    }\n",
-                  g->faults->mem.base);
+    st_buf_puts(out, "    {\n"
+                     "        int zero = 0;\n");
+    cg_glue_call(out, "clearing the fault words",
+                 "clEnqueueFillBuffer(queue, %s, &zero, sizeof zero, 0, 3 * sizeof zero, 0, NULL, NULL)", g->faults->mem.base);
+    st_buf_puts(out, "    }\n");
 }

@@ -5,6 +5,9 @@
  * file compiled against <CL/cl.h>. */
 #include "cg.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const host_ctype[ST_SCALAR_KIND_COUNT] = {
@@ -464,18 +467,32 @@ static void arguments_checked(cg *g, st_buf *out) {
     }
 }
 
+void cg_glue_call(st_buf *out, const char *what, const char *call_fmt, ...) {
+    va_list ap, again;
+    va_start(ap, call_fmt);
+    va_copy(again, ap);
+    int len = vsnprintf(NULL, 0, call_fmt, ap);
+    char *call = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (call) vsnprintf(call, (size_t)len + 1, call_fmt, again);
+    else out->failed = true;
+    va_end(again);
+    va_end(ap);
+    st_buf_printf(out, "        err = %s;\n        if (err != CL_SUCCESS) {\n            snprintf(msg, msgcap, \"%s\");\n"
+                       "            goto done;\n        }\n", call ? call : "", what);
+    free(call);
+}
+
 /* The result's lengths known only at run time, into the output after the
  * others once everything has run (the contract at the top of the file). */
 static void lengths_text(cg *g, st_buf *out) {
     if (g->lengths_buffer < 0) return;
     st_buf_printf(out, "    {\n        long lengths[%u] = {", g->nlengths);
     for (uint32_t i = 0; i < g->nlengths; i++) st_buf_printf(out, "%s(long)(%s)", i ? ", " : "", cg_size(g, g->lengths[i]));
-    st_buf_printf(out, "};\n"
-                       "        err = clEnqueueWriteBuffer(queue, %s, CL_TRUE, 0, sizeof lengths, lengths, 0, NULL, NULL);\n"
-                       "        if (err != CL_SUCCESS) {\n"
-                       "            snprintf(msg, msgcap, \"writing the result's lengths\");\n"
-                       "            goto done;\n        }\n    }\n",
-                  g->buffers[g->lengths_buffer].name);
+    st_buf_puts(out, "};\n");
+    cg_glue_call(out, "writing the result's lengths",
+                 "clEnqueueWriteBuffer(queue, %s, CL_TRUE, 0, sizeof lengths, lengths, 0, NULL, NULL)",
+                 g->buffers[g->lengths_buffer].name);
+    st_buf_puts(out, "    }\n");
 }
 
 const char *cg_glue(cg *g) {
