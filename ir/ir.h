@@ -660,6 +660,10 @@ const st_node *st_node_placed_like(st_ctx *cx, const st_node *n, const st_node *
 const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err);
 /* n with kid i alone replaced by kid (of the same type), through st_rebuild. */
 const st_node *st_replace_kid(st_ctx *cx, const st_node *n, uint32_t i, const st_node *kid, st_err *err);
+/* Do x and y, of one kind, carry the same payload (a literal's bits, a
+ * variable's name, an operator, a projection's index, a conversion, a
+ * primitive)? Kids and types are not compared. */
+bool st_same_payload(const st_node *x, const st_node *y);
 
 /* The size an integer expression denotes (literals, size variables, integer
  * parameters, let-bound sizes, and + - * / % and integer conversions of

@@ -61,7 +61,7 @@ static uint32_t hash_node(const st_node *n) {
     return h;
 }
 
-static bool same_payload(const st_node *x, const st_node *y) {
+bool st_same_payload(const st_node *x, const st_node *y) {
     switch (x->kind) {
     case ST_NODE_LIT: return x->u.lit.bits == y->u.lit.bits;
     case ST_NODE_VAR: return x->u.name == y->u.name;
@@ -77,7 +77,7 @@ static bool same_payload(const st_node *x, const st_node *y) {
 static bool eq_node(const void *item, const void *key) {
     const st_node *x = item, *y = key;
     if (x->kind != y->kind || x->type != y->type || x->size != y->size ||
-        x->nkids != y->nkids || !same_payload(x, y))
+        x->nkids != y->nkids || !st_same_payload(x, y))
         return false;
     for (uint32_t i = 0; i < x->nkids; i++)
         if (x->kids[i] != y->kids[i]) return false;

@@ -236,24 +236,14 @@ typedef struct renaming {
     const struct renaming *next;
 } renaming;
 
-static bool same_label(const st_node *a, const st_node *b) {
-    switch (a->kind) {
-    case ST_NODE_BINOP: case ST_NODE_OPFN: return a->u.binop == b->u.binop;
-    case ST_NODE_UNOP: return a->u.unop == b->u.unop;
-    case ST_NODE_PROJ: return a->u.index == b->u.index;
-    case ST_NODE_CONV: return a->u.conv == b->u.conv;
-    case ST_NODE_PRIM: return a->u.prim == b->u.prim;
-    default: return true;
-    }
-}
-
 static bool alpha(const st_node *a, const st_node *b, const renaming *r) {
-    if (a->kind != b->kind || a->type != b->type || a->nkids != b->nkids || !same_label(a, b)) return false;
+    if (a->kind != b->kind || a->type != b->type || a->nkids != b->nkids) return false;
     if (a->kind == ST_NODE_VAR) {
         for (const renaming *q = r; q; q = q->next)
             if (q->a == a->u.name || q->b == b->u.name) return q->a == a->u.name && q->b == b->u.name;
         return a == b; /* free in both */
     }
+    if (!st_same_payload(a, b)) return false;
     if (a->nkids == 0) return a == b;
     bool binds = a->kind == ST_NODE_LET || a->kind == ST_NODE_LAMBDA;
     uint32_t nb = !binds ? 0 : a->kind == ST_NODE_LET ? st_let_nvars(a) : st_lambda_nparams(a);
