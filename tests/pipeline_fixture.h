@@ -58,6 +58,32 @@ static inline const char *printed_def(const st_def *d) {
 }
 
 /* d rewritten by the strategy text (NULL: d itself) */
+/* n elements of elem bytes in the test's arena (room for one when n = 0) */
+static inline void *room(int64_t n, size_t elem) {
+    void *p = st_arena_alloc(ar, (size_t)(n ? n : 1) * elem);
+    ck_assert(p != NULL);
+    return p;
+}
+
+/* a tuple of copies of n items */
+static inline st_value tuple_of(uint32_t n, const st_value *items) {
+    st_value *copy = room(n, sizeof *copy);
+    memcpy(copy, items, n * sizeof *copy);
+    return st_value_tuple(n, copy);
+}
+
+/* d run by the interpreter at N = n on args gives want */
+static inline void interpreted(const st_def *d, const st_value *args, int64_t n, const st_value *want,
+                               const char *label) {
+    st_binding env = {st_intern_cstr(cx, "N"), n};
+    st_value got;
+    st_err err = {0};
+    ck_assert_msg(st_eval(cx, d, args, &env, 1, ar, &got, &err), "%s, N = %lld: the interpreter fails: %s\n%s", label,
+                  (long long)n, err.message, printed_def(d));
+    ck_assert_msg(st_value_agree(&got, want, 0, &err), "%s, N = %lld: %s\n%s", label, (long long)n, err.message,
+                  printed_def(d));
+}
+
 static inline const st_def *apply(const st_def *d, const char *strategy, const char *label) {
     if (!strategy) return d;
     st_err err = {0};

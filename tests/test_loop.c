@@ -30,12 +30,6 @@ typedef struct loop_case {
     st_value (*reference)(int64_t n, int64_t k, const st_value *args);
 } loop_case;
 
-static void *room(int64_t n, size_t elem) {
-    void *p = st_arena_alloc(ar, (size_t)(n ? n : 1) * elem);
-    ck_assert(p != NULL);
-    return p;
-}
-
 static st_value pair_of(st_value a, st_value b) {
     st_value *items = room(2, sizeof *items);
     items[0] = a;

@@ -27,12 +27,6 @@ static uint32_t next(uint64_t *s) {
     return (uint32_t)(*s >> 32);
 }
 
-static void *room(int64_t n, size_t elem) {
-    void *p = st_arena_alloc(ar, (size_t)(n ? n : 1) * elem);
-    ck_assert(p != NULL);
-    return p;
-}
-
 /* n keys: two of three random over all 32 bits, the third from 32 values
  * (their top and bottom bits only), so that many keys are equal */
 static uint32_t *keys_of(int64_t n, uint64_t seed) {

@@ -66,23 +66,6 @@ static const char *strategy_of(int s) {
 }
 enum { NSTRATEGIES = 4 };
 
-static void *room(int64_t n, size_t elem) {
-    void *p = st_arena_alloc(ar, (size_t)(n ? n : 1) * elem);
-    ck_assert(p != NULL);
-    return p;
-}
-
-static st_value tuple_of(uint32_t n, const st_value *items) {
-    st_value *copy = room(n, sizeof *copy);
-    memcpy(copy, items, n * sizeof *copy);
-    st_value v;
-    memset(&v, 0, sizeof v);
-    v.kind = ST_VALUE_TUPLE;
-    v.n = n;
-    v.u.items = copy;
-    return v;
-}
-
 #define SCALAR(K, field, v) scalar_of((K), (st_scalar){.field = (v)})
 
 /* the case's arguments at N = n, and its result computed here */
@@ -137,16 +120,6 @@ static st_value inputs_and_reference(const rcase *c, int64_t n, st_value *args) 
 }
 
 /* d run by the interpreter on args at N = n agrees with want */
-static void interpreted(const st_def *d, const st_value *args, int64_t n, const st_value *want, const char *label) {
-    st_binding env = {st_intern_cstr(cx, "N"), n};
-    st_value got;
-    st_err err = {0};
-    ck_assert_msg(st_eval(cx, d, args, &env, 1, ar, &got, &err), "%s, N = %lld: the interpreter fails: %s\n%s", label,
-                  (long long)n, err.message, printed_def(d));
-    ck_assert_msg(st_value_agree(&got, want, 0, &err), "%s, N = %lld: %s\n%s", label, (long long)n, err.message,
-                  printed_def(d));
-}
-
 /* ------------------------------------------------------------------------ */
 /* The rule keeps the result                                                */
 /* ------------------------------------------------------------------------ */
