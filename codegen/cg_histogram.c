@@ -38,6 +38,7 @@
  *
  * A map that makes the indices or the values is computed where each
  * element is read (cg_element), inside the kernels. */
+#include "atomics.h"
 #include "cg.h"
 
 #include <string.h>
@@ -462,12 +463,19 @@ static void histogram_emit(cg *g, const st_node *e, const cg_binding *env, const
         return;
     }
     if (h.atomic == ST_HIST_AUTO) h.atomic = st_hist_atomic_for(h.op, h.t);
-    if (h.atomic == ST_HIST_ADD && !st_hist_hardware_op(h.op, h.t, &h.hw)) {
-        cg_fail(g, e, "subhistograms: this operator has no hardware atomic");
-        return;
-    }
-    if (h.atomic == ST_HIST_CAS && !st_hist_cas_fits(h.t)) {
-        cg_fail(g, e, "subhistograms: a compare-and-swap needs one number");
+    if ((h.atomic == ST_HIST_ADD && !st_hist_hardware_op(h.op, h.t, &h.hw)) ||
+        (h.atomic == ST_HIST_CAS && !st_hist_cas_fits(h.t))) {
+        /* a hand-written subhistograms: the rule refuses these itself */
+        st_buf type = {0};
+        st_type_print(h.t, &type);
+        if (h.atomic == ST_HIST_ADD)
+            cg_fail(g, e, "subhistograms' ATOMIC is 1 (a hardware atomic), but its operator on %s has none: "
+                          "the hardware adds, takes min and max, and ands, ors and xors 32- and 64-bit integers; "
+                          "ATOMIC 2 (compare-and-swap) or 3 (a lock) takes it", type.data ? type.data : "?");
+        else
+            cg_fail(g, e, "subhistograms' ATOMIC is 2 (compare-and-swap), which needs one number, but the "
+                          "values are %s; ATOMIC 3 (a lock) takes any", type.data ? type.data : "?");
+        st_buf_free(&type);
         return;
     }
     h.v = cg_name(g, "hist");

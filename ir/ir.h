@@ -670,17 +670,6 @@ bool st_same_payload(const st_node *x, const st_node *y);
  * those), or NULL when it is not one. */
 const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err);
 
-/* Device capabilities (ir/atomics.c): the hardware atomic of a
- * reduce_by_index operator on values of type t:
- * + min max & | ^ (written bare or as a lambda of its two parameters) on
- * one 32- or 64-bit integer; false otherwise, and then *op is untouched. */
-bool st_hist_hardware_op(const st_node *op, const st_type *t, st_binop *out);
-/* A compare-and-swap loop works on one 32- or 64-bit scalar. */
-bool st_hist_cas_fits(const st_type *t);
-/* ATOMIC = auto made definite: add where the hardware has it, else cas
- * where one word holds the value, else xchg. */
-st_hist_atomic st_hist_atomic_for(const st_node *op, const st_type *t);
-
 /* Is e a view: built only from variables, literals, tuples and projections,
  * scalar operators (a scalar `if` among them), split, join, zip, unzip,
  * transpose, iota, replicate and get, and index maps: `iota(n) |> map(i =>

@@ -524,24 +524,6 @@ static const st_node *type_after_sizes(st_ctx *cx, st_prim p, uint32_t n, const 
     return a[0];
 }
 
-/* subhistograms: besides, the atomic strategy must suit the operator. */
-static const st_node *type_hist(st_ctx *cx, uint32_t n, const st_node *const *a, const st_type **out, st_err *err) {
-    int64_t v[ST_HIST_SIZES];
-    if (!type_after_sizes(cx, ST_PRIM_SUBHISTOGRAMS, n, a, out, v, err)) return NULL;
-    const st_node *op = a[ST_HIST_SIZES + 1];
-    const st_type *t = (*out)->elem;
-    st_binop b;
-    if (v[2] == ST_HIST_ADD && !st_hist_hardware_op(op, t, &b))
-        return fail_at(err, 2, "subhistograms' ATOMIC is 1 (a hardware atomic), but its operator on %s has none: "
-                               "the hardware adds, takes min and max, and ands, ors and xors 32- and 64-bit integers",
-                       type_name(t).s);
-    if (v[2] == ST_HIST_CAS && !st_hist_cas_fits(t))
-        return fail_at(err, 2, "subhistograms' ATOMIC is 2 (compare-and-swap), which needs one "
-                               "number, but the values are %s; a lock (3) takes any",
-                       type_name(t).s);
-    return a[0];
-}
-
 /* An array of integer indices, or for the 2-D forms of (row, column) pairs of
  * integers (any integer type, as the 1-D forms take). */
 static bool indices_ok(const st_type *t, bool two) {
@@ -818,11 +800,12 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
     case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
         *out = a[0]->type;
         return a[0];
-    case ST_PRIM_SCAN_LOOKBACK: {
-        int64_t v[ST_LOOKBACK_SIZES];
+    case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS: {
+        /* ATOMIC's fit to the operator is the device's concern
+         * (codegen/atomics.h), not the program's meaning */
+        int64_t v[ST_LOOKBACK_SIZES + ST_HIST_SIZES]; /* room for either */
         return type_after_sizes(cx, p, n, a, out, v, err);
     }
-    case ST_PRIM_SUBHISTOGRAMS: return type_hist(cx, n, a, out, err);
     case ST_PRIM_FILTER: case ST_PRIM_PARTITION: return type_filter(cx, p, a, out, err);
     case ST_PRIM_TAKE: case ST_PRIM_DROP: return type_take(cx, p, a, out, err);
     case ST_PRIM_CONCAT: return type_concat(cx, a, out, err);

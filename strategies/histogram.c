@@ -26,6 +26,7 @@
  *
  * As reduce_by_index requires, the operator must be associative and
  * commutative: atomic updates land in any order. */
+#include "codegen/atomics.h" /* the rule refuses what the device cannot do */
 #include "rewrite/plugin.h"
 #include "strategies.h"
 

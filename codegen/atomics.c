@@ -1,12 +1,6 @@
-/* ir/atomics.c — the device capabilities that the kernel-making
- * primitives are checked against: which reduce_by_index operators a device
- * does as one hardware atomic, and when a compare-and-swap loop fits.
- *
- * They live in ir/ rather than codegen/ because the type checker refuses a
- * subhistograms node whose ATOMIC its operator cannot have (a located error
- * at `strata check`), and the subhistogram rule says so in its condition;
- * codegen reads the same answers when it writes the atomics. */
-#include "ir.h"
+/* codegen/atomics.c — the device capabilities of a histogram's atomics
+ * (codegen/atomics.h says who reads them and why the type checker does not). */
+#include "atomics.h"
 
 static bool is_param(const st_node *n, const st_node *p) { return n->kind == ST_NODE_VAR && n->u.name == p->u.name; }
 
