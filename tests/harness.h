@@ -66,6 +66,12 @@ static inline const char *env_path(const char *name) {
     return v;
 }
 
+/* STRATA_TESTS_ALL=1: the whole of the suites that sample by default. */
+static inline bool st_tests_all(void) {
+    const char *v = getenv("STRATA_TESTS_ALL");
+    return v && !strcmp(v, "1");
+}
+
 /* Does the strategy at `index` of a suite's list run the large sizes (the
  * prime above 10^6)? Every one does in a plain build. In a sanitizer build,
  * several times slower (CI's second pass), only the first does, unless
@@ -73,8 +79,7 @@ static inline const char *env_path(const char *name) {
  * plain build runs every size under every strategy. */
 static inline bool st_test_big(int index) {
 #if defined(__SANITIZE_ADDRESS__)
-    const char *v = getenv("STRATA_TESTS_ALL");
-    return index == 0 || (v && !strcmp(v, "1"));
+    return index == 0 || st_tests_all();
 #else
     (void)index;
     return true;
