@@ -92,8 +92,8 @@ bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err
     const st_node *cut = run_time_sized(def->body);
     if (cut)
         return st_fail(err, st_node_loc_or(cx, cut, def->loc), "a %s is left that no rule made a scan and a scatter (%s-scatter refuses elements that are rows, "
-                                      "and a partition of an input of run-time length other than a take, such as of a "
-                                      "drop; `strata rewrite -s %s-scatter` says why); `strata eval` runs the program "
+                                      "and a partition of an input of run-time length other than a take or a drop, such "
+                                      "as of a concat; `strata rewrite -s %s-scatter` says why); `strata eval` runs the program "
                                       "on the interpreter",
                        st_prim_get(cut->u.prim)->name, st_prim_get(cut->u.prim)->name, st_prim_get(cut->u.prim)->name);
     /* the names in the kernels are the program's, not the context's history:

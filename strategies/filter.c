@@ -97,25 +97,45 @@ static const st_size *worst_case(st_build *b, const st_node *xs) {
     return upper;
 }
 
+/* How a partition numbers its input's elements, and which part of its
+ * buffer (as long as the input's worst case) holds them. */
+typedef struct numbering {
+    const st_node *indices; /* an element's index in the source: iota over it */
+    const st_node *take;    /* xs = take(m, src): m, the buffer cut as xs is; else NULL */
+    const st_node *drop;    /* xs = drop(d, src): d, the buffer's places d.. hold xs; else NULL */
+} numbering;
+
 /* iota over xs's length, for a partition's places. For a length known
  * only at run time, xs is take(k, src) (a filter's rewritten result, or
  * the user's take) and this take(k, iota over src): the same k of an array
  * of the same length, so of xs's length, also as the program reads back
- * (where k is an i64 the take alone makes a length of). Its source is as
- * long as xs's worst case, the buffer the partition scatters into, which
- * take(k, ·) cuts to xs's length the same way. NULL with the reason for
- * any other length. */
-static const st_node *indices_of(st_build *b, const st_node *xs, st_err *why) {
+ * (where k is an i64 the take alone makes a length of); or drop(d, src)
+ * and this drop(d, iota over src), whose elements are their indices in
+ * src, so the parts are written at d.. of the buffer (a kept element at d
+ * + its offset - 1, the others where they would be without the shift: k +
+ * (i - offset), i counted from src's start), and drop(d, ·) cuts it as xs
+ * is cut. src is as long as xs's worst case, the buffer the partition
+ * scatters into. False with the reason for any other length. */
+static bool numbered(st_build *b, const st_node *xs, numbering *out, st_err *why) {
+    *out = (numbering){0};
     const st_size *n = xs->type->size;
-    if (!st_size_has_exist(n)) return ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, n));
-    if (st_is_prim(xs, ST_PRIM_TAKE) && xs->kids[1]->type->size == worst_case(b, xs) &&
-        !st_size_has_exist(xs->kids[1]->type->size)) {
-        const st_node *cut = ST_PRIM(b, ST_PRIM_TAKE, xs->kids[0], ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, xs->kids[1]->type->size)));
-        if (cut && cut->type->size == n) return cut;
+    if (!st_size_has_exist(n)) {
+        out->indices = ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, n));
+        return out->indices != NULL;
+    }
+    bool cut = st_is_prim(xs, ST_PRIM_TAKE) || st_is_prim(xs, ST_PRIM_DROP);
+    if (cut && xs->kids[1]->type->size == worst_case(b, xs) && !st_size_has_exist(xs->kids[1]->type->size)) {
+        const st_node *iota = ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, xs->kids[1]->type->size));
+        const st_node *indices = ST_PRIM(b, xs->u.prim, xs->kids[0], iota);
+        if (indices && indices->type->size == n) {
+            out->indices = indices;
+            *(st_is_prim(xs, ST_PRIM_TAKE) ? &out->take : &out->drop) = xs->kids[0];
+            return true;
+        }
     }
     return st_reject(why, "partition-scatter: the input's length is known only at run time, and the input is not a "
-                     "take of an array of its worst-case length (a filter's result, or take(k, xs) of the def's "
-                     "array): its elements' places need iota over that length"), NULL;
+                     "take or a drop of an array of its worst-case length (a filter's result, or take(k, xs) or "
+                     "drop(k, xs) of the def's array): its elements' places need iota over that length"), false;
 }
 
 /* The parts filter and partition share: flags, their inclusive scan and
@@ -146,23 +166,24 @@ static const st_node *around(st_build *b, const counted *c, const st_node *body)
     return st_b_let(b, c->flags, c->flags_v, st_b_let(b, c->offsets, c->offsets_v, st_b_let(b, c->k, c->k_v, body)));
 }
 
-/* let idx = places in let buf = scatter(scratch(n, zero), idx, xs) in (what of buf); indices a
- * partition's iota over xs */
-static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, const st_node *indices,
-                                bool both, const counted *c) {
+/* let idx = places in let buf = scatter(scratch(n, zero), idx, xs) in (what of buf); num a
+ * partition's numbering of xs (NULL: a filter's) */
+static const st_node *scattered(st_build *b, const st_node *places, const st_node *xs, const numbering *num,
+                                const counted *c) {
     const st_node *idx = st_b_bound(b, "idx", places);
     /* a scratch buffer (nothing written first): a filter's is read only
      * through take(k, ·), whose places 0..k-1 the kept elements fill, and a
      * partition's every place is written, its scatter a permutation (of an
-     * input of run-time length, of the places take(m, ·) below keeps) */
+     * input of run-time length, of the places take(m, ·) or drop(d, ·) below keeps) */
     const st_node *dest = ST_PRIM(b, ST_PRIM_SCRATCH, st_b_size(b, worst_case(b, xs)), zero_of(b, xs->type->elem));
     const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER, dest, idx, xs);
     /* a partition's dropped part runs to the input's end: of a buffer of the
-     * worst case, the input's actual length (its count, iota's length) */
-    if (both && st_size_has_exist(xs->type->size)) buf_v = ST_PRIM(b, ST_PRIM_TAKE, indices->kids[0], buf_v);
-    const st_node *buf = st_b_bound(b, both ? "buf" : "res", buf_v);
+     * worst case, the part the input's numbering covers */
+    if (num && num->take) buf_v = ST_PRIM(b, ST_PRIM_TAKE, num->take, buf_v);
+    if (num && num->drop) buf_v = ST_PRIM(b, ST_PRIM_DROP, num->drop, buf_v);
+    const st_node *buf = st_b_bound(b, num ? "buf" : "res", buf_v);
     const st_node *kept = ST_PRIM(b, ST_PRIM_TAKE, c->k, buf);
-    const st_node *out = both ? ST_TUPLE(b, kept, ST_PRIM(b, ST_PRIM_DROP, c->k, buf)) : kept;
+    const st_node *out = num ? ST_TUPLE(b, kept, ST_PRIM(b, ST_PRIM_DROP, c->k, buf)) : kept;
     return around(b, c, st_b_let(b, idx, places, st_b_let(b, buf, buf_v, out)));
 }
 
@@ -183,7 +204,7 @@ static const st_node *filter_scatter(st_rw *rw, const st_node *e, const int64_t 
     const st_node *f = st_b_var(b, "f", i64), *o = st_b_var(b, "o", i64), *one = st_b_i64(b, 1);
     const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), st_b_binop(b, ST_OP_SUB, o, one), st_b_i64(b, -1));
     const st_node *places = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, place, f, o), data);
-    return rewrapped(b, lets, scattered(b, places, xs, NULL, false, &c));
+    return rewrapped(b, lets, scattered(b, places, xs, NULL, &c));
 }
 
 static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
@@ -194,20 +215,23 @@ static const st_node *partition_scatter(st_rw *rw, const st_node *e, const int64
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *lets = NULL;
     xs = unwrapped(b, p, xs, &lets);
-    const st_node *indices = indices_of(b, xs, why);
-    if (!indices) return NULL;
+    numbering num;
+    if (!numbered(b, xs, &num, why)) return NULL;
     counted c;
     count_kept(b, p, xs, e->type->items[0]->size, &c);
     /* (i, f, o) => if f == 1 then o - 1 else k + (i - o): the kept ones
      * before k in order, the dropped ones after it in order (i + 1 - o of
-     * them up to element i, itself included, so it goes to k + (i + 1 - o) - 1) */
-    const st_node *data = ST_PRIM(b, ST_PRIM_ZIP, indices, c.flags, c.offsets);
+     * them up to element i, itself included, so it goes to k + (i + 1 - o) - 1);
+     * of a drop(d, src), i counts from src's start and the kept ones go d on */
+    const st_node *data = ST_PRIM(b, ST_PRIM_ZIP, num.indices, c.flags, c.offsets);
     const st_type *i64 = st_type_scalar(b->cx, ST_I64);
     const st_node *i = st_b_var(b, "i", i64), *f = st_b_var(b, "f", i64), *o = st_b_var(b, "o", i64), *one = st_b_i64(b, 1);
-    const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), st_b_binop(b, ST_OP_SUB, o, one),
+    const st_node *kept_at = st_b_binop(b, ST_OP_SUB, o, one);
+    if (num.drop) kept_at = st_b_binop(b, ST_OP_ADD, num.drop, kept_at);
+    const st_node *place = st_b_if(b, st_b_binop(b, ST_OP_EQ, f, one), kept_at,
                                    st_b_binop(b, ST_OP_ADD, c.k, st_b_binop(b, ST_OP_SUB, i, o)));
     const st_node *places = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, place, i, f, o), data);
-    return rewrapped(b, lets, scattered(b, places, xs, indices, true, &c));
+    return rewrapped(b, lets, scattered(b, places, xs, &num, &c));
 }
 
 /* ---- concat-split ---- */
