@@ -69,21 +69,20 @@ demo() {
     ensure_packages
     build build
     local strata=build/strata
+    STRATA=$strata
+    . bench/common.sh
     say "the OpenCL devices"
     $strata devices
     say "every example, generated for OpenCL and checked against the interpreter"
     for prog in examples/*.strata; do
         local sizes=(--size N=1000000)
         case $prog in
-            *image_histogram*) ;;
-            *histogram*) sizes+=(--input H=16) ;;
-            *radix_step*) sizes+=(--input B=3) ;;
-            *split_by_bit*) sizes+=(--input B=3) ;;
             # 32 turns each: the interpreter's check at 10^6 would take most of a minute
             *radix_sort*) sizes=(--size N=100000) ;;
             *block_sums*) sizes=(--size N=1048576) ;;
-            *loop_recurrence*) sizes+=(--input k=8) ;;
         esac
+        # shellcheck disable=SC2207
+        sizes+=($(example_args "$prog"))
         printf '%-36s ' "$prog"
         $strata run "$prog" "${sizes[@]}" --check 2>&1 >/dev/null | grep -E '^check|error' || true
     done
@@ -102,8 +101,6 @@ demo() {
 # ratios, and the faster exported (strata run without -s uses it).
 headline() {
     local n=$1 paper lookback copy_ms
-    STRATA=build/strata
-    . bench/common.sh
     paper=$(best_of out/prefix_sum-paper)
     lookback=$(best_of out/prefix_sum-lookback)
     mkdir -p out

@@ -63,3 +63,53 @@ thrust_peer() {
         echo "$out"
     fi
 }
+
+# random_npy DESCR N FILE: N random 32-bit numbers (<i4 or <u4) as a .npy;
+# random i32 are of both signs, so a filter of the positive ones keeps half
+random_npy() {
+    python3 - "$2" "$1" "$3" <<'PY'
+import os, sys
+n, descr, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, n)
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(path, "wb") as out:
+    out.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + os.urandom(4 * n))
+PY
+}
+
+# nvidia_opencl: NVIDIA's OpenCL on a machine that has the driver but no ICD
+# vendor file (a container that mounts the driver) lists no GPU: a folder of
+# vendor files, the machine's and one naming NVIDIA's library, goes to the
+# ICD loader as OCL_ICD_VENDORS (OCL_ICD_FILENAMES, tried on an H200, did
+# not list it). Failing that, strata's CUDA backend: DEVICE=cuda. Does
+# nothing when DEVICE is set or a GPU is listed.
+nvidia_opencl() {
+    local nv icd
+    [ -z "${DEVICE:-}" ] || return 0
+    "$STRATA" devices 2>/dev/null | grep -q '\[GPU\]' && return 0
+    nv=$(ldconfig -p 2>/dev/null | sed -n 's/.*libnvidia-opencl\.so\.1 .*=> //p' | head -1)
+    [ -n "$nv" ] || nv=$(find /usr/local/nvidia /usr/lib /usr/lib64 -name libnvidia-opencl.so.1 2>/dev/null | head -1 || true)
+    if [ -n "$nv" ]; then
+        icd=$(mktemp -d)
+        cp /etc/OpenCL/vendors/*.icd "$icd/" 2>/dev/null || true
+        echo "$nv" >"$icd/nvidia.icd"
+        export OCL_ICD_VENDORS=$icd
+        echo "no OpenCL GPU listed: NVIDIA's OpenCL library named to the ICD loader ($nv, OCL_ICD_VENDORS=$icd)" >&2
+    fi
+    if ! "$STRATA" devices 2>/dev/null | grep -q '\[GPU\]'; then
+        echo "still no OpenCL GPU: strata's CUDA backend instead" >&2
+        DEVICE=cuda
+        device=(--device cuda)
+    fi
+}
+
+# example_args PROG: what `strata run` needs for an example beyond its
+# length N (the histograms' bucket count, the bit of a split, a loop's count)
+example_args() {
+    case $1 in
+        *image_histogram*) ;;
+        *histogram*) echo --input H=16 ;;
+        *radix_step* | *split_by_bit*) echo --input B=3 ;;
+        *loop_recurrence*) echo --input k=8 ;;
+    esac
+}

@@ -1,13 +1,22 @@
 // bench/cub_peers.cu — the peers bench/gpu-peers.sh puts beside strata on an
 // NVIDIA GPU: a device-to-device copy of the same bytes (the limit of a
 // scan), CUB's inclusive scan (what torch.cumsum runs) and CUB's histogram,
-// each timed with CUDA events on the GPU, medians of RUNS after a warm-up.
+// and CUB's filter and radix sorts, each timed with CUDA events on the GPU,
+// medians of RUNS after a warm-up, each result checked on the host.
 //
 //   cub_peers scan N RUNS          i32 prefix sum of N elements:
 //                                  prints "copy_ms cub_scan_ms"
 //   cub_peers hist IN.npy H RUNS   histogram of i32 indices (bench/hist_seq.c
 //                                  makes them) into H buckets: prints
 //                                  "cub_histogram_ms"
+//   cub_peers filter IN.npy RUNS   the positive i32 of IN, in order
+//                                  (DeviceSelect::If, as examples/filter_keep.strata):
+//                                  prints "copy_ms cub_select_ms"
+//   cub_peers sort KEYS.npy RUNS   u32 keys sorted (DeviceRadixSort::SortKeys,
+//                                  as examples/radix_sort.strata): "cub_sort_ms"
+//   cub_peers sortkv KEYS.npy VALUES.npy RUNS
+//                                  keys and i32 values, stably by key (SortPairs,
+//                                  as radix_sort_kv.strata): "cub_sort_pairs_ms"
 //
 // Built by bench/gpu-peers.sh with nvcc (-arch=native); needs the CUDA
 // toolkit, which brings CUB.
@@ -72,8 +81,8 @@ static int scan(long n, int runs) {
     return 0;
 }
 
-// The i32 indices of a .npy that bench/hist_seq.c wrote (a little-endian
-// '<i4' vector, header padded to 16 bytes, as NumPy writes version 1.0).
+// The 32-bit numbers of a .npy that bench/hist_seq.c or bench/filter-sort.sh
+// wrote (a little-endian '<i4' or '<u4' vector, as NumPy writes version 1.0).
 static std::vector<int> read_npy(const char *path) {
     FILE *f = std::fopen(path, "rb");
     if (!f) std::fprintf(stderr, "cub_peers: cannot open %s\n", path), std::exit(1);
@@ -82,8 +91,8 @@ static std::vector<int> read_npy(const char *path) {
         std::fprintf(stderr, "cub_peers: %s is not a .npy file\n", path), std::exit(1);
     size_t header = head[8] | head[9] << 8;
     std::vector<char> text(header + 1, 0);
-    if (std::fread(text.data(), 1, header, f) != header || !std::strstr(text.data(), "'<i4'"))
-        std::fprintf(stderr, "cub_peers: %s is not a vector of i32\n", path), std::exit(1);
+    if (std::fread(text.data(), 1, header, f) != header || (!std::strstr(text.data(), "'<i4'") && !std::strstr(text.data(), "'<u4'")))
+        std::fprintf(stderr, "cub_peers: %s is not a vector of i32 or u32\n", path), std::exit(1);
     const char *shape = std::strstr(text.data(), "'shape': (");
     long n = shape ? std::atol(shape + 10) : -1;
     std::vector<int> is(n > 0 ? n : 0);
@@ -116,9 +125,85 @@ static int hist(const char *path, int h, int runs) {
     return 0;
 }
 
+template <class T> static T *on_device(const std::vector<T> &xs) {
+    T *d;
+    CHECK(cudaMalloc(&d, (xs.size() ? xs.size() : 1) * sizeof(T)));
+    CHECK(cudaMemcpy(d, xs.data(), xs.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+
+template <class T> static std::vector<T> on_host(const T *d, size_t n) {
+    std::vector<T> xs(n);
+    CHECK(cudaMemcpy(xs.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return xs;
+}
+
+struct positive {
+    __host__ __device__ bool operator()(int x) const { return x > 0; }
+};
+
+static int filter(const char *path, int runs) {
+    std::vector<int> xs = read_npy(path);
+    long n = (long)xs.size();
+    int *in = on_device(xs), *out, *count;
+    CHECK(cudaMalloc(&out, (n ? n : 1) * sizeof(int)));
+    CHECK(cudaMalloc(&count, sizeof(int)));
+    size_t temp_bytes = 0;
+    CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, in, out, count, n, positive()));
+    void *temp;
+    CHECK(cudaMalloc(&temp, temp_bytes ? temp_bytes : 1));
+    double copy = median_ms(runs, [&] { CHECK(cudaMemcpyAsync(out, in, n * sizeof(int), cudaMemcpyDeviceToDevice)); });
+    double ms = median_ms(runs, [&] { CHECK(cub::DeviceSelect::If(temp, temp_bytes, in, out, count, n, positive())); });
+    std::vector<int> want;
+    for (int x : xs)
+        if (x > 0) want.push_back(x);
+    int k = on_host(count, 1)[0];
+    if (k != (int)want.size() || on_host(out, k) != want)
+        return std::fprintf(stderr, "cub_peers: CUB's filter is wrong\n"), 1;
+    std::printf("%.4f %.4f\n", copy, ms);
+    return 0;
+}
+
+// sort KEYS (and VALUES, when given): CUB's radix sort from one buffer into
+// another, as strata's sort reads its input and writes its result
+static int sort(const char *keys_path, const char *values_path, int runs) {
+    std::vector<int> raw = read_npy(keys_path);
+    std::vector<unsigned> keys(raw.begin(), raw.end());
+    long n = (long)keys.size();
+    std::vector<int> values = values_path ? read_npy(values_path) : std::vector<int>();
+    if (values_path && (long)values.size() != n) return std::fprintf(stderr, "cub_peers: keys and values differ in length\n"), 1;
+    unsigned *kin = on_device(keys), *kout;
+    int *vin = values_path ? on_device(values) : nullptr, *vout = nullptr;
+    CHECK(cudaMalloc(&kout, (n ? n : 1) * sizeof(unsigned)));
+    if (values_path) CHECK(cudaMalloc(&vout, (n ? n : 1) * sizeof(int)));
+    size_t temp_bytes = 0;
+    if (values_path) CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, kin, kout, vin, vout, n));
+    else CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, kin, kout, n));
+    void *temp;
+    CHECK(cudaMalloc(&temp, temp_bytes ? temp_bytes : 1));
+    double ms = median_ms(runs, [&] {
+        if (values_path) CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, kin, kout, vin, vout, n));
+        else CHECK(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, kin, kout, n));
+    });
+    std::vector<long> order(n);
+    for (long i = 0; i < n; i++) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](long a, long b) { return keys[a] < keys[b]; });
+    std::vector<unsigned> got = on_host(kout, n);
+    std::vector<int> got_values = values_path ? on_host(vout, n) : std::vector<int>();
+    for (long i = 0; i < n; i++)
+        if (got[i] != keys[order[i]] || (values_path && got_values[i] != values[order[i]]))
+            return std::fprintf(stderr, "cub_peers: CUB's sort is wrong at %ld\n", i), 1;
+    std::printf("%.4f\n", ms);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && !std::strcmp(argv[1], "scan")) return scan(std::atol(argv[2]), std::atoi(argv[3]));
     if (argc == 5 && !std::strcmp(argv[1], "hist")) return hist(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
-    std::fprintf(stderr, "usage: cub_peers scan N RUNS | cub_peers hist IN.npy H RUNS\n");
+    if (argc == 4 && !std::strcmp(argv[1], "filter")) return filter(argv[2], std::atoi(argv[3]));
+    if (argc == 4 && !std::strcmp(argv[1], "sort")) return sort(argv[2], nullptr, std::atoi(argv[3]));
+    if (argc == 5 && !std::strcmp(argv[1], "sortkv")) return sort(argv[2], argv[3], std::atoi(argv[4]));
+    std::fprintf(stderr, "usage: cub_peers scan N RUNS | hist IN.npy H RUNS | filter IN.npy RUNS | sort KEYS.npy RUNS"
+                         " | sortkv KEYS.npy VALUES.npy RUNS\n");
     return 2;
 }

@@ -51,21 +51,9 @@ cc -O2 -Ibench -o "$WORK/sort_seq" bench/sort_seq.c
 thrust=$(thrust_peer bench/thrust_sort.cpp "$WORK/thrust_sort")
 threads=$(nproc)
 
-# random_npy DESCR FILE: N random 32-bit numbers (<i4 or <u4) as a .npy;
-# random i32 are of both signs, so a filter of the positive ones keeps half
-random_npy() {
-    python3 - "$N" "$1" "$2" <<'PY'
-import os, sys
-n, descr, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, n)
-header += " " * (63 - (10 + len(header)) % 64) + "\n"
-with open(path, "wb") as out:
-    out.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + os.urandom(4 * n))
-PY
-}
-random_npy '<i4' "$WORK/i32.npy"
-random_npy '<u4' "$WORK/u32.npy"
-random_npy '<i4' "$WORK/values.npy"
+random_npy '<i4' "$N" "$WORK/i32.npy"
+random_npy '<u4' "$N" "$WORK/u32.npy"
+random_npy '<i4' "$N" "$WORK/values.npy"
 copy_program i32 "$WORK/copy_i32.strata"
 printf 'def main(xs: [N]i32): i32 =\n  xs |> reduce(+, 0)\n' >"$WORK/sum_i32.strata"
 

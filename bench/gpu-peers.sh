@@ -12,7 +12,9 @@
 #     HIST_N=M     indices per histogram dataset (default 20000000, as the thesis)
 #     HIST_DATASETS=…  which of the thesis' twelve, as kind/H (default all:
 #                  "uniform/16 … normal:64/2048 … single/65536")
-#     PHASES=…     `scan`, `hist` or both (default "scan hist")
+#     PHASES=…     any of `scan`, `hist` and `filter` (default all three)
+#     FILTER_N=M   the filters' length (default 67108864 = 2^26 random i32)
+#     SORT_N=M     the sorts' length (default 16777216 = 2^24 random u32)
 #     RESULTS=DIR  where the exports go (default results: commit them)
 #     WORK=DIR     everything else (default out/bench-gpu)
 #
@@ -33,6 +35,12 @@
 # results/<device>/histogram_<dataset>/, CUB's DeviceHistogram::HistogramEven
 # and, with PyTorch, torch.bincount.
 #
+# Filters and sorts (issue 22's programs, under the default strategy, as a
+# user's `strata run` runs them): examples/filter_keep.strata, filter.strata
+# and partition.strata on FILTER_N random i32 beside cudaMemcpy and CUB's
+# DeviceSelect::If; radix_sort.strata and radix_sort_kv.strata on SORT_N
+# random u32 (and i32 values) beside CUB's DeviceRadixSort SortKeys and
+# SortPairs. Table: WORK/filter-sort.md.
 # Ratios, not times, are the result: the scan's throughput over the copy's
 # (the limit) and over CUB's, and each histogram's speed-up over CUB's.
 # Tables go to WORK/scan.md and WORK/histogram.md. A peer that cannot run
@@ -44,7 +52,9 @@ cd "$(dirname "$0")/.."
 N=${1:-268435456}
 ROUNDS=${2:-5}
 HIST_N=${HIST_N:-20000000}
-PHASES=${PHASES:-scan hist}
+PHASES=${PHASES:-scan hist filter}
+FILTER_N=${FILTER_N:-67108864}
+SORT_N=${SORT_N:-16777216}
 RESULTS=${RESULTS:-results}
 WORK=${WORK:-out/bench-gpu}
 PAPER_SPACE=${PAPER_SPACE:-'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])'}
@@ -54,22 +64,7 @@ HIST_SPACE=${HIST_SPACE:-'subhistogram(C=[1, 4, 16, 64, 256, 1024], MEM=[global,
 mkdir -p "$WORK" "$RESULTS"
 say() { echo "[${SECONDS} s] $*" >&2; }
 
-# NVIDIA's OpenCL on a machine that has the driver but no ICD vendor file
-# (a container that mounts the driver) lists no GPU: ocl-icd then takes the
-# library from OCL_ICD_FILENAMES. Failing that, strata's CUDA backend.
-if [ -z "${DEVICE:-}" ] && ! "$STRATA" devices 2>/dev/null | grep -q '\[GPU\]'; then
-    nv=$(ldconfig -p 2>/dev/null | sed -n 's/.*libnvidia-opencl\.so\.1 .*=> //p' | head -1)
-    [ -n "$nv" ] || nv=$(find /usr/local/nvidia /usr/lib /usr/lib64 -name libnvidia-opencl.so.1 2>/dev/null | head -1 || true)
-    if [ -n "$nv" ]; then
-        export OCL_ICD_FILENAMES=$nv
-        say "no OpenCL GPU listed: naming NVIDIA's OpenCL library to the ICD loader ($nv)"
-    fi
-    if ! "$STRATA" devices 2>/dev/null | grep -q '\[GPU\]'; then
-        say "still no OpenCL GPU: strata's CUDA backend instead"
-        DEVICE=cuda
-        device=(--device cuda)
-    fi
-fi
+nvidia_opencl
 device_name=$(device_name_of examples/prefix_sum_i32.strata --size N=1)
 say "device: $device_name"
 
@@ -222,4 +217,75 @@ if [[ " $PHASES " == *" hist "* ]]; then
         [ -n "$torch_why" ] && printf 'PyTorch: n/a: %s\n' "$torch_why"
         true
     } | tee "$WORK/histogram.md"
+fi
+
+# ---- filters and sorts ----
+if [[ " $PHASES " == *" filter "* ]]; then
+    say "filters of $FILTER_N i32, sorts of $SORT_N u32"
+    random_npy '<i4' "$FILTER_N" "$WORK/i32.npy"
+    random_npy '<u4' "$SORT_N" "$WORK/u32.npy"
+    random_npy '<i4' "$SORT_N" "$WORK/values.npy"
+    copy_program i32 "$WORK/copy_i32.strata"
+    printf 'def main(xs: [N]i32): i32 =\n  xs |> reduce(+, 0)\n' >"$WORK/sum_i32.strata"
+    filters=(filter_keep filter partition)
+    for f in copy_i32 sum_i32 "${filters[@]}" radix_sort radix_sort_kv cudamemcpy_i32 cub_select cub_sort cub_sort_pairs; do
+        : >"$WORK/$f.ms"
+    done
+    for r in $(seq 1 "$ROUNDS"); do
+        say "round $r of $ROUNDS"
+        strata_ms "$WORK/copy_i32.strata" --input xs="$WORK/i32.npy" >>"$WORK/copy_i32.ms"
+        strata_ms "$WORK/sum_i32.strata" --input xs="$WORK/i32.npy" >>"$WORK/sum_i32.ms"
+        for f in "${filters[@]}"; do
+            strata_ms "examples/$f.strata" --input xs="$WORK/i32.npy" >>"$WORK/$f.ms"
+        done
+        TIMED_RUNS=5 strata_ms examples/radix_sort.strata --input xs="$WORK/u32.npy" >>"$WORK/radix_sort.ms"
+        TIMED_RUNS=5 strata_ms examples/radix_sort_kv.strata --input xs="$WORK/u32.npy" \
+            --input ys="$WORK/values.npy" >>"$WORK/radix_sort_kv.ms"
+        if [ -z "$cub_why" ]; then
+            read -r cp sel < <("$cub" filter "$WORK/i32.npy" 15)
+            echo "$cp" >>"$WORK/cudamemcpy_i32.ms"
+            echo "$sel" >>"$WORK/cub_select.ms"
+            "$cub" sort "$WORK/u32.npy" 5 >>"$WORK/cub_sort.ms"
+            "$cub" sortkv "$WORK/u32.npy" "$WORK/values.npy" 5 >>"$WORK/cub_sort_pairs.ms"
+        fi
+    done
+    rm -f "$WORK"/*.npy
+    {
+        printf 'filters of %d random i32 (the positive ones, about half; partition: the multiples of 3), sorts of %d random u32\n' \
+            "$FILTER_N" "$SORT_N"
+        printf 'on %s; medians of %d rounds, in ms; strata under its default strategy\n\n' "$device_name" "$ROUNDS"
+        printf '| | ms | GB/s | throughput / copy | speed-up over CUB |\n|---|---|---|---|---|\n'
+        copy_ms=$(median <"$WORK/cudamemcpy_i32.ms")
+        [ "$copy_ms" = n/a ] && copy_ms=$(median <"$WORK/copy_i32.ms")
+        # row NAME MS BYTES PEER_MS [copy]: GB/s of BYTES; with `copy`, the throughput over the copy's
+        row() {
+            awk -v name="$1" -v ms="$2" -v bytes="$3" -v peer="$4" -v copy="$copy_ms" -v vs_copy="${5:-}" 'BEGIN {
+                if (ms == "n/a" || ms == "") { printf "| %s | n/a | | | |\n", name; exit }
+                printf "| %s | %.3f | %.1f | %s | %s |\n", name, ms, bytes / ms / 1e6,
+                    vs_copy != "" && copy != "n/a" ? sprintf("%.2f", copy / ms) : "",
+                    peer == "n/a" || peer == "" ? "" : sprintf("%.2f", peer / ms) }'
+        }
+        select_ms=$(median <"$WORK/cub_select.ms")
+        row "cudaMemcpy of the i32" "$(median <"$WORK/cudamemcpy_i32.ms")" $((8 * FILTER_N)) "" copy
+        row "strata copy kernel (map(x => x))" "$(median <"$WORK/copy_i32.ms")" $((8 * FILTER_N)) "" copy
+        # a sum reads the bytes once: its GB/s and ratio are of N reads (half a copy's bytes)
+        awk -v ms="$(median <"$WORK/sum_i32.ms")" -v copy="$copy_ms" -v n="$FILTER_N" 'BEGIN {
+            if (ms == "n/a" || ms == "") { print "| strata sum (xs \\|> reduce(+, 0)) | n/a | | | |"; exit }
+            printf "| strata sum (xs \\|> reduce(+, 0)), N read | %.3f | %.1f | %s | |\n", ms, 4 * n / ms / 1e6,
+                copy == "n/a" ? "" : sprintf("%.2f", copy / 2 / ms) }'
+        row "strata \`filter(p, xs)\` (filter_keep.strata)" "$(median <"$WORK/filter_keep.ms")" $((8 * FILTER_N)) "$select_ms" copy
+        row "strata semifilter (filter.strata)" "$(median <"$WORK/filter.ms")" $((8 * FILTER_N)) "$select_ms" copy
+        row "strata \`partition(p, xs)\` (partition.strata)" "$(median <"$WORK/partition.ms")" $((8 * FILTER_N)) "" copy
+        row "CUB DeviceSelect::If" "$select_ms" $((8 * FILTER_N)) "" copy
+        sort_ms=$(median <"$WORK/cub_sort.ms") pairs_ms=$(median <"$WORK/cub_sort_pairs.ms")
+        row "strata radix_sort.strata" "$(median <"$WORK/radix_sort.ms")" $((8 * SORT_N)) "$sort_ms"
+        row "CUB DeviceRadixSort::SortKeys" "$sort_ms" $((8 * SORT_N)) ""
+        row "strata radix_sort_kv.strata" "$(median <"$WORK/radix_sort_kv.ms")" $((16 * SORT_N)) "$pairs_ms"
+        row "CUB DeviceRadixSort::SortPairs" "$pairs_ms" $((16 * SORT_N)) ""
+        printf '\nGB/s: the elements read and written once (a filter: N read, N written at most; a sum: N read, its\n'
+        printf 'ratio against half the copy'"'"'s time, the time to read them); throughput / copy\n'
+        printf 'is against cudaMemcpy where it ran, else strata'"'"'s copy kernel.\n'
+        [ -n "$cub_why" ] && printf 'CUB, cudaMemcpy: n/a: %s\n' "$cub_why"
+        true
+    } | tee "$WORK/filter-sort.md"
 fi
