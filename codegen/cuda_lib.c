@@ -106,10 +106,31 @@ static char *whole_log(const cuda_nvrtc *n, nvrtcProgram prog) {
     return log;
 }
 
+/* Whether ptxas said "Entry function 'K' uses too much shared data (0xN
+ * bytes, 0xM max)", and then the error: a kernel's own (static) local
+ * memory is limited to 48 KiB, as in NVIDIA's OpenCL. Said as the host glue
+ * says a group's local memory is too much, so that one phrase names the
+ * limit on every backend. */
+static bool too_much_shared(const char *log, st_err *err) {
+    const char *at = log ? strstr(log, "Entry function '") : NULL;
+    for (; at; at = strstr(at + 1, "Entry function '")) {
+        char name[128];
+        unsigned long need, most;
+        if (sscanf(at, "Entry function '%127[^']' uses too much shared data (0x%lx bytes, 0x%lx max)", name, &need,
+                   &most) == 3) {
+            st_fail(err, (st_loc){0},
+                    "%s needs %lu bytes of local memory per work-group; CUDA gives a kernel's own local memory %lu "
+                    "(choose a smaller block size: M or WG)", name, need, most);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* NVRTC's log, as much as fits an error, after `prefix`. */
 static bool compile_error(const cuda_nvrtc *n, nvrtcProgram prog, const char *prefix, st_err *err) {
     char *log = whole_log(n, prog);
-    st_fail(err, (st_loc){0}, "%s%s", prefix, log && log[0] ? log : " (NVRTC gave no log)");
+    if (!too_much_shared(log, err)) st_fail(err, (st_loc){0}, "%s%s", prefix, log && log[0] ? log : " (NVRTC gave no log)");
     free(log);
     return false;
 }

@@ -141,7 +141,10 @@ static inline st_code generated(const st_def *d, const char *label) {
 static inline st_exe *built(const st_code *code, const char *label) {
     st_err err = {0};
     st_exe *exe = st_exe_build(device(), code, &err);
-    ck_assert_msg(exe != NULL, "%s: st_exe_build fails: %s\n--- kernels ---\n%s", label, err.message, code->opencl);
+    /* the kernels on stderr: a failure's message is short (Check sends it to
+       the runner, which takes a few KiB) */
+    if (!exe) fprintf(stderr, "--- %s: the kernels st_exe_build failed on ---\n%s\n", label, code->opencl);
+    ck_assert_msg(exe != NULL, "%s: st_exe_build fails: %s", label, err.message);
     return exe;
 }
 

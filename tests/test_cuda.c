@@ -23,6 +23,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* Every kernel compiles                                                    */
@@ -175,6 +177,20 @@ START_TEST(kernels_that_do_not_compile_are_an_error_with_the_log) {
 }
 END_TEST
 
+/* A kernel whose own local memory is more than CUDA's 48 KiB (the radix
+ * sort's look-back tile at M=64, WG=64 of (index, key) pairs): ptxas' log
+ * said as the host glue says a group's local memory is too much. */
+START_TEST(too_much_local_memory_is_said_plainly) {
+    const st_def *d = example_def("radix_sort");
+    const char *s = "try(each(any, try(fuse-map-scan))) ; try(each(top scan, lookback(M=64, WG=64, LOAD=local)))";
+    st_code code = generated(lowered(apply(d, s, "radix_sort"), "radix_sort"), "radix_sort");
+    st_err err = {0};
+    ck_assert(!st_cuda_compile_check(&code, 90, NULL, &err));
+    ck_assert_has(err.message, "bytes of local memory per work-group; CUDA gives a kernel's own local memory 49152");
+    ck_assert_msg(strlen(err.message) < 300, "more than the refusal: %s", err.message);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* The backend on a GPU, or its absence                                    */
 /* ------------------------------------------------------------------------ */
@@ -257,6 +273,7 @@ static Suite *cuda_suite(const char *part) {
         tcase_add_loop_test(t, each_histogram_compiles_with_nvrtc, 0, (int)(sizeof hist_cases / sizeof *hist_cases));
         tcase_add_test(t, each_local_becomes_shared_memory_or_an_offset);
         tcase_add_test(t, kernels_that_do_not_compile_are_an_error_with_the_log);
+        tcase_add_test(t, too_much_local_memory_is_said_plainly);
     } else if (!strcmp(part, "gpu")) {
         tcase_add_test(t, examples_through_the_backend_equal_the_interpreter);
     } else {
@@ -277,8 +294,25 @@ static const char *missing(const char *part, st_err *err, bool *broken) {
         return err->message;
     }
     if (!strcmp(part, "gpu")) {
-        st_cl *cl = st_cl_open("cuda", err);
-        if (cl) return st_cl_close(cl), NULL;
+        /* asked in a child: CUDA started in this process would not work in
+           the children Check forks for the tests (cuInit's NOT_INITIALIZED) */
+        int pipe_fd[2];
+        if (pipe(pipe_fd) != 0) return "no pipe to ask a child whether CUDA starts";
+        pid_t child = fork();
+        if (child == 0) {
+            st_cl *cl = st_cl_open("cuda", err);
+            if (cl) st_cl_close(cl);
+            else if (write(pipe_fd[1], err->message, strlen(err->message)) < 0) _exit(2);
+            _exit(cl ? 0 : 1);
+        }
+        close(pipe_fd[1]);
+        ssize_t got = child > 0 ? read(pipe_fd[0], err->message, sizeof err->message - 1) : -1;
+        err->message[got > 0 ? got : 0] = 0;
+        close(pipe_fd[0]);
+        int status = 0;
+        if (child < 0 || waitpid(child, &status, 0) != child) return "no child to ask whether CUDA starts";
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return NULL;
+        if (!err->message[0]) snprintf(err->message, sizeof err->message, "the child asking CUDA ended with %d", status);
         *broken = !strstr(err->message, "no CUDA driver here") && !strstr(err->message, "sees no GPU") &&
                   !strstr(err->message, "does not start");
         return err->message;

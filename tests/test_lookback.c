@@ -110,8 +110,10 @@ START_TEST(a_lost_predecessor_is_an_error_not_a_hang) {
             const char *label = text_of("%s under %s", programs[p], strategies[s]);
             const st_def *orig = example_def(programs[p]);
             st_code code = generated(lowered(apply(orig, strategies[s], label), label), label);
-            code.opencl = text_of("#define STRATA_LOOKBACK_SPINS (1L << 20)\n#define STRATA_LOOKBACK_SILENT_GROUP 2L\n%s",
-                                  code.opencl);
+            /* the test hook in both texts: a CUDA device ($STRATA_TEST_DEVICE) builds code.cuda */
+            const char *hook = "#define STRATA_LOOKBACK_SPINS (1L << 20)\n#define STRATA_LOOKBACK_SILENT_GROUP 2L\n";
+            code.opencl = text_of("%s%s", hook, code.opencl);
+            if (code.cuda) code.cuda = text_of("%s%s", hook, code.cuda);
             st_exe *exe = built(&code, label);
             st_arena *a = st_arena_new();
             st_launch *l = launch_of(exe, orig, 1000, a, NULL);
