@@ -515,6 +515,10 @@ typedef struct cg_algorithm {
 /* scanTotal(s) into p: no kernel of its own; s's look-back kernel, which
  * the program runs after it (cg_total_runs_in), writes its total there. */
 void cg_total_later(cg *g, const st_node *e, const cg_place *p);
+/* scanTotal(s) into p where nothing else runs s, a look-back scan: s's
+ * kernels, storing no element, only the total (a reduce's, as lookback
+ * rewrites it). */
+void cg_total_only(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 /* Does body run the look-back scan of scanTotal e (up to bound names),
  * outside a scanTotal? */
 bool cg_total_runs_in(const st_node *body, const st_node *e);

@@ -952,6 +952,11 @@ static const cg_place *total_of(cg *g, const st_node *e) {
     return NULL;
 }
 
+void cg_total_only(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    cg_total_later(g, e, p);
+    cg_run_algorithm(g, &cg_lookback_algorithm, e->kids[0], env, NULL, NULL);
+}
+
 bool cg_totals_written(cg *g) {
     for (uint32_t i = 0; i < g->ntotals && !g->failed; i++)
         if (!g->totals[i].written)
@@ -1054,6 +1059,10 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
     if (lb->lw > 1) look_back_wide(g, lb);
     else look_back_one(g, lb);
     write_total(g, lb);
+    if (!p) { /* a reduce's: the total is all it makes */
+        cg_kernel_end(g);
+        return;
+    }
     if (lb->direct) {
         thread_scan_store(g, lb, n, p, scatter);
     } else {
@@ -1066,10 +1075,11 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
 
 /* scanLookback e into p: a kernel resetting its state, then the scan's
  * kernel. With scatter (a scatter of e's (index, value) pairs into p, whose
- * destination is in p already), each pair is written as it is stored. */
+ * destination is in p already), each pair is written as it is stored.
+ * Without p, its total alone (cg_total_only). */
 static void lookback_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter) {
-    if (g->failed || !p) return;
-    const cg_place *total = total_of(g, e);
+    const cg_place *total = g->failed ? NULL : total_of(g, e);
+    if (g->failed || (!p && !total)) return;
     e = cg_host_hoist_args(g, e, ST_LOOKBACK_SIZES, &env);
     if (!e) return;
     lookback lb = {.e = e, .env = env, .total = total};

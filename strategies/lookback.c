@@ -2,6 +2,8 @@
  *
  *   lookback(M, WG, LW, LOAD)   scan(op, [fold, [post,]] z, xs)
  *                            -> scanLookback(M, WG, LW, LOAD, op, [fold, [post,]] z, xs)
+ *                            reduce(op, [fold,] z, xs)
+ *                            -> scanTotal(scanLookback(M, WG, LW, LOAD, op, [fold,] z, xs))
  *
  * The seed is single-pass-scan-decoupled-lookback.txt (after Merrill and
  * Garland). scanLookback is one kernel (codegen/cg_lookback.c): work-groups
@@ -53,6 +55,37 @@ static const st_node *lookback_scan(st_rw *rw, const st_node *e, const int64_t *
     return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.z, p.xs);
 }
 
+/* A reduce as the total of a look-back scan that nothing else reads: codegen
+ * runs that scan's kernel storing no element, only the last group's
+ * inclusive prefix (cg_lookback.c). One pass in which every work-item of
+ * every group folds M elements loaded coalesced: the reduction a GPU
+ * needs, where a fold in chunks per work-item (parallel-reduce) reads
+ * strided and leaves the partials to one work-item. The order of the
+ * elements is kept, so op need not commute. */
+static const st_node *lookback_reduce(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    st_scan_form p;
+    if (!st_fold_form_of(e, &p)) return st_no_match(why, "lookback rewrites a reduce of a fold form");
+    if (!st_at_top_level(rw, "lookback", "reduce", why)) return NULL;
+    if (!st_type_is_plain(p.z->type) || !st_type_is_plain(p.xs->type->elem))
+        return st_reject(why, "lookback folds scalars and tuples of scalars, and this reduce's elements or "
+                       "accumulator hold arrays (rows)"), NULL;
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *m = st_b_count(b, args[0]), *wg = st_b_count(b, args[1]), *lw = st_b_count(b, args[2]),
+                  *load = st_b_count(b, args[3]);
+    const st_node *scan = p.fold ? ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.fold, p.z, p.xs)
+                                 : ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.z, p.xs);
+    return ST_PRIM(b, ST_PRIM_SCAN_TOTAL, scan);
+}
+
+static const st_rule rule_lookback_reduce = {
+    .name = "lookback",
+    .summary = "a reduce as the total of a single-pass look-back scan that stores nothing",
+    .origin = "built-in",
+    .nparams = 4,
+    .params = LOOKBACK_PARAMS,
+    .apply = lookback_reduce,
+};
+
 /* The scan itself, the step the composite below takes on a scan. It shares
  * the composite's name and parameters, so a trace reads `lookback(…)` for
  * the step too; it is not registered (only the composite is). */
@@ -72,6 +105,7 @@ static const st_rule rule_lookback_scan = {
  * explores a scan. */
 static const st_strategy *lookback(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_ctx *cx = st_rw_ctx(rw);
+    if (st_is_prim(e, ST_PRIM_REDUCE)) return st_s_rule(cx, &rule_lookback_reduce, args);
     if (!st_is_prim(e, ST_PRIM_FILTER) && !st_is_prim(e, ST_PRIM_PARTITION)) return st_s_rule(cx, &rule_lookback_scan, args);
     char text[2048];
     /* a filter's count is then its scan's total (a partition's is read
@@ -96,7 +130,9 @@ static const st_rule rule_lookback = {
                "M elements per work-item, WG work-items per group, LW of them reading predecessors' flags at once "
                "(1 is right everywhere; a warp's width suits GPUs), LOAD through local memory or direct; a fused map, "
                "post-function or scatter stays in it",
-    .conditions = "a filter or a partition (made flags, a scan and a scatter by filter-scatter or partition-scatter, "
+    .conditions = "a reduce at the top level of a def, of a fold form over scalars or tuples of scalars (the total of "
+                  "the scan, whose kernel then stores no element); "
+                  "a filter or a partition (made flags, a scan and a scatter by filter-scatter or partition-scatter, "
                   "fused as the default strategy does, the look-back then taking its one scan, and a filter's count its total), or a scan at the top level of a def (not inside a map; the body of a top-level loop over arrays "
                   "counts), of any length and any form (an exscan too: the carry each element gets is its exclusive "
                   "prefix, one pass), whose elements and accumulator are scalars or tuples of scalars; LW <= WG",

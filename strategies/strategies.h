@@ -51,12 +51,14 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *     in cache). A GPU: 128 work-items of 32 elements, held in registers and
  *     loaded through a local tile, a warp-wide look-back: within 1 % of the
  *     best of M x WG explored on an NVIDIA H200 (the README's "On an NVIDIA
- *     GPU" has the figures);
+ *     GPU" has the figures); a scan whose pairs a scatter writes, 256
+ *     work-items of 12 (its offsets and places spill at 32);
  *   - a count folding as a look-back scan that runs after it (a filter's)
  *     read from that scan's kernel (reduce-as-scan-total), not reduced;
- *   - on a GPU, every other reduction at the top level in chunks of 4096,
- *     each a work-item's (parallel-reduce), not one work-item's fold of all
- *     of it; a CPU keeps that one loop (defaults.c says why);
+ *   - on a GPU, every other reduction at the top level as the total of a
+ *     look-back scan that stores nothing (lookback on a reduce), not one
+ *     work-item's fold of all of it; a CPU keeps that one loop (defaults.c
+ *     says why);
  *   - every scan lookback refuses (inside a map, of rows) as the paper's
  *     parallel scan, which nests itself on the scan of the block sums (two
  *     levels for BS = 256), so only a scan of N/65536 elements stays

@@ -118,7 +118,8 @@ END_TEST
 #define GPU_LOOKBACK "first(scan, lookback(M=32, WG=128, LW=32))"
 /* the fused filter (a scan of two i64 offsets and a scatter) holds 32
  * elements and two accumulators: at M = 32 it spills (560 bytes at 64
- * registers); M = 12 is the most that fits it */
+ * registers); M = 12 is the most that fits it, and the default for a
+ * scatter's scan on a GPU */
 #define FILTER_LOOKBACK "first(scan, lookback(M=12, WG=256, LW=32))"
 #define SM90 90
 
@@ -175,6 +176,11 @@ START_TEST(the_lookback_at_the_gpu_defaults_fits_sm90) {
     /* i64 offsets: the fenced protocol, two arrays in local memory */
     code = code_of("filter", NULL, FUSED FILTER_LOOKBACK);
     fits_sm90(report_of(&code, "_lookback", "filter"), 256, 0, "filter under " FILTER_LOOKBACK);
+    /* a reduce as a look-back's total (the kernel stores no element) */
+    code = code_of("sum", "def main(xs: [N]i32): i32 = xs |> reduce(+, 0)", "first(reduce, lookback(M=32, WG=128, LW=32))");
+    const st_ptxas_kernel *sum = report_of(&code, "_lookback", "sum");
+    fits_sm90(sum, GPU_WG, 0, "a sum under the GPU's default");
+    ck_assert_int_eq(sum->stack_bytes, 0);
 }
 END_TEST
 

@@ -1,5 +1,7 @@
-/* tests/test_reduce.c — the rule parallel-reduce(BS) (strategies/scan.c) and
- * the default strategy that applies it to every top-level reduction.
+/* tests/test_reduce.c — the rules parallel-reduce(BS) (strategies/scan.c)
+ * and lookback on a reduce (strategies/lookback.c: the total of a look-back
+ * scan that stores nothing), which the GPU's default strategy applies to
+ * every top-level reduction.
  *
  * Each program (a sum of i32 and of f32, a sum and a count of a zip, a
  * product of 2x2 matrices and "the first non-zero", neither of which
@@ -130,8 +132,10 @@ START_TEST(the_rule_keeps_the_interpreters_result) {
     const st_def *orig = def_of(c->src);
     const char *label = text_of("%s under %s", c->name, strategy_of(s));
     const st_def *now = apply(orig, strategy_of(s), label);
-    /* the CPU's default leaves a reduce to one work-item (strategies/defaults.c says why) */
-    ck_assert_msg(!strstr(printed_def(now), "|> map(c => iota(") == (s == 2), "%s:\n%s", label, printed_def(now));
+    /* the CPU's default leaves a reduce to one work-item (strategies/defaults.c says why), the GPU's makes it
+       a look-back's total */
+    ck_assert_msg(!strstr(printed_def(now), "|> map(c => iota(") == (s >= 2), "%s:\n%s", label, printed_def(now));
+    ck_assert_msg(!strstr(printed_def(now), "scanTotal(") == (s != 3), "%s:\n%s", label, printed_def(now));
     for (int z = 0; z < NSIZES; z++) {
         int64_t n = SIZES[z];
         if (n > 10000 && s != 0) continue; /* the interpreter is slow: the big size once per case */
@@ -173,22 +177,24 @@ START_TEST(the_chunks_fold_the_fused_map) {
     ck_assert_has(text, "if c * 1024 + j < N then");
     ck_assert_has(text, "xs |> get(c * 1024 + j)");
     ck_assert_msg(!strstr(text, "zip(xs, ys) |> map(") && count_of(text, "reduce(") == 2, "%s", text);
-    /* the default strategies: none on a CPU, chunks of 4096 on a GPU */
+    /* the default strategies: none on a CPU, a look-back's total on a GPU */
     const char *cpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("CPU"), "CPU"));
     ck_assert_msg(!strstr(cpu, "map(") && count_of(cpu, "reduce(") == 1, "%s", cpu);
     const char *gpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("GPU"), "GPU"));
-    ck_assert_has(gpu, "iota((N + 4095) / 4096)");
-    ck_assert_int_eq(count_of(gpu, "reduce("), 2);
+    ck_assert_has(gpu, "scanTotal(xs |> scanLookback(32, 128, 32, 0, +, 0))");
+    ck_assert_int_eq(count_of(gpu, "reduce("), 0);
 }
 END_TEST
 
-/* a partition's count (read before its scan, so not the scan's total) is
- * reduced in chunks by the GPU's default, inside the loop the host runs */
-START_TEST(the_radix_sorts_count_is_in_chunks) {
+/* a partition's count (read before its scan, so not that scan's total) is
+ * a look-back of its own under the GPU's default, inside the loop the host
+ * runs: two look-back kernels a turn */
+START_TEST(the_radix_sorts_count_is_a_lookback) {
     const st_def *d = example_def("radix_sort_partition");
     const char *text = printed_def(apply(d, st_default_strategy("GPU"), "radix"));
-    ck_assert_has(text, "map(c => iota(4096) |> reduce(+, (acc");
-    ck_assert_int_eq(count_of(text, "scanLookback("), 1);
+    ck_assert_has(text, "scanTotal(ks |> scanLookback(32, 128, 32, 0, +, (acc");
+    ck_assert_int_eq(count_of(text, "scanLookback("), 2);
+    ck_assert_int_eq(count_of(text, "reduce("), 0);
     int64_t n = 4099;
     uint32_t *xs = room(n, sizeof *xs), *sorted = room(n, sizeof *sorted);
     for (int64_t j = 0; j < n; j++) xs[j] = (uint32_t)(j * 2654435761u) ^ 0x9e3779b9u;
@@ -239,6 +245,13 @@ START_TEST(what_the_rule_refuses_and_why) {
     st_err err = refusal("def main(xs: [N]i32) = xs |> scan(+, 0)", "parallel-reduce(BS=64)");
     ck_assert(err.mismatch);
     ck_assert_has(err.message, "parallel-reduce rewrites a reduce");
+    /* lookback on a reduce: the same place and the same accumulators */
+    ck_assert_has(refusal("def main(xs: [N][M]i32) = xs |> map(r => r |> reduce(+, 0))",
+                          "first(reduce, lookback(M=32, WG=128, LW=32))").message,
+                  "lookback: this reduce is inside a lambda");
+    ck_assert_has(refusal("def main(xs: [N][4]i32) = xs |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(4, 0))",
+                          "first(reduce, lookback(M=32, WG=128, LW=32))").message,
+                  "lookback folds scalars and tuples of scalars, and this reduce's elements or accumulator hold arrays");
     /* the default strategy leaves a refused one to lowering */
     const char *rows = printed_def(apply(def_of("def main(xs: [N][M]i32) = xs |> map(r => r |> reduce(+, 0))"),
                                          st_default_strategy("CPU"), "rows"));
@@ -251,8 +264,15 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 /* the GPU's default strategy, which has the rule (run here on PoCL) */
-static const char *device_strategy(int s) { return s == 0 ? NULL : s == 1 ? RULE_1024 : st_default_strategy("GPU"); }
-enum { NDEVICE = 3 };
+/* none, the chunks, the GPU's default (a look-back's total), and a look-back
+ * of odd shape: groups of 3 work-items of 5 elements, a window of 2 */
+static const char *device_strategy(int s) {
+    return s == 0   ? NULL
+           : s == 1 ? RULE_1024
+           : s == 2 ? st_default_strategy("GPU")
+                    : "try(each(any, try(fuse-map-reduce))) ; each(top reduce, lookback(M=5, WG=3, LW=2))";
+}
+enum { NDEVICE = 4 };
 
 START_TEST(the_device_equals_the_interpreter) {
     const rcase *c = &CASES[_i / NDEVICE];
@@ -270,11 +290,11 @@ START_TEST(the_device_equals_the_interpreter) {
 }
 END_TEST
 
-START_TEST(the_partition_radix_sort_runs_in_chunks) {
+START_TEST(the_partition_radix_sort_counts_by_lookback) {
     const st_def *orig = example_def("radix_sort_partition");
     const char *label = "radix_sort_partition under the GPU's default strategy";
     const st_def *now = lowered(apply(orig, st_default_strategy("GPU"), label), label);
-    ck_assert_has(printed_def(now), "mapGlb(c => iota(4096) |> reduceSeq(");
+    ck_assert_has(printed_def(now), "scanTotal(ks |> scanLookback(");
     st_code code = generated(now, label);
     st_exe *exe = built(&code, label);
     const int64_t sizes[] = {1, 7, 1000, 70001};
@@ -291,14 +311,14 @@ static Suite *reduce_suite(void) {
     tcase_add_loop_test(rules, the_rule_keeps_the_interpreters_result, 0, NCASES * NSTRATEGIES);
     tcase_add_loop_test(rules, rewritten_programs_print_and_parse_back, 0, NCASES);
     tcase_add_test(rules, the_chunks_fold_the_fused_map);
-    tcase_add_test(rules, the_radix_sorts_count_is_in_chunks);
+    tcase_add_test(rules, the_radix_sorts_count_is_a_lookback);
     tcase_add_test(rules, what_the_rule_refuses_and_why);
     suite_add_tcase(s, rules);
     TCase *dev = tcase_create("device");
     tcase_set_timeout(dev, 600);
     tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
     tcase_add_loop_test(dev, the_device_equals_the_interpreter, 0, NCASES * NDEVICE);
-    tcase_add_test(dev, the_partition_radix_sort_runs_in_chunks);
+    tcase_add_test(dev, the_partition_radix_sort_counts_by_lookback);
     suite_add_tcase(s, dev);
     return s;
 }
