@@ -150,7 +150,15 @@ const char *cg_conv(cg *g, st_scalar_kind to, st_scalar_kind from, const char *a
 /* Integer division and modulo as the interpreter defines them, without the
  * traps of C: x / 0 is 0 here, and MIN / -1 wraps. */
 const char *cg_prelude(void) {
-    return "#define ST_DIVMOD(T, MIN)                                                       \\\n"
+    return "/* a fence all work-groups observe: NVIDIA's OpenCL makes mem_fence a work-group's\n"
+           " * (membar.cta), too weak for a look-back's descriptor or a lock in global memory (an\n"
+           " * H200 gave wrong scans with it); PTX's membar.gl is the device's, CUDA's __threadfence */\n"
+           "#if defined(__OPENCL_VERSION__) && defined(cl_nv_pragma_unroll)\n"
+           "#define ST_DEVICE_FENCE() asm(\"membar.gl;\")\n"
+           "#else\n"
+           "#define ST_DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)\n"
+           "#endif\n"
+           "#define ST_DIVMOD(T, MIN)                                                       \\\n"
            "    static inline T st_div_##T(T a, T b) { return b == 0 ? 0 : (b == -1 && a == MIN) ? a : a / b; } \\\n"
            "    static inline T st_mod_##T(T a, T b) { return b == 0 || b == -1 ? 0 : a % b; }\n"
            "/* signed + - * wrap around, as strata's interpreter says; in C they are undefined */\n"

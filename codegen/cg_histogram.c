@@ -158,14 +158,15 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
     const cg_place *lq = cg_place_index(g, locks, lock_at);
     if (lq->mem.buffer >= 0) cg_use_buffer(g, lq->mem.buffer, true);
     const char *lock = cg_str(g, "&%s[%s]", lq->mem.base, lq->mem.offset);
-    const char *fence = q->tuple || q->mem.space != CG_LOCAL ? "CLK_GLOBAL_MEM_FENCE" : "CLK_LOCAL_MEM_FENCE";
-    if (lq->mem.space == CG_LOCAL) fence = "CLK_LOCAL_MEM_FENCE";
+    /* a lock in global memory: other groups take it too, a fence of the device's (cg_prelude) */
+    const char *fence = q->tuple || q->mem.space != CG_LOCAL ? "ST_DEVICE_FENCE()" : "mem_fence(CLK_LOCAL_MEM_FENCE)";
+    if (lq->mem.space == CG_LOCAL) fence = "mem_fence(CLK_LOCAL_MEM_FENCE)";
     const char *ct = cg_ctype(g, h->t);
     cg_open(g, "{");
     cg_line(g, "int hs_done = 0;");
     cg_open(g, "while (!hs_done) {");
     cg_open(g, cg_str(g, "if (atomic_xchg(%s, 1) == 0) {", lock));
-    cg_line(g, "mem_fence(%s);", fence);
+    cg_line(g, "%s;", fence);
     cg_line(g, "%s hs_cur, hs_new;", ct);
     cg_exchange(g, q, h->t, "hs_cur", true);
     cg_value args[2] = {cg_fields_of(g, h->t, "hs_cur"), *v};
@@ -173,7 +174,7 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
     cg_value to = cg_fields_of(g, h->t, "hs_new");
     cg_assign(g, &to, &r);
     cg_exchange(g, q, h->t, "hs_new", false);
-    cg_line(g, "mem_fence(%s);", fence);
+    cg_line(g, "%s;", fence);
     cg_line(g, "atomic_xchg(%s, 0);", lock);
     cg_line(g, "hs_done = 1;");
     cg_close(g);

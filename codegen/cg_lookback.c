@@ -143,7 +143,7 @@ static void publish(cg *g, const lookback *lb, flag f, const char *value) {
                 cg_to_bits(g, lb->acc->scalar, value));
     } else {
         state_leaves(g, f == FLAG_A ? lb->aggregates : lb->prefixes, lb->acc, value, "lb_id", false);
-        cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
+        cg_line(g, "ST_DEVICE_FENCE();");
         cg_line(g, "atomic_xchg(&%s[lb_id], %s);", buffer_of(g, lb->flags), name);
     }
     cg_close(g);
@@ -160,7 +160,7 @@ static void read_descriptor(cg *g, const lookback *lb, const char *j, const char
     }
     cg_line(g, "%s = atomic_add(&%s[%s], 0);", flag, buffer_of(g, lb->flags), j);
     cg_open(g, cg_str(g, "if (%s != LB_X) {", flag));
-    cg_line(g, "mem_fence(CLK_GLOBAL_MEM_FENCE);");
+    cg_line(g, "ST_DEVICE_FENCE();");
     cg_open(g, cg_str(g, "if (%s == LB_P) {", flag));
     state_leaves(g, lb->prefixes, lb->acc, value, j, true);
     g->indent--;
