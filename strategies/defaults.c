@@ -5,14 +5,6 @@
 
 #include <string.h>
 
-/* Each row's scan to segmented-scan first, while the map still only scans
- * (fused into a map of maps, its rows would be one work-item's each); then
- * producers into their consumers, wherever a rule's condition allows
- * (used once, not inside a lambda): a map into the scan that reads it, the
- * scan's map into its post-function, a scatter into the scan of its indices
- * — so a filter is one pass, and so is a compaction through an exscan of
- * flags (its scatter's indices) — and maps into maps and reductions. An
- * exscan is a scan here (st_exscans_as_scans): every step takes it. */
 /* The look-back on a GPU: M=32 elements a work-item in registers, 128 work-items, a
  * warp-wide look-back window (the README's exploration on an H200). A scan
  * whose pairs a scatter writes (a filter's, a partition's, a radix sort's
@@ -23,6 +15,14 @@
 #define GPU_LOOKBACK "lookback(M=32, WG=128, LW=32)"
 #define GPU_SCATTER_LOOKBACK "lookback(M=12, WG=256, LW=32)"
 
+/* Each row's scan to segmented-scan first, while the map still only scans
+ * (fused into a map of maps, its rows would be one work-item's each); then
+ * producers into their consumers, wherever a rule's condition allows
+ * (used once, not inside a lambda): a map into the scan that reads it, the
+ * scan's map into its post-function, a scatter into the scan of its indices
+ * — so a filter is one pass, and so is a compaction through an exscan of
+ * flags (its scatter's indices) — and maps into maps and reductions. An
+ * exscan is a scan here (st_exscans_as_scans): every step takes it. */
 #define FUSION                                                                                               \
     "try(each(any, try(fuse-map-map))) ; try(each(any, try(fuse-map-scan))) ; "                              \
     "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter))) ; "                         \
@@ -52,6 +52,7 @@
  * loop already streams from memory as fast as the cores can (a sum of 2^24
  * i32 on PoCL: 1.9 ms so, 2.7 ms as a look-back, 10 ms in chunks). */
 #define REDUCES "try(each(top reduce, try(" GPU_LOOKBACK "))) ; "
+
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan
  * (which nests itself on its block sums). A scatter's scan first, where the
  * device's shape for it differs (one(…) reaches the scatter's scan: the
