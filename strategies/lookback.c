@@ -26,6 +26,7 @@
 #include "strategies.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
 
@@ -40,19 +41,31 @@ static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
     "work-items run in turn)", \
     .has_default = true, .def = 0, .names = LOAD_NAMES}}
 
-static const st_node *lookback_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
-    st_scan_form p;
-    if (!st_scan_form_of(e, &p)) return st_no_match(why, "lookback rewrites a scan, a filter or a partition");
-    if (!st_at_top_level(rw, "lookback", "scan", why)) return NULL;
-    if (!st_type_is_plain(p.z->type) || !st_type_is_plain(p.xs->type->elem))
-        return st_reject(why, "lookback scans scalars and tuples of scalars, and this scan's elements or "
-                       "accumulator hold arrays (rows); parallel-scan or no rule takes it"), NULL;
-    st_build B = st_build_of(rw, why), *b = &B;
+/* scanLookback(M, WG, LW, LOAD, …) of the form p (a scan's, or a reduce's
+ * fold form, whose post-function is NULL): the step's node for both. */
+static const st_node *scan_lookback(st_build *b, const st_scan_form *p, const int64_t *args) {
     const st_node *m = st_b_count(b, args[0]), *wg = st_b_count(b, args[1]), *lw = st_b_count(b, args[2]),
                   *load = st_b_count(b, args[3]);
-    if (p.post) return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.fold, p.post, p.z, p.xs);
-    if (p.fold) return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.fold, p.z, p.xs);
-    return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.z, p.xs);
+    if (p->post) return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p->op, p->fold, p->post, p->z, p->xs);
+    if (p->fold) return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p->op, p->fold, p->z, p->xs);
+    return ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p->op, p->z, p->xs);
+}
+
+/* Whether lookback may take e (what), a node at the top level over scalars or tuples of them. */
+static bool takes(st_rw *rw, const st_scan_form *p, const char *what, st_err *why) {
+    if (!st_at_top_level(rw, "lookback", what, why)) return false;
+    if (!st_type_is_plain(p->z->type) || !st_type_is_plain(p->xs->type->elem))
+        return st_reject(why, "lookback folds scalars and tuples of scalars, and this %s's elements or accumulator "
+                         "hold arrays (rows)%s", what, !strcmp(what, "scan") ? "; parallel-scan or no rule takes it" : "");
+    return true;
+}
+
+static const st_node *lookback_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    st_scan_form p;
+    if (!st_scan_form_of(e, &p)) return st_no_match(why, "lookback rewrites a scan, a reduce, a filter or a partition");
+    if (!takes(rw, &p, "scan", why)) return NULL;
+    st_build B = st_build_of(rw, why);
+    return scan_lookback(&B, &p, args);
 }
 
 /* A reduce as the total of a look-back scan that nothing else reads: codegen
@@ -65,16 +78,9 @@ static const st_node *lookback_scan(st_rw *rw, const st_node *e, const int64_t *
 static const st_node *lookback_reduce(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_fold_form_of(e, &p)) return st_no_match(why, "lookback rewrites a reduce of a fold form");
-    if (!st_at_top_level(rw, "lookback", "reduce", why)) return NULL;
-    if (!st_type_is_plain(p.z->type) || !st_type_is_plain(p.xs->type->elem))
-        return st_reject(why, "lookback folds scalars and tuples of scalars, and this reduce's elements or "
-                       "accumulator hold arrays (rows)"), NULL;
+    if (!takes(rw, &p, "reduce", why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
-    const st_node *m = st_b_count(b, args[0]), *wg = st_b_count(b, args[1]), *lw = st_b_count(b, args[2]),
-                  *load = st_b_count(b, args[3]);
-    const st_node *scan = p.fold ? ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.fold, p.z, p.xs)
-                                 : ST_PRIM(b, ST_PRIM_SCAN_LOOKBACK, m, wg, lw, load, p.op, p.z, p.xs);
-    return ST_PRIM(b, ST_PRIM_SCAN_TOTAL, scan);
+    return ST_PRIM(b, ST_PRIM_SCAN_TOTAL, scan_lookback(b, &p, args));
 }
 
 static const st_rule rule_lookback_reduce = {
