@@ -83,26 +83,14 @@ static const st_node *lookback_reduce(st_rw *rw, const st_node *e, const int64_t
     return ST_PRIM(b, ST_PRIM_SCAN_TOTAL, scan_lookback(b, &p, args));
 }
 
-static const st_rule rule_lookback_reduce = {
-    .name = "lookback",
-    .summary = "a reduce as the total of a single-pass look-back scan that stores nothing",
-    .origin = "built-in",
-    .nparams = 4,
-    .params = LOOKBACK_PARAMS,
-    .apply = lookback_reduce,
-};
-
-/* The scan itself, the step the composite below takes on a scan. It shares
+/* The steps the composite below takes on a reduce and on a scan. They share
  * the composite's name and parameters, so a trace reads `lookback(…)` for
- * the step too; it is not registered (only the composite is). */
-static const st_rule rule_lookback_scan = {
-    .name = "lookback",
-    .summary = "the single-pass scan of one scan node",
-    .origin = "built-in",
-    .nparams = 4,
-    .params = LOOKBACK_PARAMS,
-    .apply = lookback_scan,
-};
+ * a step too; they are not registered (only the composite is). */
+#define LOOKBACK_STEP(what, fn) \
+    {.name = "lookback", .summary = what, .origin = "built-in", .nparams = 4, .params = LOOKBACK_PARAMS, .apply = fn}
+static const st_rule rule_lookback_reduce =
+    LOOKBACK_STEP("a reduce as the total of a single-pass look-back scan that stores nothing", lookback_reduce);
+static const st_rule rule_lookback_scan = LOOKBACK_STEP("the single-pass scan of one scan node", lookback_scan);
 
 /* lookback as a strategy over the node it is given: a scan is the step
  * above; a filter or partition is its rule (filter-scatter,
