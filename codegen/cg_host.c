@@ -156,10 +156,14 @@ const st_node *cg_host_hoist_args(cg *g, const st_node *e, uint32_t first, const
 
 void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) { host_into(g, e, env, p); }
 
-/* for (i = global id; i < n; i += global size): any launch size is right */
+/* One element a work-item, the launch rounded up to whole groups (the
+ * glue's CG_SHAPE_GLB): an `if`, not a loop strided by the global size,
+ * so that the work-item's body has no loop of its own and a CPU's OpenCL
+ * (PoCL) vectorises the group's work-items as one loop. */
 static const char *glb_loop_begin(cg *g, const st_size *n) {
     const char *i = cg_name(g, "i");
-    cg_line(g, "for (long %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {", i, i, cg_size(g, n), i);
+    cg_line(g, "const long %s = get_global_id(0);", i);
+    cg_line(g, "if (%s < %s) {", i, cg_size(g, n));
     g->indent++;
     return i;
 }

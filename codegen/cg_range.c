@@ -33,7 +33,7 @@ static bool at_most(cg *g, const st_size *a, const st_size *b, bool exists) {
     if (const_of(a, &x) && const_of(b, &y)) return x <= y;
     st_err e = {0};
     const st_size *d = st_size_sub(g->cx, b, a, &e);
-    return d && const_of(d, &x) && x >= 0;
+    return (d && const_of(d, &x) && x >= 0) || st_size_rounds_up(g->cx, a, b);
 }
 
 void cg_range_literal(cg *g, cg_value *r, st_scalar_kind k, st_scalar v) {

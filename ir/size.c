@@ -256,6 +256,23 @@ bool st_size_is_const(const st_size *s, int64_t *value) {
 
 uint32_t st_size_hash(const st_size *s) { return s->hash; }
 
+/* c is one of b's divisors by a constant: the normal form of c·⌊(a + c - 1)/c⌋
+ * is whatever it is (⌊(N + 3)/3⌋ is ⌊N/3⌋ + 1), so it is built and compared */
+bool st_size_rounds_up(st_ctx *cx, const st_size *a, const st_size *b) {
+    for (uint32_t t = 0; t < b->nterms; t++)
+        for (uint32_t f = 0; f < b->terms[t].nf; f++) {
+            const st_size *atom = b->terms[t].f[f].atom;
+            int64_t c;
+            if (atom->kind != S_DIV || !st_size_is_const(atom->b, &c) || c < 1) continue;
+            st_err e = {0};
+            const st_size *k = st_size_const(cx, c);
+            const st_size *up = st_size_add(cx, a, st_size_const(cx, c - 1), &e);
+            if (up) up = st_size_div(cx, up, k, &e);
+            if (up && st_size_mul(cx, k, up, &e) == b) return true;
+        }
+    return false;
+}
+
 /* Does the one-term polynomial m (coef, monomial) divide term t? If so the
  * quotient goes to *q. */
 static bool term_divides(const term *m, const term *t, bterm *q) {

@@ -165,6 +165,20 @@ static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) 
         const st_node *at = start && c ? st_binary(f->cx, ST_OP_ADD, start, c, f->err) : NULL;
         return at ? fuse_get(f, at, xs->kids[1]->kids[1]) : NULL;
     }
+    if (st_is_prim(xs, ST_PRIM_GET) && xs->kids[1]->kind == ST_NODE_VAR) {
+        /* rows[j / m][j % m], rows of m, is join(rows)[j]: one index, where
+         * two left a compiler to see that they add up to j again (PoCL
+         * gathered a scan's propagation instead of loading it in vectors) */
+        const st_node *r = xs->kids[0];
+        bool split_j = i->kind == ST_NODE_BINOP && i->u.binop == ST_OP_MOD && r->kind == ST_NODE_BINOP &&
+                       r->u.binop == ST_OP_DIV && r->kids[0] == i->kids[0] && r->kids[1] == i->kids[1] &&
+                       i->kids[1] == length_value(f, xs->type->size);
+        if (!split_j) return NULL;
+        const st_node *rows = xs->kids[1];
+        const st_node *joined = st_prim_node(f->cx, ST_PRIM_JOIN, 1, &rows, f->err);
+        const st_node *args[2] = {i->kids[0], joined};
+        return joined ? st_prim_node(f->cx, ST_PRIM_GET, 2, args, f->err) : NULL;
+    }
     if (st_is_prim(xs, ST_PRIM_GET) && st_is_prim(xs->kids[1], ST_PRIM_TRANSPOSE)) {
         /* transpose(ys)[r][i] is ys[i][r] */
         const st_node *row = fuse_get(f, i, xs->kids[1]->kids[0]);

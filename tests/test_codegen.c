@@ -242,6 +242,16 @@ static unsigned kernels_naming(const char *opencl, const char *name) {
     return n;
 }
 
+/* whether the kernel that names `name` also has `part` in its text */
+static bool kernel_naming_has(const char *opencl, const char *name, const char *part) {
+    for (const char *k = strstr(opencl, "__kernel"); k; ) {
+        const char *next = strstr(k + 1, "__kernel"), *at = strstr(k, name), *p = strstr(k, part);
+        if (at && (!next || at < next)) return p && (!next || p < next);
+        k = next;
+    }
+    return false;
+}
+
 START_TEST(paper_space_moves_only_its_bytes) {
     static const struct {
         const char *strategy;
@@ -263,6 +273,14 @@ START_TEST(paper_space_moves_only_its_bytes) {
         ck_assert_msg(kernels_naming(code.opencl, "out0") == 1, "%s: the output is written by more than one kernel:\n%s",
                       label, code.opencl);
         ck_assert_has(code.host, "if (!strata_is_cpu(queue)) {");
+        /* the propagation is one element a work-item, no loop of its own (so
+         * PoCL vectorises it), and reads the padded scan at the element's own
+         * index: one that the range analysis sees is in it, unchecked */
+        ck_assert_msg(!strstr(code.opencl, "get_global_size"), "%s: a loop strided by the global size:\n%s", label,
+                      code.opencl);
+        ck_assert_msg(!kernel_naming_has(code.opencl, "out0", "st_fault(") &&
+                          !kernel_naming_has(code.opencl, "out0", "st_mod_long("),
+                      "%s: the propagation checks its reads, or splits their index:\n%s", label, code.opencl);
         st_exe *exe = built(&code, label);
         static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1000", "N=1000003"};
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, orig, sizes[k], 31 + k, label);

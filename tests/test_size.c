@@ -332,6 +332,20 @@ START_TEST(divides) {
 }
 END_TEST
 
+/* a padded length: c·⌊(a + c - 1)/c⌋ is at least a, for a constant c */
+START_TEST(rounds_up) {
+    const st_size *n = V("N");
+    const st_size *up256 = mul(C(256), dv(add(n, C(255)), C(256)));
+    ck_assert(st_size_rounds_up(cx, n, up256));
+    ck_assert(st_size_rounds_up(cx, n, mul(C(7), dv(add(n, C(6)), C(7)))));
+    ck_assert(st_size_rounds_up(cx, add(n, C(1)), mul(C(3), dv(add(n, C(3)), C(3)))));
+    ck_assert(!st_size_rounds_up(cx, n, mul(C(256), dv(add(n, C(254)), C(256)))));
+    ck_assert(!st_size_rounds_up(cx, n, mul(C(128), dv(add(n, C(255)), C(256)))));
+    ck_assert(!st_size_rounds_up(cx, n, dv(add(n, C(255)), C(256))));
+    ck_assert(!st_size_rounds_up(cx, n, n));
+}
+END_TEST
+
 START_TEST(power_of) {
     const st_size *e = NULL;
     st_err err = {0};
@@ -742,7 +756,7 @@ int main(void) {
          {const_floor_division, const_floor_modulo, symbolic_division, div_reduces_constant_term,
           negative_divisor_symbolic, division_by_zero}},
         {"pow-log",
-         {divides, power_of, pow_log_fold, pow_minus_one, pow_symbolic, pow_eval, log_symbolic,
+         {divides, rounds_up, power_of, pow_log_fold, pow_minus_one, pow_symbolic, pow_eval, log_symbolic,
           pow_log_errors, pow_to_int64_min}},
         {"eval",
          {eval_bindings, eval_exact_quotient, eval_errors, eval_min_div_minus_one,
