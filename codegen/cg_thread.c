@@ -306,6 +306,8 @@ static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
 
 static const char *loop_begin(cg *g, const st_size *n) {
     const char *j = cg_name(g, "j");
+    int64_t c;
+    if (st_size_is_const(n, &c) && c <= 16) cg_line(g, "#pragma unroll");
     cg_line(g, "for (long %s = 0; %s < %s; %s++) {", j, j, cg_size(g, n), j);
     g->indent++;
     return j;
