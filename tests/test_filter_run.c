@@ -430,6 +430,55 @@ START_TEST(the_default_scans_by_lookback) {
 }
 END_TEST
 
+/* A compaction's fused pass (a count of p, each kept element scattered to
+ * its count's place, the others nowhere or, a partition, after the kept
+ * ones) stores by compress-stores where the
+ * device's compiler has AVX-512 (ST_COMPRESS); a near miss keeps the scalar
+ * loop. Both agree with the interpreter at lengths of whole blocks, of a
+ * tail, and tiny ones. */
+START_TEST(compactions_store_compressed) {
+    static const struct {
+        const char *src;
+        bool compressed;
+    } cases[] = {
+        {"def main(xs: [N]i32): [?k]i32 = filter(x => x > 0, xs)", true},
+        {"def main(xs: [N]f32): [?k]f32 = filter(x => x < 0.25, xs)", true},
+        {"def main(xs: [N]u32): [N]u32 =\n"
+         "  let flags = xs |> map(x => if x % 3u32 == 0u32 then 1i64 else 0)\n"
+         "  let offsets = flags |> scan(+, 0)\n"
+         "  let idx = zip(xs, offsets) |> map((x, o) => if x % 3u32 == 0u32 then o - 1 else -1)\n"
+         "  in scatter(replicate(N, 7u32), idx, xs)",
+         true},
+        /* partitions: the others after the kept, each side in its order */
+        {"def main(xs: [N]i32): ([?k]i32, [N - ?k]i32) = xs |> partition(x => x % 3 == 0)", true},
+        {"def main(xs: [N]f32): ([?k]f32, [N - ?k]f32) = xs |> partition(x => x < 0.75)", true},
+        {"def main(xs: [N]u32): [N]u32 =\n"
+         "  let (clear, set) = xs |> partition(x => ((x >> 3u32) & 1u32) == 0u32)\n"
+         "  in concat(clear, set)",
+         true},
+        /* counted and placed by two predicates: not a compaction */
+        {"def main(xs: [N]i32): [N]i32 =\n"
+         "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
+         "  let offsets = flags |> scan(+, 0)\n"
+         "  let idx = zip(xs, offsets) |> map((x, o) => if x > 1 then o - 1 else -1)\n"
+         "  in scatter(replicate(N, 0), idx, xs)",
+         false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *label = text_of("compaction %zu", c);
+        const st_def *orig = def_of(cases[c].src);
+        st_code code = generated(lowered(apply(orig, st_default_strategy("CPU"), label), label), label);
+        bool compressed = strstr(code.opencl, "ST_COMPRESS_STORE(lb") != NULL;
+        ck_assert_msg(compressed == cases[c].compressed, "%s: compress-stores %s:\n%s", label,
+                      compressed ? "where they must not be" : "missing", code.opencl);
+        st_exe *exe = built(&code, label);
+        static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1000", "N=65536", "N=65553", "N=1000003"};
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, orig, sizes[k], 71 + k, label);
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
 /* A count outside 0..N: the glue's error, with a sentence, before any
  * kernel reads past an array. */
 START_TEST(a_count_out_of_range_is_the_glues_error) {
@@ -675,6 +724,7 @@ int main(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, interpreter_agrees_with_c);
     tcase_add_test(tc, the_default_scans_by_lookback);
+    tcase_add_test(tc, compactions_store_compressed);
     tcase_add_test(tc, filter_is_refused_at_the_def);
     tcase_add_test(tc, a_partition_of_a_concat_is_refused_where_it_stands);
     tcase_add_test(tc, cuts_of_cuts_and_of_zips);
