@@ -809,6 +809,22 @@ static const char *contiguous(const cg_mem *m) {
     return m->offset;
 }
 
+/* The vector loops' memory: input (the scan's array, or a partition's
+ * first component) and the place p, both contiguous global arrays, as *xs
+ * and C offsets of element 0, their buffers registered with the kernel; or
+ * false, and the scalar loop does it. */
+static bool contiguous_pair(cg *g, const lookback *lb, const st_node *input, const cg_place *p, cg_value *xs,
+                            const char **in_off, const char **out_off) {
+    *xs = cg_thread_value(g, input, lb->env);
+    if (xs->kind != CG_ARRAY || xs->view->kind != CG_V_MEM) return false;
+    *in_off = contiguous(&xs->view->mem);
+    *out_off = contiguous(&p->mem);
+    if (!*in_off || !*out_off) return false;
+    if (xs->view->mem.buffer >= 0) cg_use_buffer(g, xs->view->mem.buffer, false);
+    cg_use_buffer(g, p->mem.buffer, true);
+    return true;
+}
+
 /* Emits the vector scan of the work-item's runs, setting lb_vec, when the
  * scan is one it takes; the scalar loop runs where lb_vec is 0. */
 static void vector_scan_store(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter) {
@@ -820,12 +836,9 @@ static void vector_scan_store(cg *g, const lookback *lb, const cg_place *p, cons
     /* 8- and 16-bit numbers: OpenCL has no vector of i8 by strata's name
      * (schar), and the scalar loop is what casts results back */
     if (st_scalar_size(lb->acc->scalar) < 4) return;
-    cg_value xs = cg_thread_value(g, lb->xs, lb->env);
-    if (xs.kind != CG_ARRAY || xs.view->kind != CG_V_MEM) return;
-    const char *in_off = contiguous(&xs.view->mem), *out_off = contiguous(&p->mem);
-    if (!in_off || !out_off) return;
-    if (xs.view->mem.buffer >= 0) cg_use_buffer(g, xs.view->mem.buffer, false);
-    cg_use_buffer(g, p->mem.buffer, true);
+    cg_value xs;
+    const char *in_off, *out_off;
+    if (!contiguous_pair(g, lb, lb->xs, p, &xs, &in_off, &out_off)) return;
     st_scalar_kind sk = lb->acc->scalar;
     const char *t = lb->acc_c;
     const char *vt = cg_str(g, "%s%lld", t, (long long)w);
@@ -952,12 +965,9 @@ static void compaction_store(cg *g, const lookback *lb, const cg_place *p, const
     compaction shape;
     if (!lb->direct || run % 16 || !is_compaction(g, lb, p, scatter, &shape)) return;
     bool pairs = shape.rest != NULL;
-    cg_value xs = cg_thread_value(g, pairs ? lb->xs->kids[0] : lb->xs, lb->env);
-    if (xs.kind != CG_ARRAY || xs.view->kind != CG_V_MEM) return;
-    const char *in_off = contiguous(&xs.view->mem), *out_off = contiguous(&p->mem);
-    if (!in_off || !out_off) return;
-    if (xs.view->mem.buffer >= 0) cg_use_buffer(g, xs.view->mem.buffer, false);
-    cg_use_buffer(g, p->mem.buffer, true);
+    cg_value xs;
+    const char *in_off, *out_off;
+    if (!contiguous_pair(g, lb, pairs ? lb->xs->kids[0] : lb->xs, p, &xs, &in_off, &out_off)) return;
     const st_type *t = xs.type->elem, *i64 = st_type_scalar(g->cx, ST_I64);
     const char *tc = cg_ctype(g, t);
     cg_line(g, "#if ST_COMPRESS");
@@ -965,16 +975,15 @@ static void compaction_store(cg *g, const lookback *lb, const cg_place *p, const
     cg_line(g, "__global const %s *lb_src = %s + (%s) + lb_base + lb_l * %lldL;", tc, xs.view->mem.base, in_off,
             (long long)lb->m);
     cg_line(g, "__global %s *lb_dst = %s + (%s);", tc, p->mem.base, out_off);
+    /* where the others start, once for all runs */
+    if (pairs) cg_line(g, "const long lb_rest = (long)(%s);", cg_thread_value(g, shape.rest, lb->env).c);
     for (int64_t c = 0; c < k; c++) {
         const char *first = cg_str(g, "(lb_base + lb_l * %lldL + %lldL)", (long long)lb->m, (long long)(c * run));
         /* lb_p<c> counts the kept ones before run c's element: the first
          * kept place; the others' first is rest + (first index - lb_p<c>) */
         cg_line(g, "long lb_at%lld = (long)lb_p%lld;", (long long)c, (long long)c);
-        if (pairs) {
-            cg_value rest = cg_thread_value(g, shape.rest, lb->env);
-            cg_line(g, "long lb_or%lld = (long)(%s) + (%s - (long)lb_p%lld);", (long long)c, rest.c, first,
-                    (long long)c);
-        }
+        if (pairs)
+            cg_line(g, "long lb_or%lld = lb_rest + (%s - (long)lb_p%lld);", (long long)c, first, (long long)c);
         cg_open(g, cg_str(g, "for (int lb_j = %lld; lb_j < %lld; lb_j += 16) {", (long long)(c * run),
                           (long long)((c + 1) * run)));
         cg_line(g, "const %s16 lb_v = vload16(0, lb_src + lb_j);", tc);
