@@ -137,9 +137,15 @@ complete = [t for t in trials if t.state == TrialState.COMPLETE]
 failed = [t for t in trials if t.state == TrialState.FAIL]
 def lines(name):  # the trial lines a worker printed: one per trial it finished
     return sum(1 for l in open(os.path.join(work, name + ".log")) if l.startswith("["))
-def points(name):  # the points a worker's strata evaluated
+def points(name):  # the points a worker's strata evaluated in the search
     path = os.path.join(work, name, "results.jsonl")
-    return {json.loads(l)["point"] for l in open(path)} if os.path.exists(path) else set()
+    evaluated = [json.loads(l)["point"] for l in open(path)] if os.path.exists(path) else []
+    # a worker that finished measured the study's best again in its own
+    # folder, whichever worker first evaluated it: that record is not the search's
+    summary = os.path.join(work, name, "autotune.json")
+    if os.path.exists(summary):
+        evaluated.remove(json.load(open(summary))["best"]["point"])
+    return set(evaluated)
 problems = []
 # the union: every trial either worker finished is in the study, nothing else
 if len(complete) != lines("w1") + lines("w2"):
