@@ -552,6 +552,31 @@ const char *cg_fault_prelude(const cg *g);            /* the kernels' st_fault, 
 void cg_fault_zero(const cg *g, st_buf *out);         /* glue: the words zeroed, before the launches */
 void cg_fault_glue(const cg *g, st_buf *out);         /* glue: after the last launch, what they recorded */
 
+/* ---- cg_compaction.c: is a look-back pass a compaction ---- */
+enum { CG_LINEAR_MAX = 8 };
+/* c + the sum of coef[i] * atom[i]: an i64 value, linear in the values it reads */
+typedef struct cg_linear {
+    int64_t c;
+    uint32_t n;
+    const st_node *atom[CG_LINEAR_MAX];
+    int64_t coef[CG_LINEAR_MAX];
+} cg_linear;
+/* l += coef * atom; false when there is no room or it overflows */
+bool cg_linear_add(cg_linear *l, const st_node *atom, int64_t coef);
+/* A pass that counts the elements a test keeps and sends each kept one's
+ * data to kept + (the kept ones before it) and each other one's nowhere (a
+ * filter) or to others + (i - the kept ones before it) (a partition). The
+ * elements are the data's, or zips whose leaves are the data and iotas (i).
+ * Both starts read neither the element nor its count. */
+typedef struct cg_compaction {
+    const st_node *data; /* the array moved, or a zip of the arrays moved */
+    bool partition;
+    cg_linear kept, others;
+} cg_compaction;
+/* Is the scan of xs by fold, scattered by post ((acc, x) => (place, value)),
+ * a compaction? */
+bool cg_is_compaction(st_ctx *cx, const st_node *fold, const st_node *post, const st_node *xs, cg_compaction *out);
+
 /* ---- cg_glue.c: the host glue ---- */
 const char *cg_glue(cg *g);
 /* glue, in a block: `err = CALL;` (call_fmt's text), and when it fails the

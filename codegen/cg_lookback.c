@@ -881,13 +881,16 @@ static void vector_scan_store(cg *g, const lookback *lb, const cg_place *p, cons
  * to consecutive places from its run's prefix, the others nowhere (-1 is no
  * place). A partition's (partition-scatter) scans the same count over
  * zip(xs, iota(n)) and sends the others to k + (i - acc): consecutive places
- * after the kept ones. With AVX-512 (ST_COMPRESS) 16 elements are tested at
- * a time into a mask (the fold from 0 is a lane's 0 or 1), and each side's
- * lanes stored by a register compress (vpcompressd) and one masked store,
- * where the scalar loop stored every element through a selected address:
- * the second pass was most of a filter's time on PoCL. (The compress
- * straight to memory is slow on AMD's Zen 4: 25 ms for the filter of 2^24
- * against 5.) 32-bit elements, whole blocks; elsewhere the scalar loop. */
+ * after the kept ones; a radix sort's split counts the set bits and sends
+ * them after the clear ones. cg_is_compaction says which passes are these,
+ * whatever form the places are written in. With AVX-512 (ST_COMPRESS) 16
+ * elements are tested at a time into a mask (the fold from 0 is a lane's 0
+ * or 1), and each side's lanes stored by a register compress (vpcompressd)
+ * and one masked store, where the scalar loop stored every element through
+ * a selected address: the second pass was most of a filter's time on PoCL.
+ * (The compress straight to memory is slow on AMD's Zen 4: 25 ms for the
+ * filter of 2^24 against 5.) 32-bit elements, whole blocks; elsewhere the
+ * scalar loop. */
 
 static bool literal_is(const st_node *n, int64_t v) {
     int64_t x;
@@ -895,121 +898,120 @@ static bool literal_is(const st_node *n, int64_t v) {
            x == v;
 }
 
-/* `if c then 1 else 0`: c, or NULL */
-static const st_node *indicator(const st_node *e) {
-    return e->kind == ST_NODE_IF && literal_is(e->kids[1], 1) && literal_is(e->kids[2], 0) ? e->kids[0] : NULL;
+enum { MAX_MOVED = 4 };
+
+/* The arrays a compaction moves: its data, or the arrays the data zips. */
+static uint32_t moved_arrays(const cg_compaction *c, const st_node **out) {
+    if (!st_is_prim(c->data, ST_PRIM_ZIP)) return out[0] = c->data, 1;
+    if (c->data->nkids > MAX_MOVED) return 0;
+    for (uint32_t j = 0; j < c->data->nkids; j++) out[j] = c->data->kids[j];
+    return c->data->nkids;
 }
 
-/* What a compaction's pass is: the kept elements to their count's places,
- * and the others nowhere (rest NULL: a filter) or, a partition (elements
- * zip(xs, iota(n)), the value the first), to rest + (i - acc): after the
- * kept, each in its order. */
-typedef struct compaction {
-    const st_node *rest; /* K of K + (x.1 - acc): where the others start */
-} compaction;
-
-/* Is the scan a count of p and its scatter a compaction, as above (the
- * test p(x) itself, or filter-scatter's (if p(x) then 1 else 0) == 1)?
- * Each part checked: a program that differs in any keeps the scalar loop. */
-static bool is_compaction(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter, compaction *out) {
+/* Is the pass a compaction (cg_is_compaction), from 0, of arrays of 32-bit
+ * scalars into as many global arrays? */
+static bool is_compaction(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter, cg_compaction *out) {
     st_binop b;
-    const st_node *fold = lb->fold, *post = lb->post;
-    if (!scatter || !fold || !post || !commutative_op(lb, &b) || b != ST_OP_ADD || !literal_is(lb->z, 0) ||
-        st_lambda_nparams(fold) != 2 || st_lambda_nparams(post) != 2 || p->tuple || p->mem.rank != 1 ||
-        p->mem.space != CG_GLOBAL || scatter->type->size != lb->xs->type->size)
+    if (!scatter || !lb->fold || !lb->post || !commutative_op(lb, &b) || b != ST_OP_ADD || !literal_is(lb->z, 0) ||
+        scatter->type->size != lb->xs->type->size || !cg_is_compaction(g->cx, lb->fold, lb->post, lb->xs, out))
         return false;
-    /* a filter's elements, or a partition's (x, i) */
-    bool pairs = st_is_prim(lb->xs, ST_PRIM_ZIP) && lb->xs->nkids == 2 && st_is_prim(lb->xs->kids[1], ST_PRIM_IOTA);
-    const st_type *t = pairs ? lb->xs->kids[0]->type->elem : lb->elem;
-    if (!st_type_is_scalar(t, t->scalar) || st_scalar_size(t->scalar) != 4 || t->scalar == ST_BOOL ||
-        p->mem.kind != t->scalar)
-        return false;
-    const st_node *count = st_lambda_body(fold), *pair = st_lambda_body(post), *x = post->kids[1], *acc = post->kids[0];
-    if (count->kind != ST_NODE_BINOP || count->u.binop != ST_OP_ADD || count->kids[0] != fold->kids[0]) return false;
-    const st_node *kept = indicator(count->kids[1]);
-    if (!kept || pair->kind != ST_NODE_TUPLE || pair->nkids != 2) return false;
-    const st_node *value = pair->kids[1];
-    if (pairs ? value->kind != ST_NODE_PROJ || value->u.index != 0 || value->kids[0] != x : value != x) return false;
-    const st_node *place = pair->kids[0];
-    if (place->kind != ST_NODE_IF) return false;
-    const st_node *before = place->kids[1], *test = place->kids[0], *other = place->kids[2];
-    if (before->kind != ST_NODE_BINOP || before->u.binop != ST_OP_SUB || before->kids[0] != acc ||
-        !literal_is(before->kids[1], 1))
-        return false;
-    out->rest = NULL;
-    if (!pairs) {
-        int64_t nowhere;
-        if (other->kind != ST_NODE_LIT || !st_scalar_as_i64(other->type->scalar, other->u.lit, &nowhere) || nowhere >= 0)
+    const st_node *moved[MAX_MOVED];
+    uint32_t m = moved_arrays(out, moved);
+    if (!m || p->tuple != (m > 1) || (p->tuple && p->n != m)) return false;
+    for (uint32_t j = 0; j < m; j++) {
+        const st_type *t = moved[j]->type->elem;
+        const cg_place *to = p->tuple ? &p->items[j] : p;
+        if (to->tuple || !st_type_is_scalar(t, t->scalar) || st_scalar_size(t->scalar) != 4 || t->scalar == ST_BOOL ||
+            to->mem.rank != 1 || to->mem.space != CG_GLOBAL || to->mem.kind != t->scalar)
             return false;
-    } else {
-        /* K + (x.1 - acc), K free of x and acc */
-        const st_node *after = other->kind == ST_NODE_BINOP && other->u.binop == ST_OP_ADD ? other->kids[1] : NULL;
-        if (!after || after->kind != ST_NODE_BINOP || after->u.binop != ST_OP_SUB || after->kids[1] != acc ||
-            after->kids[0]->kind != ST_NODE_PROJ || after->kids[0]->u.index != 1 || after->kids[0]->kids[0] != x ||
-            st_occurs(other->kids[0], x) || st_occurs(other->kids[0], acc))
-            return false;
-        out->rest = other->kids[0];
     }
-    st_err e = {0};
-    const st_node *same = st_subst(g->cx, kept, fold->kids[1], x, &e);
-    if (!same) return false;
-    if (test == same) return true;
-    return test->kind == ST_NODE_BINOP && test->u.binop == ST_OP_EQ && literal_is(test->kids[1], 1) &&
-           indicator(test->kids[0]) == same;
+    return true;
+}
+
+/* A start of a compaction's side, as a C expression of type long. */
+static const char *start_of(cg *g, const lookback *lb, const cg_linear *l) {
+    const char *c = l->c || !l->n ? cg_str(g, "%lldL", (long long)l->c) : "";
+    for (uint32_t i = 0; i < l->n; i++) {
+        const char *v = cg_str(g, "(long)(%s)", cg_thread_value(g, l->atom[i], lb->env).c);
+        int64_t k = l->coef[i];
+        const char *sign = k < 0 ? " - " : *c ? " + " : "";
+        const char *term = k == 1 || k == -1 ? v : cg_str(g, "%lluL * %s", k < 0 ? -(unsigned long long)k : (unsigned long long)k, v);
+        c = cg_str(g, "%s%s%s", c, k < 0 && !*c ? "-" : sign, term);
+    }
+    return c;
+}
+
+/* The element of xs (zips of the moved arrays and iotas) in lane lb_q:
+ * moved array j's is lane lb_q of its vector lb_v<j>. */
+static bool lane_element(cg *g, const lookback *lb, const st_node *xs, const st_node *const *moved, uint32_t m,
+                         cg_value *out) {
+    for (uint32_t j = 0; j < m; j++)
+        if (xs == moved[j]) return *out = cg_scalar(xs->type->elem, cg_str(g, "lb_v%u[lb_q]", j)), true;
+    if (st_is_prim(xs, ST_PRIM_IOTA))
+        return *out = cg_scalar(xs->type->elem, cg_str(g, "(lb_base + lb_l * %lldL + lb_j + lb_q)", (long long)lb->m)), true;
+    cg_value *items = cg_alloc(g, xs->nkids * sizeof *items);
+    if (!items || !st_is_prim(xs, ST_PRIM_ZIP)) return false;
+    for (uint32_t i = 0; i < xs->nkids; i++)
+        if (!lane_element(g, lb, xs->kids[i], moved, m, &items[i])) return false;
+    *out = (cg_value){.kind = CG_TUPLE, .type = xs->type->elem, .n = xs->nkids, .items = items};
+    return true;
 }
 
 /* Emits the compress-store loop of the work-item's runs, setting lb_vec,
- * when is_compaction says so. */
+ * when is_compaction says so: each moved array j read by vectors from
+ * lb_src<j> and stored by compress-stores to lb_dst<j>, one mask for all. */
 static void compaction_store(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter) {
     int64_t k = chains_of(lb), run = lb->m / k;
-    compaction shape;
+    cg_compaction shape;
     if (!lb->direct || run % 16 || !is_compaction(g, lb, p, scatter, &shape)) return;
-    bool pairs = shape.rest != NULL;
-    cg_value xs;
-    const char *in_off, *out_off;
-    if (!contiguous_pair(g, lb, pairs ? lb->xs->kids[0] : lb->xs, p, &xs, &in_off, &out_off)) return;
-    const st_type *t = xs.type->elem, *i64 = st_type_scalar(g->cx, ST_I64);
-    const char *tc = cg_ctype(g, t);
+    bool pairs = shape.partition;
+    const st_node *moved[MAX_MOVED];
+    uint32_t m = moved_arrays(&shape, moved);
+    cg_value xs[MAX_MOVED];
+    const char *in_off[MAX_MOVED], *out_off[MAX_MOVED];
+    for (uint32_t j = 0; j < m; j++)
+        if (!contiguous_pair(g, lb, moved[j], p->tuple ? &p->items[j] : p, &xs[j], &in_off[j], &out_off[j])) return;
+    cg_value elem; /* in the loop below: lane lb_q's element */
+    if (!lane_element(g, lb, lb->xs, moved, m, &elem)) return;
     cg_line(g, "#if ST_COMPRESS");
     cg_open(g, "if (lb_full) {");
-    cg_line(g, "__global const %s *lb_src = %s + (%s) + lb_base + lb_l * %lldL;", tc, xs.view->mem.base, in_off,
-            (long long)lb->m);
-    cg_line(g, "__global %s *lb_dst = %s + (%s);", tc, p->mem.base, out_off);
-    /* where the others start, once for all runs */
-    if (pairs) cg_line(g, "const long lb_rest = (long)(%s);", cg_thread_value(g, shape.rest, lb->env).c);
+    for (uint32_t j = 0; j < m; j++) {
+        const char *tc = cg_ctype(g, xs[j].type->elem);
+        cg_line(g, "__global const %s *lb_src%u = %s + (%s) + lb_base + lb_l * %lldL;", tc, j, xs[j].view->mem.base,
+                in_off[j], (long long)lb->m);
+        cg_line(g, "__global %s *lb_dst%u = %s + (%s);", tc, j, (p->tuple ? &p->items[j] : p)->mem.base, out_off[j]);
+    }
+    /* where each side starts, once for all runs */
+    cg_line(g, "const long lb_kept = %s;", start_of(g, lb, &shape.kept));
+    if (pairs) cg_line(g, "const long lb_rest = %s;", start_of(g, lb, &shape.others));
     for (int64_t c = 0; c < k; c++) {
         const char *first = cg_str(g, "(lb_base + lb_l * %lldL + %lldL)", (long long)lb->m, (long long)(c * run));
         /* lb_p<c> counts the kept ones before run c's element: the first
-         * kept place; the others' first is rest + (first index - lb_p<c>) */
-        cg_line(g, "long lb_at%lld = (long)lb_p%lld;", (long long)c, (long long)c);
+         * kept place is kept + lb_p<c>; the others' rest + (first index -
+         * lb_p<c>) */
+        cg_line(g, "long lb_at%lld = lb_kept + (long)lb_p%lld;", (long long)c, (long long)c);
         if (pairs)
             cg_line(g, "long lb_or%lld = lb_rest + (%s - (long)lb_p%lld);", (long long)c, first, (long long)c);
         cg_open(g, cg_str(g, "for (int lb_j = %lld; lb_j < %lld; lb_j += 16) {", (long long)(c * run),
                           (long long)((c + 1) * run)));
-        cg_line(g, "const %s16 lb_v = vload16(0, lb_src + lb_j);", tc);
+        for (uint32_t j = 0; j < m; j++)
+            cg_line(g, "const %s16 lb_v%u = vload16(0, lb_src%u + lb_j);", cg_ctype(g, xs[j].type->elem), j, j);
         cg_line(g, "int16 lb_f;");
         cg_line(g, "#pragma unroll");
         cg_open(g, "for (int lb_q = 0; lb_q < 16; lb_q++) {");
-        cg_value elem = cg_scalar(t, "lb_v[lb_q]");
-        if (pairs) {
-            cg_value *items = cg_alloc(g, 2 * sizeof *items);
-            if (!items) return;
-            items[0] = elem;
-            items[1] = cg_scalar(i64, cg_str(g, "(lb_base + lb_l * %lldL + lb_j + lb_q)", (long long)lb->m));
-            elem = (cg_value){.kind = CG_TUPLE, .type = lb->elem, .n = 2, .items = items};
-        }
         cg_value args[2] = {cg_scalar(lb->acc, "0"), elem};
         cg_value one = cg_apply(g, lb->fold, 2, args, lb->env);
         cg_line(g, "lb_f[lb_q] = (int)(%s);", one.c);
         cg_close(g);
         cg_line(g, "const ushort lb_m = ST_NONZERO_MASK(lb_f);");
         cg_line(g, "const uint lb_n = popcount((uint)lb_m);");
-        cg_line(g, "ST_COMPRESS_STORE(lb_dst + lb_at%lld, lb_v, lb_m, lb_n);", (long long)c);
-        cg_line(g, "lb_at%lld += lb_n;", (long long)c);
-        if (pairs) {
-            cg_line(g, "ST_COMPRESS_STORE(lb_dst + lb_or%lld, lb_v, (ushort)~lb_m, 16u - lb_n);", (long long)c);
-            cg_line(g, "lb_or%lld += 16 - lb_n;", (long long)c);
+        for (uint32_t j = 0; j < m; j++) {
+            cg_line(g, "ST_COMPRESS_STORE(lb_dst%u + lb_at%lld, lb_v%u, lb_m, lb_n);", j, (long long)c, j);
+            if (pairs)
+                cg_line(g, "ST_COMPRESS_STORE(lb_dst%u + lb_or%lld, lb_v%u, (ushort)~lb_m, 16u - lb_n);", j, (long long)c, j);
         }
+        cg_line(g, "lb_at%lld += lb_n;", (long long)c);
+        if (pairs) cg_line(g, "lb_or%lld += 16 - lb_n;", (long long)c);
         cg_close(g);
     }
     cg_line(g, "lb_vec = 1;");

@@ -432,10 +432,20 @@ END_TEST
 
 /* A compaction's fused pass (a count of p, each kept element scattered to
  * its count's place, the others nowhere or, a partition, after the kept
- * ones) stores by compress-stores where the
+ * ones or before them; the places written as an if or as arithmetic; the
+ * elements one array or several zipped) stores by compress-stores where the
  * device's compiler has AVX-512 (ST_COMPRESS); a near miss keeps the scalar
  * loop. Both agree with the interpreter at lengths of whole blocks, of a
  * tail, and tiny ones. */
+/* a radix sort's split by bit 3 of xs, up to the place of (i, k), o the set
+ * ones up to it */
+#define SPLIT_BY_BIT_3                                                                        \
+    "  let zeros = xs |> map(k => i64(1u32 - ((k >> 3u32) & 1u32))) |> reduce(+, 0i64)\n"      \
+    "  let ones = zip(iota(N), xs) |> map((i, k) => i64((k >> 3u32) & 1u32)) |> scan(+, 0i64)\n" \
+    "  let places = zip(zip(iota(N), xs), ones) |> map((ik, o) =>\n"                           \
+    "    let (i, k) = ik\n"                                                                     \
+    "    let set = i64((k >> 3u32) & 1u32)\n"
+
 START_TEST(compactions_store_compressed) {
     static const struct {
         const char *src;
@@ -456,6 +466,37 @@ START_TEST(compactions_store_compressed) {
          "  let (clear, set) = xs |> partition(x => ((x >> 3u32) & 1u32) == 0u32)\n"
          "  in concat(clear, set)",
          true},
+        /* a radix sort's split, the places arithmetic: the set bits
+         * counted, and sent after the clear ones (zeros of them) */
+        {"def main(xs: [N]u32): [N]u32 =\n"
+         SPLIT_BY_BIT_3
+         "    in (i - o) + set * (zeros + o - 1 - (i - o)))\n"
+         "  in scatter(scratch(N, 0u32), places, xs)",
+         true},
+        /* the same split by an if, the index first */
+        {"def main(xs: [N]i32): [N]i32 =\n"
+         "  let zeros = xs |> map(k => if k % 2 == 0 then 1i64 else 0) |> reduce(+, 0i64)\n"
+         "  let odd = xs |> map(k => if k % 2 == 0 then 0i64 else 1) |> scan(+, 0i64)\n"
+         "  let places = zip(zip(iota(N), xs), odd) |> map((ik, o) =>\n"
+         "    let (i, k) = ik in if k % 2 == 0 then i - o else o - 1 + zeros)\n"
+         "  in scatter(scratch(N, 0), places, xs)",
+         true},
+        /* key-value: the pairs moved, each array by its own compress-stores */
+        {"def main(xs: [N]u32, ys: [N]i32): ([N]u32, [N]i32) =\n"
+         SPLIT_BY_BIT_3
+         "    in (i - o) + set * (zeros + o - 1 - (i - o)))\n"
+         "  in scatter(scratch(N, (0u32, 0)), places, zip(xs, ys)) |> unzip",
+         true},
+        {"def main(ks: [N]u32, vs: [N]f32) =\n"
+         "  let (a, b) = zip(ks, vs) |> partition((k, v) => k % 3u32 == 0u32)\n"
+         "  in concat(a, b) |> unzip",
+         true},
+        /* the clear ones reversed: a permutation, not a compaction */
+        {"def main(xs: [N]u32): [N]u32 =\n"
+         SPLIT_BY_BIT_3
+         "    in (zeros - 1 - (i - o)) + set * (zeros + o - 1 - (zeros - 1 - (i - o))))\n"
+         "  in scatter(scratch(N, 0u32), places, xs)",
+         false},
         /* counted and placed by two predicates: not a compaction */
         {"def main(xs: [N]i32): [N]i32 =\n"
          "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
