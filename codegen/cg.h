@@ -573,9 +573,10 @@ typedef struct cg_compaction {
     bool partition;
     cg_linear kept, others;
 } cg_compaction;
-/* Is the scan of xs by fold, scattered by post ((acc, x) => (place, value)),
- * a compaction? */
-bool cg_is_compaction(st_ctx *cx, const st_node *fold, const st_node *post, const st_node *xs, cg_compaction *out);
+/* Is the scan of xs by fold from z, scattered by post ((acc, x) => (place,
+ * value)), a compaction? */
+bool cg_is_compaction(st_ctx *cx, const st_node *fold, const st_node *z, const st_node *post, const st_node *xs,
+                      cg_compaction *out);
 
 /* ---- cg_glue.c: the host glue ---- */
 const char *cg_glue(cg *g);

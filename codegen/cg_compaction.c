@@ -247,9 +247,11 @@ static bool leaves_ok(st_ctx *cx, const st_node *xs, const st_node *data, const 
     return true;
 }
 
-bool cg_is_compaction(st_ctx *cx, const st_node *fold, const st_node *post, const st_node *xs, cg_compaction *out) {
+bool cg_is_compaction(st_ctx *cx, const st_node *fold, const st_node *z, const st_node *post, const st_node *xs,
+                      cg_compaction *out) {
     memset(out, 0, sizeof *out);
-    if (st_lambda_nparams(fold) != 2 || st_lambda_nparams(post) != 2) return false;
+    int64_t from;
+    if (!literal_int(z, &from) || from != 0 || st_lambda_nparams(fold) != 2 || st_lambda_nparams(post) != 2) return false;
     const st_node *step, *test;
     bool negated = false;
     if (!count_step(fold, &step, &test, &negated)) return false;

@@ -892,12 +892,6 @@ static void vector_scan_store(cg *g, const lookback *lb, const cg_place *p, cons
  * filter of 2^24 against 5.) 32-bit elements, whole blocks; elsewhere the
  * scalar loop. */
 
-static bool literal_is(const st_node *n, int64_t v) {
-    int64_t x;
-    return n->kind == ST_NODE_LIT && n->type->kind == ST_TYPE_SCALAR && st_scalar_as_i64(n->type->scalar, n->u.lit, &x) &&
-           x == v;
-}
-
 enum { MAX_MOVED = 4 };
 
 /* The arrays a compaction moves: its data, or the arrays the data zips. */
@@ -908,12 +902,12 @@ static uint32_t moved_arrays(const cg_compaction *c, const st_node **out) {
     return c->data->nkids;
 }
 
-/* Is the pass a compaction (cg_is_compaction), from 0, of arrays of 32-bit
- * scalars into as many global arrays? */
+/* Is the pass a compaction (cg_is_compaction) of arrays of 32-bit scalars
+ * into as many global arrays? */
 static bool is_compaction(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter, cg_compaction *out) {
     st_binop b;
-    if (!scatter || !lb->fold || !lb->post || !commutative_op(lb, &b) || b != ST_OP_ADD || !literal_is(lb->z, 0) ||
-        scatter->type->size != lb->xs->type->size || !cg_is_compaction(g->cx, lb->fold, lb->post, lb->xs, out))
+    if (!scatter || !lb->fold || !lb->post || !commutative_op(lb, &b) || b != ST_OP_ADD ||
+        scatter->type->size != lb->xs->type->size || !cg_is_compaction(g->cx, lb->fold, lb->z, lb->post, lb->xs, out))
         return false;
     const st_node *moved[MAX_MOVED];
     uint32_t m = moved_arrays(out, moved);
@@ -930,14 +924,9 @@ static bool is_compaction(cg *g, const lookback *lb, const cg_place *p, const st
 
 /* A start of a compaction's side, as a C expression of type long. */
 static const char *start_of(cg *g, const lookback *lb, const cg_linear *l) {
-    const char *c = l->c || !l->n ? cg_str(g, "%lldL", (long long)l->c) : "";
-    for (uint32_t i = 0; i < l->n; i++) {
-        const char *v = cg_str(g, "(long)(%s)", cg_thread_value(g, l->atom[i], lb->env).c);
-        int64_t k = l->coef[i];
-        const char *sign = k < 0 ? " - " : *c ? " + " : "";
-        const char *term = k == 1 || k == -1 ? v : cg_str(g, "%lluL * %s", k < 0 ? -(unsigned long long)k : (unsigned long long)k, v);
-        c = cg_str(g, "%s%s%s", c, k < 0 && !*c ? "-" : sign, term);
-    }
+    const char *c = cg_str(g, "%lldL", (long long)l->c);
+    for (uint32_t i = 0; i < l->n; i++)
+        c = cg_str(g, "%s + %lldL * (long)(%s)", c, (long long)l->coef[i], cg_thread_value(g, l->atom[i], lb->env).c);
     return c;
 }
 
