@@ -67,16 +67,40 @@ static bool timed_runs(const args *a, int64_t *runs, st_err *err) {
     return number_option(a, "--runs", 1, 100000, runs, err);
 }
 
-static bool time_runs(st_launch *launch, int64_t runs, st_err *err) {
+/* -v's breakdown: each kernel's median over the runs, and its share of
+ * the program's median, so that a user sees which kernel to work on. */
+static void print_kernel_times(const st_code *code, const double *kernel_ms, int64_t runs, double total_ms) {
+    double *mine = malloc((size_t)runs * sizeof *mine);
+    if (!mine) return;
+    printf("kernels (median of each; a kernel in a loop: its last turn):\n");
+    for (uint32_t k = 0; k < code->nkernels; k++) {
+        size_t n = 0;
+        for (int64_t r = 0; r < runs; r++)
+            if (kernel_ms[(size_t)r * code->nkernels + k] >= 0) mine[n++] = kernel_ms[(size_t)r * code->nkernels + k];
+        if (!n) {
+            printf("  %-24s did not run\n", code->kernel_names[k]);
+            continue;
+        }
+        st_timing t = st_timing_of(mine, n);
+        printf("  %-24s %10.4f ms  %5.1f %%\n", code->kernel_names[k], t.median_ms,
+               total_ms > 0 ? 100 * t.median_ms / total_ms : 0.0);
+    }
+    free(mine);
+}
+
+static bool time_runs(st_launch *launch, const st_code *code, int64_t runs, bool per_kernel, st_err *err) {
     double *ms = malloc((size_t)runs * sizeof *ms);
-    if (!ms) return st_fail_internal(err, "out of memory");
-    if (!st_launch_time(launch, 2, (uint32_t)runs, ms, err)) return free(ms), false;
+    double *kernel_ms = per_kernel ? malloc((size_t)runs * (code->nkernels + 1) * sizeof *kernel_ms) : NULL;
+    if (!ms || (per_kernel && !kernel_ms)) return free(ms), free(kernel_ms), st_fail_internal(err, "out of memory");
+    if (!st_launch_time(launch, 2, (uint32_t)runs, ms, kernel_ms, err)) return free(ms), free(kernel_ms), false;
     st_timing t = st_timing_of(ms, (size_t)runs);
     double bytes = (double)st_launch_bytes(launch);
     printf("time: median %.4f ms, min %.4f ms, max %.4f ms over %lld runs; %.3f GB/s (%.0f bytes read and written)\n",
            t.median_ms, t.min_ms, t.max_ms, (long long)runs, t.median_ms > 0 ? bytes / (t.median_ms * 1e6) : 0.0,
            bytes);
+    if (per_kernel) print_kernel_times(code, kernel_ms, runs, t.median_ms);
     free(ms);
+    free(kernel_ms);
     return true;
 }
 
@@ -185,7 +209,7 @@ int run_run(const command *cmd, int argc, char **argv) {
                 tolerance());
     }
     if (!write_results(opt(&a, "--output"), arena, &result, &err)) goto fail;
-    if (opt(&a, "--time") && !time_runs(launch, runs, &err)) goto fail;
+    if (opt(&a, "--time") && !time_runs(launch, &code, runs, opt(&a, "--verbose") != NULL, &err)) goto fail;
     rc = 0;
     goto done_rc;
 fail:

@@ -200,8 +200,12 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err);
  * the output and the first byte past its end that changed. */
 bool st_launch_read(st_launch *l, st_arena *a, st_value *result, st_err *err);
 /* Time the program: `warmups` untimed runs, then `runs` runs whose device
- * times go into samples_ms (runs entries). */
-bool st_launch_time(st_launch *l, uint32_t warmups, uint32_t runs, double *samples_ms, st_err *err);
+ * times go into samples_ms (runs entries) and, when kernel_samples_ms is
+ * not NULL, each kernel's into it (runs rows of st_code.nkernels: the
+ * kernel's launch, in a loop its last turn's; negative where it did not
+ * run, a branch not taken or an empty launch). */
+bool st_launch_time(st_launch *l, uint32_t warmups, uint32_t runs, double *samples_ms, double *kernel_samples_ms,
+                    st_err *err);
 
 /* The median, min and max of n > 0 samples (the median of an even count is
  * the mean of the middle two). */

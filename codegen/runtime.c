@@ -380,6 +380,7 @@ struct st_launch {
     st_scalar *scalars;   /* the values scalar_ptrs point to */
     const void **scalar_ptrs;
     cl_event *events;
+    double *kernel_ms;    /* the last run's time of each kernel; < 0: it did not run */
     uint64_t bytes;
     uint64_t in_bytes;    /* of the inputs alone */
     /* lengths known only at run time (st_code.nlengths): env and the values
@@ -536,7 +537,9 @@ st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *en
     l->scalars = calloc(code->nscalars + 1, sizeof *l->scalars);
     l->scalar_ptrs = calloc(code->nscalars + 1, sizeof *l->scalar_ptrs);
     l->events = calloc(code->nkernels + 1, sizeof *l->events);
-    if (!l->env || !l->inputs || !l->outputs || !l->out_counts || !l->scalars || !l->scalar_ptrs || !l->events) {
+    l->kernel_ms = calloc(code->nkernels + 1, sizeof *l->kernel_ms);
+    if (!l->env || !l->inputs || !l->outputs || !l->out_counts || !l->scalars || !l->scalar_ptrs || !l->events ||
+        !l->kernel_ms) {
         st_fail_internal(err, "out of memory");
         goto fail;
     }
@@ -680,6 +683,7 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
     cl_ulong first = ~(cl_ulong)0, last = 0;
     for (uint32_t i = 0; i < l->exe->code->nkernels; i++) {
         cl_ulong start, end;
+        l->kernel_ms[i] = -1;
         if (!l->events[i]) continue;
         rc = cl->api->GetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
         if (rc == CL_SUCCESS)
@@ -690,17 +694,22 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
         }
         if (start < first) first = start;
         if (end > last) last = end;
+        l->kernel_ms[i] = end > start ? (double)(end - start) / 1e6 : 0;
     }
     release_events(l);
     if (ms && last > first) *ms = (double)(last - first) / 1e6;
     return true;
 }
 
-bool st_launch_time(st_launch *l, uint32_t warmups, uint32_t runs, double *samples_ms, st_err *err) {
+bool st_launch_time(st_launch *l, uint32_t warmups, uint32_t runs, double *samples_ms, double *kernel_samples_ms,
+                    st_err *err) {
+    uint32_t nk = l->exe->code->nkernels;
     for (uint32_t i = 0; i < warmups; i++) /* first touch of buffers, caches, lazy compilation */
         if (!st_launch_run(l, NULL, err)) return false;
-    for (uint32_t i = 0; i < runs; i++)
+    for (uint32_t i = 0; i < runs; i++) {
         if (!st_launch_run(l, &samples_ms[i], err)) return false;
+        if (kernel_samples_ms) memcpy(kernel_samples_ms + (size_t)i * nk, l->kernel_ms, nk * sizeof *l->kernel_ms);
+    }
     return true;
 }
 
@@ -786,6 +795,7 @@ void st_launch_free(st_launch *l) {
     free(l->scalars);
     free(l->scalar_ptrs);
     free(l->events);
+    free(l->kernel_ms);
     free(l);
 }
 

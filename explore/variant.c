@@ -171,7 +171,7 @@ void variant_time_child(void *data, int fd) {
         return;
     }
     bool ok = load_and_run(job, &lv, &status, &err);
-    if (ok && !(ok = st_launch_time(lv.launch, s->warmups, s->runs, ms, &err))) status = ST_STATUS_LAUNCH_ERROR;
+    if (ok && !(ok = st_launch_time(lv.launch, s->warmups, s->runs, ms, NULL, &err))) status = ST_STATUS_LAUNCH_ERROR;
     if (ok) {
         st_buf reply = {0};
         st_buf_printf(&reply, "{\"status\": \"ok\", \"bytes\": %llu, \"samples_ms\": [",

@@ -176,7 +176,7 @@ START_TEST(the_state_is_reset_between_launches) {
     }
     double samples[4];
     st_err err = {0};
-    ck_assert_msg(st_launch_time(l, 1, 4, samples, &err), "%s", err.message);
+    ck_assert_msg(st_launch_time(l, 1, 4, samples, NULL, &err), "%s", err.message);
     st_launch_free(l);
     st_arena_free(a);
     st_exe_free(exe);
