@@ -33,6 +33,10 @@
 #define FILTERS                                                                                              \
     "try(each(filter, try(filter-scatter))) ; try(each(partition, try(partition-scatter))) ; "               \
     "try(each(any, try(concat-split))) ; "
+/* An exscan of integer sums as the inclusive scan less each element, so
+ * that the fusions below see its input read element by element (a
+ * compaction's flags, computed again in every use rather than stored). */
+#define EXSCANS "try(each(top scan, try(exscan-as-inclusive))) ; "
 #define ROWS "try(each(map, try(segmented-scan(WG=256)))) ; "
 #define PAPER_SCAN "try(each(scan, try(parallel-scan(BS=256, BF=2, SE=4)))) ; "
 #define HISTOGRAMS "try(each(reduce_by_index, try(subhistogram))) ; try(each(reduce_by_index_2d, try(subhistogram)))"
@@ -58,7 +62,7 @@
  * device's shape for it differs (one(…) reaches the scatter's scan: the
  * destination is no scan). */
 #define DEFAULT_FOR(scatter_lookback, lookback, reduces)                                                     \
-    FILTERS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
+    FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
     HISTOGRAMS
 
 const char *st_fusion_strategy(void) { return FUSION; }

@@ -14,6 +14,9 @@
  *   concat-split        concat(take(k, b), drop(k, b)) -> b
  *   reduce-as-scan-total  let k = reduce(…) in …s… -> let k = scanTotal(s) in …s…,
  *                       s a look-back scan of the same fold run after it
+ *   exscan-as-inclusive exscan(+, z, xs) -> scan(+, +, (acc, x) => acc - x, z, xs)
+ *                       for integers (and ^): the compaction idiom written
+ *                       by hand, flags and their exscan, made one pass
  *
  * The seed is scan-scatter-fusion.txt: the result is over-allocated (a
  * buffer of n, the worst case), so that nothing waits for the count before
@@ -345,20 +348,120 @@ static const st_node *reduce_as_scan_total(st_rw *rw, const st_node *e, const in
     if (!st_at_top_level(rw, "reduce-as-scan-total", "reduce", why)) return NULL;
     bool read = false; /* k read by a value before the scan's */
     for (const st_node *at = st_let_body(e);; at = st_let_body(at)) {
-        const st_node *v = at->kind == ST_NODE_LET ? st_let_value(at) : at, *s = scan_run_by(v);
-        if (s && folds_alike(r, s) && !st_occurs(s, k)) {
-            if (read)
-                return st_fail(why, (st_loc){0}, "reduce-as-scan-total: `%s` is read before the look-back scan of the same "
-                               "fold has run", k->u.name), NULL;
-            st_build B = st_build_of(rw, why), *b = &B;
-            const st_node *total = ST_PRIM(b, ST_PRIM_SCAN_TOTAL, s);
-            return total ? st_b_let(b, k, total, st_let_body(e)) : NULL;
+        const st_node *v = at->kind == ST_NODE_LET ? st_let_value(at) : at;
+        /* a tuple's parts run in turn: the scan may be one (a compaction
+         * returned with its count) */
+        uint32_t nparts = v->kind == ST_NODE_TUPLE ? v->nkids : 1;
+        for (uint32_t i = 0; i < nparts; i++) {
+            const st_node *part = v->kind == ST_NODE_TUPLE ? v->kids[i] : v, *s = scan_run_by(part);
+            if (s && folds_alike(r, s) && !st_occurs(s, k)) {
+                if (read)
+                    return st_fail(why, (st_loc){0}, "reduce-as-scan-total: `%s` is read before the look-back scan of "
+                                   "the same fold has run", k->u.name), NULL;
+                st_build B = st_build_of(rw, why), *b = &B;
+                const st_node *total = ST_PRIM(b, ST_PRIM_SCAN_TOTAL, s);
+                return total ? st_b_let(b, k, total, st_let_body(e)) : NULL;
+            }
+            read |= st_occurs(part, k);
         }
-        read |= st_occurs(v, k);
         if (at->kind != ST_NODE_LET) break;
     }
     return st_fail(why, (st_loc){0}, "reduce-as-scan-total: no look-back scan of the same fold, neutral element and input "
                    "follows `%s` (apply lookback to the scan first)", k->u.name), NULL;
+}
+
+/* ---- exscan-as-inclusive ---- */
+
+/* Is e the literal integer v? */
+static bool is_int(const st_node *e, int64_t v) {
+    int64_t got;
+    return e->kind == ST_NODE_LIT && st_type_is_int(e->type) && st_scalar_as_i64(e->type->scalar, e->u.lit, &got) &&
+           got == v;
+}
+
+/* The node max(i - 1, 0) in e (how st_exclusive_at reads the element
+ * before i), or NULL. */
+static const st_node *index_before(const st_node *e, const st_node *i) {
+    if (e->kind == ST_NODE_BINOP && e->u.binop == ST_OP_MAX && is_int(e->kids[1], 0) &&
+        e->kids[0]->kind == ST_NODE_BINOP && e->kids[0]->u.binop == ST_OP_SUB && e->kids[0]->kids[0] == i &&
+        is_int(e->kids[0]->kids[1], 1))
+        return e;
+    for (uint32_t k = 0; k < e->nkids; k++) {
+        const st_node *found = st_is_binder(e, k) ? NULL : index_before(e->kids[k], i);
+        if (found) return found;
+    }
+    return NULL;
+}
+
+/* A read of an array at index i in e (the first one met), or NULL. */
+static const st_node *get_at(const st_node *e, const st_node *i) {
+    if (st_is_prim(e, ST_PRIM_GET) && e->kids[0] == i) return e;
+    for (uint32_t k = 0; k < e->nkids; k++) {
+        const st_node *found = st_is_binder(e, k) ? NULL : get_at(e->kids[k], i);
+        if (found) return found;
+    }
+    return NULL;
+}
+
+/* What an exscan became at the start of the rewrite (st_exscans_as_scans)
+ * reads: shifted is map(i => let before = R(max(i - 1, 0)) in if i == 0
+ * then z else before, iota(n)), and the unshifted input is R(i) for each i:
+ * xs itself where R reads xs's element, else that map. NULL when shifted is
+ * not of that form. */
+static const st_node *unshifted(st_build *b, const st_node *shifted, const st_node *z) {
+    if (!st_is_prim(shifted, ST_PRIM_MAP) || !st_is_prim(shifted->kids[1], ST_PRIM_IOTA)) return NULL;
+    const st_node *f = shifted->kids[0];
+    if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) != 1) return NULL;
+    const st_node *i = f->kids[0], *item = st_lambda_body(f);
+    if (item->kind != ST_NODE_LET || st_let_nvars(item) != 1) return NULL;
+    const st_node *pick = st_let_body(item), *before = item->kids[0];
+    if (pick->kind != ST_NODE_IF || pick->kids[1] != z || pick->kids[2] != before) return NULL;
+    const st_node *first = pick->kids[0];
+    if (first->kind != ST_NODE_BINOP || first->u.binop != ST_OP_EQ || first->kids[0] != i || !is_int(first->kids[1], 0))
+        return NULL;
+    const st_node *read = st_let_value(item), *at = index_before(read, i);
+    if (!at) return NULL;
+    const st_node *element = replace_node(b, read, at, i);
+    if (!element) return NULL;
+    /* R reads i only as the index of one array X: a map of X (xs's map,
+     * which the rewrite fused into the shifted read), or X itself */
+    const st_node *get = get_at(element, i);
+    if (get && !st_occurs(get->kids[1], i)) {
+        const st_node *x = st_b_var(b, "x", st_elem_of(get->kids[1]));
+        const st_node *f = x ? replace_node(b, element, get, x) : NULL;
+        if (f && !st_occurs(f, i)) return f == x ? get->kids[1] : ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, f, x), get->kids[1]);
+    }
+    return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, element, i), shifted->kids[1]);
+}
+
+/* An exscan of integers under + (or ^), which the rewrite made the scan of
+ * its input shifted right, as the inclusive scan less each element:
+ *   scan(op, z, shifted xs) -> scan(op, op, (acc, x) => acc - x, z, xs)
+ * exact for integers, whose + wraps (^ is its own inverse: acc ^ x). The
+ * scan then reads its input element by element, as its other consumers do:
+ * a compaction's flags (exscan_scatter.strata) fuse into every use and the
+ * whole is one look-back pass that stores by compress-stores, where the
+ * shifted input read each element's neighbour and kept the flags in
+ * memory. */
+static const st_node *exscan_as_inclusive(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    const char *shape = "exscan-as-inclusive rewrites an exscan (a scan of its input shifted right, as strata reads "
+                        "exscans)";
+    st_scan_form p;
+    if (!st_is_prim(e, ST_PRIM_SCAN) || !st_fold_form_of(e, &p) || p.fold || p.post) return st_no_match(why, "%s", shape);
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *xs = unshifted(b, p.xs, p.z);
+    if (!xs) return st_no_match(why, "%s", shape);
+    const st_node *op = p.op;
+    bool invertible = op->kind == ST_NODE_OPFN && (op->u.binop == ST_OP_ADD || op->u.binop == ST_OP_BXOR) &&
+                      st_type_is_int(p.z->type);
+    if (!invertible)
+        return st_reject(why, "exscan-as-inclusive: the exscan's operator is not + or ^ on integers, so the inclusive "
+                         "scan's element cannot be taken back out of it exactly"), NULL;
+    if (!st_at_top_level(rw, "exscan-as-inclusive", "exscan", why)) return NULL;
+    const st_node *acc = st_b_var(b, "acc", p.z->type), *x = st_b_var(b, "x", st_elem_of(xs));
+    const st_node *less = st_b_binop(b, op->u.binop == ST_OP_ADD ? ST_OP_SUB : ST_OP_BXOR, acc, x);
+    return ST_PRIM(b, ST_PRIM_SCAN, op, op, ST_LAMBDA(b, less, acc, x), p.z, xs);
 }
 
 /* ---- all of them, for lower-opencl ---- */
@@ -414,10 +517,17 @@ static const st_rule filter_rules[] = {
                 "neutral element and input: its kernel writes its total (the last group's inclusive prefix), so the "
                 "reduction makes no pass of its own (a filter's count)",
      .conditions = "a let of a reduce at the top level; a look-back scan (alone or a scatter's pairs) as the value of a "
-                   "let of the chain after it, with the same fold step (up to names), neutral element and input, not "
-                   "reading k, and k read nowhere before that let",
+                   "let of the chain after it or a part of a tuple there, with the same fold step (up to names), "
+                   "neutral element and input, not reading k, and k read nowhere before it",
      .origin = "built-in",
      .apply = reduce_as_scan_total},
+    {.name = "exscan-as-inclusive",
+     .summary = "exscan(op, z, xs) as scan(op, op, (acc, x) => acc - x, z, xs): the inclusive scan less each element, "
+                "which reads xs element by element (no neighbour), so a compaction's flags fuse into the scan",
+     .conditions = "an exscan (strata reads one as the scan of its input shifted right) at the top level of a def, "
+                   "whose operator is + or ^ on integers (exact: + wraps, ^ is its own inverse)",
+     .origin = "built-in",
+     .apply = exscan_as_inclusive},
     {.name = "concat-split",
      .summary = "concat(take(k, b), drop(k, b)) as b: a partition followed by a concat costs nothing more (so an LSD "
                 "radix sort as a loop of partitions is one pass per digit)",

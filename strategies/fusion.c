@@ -162,7 +162,7 @@ static const st_node *map_into_fold(st_rw *rw, const st_node *e, st_prim prim, c
     if (prim == ST_PRIM_SCAN && !st_type_is_plain(st_elem_of(ys)) && st_type_is_plain(map->type->elem))
         return st_reject(why, "%s: the map reduces rows to scalars; fused, the scan would read whole rows in "
                        "each of its passes and could not be the look-back scan, so the map stays apart", rule), NULL;
-    if (post && st_lambda_nparams(post) == 2 && st_occurs(st_lambda_body(post), post->kids[1]))
+    if (post && st_lambda_nparams(post) == 2 && st_occurs(st_lambda_body(post), post->kids[1]) && !cheap_map(map))
         return st_reject(why, "%s: the scan's post-function reads the mapped elements, so fusing the map would compute it twice per element (fuse the map first, then the post-function)", rule), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *acc = st_b_var(b, "acc", z->type), *y = st_b_var(b, "y", st_elem_of(ys));
@@ -243,12 +243,18 @@ static const st_node *fuse_scan_scan(st_rw *rw, const st_node *e, const int64_t 
 
 static bool is_scan(const st_node *n) { return st_is_prim(n, ST_PRIM_SCAN); }
 
-/* a scan of any form without a post-function, as the 5-argument form needs:
- * op, fold (the operator when there is none), z, xs */
+/* a scan of any form, as the 5-argument form needs: op, fold (the
+ * operator when there is none), z, xs, and its post-function if any (the
+ * new one applies it first: what the scan gave the consumer) */
 static bool scan_for_post(const st_node *s, st_scan_form *p) {
-    if (!plain_parts(s, p)) return false;
+    if (!st_scan_form_of(s, p)) return false;
     if (!p->fold) p->fold = p->op; /* a plain scan's operator is its own fold */
     return true;
+}
+
+/* Element i of scan p, from its accumulator and the element it read */
+static const st_node *scanned(st_build *b, const st_scan_form *p, const st_node *acc, const st_node *elem) {
+    return p->post ? ST_CALL(b, p->post, acc, elem) : acc;
 }
 
 /* The scan p made to read zip(p.xs, ys) as well: its fold takes the first
@@ -304,7 +310,8 @@ static const st_node *scan_map(st_rw *rw, const st_node *e, st_err *why) {
     const st_node *acc = st_b_var(b, "acc", p.z->type), *x = NULL;
     if (scan_at < 0) {
         x = st_b_var(b, "x", st_elem_of(p.xs));
-        return ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, ST_CALL(b, g, acc), acc, x), p.z, p.xs);
+        return ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, ST_CALL(b, g, scanned(b, &p, acc, x)), acc, x), p.z,
+                       p.xs);
     }
     /* the components read beside the scan's input, zipped together */
     const st_node *beside[ST_MAX_KIDS], *probe = st_b_var(b, "x", st_elem_of(p.xs));
@@ -321,7 +328,7 @@ static const st_node *scan_map(st_rw *rw, const st_node *e, st_err *why) {
     }
     const st_node *items[ST_MAX_KIDS];
     for (uint32_t k = 0, j = 0; k < d->nkids; k++) {
-        if ((int)k == scan_at) items[k] = acc;
+        if ((int)k == scan_at) items[k] = scanned(b, &p, acc, elem);
         else if (!(items[k] = element_from(b, d->kids[k], xs, elem)))
             items[k] = nbeside == 1 ? others : st_b_proj(b, others, j++);
     }
@@ -368,7 +375,7 @@ static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
         elem = st_b_proj(b, x, 0);
         value = st_b_proj(b, x, 1);
     }
-    const st_node *index = p.post ? ST_CALL(b, p.post, acc, elem) : acc;
+    const st_node *index = scanned(b, &p, acc, elem);
     const st_node *pairs = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, ST_TUPLE(b, index, value), acc, x), p.z, p.xs);
     return ST_PRIM(b, ST_PRIM_SCATTER, e->kids[0], pairs);
 }

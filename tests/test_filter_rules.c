@@ -420,29 +420,95 @@ END_TEST
 /* The examples                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* orig and now give the same in the interpreter on random inputs at every
+ * size of SIZES below `below` (each input generated as `strata run` does,
+ * `more` a further input such as B=3, or NULL) */
+static void same_in_the_interpreter(const st_def *orig, const st_def *now, const char *label, const char *more, int64_t below) {
+    for (int z = 0; z < NSIZES && SIZES[z] < below; z++) {
+        st_arena *a = st_arena_new();
+        st_inputs *in = st_inputs_new(cx, orig, a);
+        st_err err = {0};
+        ck_assert(st_inputs_set(in, text_of("N=%lld", (long long)SIZES[z]), &err));
+        if (more) ck_assert(st_inputs_set(in, more, &err));
+        ck_assert_msg(st_inputs_generate(in, 7 + (uint64_t)z, &err), "%s", err.message);
+        const st_value *args;
+        const st_binding *env;
+        size_t nenv;
+        ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s", err.message);
+        st_value want, got;
+        ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s: %s", label, err.message);
+        ck_assert_msg(st_eval(cx, now, args, env, nenv, a, &got, &err), "%s rewritten: %s", label, err.message);
+        ck_assert_msg(st_value_agree(&got, &want, 0, &err), "%s, N = %lld: %s\n%s", label, (long long)SIZES[z],
+                      err.message, printed_def(now));
+        st_arena_free(a);
+    }
+}
+
 START_TEST(the_examples_keep_their_results_under_the_default_strategy) {
-    const char *names[] = {"filter_keep", "partition", "split_by_bit", "radix_sort_partition"};
-    for (int k = 0; k < 4; k++) {
+    const char *names[] = {"filter_keep", "partition", "split_by_bit", "radix_sort_partition", "exscan_scatter"};
+    for (int k = 0; k < 5; k++) {
         const st_def *orig = example_def(names[k]);
         const st_def *now = apply(orig, st_default_strategy("CPU"), names[k]);
         ck_assert_msg(!strstr(printed_def(now), "flags"), "%s:\n%s", names[k], printed_def(now));
-        for (int z = 0; z < NSIZES - 1; z++) {
-            st_arena *a = st_arena_new();
-            st_inputs *in = st_inputs_new(cx, orig, a);
-            st_err err = {0};
-            ck_assert(st_inputs_set(in, text_of("N=%lld", (long long)SIZES[z]), &err));
-            if (k == 2) ck_assert(st_inputs_set(in, "B=3", &err));
-            ck_assert_msg(st_inputs_generate(in, 7, &err), "%s", err.message);
-            const st_value *args;
-            const st_binding *env;
-            size_t nenv;
-            ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s", err.message);
-            st_value want, got;
-            ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s: %s", names[k], err.message);
-            ck_assert_msg(st_eval(cx, now, args, env, nenv, a, &got, &err), "%s rewritten: %s", names[k], err.message);
-            ck_assert_msg(st_value_agree(&got, &want, 0, &err), "%s, N = %lld: %s", names[k], (long long)SIZES[z], err.message);
-            st_arena_free(a);
-        }
+        same_in_the_interpreter(orig, now, names[k], k == 2 ? "B=3" : NULL, BIG);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* An exscan as the inclusive scan less each element                        */
+/* ------------------------------------------------------------------------ */
+
+/* exscan-as-inclusive keeps every exscan of integer sums (and xors): of an
+ * array, of a map written inline (which the shifted read fused), of a zip's
+ * component, from a seed other than 0, of 8-bit integers that wrap; the
+ * scan then reads its input unshifted, with the element taken back out */
+START_TEST(exscan_as_inclusive_keeps_the_exscan) {
+    static const char *const srcs[] = {
+        "def main(xs: [N]i32) = xs |> exscan(+, 0)",
+        "def main(xs: [N]i64) = xs |> exscan(+, 5i64)",
+        "def main(xs: [N]u8) = xs |> exscan(+, 200u8)",
+        "def main(xs: [N]u32) = xs |> exscan(^, 0u32)",
+        "def main(xs: [N]i32) = xs |> map(x => if x > 0 then 1i64 else 0) |> exscan(+, 0)",
+        "def main(xs: [N]i32, ys: [N]i16) = zip(xs, ys) |> map((x, y) => i64(x) * i64(y)) |> exscan(+, 0i64)",
+        "def main(xs: [N]i32) = iota(N) |> map(i => i * 3) |> exscan(+, 0)",
+        "def main(xs: [N]i32) = (xs |> exscan(+, 0), xs |> exscan(max, 0))",
+    };
+    for (size_t k = 0; k < sizeof srcs / sizeof *srcs; k++) {
+        const st_def *orig = def_of(srcs[k]);
+        const st_def *now = apply(orig, "each(top scan, try(exscan-as-inclusive))", srcs[k]);
+        const char *text = printed_def(now);
+        /* the max exscan beside the last one stays shifted (its `before`) */
+        bool shifted_left = k + 1 == sizeof srcs / sizeof *srcs;
+        ck_assert_msg(count_of(text, "scan(+, +, (acc") + count_of(text, "scan(^, ^, (acc") == 1 &&
+                          (strstr(text, "before") != NULL) == shifted_left,
+                      "%s:\n%s", srcs[k], text);
+        same_in_the_interpreter(orig, now, srcs[k], NULL, BIG + 1);
+    }
+    /* what it refuses, with the reason */
+    const char *others[] = {"xs |> exscan(max, 0)", "xs |> map(x => f32(x)) |> exscan(+, 0.0)",
+                            "xs |> map(x => (x, 1)) |> exscan((a, b) => (a.0 + b.0, a.1 + b.1), (0, 0))"};
+    for (int i = 0; i < 3; i++)
+        ck_assert_has(refusal(text_of("def main(xs: [N]i32) = %s", others[i]), "first(scan, exscan-as-inclusive)").message,
+                      "is not + or ^ on integers");
+    ck_assert_has(refusal("def main(xs: [N][4]i32) = xs |> map(r => r |> exscan(+, 0))", "first(scan, exscan-as-inclusive)")
+                      .message,
+                  "inside a lambda");
+    ck_assert_has(refusal("def main(xs: [N]i32) = xs |> scan(+, 0)", "first(scan, exscan-as-inclusive)").message,
+                  "exscan-as-inclusive rewrites an exscan");
+}
+END_TEST
+
+/* The compaction written by hand (flags, their exscan as offsets, a count)
+ * is one look-back pass under the default strategies, its count that
+ * pass's total, no flags array */
+START_TEST(the_compaction_idiom_is_one_pass) {
+    const st_def *orig = example_def("exscan_scatter");
+    for (int d = 0; d < 2; d++) {
+        const char *text = printed_def(apply(orig, st_default_strategy(d ? "GPU" : "CPU"), "exscan_scatter"));
+        ck_assert_msg(count_of(text, "let count = scanTotal(xs |> scanLookback(") == 1 && !strstr(text, "reduce(") &&
+                          count_of(text, "scatter(") == 1 && !strstr(text, "flags") && !strstr(text, "offsets"),
+                      "%s:\n%s", d ? "GPU" : "CPU", text);
     }
 }
 END_TEST
@@ -640,6 +706,8 @@ static Suite *filter_rules_suite(void) {
     tcase_add_test(rules, concat_split_takes_the_same_cut_only);
     tcase_add_test(rules, a_cheap_map_read_by_several_consumers_fuses_into_each);
     tcase_add_test(rules, the_examples_keep_their_results_under_the_default_strategy);
+    tcase_add_test(rules, exscan_as_inclusive_keeps_the_exscan);
+    tcase_add_test(rules, the_compaction_idiom_is_one_pass);
     tcase_add_test(rules, the_radix_sort_sorts);
     suite_add_tcase(s, rules);
     TCase *dev = tcase_create("device");

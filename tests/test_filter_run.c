@@ -491,6 +491,21 @@ START_TEST(compactions_store_compressed) {
          "  let (a, b) = zip(ks, vs) |> partition((k, v) => k % 3u32 == 0u32)\n"
          "  in concat(a, b) |> unzip",
          true},
+        /* the classic idiom by hand: flags, their exscan as each kept
+         * element's offset, and the count (exscan-as-inclusive) */
+        {"def main(xs: [N]i32) =\n"
+         "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
+         "  let offsets = flags |> exscan(+, 0)\n"
+         "  let count = flags |> reduce(+, 0)\n"
+         "  let idx = zip(flags, offsets) |> map((f, o) => if f == 1 then o else -1)\n"
+         "  in (scatter(replicate(N, 0), idx, xs), count)",
+         true},
+        /* the same, the exscan of the map written inline, the values a pair */
+        {"def main(ks: [N]u32, vs: [N]f32): ([N]u32, [N]f32) =\n"
+         "  let offsets = ks |> map(k => if k % 5u32 < 2u32 then 1i64 else 0) |> exscan(+, 0)\n"
+         "  let idx = zip(ks, offsets) |> map((k, o) => if k % 5u32 < 2u32 then o else -1)\n"
+         "  in scatter(replicate(N, (0u32, 0.0)), idx, zip(ks, vs)) |> unzip",
+         true},
         /* the clear ones reversed: a permutation, not a compaction */
         {"def main(xs: [N]u32): [N]u32 =\n"
          SPLIT_BY_BIT_3
