@@ -414,6 +414,44 @@ START_TEST(time_line_shape) {
 }
 END_TEST
 
+/* -v with --time: each kernel's median and share, one line each, in the
+ * order the glue launches them; the shares of a program without a loop are
+ * parts of the whole */
+START_TEST(verbose_time_lists_each_kernel) {
+    const char *d = path_of("kernels");
+    char *out = run_ok(ARGS("run", example("prefix_sum"), "-s", "first(scan, parallel-scan(BS=64, BF=2, SE=4))", "--size",
+                            "N=100000", "--time", "--runs", "3", "-v", "--emit", d),
+                       NULL);
+    check_time_line(out, 3);
+    const char *list = strstr(out, "kernels (median of each; a kernel in a loop: its last turn):\n");
+    ck_assert_msg(list != NULL, "no kernel list in:\n%s", out);
+    /* every kernel of the emitted .cl, each on a line of its own */
+    const char *cl = slurp(arena_printf("%s/%s", d, "kernels.cl"), NULL);
+    int kernels = 0;
+    double shares = 0;
+    for (const char *k = strstr(cl, "__kernel "); k; k = strstr(k + 1, "__kernel ")) {
+        const char *name = strstr(k, " k");
+        while (name && !(name[1] == 'k' && name[2] >= '0' && name[2] <= '9')) name = strstr(name + 1, " k");
+        ck_assert(name != NULL);
+        char want[64];
+        size_t len = strcspn(name + 1, "(");
+        snprintf(want, sizeof want, "\n  %.*s ", (int)len, name + 1);
+        const char *line = strstr(list, want);
+        ck_assert_msg(line != NULL, "kernel %s is not listed:\n%s", want + 3, list);
+        double ms = -1, share = -1;
+        ck_assert_msg(sscanf(line + strlen(want), " %lf ms %lf %%", &ms, &share) == 2 && ms >= 0 && share >= 0,
+                      "%s", line);
+        shares += share;
+        kernels++;
+    }
+    ck_assert_msg(kernels >= 2, "%d kernels in the .cl", kernels);
+    ck_assert_msg(shares <= 100.5, "the shares add up to %g %%:\n%s", shares, list);
+    /* without -v, no list */
+    out = run_ok(ARGS("run", example("prefix_sum"), "--size", "N=1000", "--time", "--runs", "2"), NULL);
+    ck_assert_msg(!strstr(out, "kernels (median"), "%s", out);
+}
+END_TEST
+
 START_TEST(emit_writes_program_kernels_host) {
     const char *d = path_of("emit");
     char *out = run_ok(ARGS("run", example("prefix_sum"), "-s", "parallel-scan(BS=256, BF=2, SE=4)", "--size",
@@ -776,6 +814,7 @@ int main(void) {
     tcase_add_test(ok, seed_decides_generated_inputs);
     tcase_add_test(ok, parallel_scan_strategies);
     tcase_add_test(ok, time_line_shape);
+    tcase_add_test(ok, verbose_time_lists_each_kernel);
     tcase_add_test(ok, emit_writes_program_kernels_host);
     tcase_add_test(ok, device_by_index_and_name);
     tcase_add_test(ok, entry_picks_a_def);
