@@ -55,7 +55,13 @@
  * at 2^24 (the README's measurements). Not on a CPU: there one work-item's
  * loop already streams from memory as fast as the cores can (a sum of 2^24
  * i32 on PoCL: 1.9 ms so, 2.7 ms as a look-back, 10 ms in chunks). */
-#define REDUCES "try(each(top reduce, try(" GPU_LOOKBACK "))) ; "
+#define REDUCES "try(each(top reduce, try(" GPU_LOOKBACK "))) ; " ROW_REDUCES
+
+/* A reduction of short rows (a count per bit of every key, which the
+ * look-back takes no rows for) in chunks, one work-item each keeping its
+ * row in registers, rather than one work-item folding all of it: on a GPU
+ * that one work-item would read the whole input alone. */
+#define ROW_REDUCES "try(each(top reduce, try(parallel-reduce(BS=4096)))) ; "
 
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan
  * (which nests itself on its block sums). A scatter's scan first, where the

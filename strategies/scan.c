@@ -415,6 +415,36 @@ static const st_node *chunk_partials(st_build *b, const st_node *op, const st_no
     return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, chunk, c), ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, m)));
 }
 
+/* The most elements of a row accumulator parallel-reduce takes: what a
+ * work-item keeps in registers as it folds its chunk (a count per bit of
+ * 32-bit keys) */
+enum { SHORT_ROWS = 256 };
+
+/* Is t made of arrays of constant lengths (and scalars), SHORT_ROWS
+ * elements at most in all? */
+static bool constant_elements(const st_type *t, int64_t *n) {
+    int64_t len, each;
+    switch (t->kind) {
+    case ST_TYPE_SCALAR: *n = 1; return true;
+    case ST_TYPE_ARRAY:
+        return st_size_is_const(t->size, &len) && constant_elements(t->elem, &each) && each <= SHORT_ROWS &&
+               len <= SHORT_ROWS && (*n = len * each, true);
+    case ST_TYPE_TUPLE:
+        *n = 0;
+        for (uint32_t i = 0; i < t->n; i++) {
+            if (!constant_elements(t->items[i], &each)) return false;
+            *n += each;
+        }
+        return true;
+    default: return false;
+    }
+}
+
+static bool short_rows(const st_type *t) {
+    int64_t total;
+    return constant_elements(t, &total) && total <= SHORT_ROWS;
+}
+
 /* Is xs's length a constant of at most k (one chunk: nothing to share)? */
 static bool at_most(const st_node *xs, int64_t k) {
     int64_t len;
@@ -436,9 +466,10 @@ static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t
     if (!st_is_prim(e, ST_PRIM_REDUCE) || !st_fold_form_of(e, &p)) return st_no_match(why, "parallel-reduce rewrites a reduce");
     int64_t bs = args[0];
     if (!st_at_top_level(rw, "parallel-reduce", "reduce", why)) return NULL;
-    if (!st_type_is_plain(p.z->type))
-        return st_reject(why, "parallel-reduce: the reduce's accumulator holds arrays; its chunks' partials would be "
-                         "arrays one work-item each keeps, so it takes scalars and tuples of scalars only"), NULL;
+    if (!st_type_is_plain(p.z->type) && !short_rows(p.z->type))
+        return st_reject(why, "parallel-reduce: the reduce's accumulator holds arrays that are not rows of a constant "
+                         "length of at most %d elements in all; its chunks' partials are what one work-item each "
+                         "keeps, so it takes scalars, tuples of scalars and such short rows only", SHORT_ROWS), NULL;
     if (at_most(p.xs, bs))
         return st_reject(why, "parallel-reduce: the reduce's length is a constant of at most BS = %lld, one chunk; "
                          "it stays one work-item's sequential fold", (long long)bs), NULL;

@@ -717,6 +717,55 @@ END_TEST
 START_TEST(rows_agree) { rows_run(&rows_cases[_i], NULL); }
 END_TEST
 
+/* A short row of constant length folded by one work-item (a count per bit
+ * of each key, the maxima of 4 columns, a scan of 8-wide rows) is a private
+ * array, not a host buffer, and a step that reads element j of the
+ * accumulator for element j of its result updates it in place, its loops
+ * unrolled; a step that reads the accumulator elsewhere too computes into a
+ * fresh row, copied back; a row longer than a few vectors stays a host
+ * buffer. Each agrees with the interpreter at every length. */
+START_TEST(short_row_folds_stay_private) {
+    static const struct {
+        const char *src;
+        bool in_place, host_buffer;
+        int len;
+    } cases[] = {
+        {"def main(xs: [N]u32): [32]i64 =\n"
+         "  xs |> map(k => iota(32) |> map(d => i64((k >> u32(d)) & 1u32)))\n"
+         "     |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(32, 0i64))",
+         true, false, 32},
+        {"def main(xss: [N][4]i32): [4]i32 =\n"
+         "  xss |> reduce((a, b) => zip(a, b) |> map((x, y) => max(x, y)), replicate(4, -2147483648))",
+         true, false, 4},
+        {"def main(xss: [N][8]f32): [N][8]f32 =\n"
+         "  xss |> scan((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(8, 0.0))",
+         true, false, 8},
+        {"def main(xss: [N][4]i32): [4]i32 =\n"
+         "  xss |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y + (a |> get(0)) % 3), replicate(4, 0))",
+         false, false, 4},
+        {"def main(xss: [N][300]i32): [300]i32 =\n"
+         "  xss |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(300, 0))",
+         true, true, 300},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *label = text_of("row fold %zu", c);
+        const st_def *orig = def_of(cases[c].src);
+        st_code code = generated(lowered(apply(orig, "try(each(any, try(fuse-map-reduce)))", label), label), label);
+        /* private rows are declared `p_7[len];`, host buffers are t2_acc, t3_next */
+        int rows = count_of(code.opencl, text_of("[%d];", cases[c].len));
+        bool host = strstr(code.opencl, "_acc[") != NULL, in_place = host ? !strstr(code.opencl, "_next[") : rows == 1;
+        ck_assert_msg(host == cases[c].host_buffer && in_place == cases[c].in_place && (host || rows >= 1),
+                      "%s: the accumulator %s a host buffer, %s in place:\n%s", label, host ? "is" : "is not",
+                      in_place ? "updated" : "not updated", code.opencl);
+        if (cases[c].in_place && !cases[c].host_buffer) ck_assert_has(code.opencl, "#pragma unroll\n");
+        st_exe *exe = built(&code, label);
+        static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1000", "N=100003"};
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, orig, sizes[k], 17 + k, label);
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
 START_TEST(rows_segmented) {
     const rows_case *c = &segmented_cases[_i];
     /* the rule fired: the lanes of a group are there */
@@ -996,6 +1045,7 @@ int main(void) {
     tcase_add_checked_fixture(rows, rules_setup, pipeline_teardown);
     tcase_set_timeout(rows, 300);
     tcase_add_loop_test(rows, rows_agree, 0, NROWS_CASES);
+    tcase_add_test(rows, short_row_folds_stay_private);
     tcase_add_loop_test(rows, rows_agree_parallel, 0, NROWS_CASES);
     tcase_add_loop_test(rows, rows_segmented, 0, NSEGMENTED_CASES);
     tcase_add_loop_test(rows, rows_segmented_histogram, 0, NHISTOGRAM_CASES);

@@ -231,10 +231,13 @@ START_TEST(what_the_rule_refuses_and_why) {
     /* a reduce per row: inside a map's function */
     ck_assert_has(refusal("def main(xs: [N][M]i32) = xs |> map(r => r |> reduce(+, 0))", "first(reduce, parallel-reduce(BS=64))").message,
                   "parallel-reduce: this reduce is inside a lambda");
-    /* an accumulator of arrays */
-    ck_assert_has(refusal("def main(xs: [N][4]i32) = xs |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(4, 0))",
+    /* an accumulator of arrays that are not short rows of a constant length */
+    ck_assert_has(refusal("def main(xs: [N][M]i32) = xs |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(M, 0))",
                           "first(reduce, parallel-reduce(BS=64))").message,
-                  "the reduce's accumulator holds arrays");
+                  "the reduce's accumulator holds arrays that are not rows of a constant length of at most 256");
+    ck_assert_has(refusal("def main(xs: [N][300]i32) = xs |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(300, 0))",
+                          "first(reduce, parallel-reduce(BS=64))").message,
+                  "the reduce's accumulator holds arrays that are not rows of a constant length of at most 256");
     /* one chunk */
     ck_assert_has(refusal("def main(xs: [N]i32) = xs[0:50] |> reduce(+, 0)", "first(reduce, parallel-reduce(BS=64))").message,
                   "a constant of at most BS = 64, one chunk");
@@ -290,6 +293,63 @@ START_TEST(the_device_equals_the_interpreter) {
 }
 END_TEST
 
+/* A fold of short rows (32 counters per bit of u32 keys; the maxima of 4
+ * columns with a count beside) in chunks of 1024 and of 3, and under the
+ * GPU's default (which takes it so, the look-back taking no rows), agrees
+ * with the interpreter, and on PoCL with the chunks' rows private */
+static const char *const ROW_FOLDS[] = {
+    "def main(xs: [N]u32): [32]i64 =\n"
+    "  xs |> map(k => iota(32) |> map(d => i64((k >> u32(d)) & 1u32)))\n"
+    "     |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(32, 0i64))",
+    "def main(xss: [N][4]i32) =\n"
+    "  xss |> map(r => (r, 1i64))\n"
+    "      |> reduce((a, b) => (zip(a.0, b.0) |> map((x, y) => max(x, y)), a.1 + b.1), (replicate(4, -2147483648), 0i64))",
+};
+
+START_TEST(short_rows_fold_in_chunks) {
+    const char *strategies[] = {"try(each(any, try(fuse-map-reduce))) ; first(reduce, parallel-reduce(BS=1024))",
+                                "try(each(any, try(fuse-map-reduce))) ; first(reduce, parallel-reduce(BS=3))",
+                                st_default_strategy("GPU")};
+    for (size_t p = 0; p < sizeof ROW_FOLDS / sizeof *ROW_FOLDS; p++)
+        for (size_t s = 0; s < 3; s++) {
+            const char *label = text_of("row fold %zu under %s", p, strategies[s]);
+            const st_def *orig = def_of(ROW_FOLDS[p]), *now = apply(orig, strategies[s], label);
+            ck_assert_msg(strstr(printed_def(now), "iota((N + "), "%s: not in chunks:\n%s", label, printed_def(now));
+            const int64_t sizes[] = {0, 1, 7, 1000, 4099};
+            for (int z = 0; z < 5; z++) {
+                st_arena *a = st_arena_new();
+                st_inputs *in = st_inputs_new(cx, orig, a);
+                st_err err = {0};
+                ck_assert(st_inputs_set(in, text_of("N=%lld", (long long)sizes[z]), &err));
+                ck_assert_msg(st_inputs_generate(in, 11 + (uint64_t)z, &err), "%s", err.message);
+                const st_value *args;
+                const st_binding *env;
+                size_t nenv;
+                ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s", err.message);
+                st_value want, got;
+                ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s", err.message);
+                ck_assert_msg(st_eval(cx, now, args, env, nenv, a, &got, &err), "%s: %s", label, err.message);
+                ck_assert_msg(st_value_agree(&got, &want, 0, &err), "%s, N = %lld: %s", label, (long long)sizes[z], err.message);
+                st_arena_free(a);
+            }
+        }
+}
+END_TEST
+
+START_TEST(short_rows_fold_in_chunks_on_the_device) {
+    for (size_t p = 0; p < sizeof ROW_FOLDS / sizeof *ROW_FOLDS; p++) {
+        const char *label = text_of("row fold %zu under the GPU's default", p);
+        const st_def *orig = def_of(ROW_FOLDS[p]);
+        st_code code = generated(lowered(apply(orig, st_default_strategy("GPU"), label), label), label);
+        ck_assert_msg(!strstr(code.opencl, "_acc["), "%s: a chunk's row in a host buffer:\n%s", label, code.opencl);
+        st_exe *exe = built(&code, label);
+        const int64_t sizes[] = {1, 7, 1000, 1000003};
+        for (int z = 0; z < 4; z++) agrees(exe, orig, text_of("N=%lld", (long long)sizes[z]), 9, label);
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
 START_TEST(the_partition_radix_sort_counts_by_lookback) {
     const st_def *orig = example_def("radix_sort_partition");
     const char *label = "radix_sort_partition under the GPU's default strategy";
@@ -313,12 +373,14 @@ static Suite *reduce_suite(void) {
     tcase_add_test(rules, the_chunks_fold_the_fused_map);
     tcase_add_test(rules, the_radix_sorts_count_is_a_lookback);
     tcase_add_test(rules, what_the_rule_refuses_and_why);
+    tcase_add_test(rules, short_rows_fold_in_chunks);
     suite_add_tcase(s, rules);
     TCase *dev = tcase_create("device");
     tcase_set_timeout(dev, 600);
     tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
     tcase_add_loop_test(dev, the_device_equals_the_interpreter, 0, NCASES * NDEVICE);
     tcase_add_test(dev, the_partition_radix_sort_counts_by_lookback);
+    tcase_add_test(dev, short_rows_fold_in_chunks_on_the_device);
     suite_add_tcase(s, dev);
     return s;
 }
