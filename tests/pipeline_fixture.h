@@ -149,34 +149,60 @@ static inline st_exe *built(const st_code *code, const char *label) {
 }
 
 /* Seeded inputs for `orig` with the sizes and scalars in `sets` ("N=1000
- * H=37"), run on the device and in the interpreter; the results agree. */
-static inline void agrees(st_exe *exe, const st_def *orig, const char *sets, uint64_t seed, const char *label) {
-    st_arena *a = st_arena_new();
-    ck_assert(a != NULL);
-    st_inputs *in = st_inputs_new(cx, orig, a);
-    ck_assert(in != NULL);
+ * H=37"), generated as `strata run` does, in an arena of their own. */
+typedef struct seeded {
+    st_arena *a;
+    const st_value *args;
+    const st_binding *env;
+    size_t nenv;
+} seeded;
+
+static inline seeded seeded_inputs(const st_def *orig, const char *sets, uint64_t seed, const char *label) {
+    seeded in = {.a = st_arena_new()};
+    ck_assert(in.a != NULL);
+    st_inputs *inputs = st_inputs_new(cx, orig, in.a);
+    ck_assert(inputs != NULL);
     st_err err = {0};
     char buf[256];
     snprintf(buf, sizeof buf, "%s", sets);
     char *save = NULL;
     for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-        ck_assert_msg(st_inputs_set(in, tok, &err), "%s: %s: %s", label, tok, err.message);
-    ck_assert_msg(st_inputs_generate(in, seed, &err), "%s, %s: %s", label, sets, err.message);
-    const st_value *args;
-    const st_binding *env;
-    size_t nenv;
-    ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s, %s: %s", label, sets, err.message);
+        ck_assert_msg(st_inputs_set(inputs, tok, &err), "%s: %s: %s", label, tok, err.message);
+    ck_assert_msg(st_inputs_generate(inputs, seed, &err), "%s, %s: %s", label, sets, err.message);
+    ck_assert_msg(st_inputs_finish(inputs, &in.args, &in.env, &in.nenv, &err), "%s, %s: %s", label, sets, err.message);
+    return in;
+}
+
+/* Seeded inputs for `orig` with `sets`, run on the device and in the
+ * interpreter; the results agree. */
+static inline void agrees(st_exe *exe, const st_def *orig, const char *sets, uint64_t seed, const char *label) {
+    seeded in = seeded_inputs(orig, sets, seed, label);
+    st_err err = {0};
     st_value want, got;
-    ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s, %s: the interpreter fails: %s", label, sets,
-                  err.message);
-    st_launch *l = st_launch_new(exe, args, env, nenv, &err);
+    ck_assert_msg(st_eval(cx, orig, in.args, in.env, in.nenv, in.a, &want, &err), "%s, %s: the interpreter fails: %s",
+                  label, sets, err.message);
+    st_launch *l = st_launch_new(exe, in.args, in.env, in.nenv, &err);
     ck_assert_msg(l != NULL, "%s, %s: st_launch_new: %s", label, sets, err.message);
     ck_assert_msg(st_launch_run(l, NULL, &err), "%s, %s: st_launch_run: %s", label, sets, err.message);
-    ck_assert_msg(st_launch_read(l, a, &got, &err), "%s, %s: st_launch_read: %s", label, sets, err.message);
+    ck_assert_msg(st_launch_read(l, in.a, &got, &err), "%s, %s: st_launch_read: %s", label, sets, err.message);
     ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err), "%s, %s: the device disagrees with the interpreter: %s",
                   label, sets, err.message);
     st_launch_free(l);
-    st_arena_free(a);
+    st_arena_free(in.a);
+}
+
+/* A rewrite keeps the result: orig and now, on the same seeded inputs with
+ * `sets`, give exactly the same in the interpreter. */
+static inline void same_in_the_interpreter(const st_def *orig, const st_def *now, const char *sets, uint64_t seed,
+                                           const char *label) {
+    seeded in = seeded_inputs(orig, sets, seed, label);
+    st_err err = {0};
+    st_value want, got;
+    ck_assert_msg(st_eval(cx, orig, in.args, in.env, in.nenv, in.a, &want, &err), "%s, %s: %s", label, sets, err.message);
+    ck_assert_msg(st_eval(cx, now, in.args, in.env, in.nenv, in.a, &got, &err), "%s rewritten, %s: %s", label, sets,
+                  err.message);
+    ck_assert_msg(st_value_agree(&got, &want, 0, &err), "%s, %s: %s\n%s", label, sets, err.message, printed_def(now));
+    st_arena_free(in.a);
 }
 
 #endif

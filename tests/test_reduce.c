@@ -316,22 +316,8 @@ START_TEST(short_rows_fold_in_chunks) {
             const st_def *orig = def_of(ROW_FOLDS[p]), *now = apply(orig, strategies[s], label);
             ck_assert_msg(strstr(printed_def(now), "iota((N + "), "%s: not in chunks:\n%s", label, printed_def(now));
             const int64_t sizes[] = {0, 1, 7, 1000, 4099};
-            for (int z = 0; z < 5; z++) {
-                st_arena *a = st_arena_new();
-                st_inputs *in = st_inputs_new(cx, orig, a);
-                st_err err = {0};
-                ck_assert(st_inputs_set(in, text_of("N=%lld", (long long)sizes[z]), &err));
-                ck_assert_msg(st_inputs_generate(in, 11 + (uint64_t)z, &err), "%s", err.message);
-                const st_value *args;
-                const st_binding *env;
-                size_t nenv;
-                ck_assert_msg(st_inputs_finish(in, &args, &env, &nenv, &err), "%s", err.message);
-                st_value want, got;
-                ck_assert_msg(st_eval(cx, orig, args, env, nenv, a, &want, &err), "%s", err.message);
-                ck_assert_msg(st_eval(cx, now, args, env, nenv, a, &got, &err), "%s: %s", label, err.message);
-                ck_assert_msg(st_value_agree(&got, &want, 0, &err), "%s, N = %lld: %s", label, (long long)sizes[z], err.message);
-                st_arena_free(a);
-            }
+            for (int z = 0; z < 5; z++)
+                same_in_the_interpreter(orig, now, text_of("N=%lld", (long long)sizes[z]), 11 + (uint64_t)z, label);
         }
 }
 END_TEST
