@@ -345,16 +345,19 @@ static accumulator acc_new(cg *g, const cg_value *z, const st_node *at) {
 }
 
 /* Does e compute element j of its result from element j of a alone: a
- * itself, a map over a or over a zip with a as one component (a read
- * nowhere else), or an if or let around such, their conditions and values
- * not reading a? Then a step f(a, …) = e may write its result over a in
- * place (each element read before it is written, by the same loop turn),
- * rather than into a fresh array copied back at every element. */
+ * itself, a map to scalars (or tuples of them) over a or over a zip with a
+ * as one component (a read nowhere else), or an if or let around such,
+ * their conditions and values not reading a? Then a step f(a, …) = e may
+ * write its result over a in place (element j read into variables before
+ * it is written, by the same loop turn), rather than into a fresh array
+ * copied back at every element. Not a map to rows: row j of the result,
+ * written element by element, may read row j of a in another order. */
 static bool elementwise(const st_node *e, const st_node *a) {
     if (e == a) return true;
     if (e->kind == ST_NODE_IF) return !st_occurs(e->kids[0], a) && elementwise(e->kids[1], a) && elementwise(e->kids[2], a);
     if (e->kind == ST_NODE_LET) return !st_occurs(st_let_value(e), a) && elementwise(st_let_body(e), a);
     if (!st_is_prim(e, ST_PRIM_MAP) && !st_is_prim(e, ST_PRIM_MAP_SEQ)) return false;
+    if (!st_type_is_plain(e->type->elem)) return false;
     const st_node *fn = e->kids[0], *data = e->kids[1];
     if (st_occurs(fn, a)) return false;
     if (data == a) return true;

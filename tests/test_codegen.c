@@ -743,6 +743,11 @@ START_TEST(short_row_folds_stay_private) {
         {"def main(xss: [N][4]i32): [4]i32 =\n"
          "  xss |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y + (a |> get(0)) % 3), replicate(4, 0))",
          false, false, 4},
+        /* rows of rows, each inner row read reversed: not in place */
+        {"def main(xss: [N][2][4]i32): [2][4]i32 =\n"
+         "  xss |> reduce((a, b) => zip(a, b) |> map((r, s) => iota(4) |> map(k => (r |> get(3 - k)) * 2 + (s |> get(k)))),\n"
+         "                replicate(2, replicate(4, 0)))",
+         false, false, 8},
         {"def main(xss: [N][300]i32): [300]i32 =\n"
          "  xss |> reduce((a, b) => zip(a, b) |> map((x, y) => x + y), replicate(300, 0))",
          true, true, 300},
