@@ -68,11 +68,6 @@ static bool same(const assumption *as, const st_node *a, const st_node *b, int d
     return true;
 }
 
-static bool literal_int(const st_node *n, int64_t *v) {
-    return n->kind == ST_NODE_LIT && n->type->kind == ST_TYPE_SCALAR && n->type->scalar != ST_BOOL &&
-           st_scalar_is_int(n->type->scalar) && st_scalar_as_i64(n->type->scalar, n->u.lit, v);
-}
-
 /* out = ka·a + kb·b, false on overflow or too many atoms */
 static bool combine(cg_linear *out, const cg_linear *a, int64_t ka, const cg_linear *b, int64_t kb) {
     cg_linear r = {0};
@@ -131,7 +126,7 @@ static bool linear(const assumption *as, const st_node *e, cg_linear *out, int d
     if (depth > MAX_DEPTH || e->type->kind != ST_TYPE_SCALAR || !st_scalar_is_int(e->type->scalar)) return false;
     if (same(as, e, as->ind, depth)) return out->c = as->kept, true;
     int64_t v;
-    if (literal_int(e, &v)) return out->c = v, true;
+    if (st_int_literal(e, &v)) return out->c = v, true;
     cg_linear a, b;
     switch (e->kind) {
     case ST_NODE_BINOP:
@@ -215,7 +210,7 @@ static bool count_step(const st_node *fold, const st_node **step, const st_node 
     int64_t one, zero;
     *step = s;
     *test = NULL;
-    if (s->kind == ST_NODE_IF && literal_int(s->kids[1], &one) && literal_int(s->kids[2], &zero) &&
+    if (s->kind == ST_NODE_IF && st_int_literal(s->kids[1], &one) && st_int_literal(s->kids[2], &zero) &&
         ((one == 1 && zero == 0) || (one == 0 && zero == 1))) {
         *test = s->kids[0];
         *negated = one == 0;
@@ -223,7 +218,7 @@ static bool count_step(const st_node *fold, const st_node **step, const st_node 
     }
     const st_node *bits = s->kind == ST_NODE_CONV ? s->kids[0] : s;
     return bits->kind == ST_NODE_BINOP && bits->u.binop == ST_OP_BAND &&
-           ((literal_int(bits->kids[1], &one) && one == 1) || (literal_int(bits->kids[0], &one) && one == 1)) &&
+           ((st_int_literal(bits->kids[1], &one) && one == 1) || (st_int_literal(bits->kids[0], &one) && one == 1)) &&
            s->type->kind == ST_TYPE_SCALAR && st_scalar_is_int(s->type->scalar);
 }
 
@@ -251,7 +246,7 @@ bool cg_is_compaction(st_ctx *cx, const st_node *fold, const st_node *z, const s
                       cg_compaction *out) {
     memset(out, 0, sizeof *out);
     int64_t from;
-    if (!literal_int(z, &from) || from != 0 || st_lambda_nparams(fold) != 2 || st_lambda_nparams(post) != 2) return false;
+    if (!st_int_literal(z, &from) || from != 0 || st_lambda_nparams(fold) != 2 || st_lambda_nparams(post) != 2) return false;
     const st_node *step, *test;
     bool negated = false;
     if (!count_step(fold, &step, &test, &negated)) return false;

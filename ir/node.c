@@ -305,6 +305,11 @@ const st_node *st_opfn(st_ctx *cx, st_binop op, st_scalar_kind k, st_err *err) {
     return intern(cx, &p.n, err);
 }
 
+bool st_int_literal(const st_node *n, int64_t *v) {
+    return n->kind == ST_NODE_LIT && n->type->kind == ST_TYPE_SCALAR && n->type->scalar != ST_BOOL &&
+           st_scalar_is_int(n->type->scalar) && st_scalar_as_i64(n->type->scalar, n->u.lit, v);
+}
+
 /* ---- sizes from expressions ---- */
 
 const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err) {

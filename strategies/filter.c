@@ -375,29 +375,25 @@ static const st_node *reduce_as_scan_total(st_rw *rw, const st_node *e, const in
 /* Is e the literal integer v? */
 static bool is_int(const st_node *e, int64_t v) {
     int64_t got;
-    return e->kind == ST_NODE_LIT && st_type_is_int(e->type) && st_scalar_as_i64(e->type->scalar, e->u.lit, &got) &&
-           got == v;
+    return st_int_literal(e, &got) && got == v;
 }
 
-/* The node max(i - 1, 0) in e (how st_exclusive_at reads the element
- * before i), or NULL. */
-static const st_node *index_before(const st_node *e, const st_node *i) {
-    if (e->kind == ST_NODE_BINOP && e->u.binop == ST_OP_MAX && is_int(e->kids[1], 0) &&
-        e->kids[0]->kind == ST_NODE_BINOP && e->kids[0]->u.binop == ST_OP_SUB && e->kids[0]->kids[0] == i &&
-        is_int(e->kids[0]->kids[1], 1))
-        return e;
-    for (uint32_t k = 0; k < e->nkids; k++) {
-        const st_node *found = st_is_binder(e, k) ? NULL : index_before(e->kids[k], i);
-        if (found) return found;
-    }
-    return NULL;
+/* max(i - 1, 0): how st_exclusive_at reads the element before i */
+static bool is_index_before(const st_node *e, const st_node *i) {
+    return e->kind == ST_NODE_BINOP && e->u.binop == ST_OP_MAX && is_int(e->kids[1], 0) &&
+           e->kids[0]->kind == ST_NODE_BINOP && e->kids[0]->u.binop == ST_OP_SUB && e->kids[0]->kids[0] == i &&
+           is_int(e->kids[0]->kids[1], 1);
 }
 
-/* A read of an array at index i in e (the first one met), or NULL. */
-static const st_node *get_at(const st_node *e, const st_node *i) {
-    if (st_is_prim(e, ST_PRIM_GET) && e->kids[0] == i) return e;
+/* a read of an array at index i */
+static bool is_get_at(const st_node *e, const st_node *i) { return st_is_prim(e, ST_PRIM_GET) && e->kids[0] == i; }
+
+/* The first node of e (outside its binders) that `is` says is one, given
+ * i, or NULL. */
+static const st_node *first_node(const st_node *e, bool (*is)(const st_node *, const st_node *), const st_node *i) {
+    if (is(e, i)) return e;
     for (uint32_t k = 0; k < e->nkids; k++) {
-        const st_node *found = st_is_binder(e, k) ? NULL : get_at(e->kids[k], i);
+        const st_node *found = st_is_binder(e, k) ? NULL : first_node(e->kids[k], is, i);
         if (found) return found;
     }
     return NULL;
@@ -419,17 +415,18 @@ static const st_node *unshifted(st_build *b, const st_node *shifted, const st_no
     const st_node *first = pick->kids[0];
     if (first->kind != ST_NODE_BINOP || first->u.binop != ST_OP_EQ || first->kids[0] != i || !is_int(first->kids[1], 0))
         return NULL;
-    const st_node *read = st_let_value(item), *at = index_before(read, i);
+    const st_node *read = st_let_value(item), *at = first_node(read, is_index_before, i);
     if (!at) return NULL;
     const st_node *element = replace_node(b, read, at, i);
     if (!element) return NULL;
     /* R reads i only as the index of one array X: a map of X (xs's map,
      * which the rewrite fused into the shifted read), or X itself */
-    const st_node *get = get_at(element, i);
+    const st_node *get = first_node(element, is_get_at, i);
     if (get && !st_occurs(get->kids[1], i)) {
         const st_node *x = st_b_var(b, "x", st_elem_of(get->kids[1]));
-        const st_node *f = x ? replace_node(b, element, get, x) : NULL;
-        if (f && !st_occurs(f, i)) return f == x ? get->kids[1] : ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, f, x), get->kids[1]);
+        const st_node *of_x = x ? replace_node(b, element, get, x) : NULL;
+        if (of_x && !st_occurs(of_x, i))
+            return of_x == x ? get->kids[1] : ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, of_x, x), get->kids[1]);
     }
     return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, element, i), shifted->kids[1]);
 }
