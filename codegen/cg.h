@@ -167,7 +167,10 @@ typedef struct cg_glue_mark {
     const char *text;
 } cg_glue_mark;
 
-typedef enum cg_buffer_role { CG_BUF_INPUT, CG_BUF_OUTPUT, CG_BUF_TEMP } cg_buffer_role;
+/* ALIAS: a handle of the glue's that names, turn by turn, another role's
+ * buffer (a top-level loop's accumulator): declared, never allocated or
+ * released. */
+typedef enum cg_buffer_role { CG_BUF_INPUT, CG_BUF_OUTPUT, CG_BUF_TEMP, CG_BUF_ALIAS } cg_buffer_role;
 typedef struct cg_buffer {
     const char *name;
     cg_buffer_role role;
@@ -176,6 +179,9 @@ typedef struct cg_buffer {
     const st_size *count;
     const char *count_c;        /* the count as a C expression of the glue's, when not NULL */
 } cg_buffer;
+
+/* An input or an output: strata_run's caller hands it over. */
+static inline bool cg_is_argument(const cg_buffer *b) { return b->role == CG_BUF_INPUT || b->role == CG_BUF_OUTPUT; }
 
 /* A place in the kernels that can record a fault (cg_fault.c). */
 typedef enum cg_fault_kind {

@@ -389,7 +389,7 @@ static bool is_size(const cg *g, const char *name) {
         if (!strcmp(g->def->sizes[i]->u.name, name)) return true;
     named n = {name, false};
     for (uint32_t i = 0; i < g->nbuffers && !n.found; i++)
-        if (g->buffers[i].role != CG_BUF_TEMP && g->buffers[i].count) st_size_each_var(g->buffers[i].count, find_name, &n);
+        if (cg_is_argument(&g->buffers[i]) && g->buffers[i].count) st_size_each_var(g->buffers[i].count, find_name, &n);
     return n.found;
 }
 
@@ -446,7 +446,7 @@ static void arguments_checked(cg *g, st_buf *out) {
      * runtime's outputs have a guard region after them: larger is fine) */
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
-        if (b->role == CG_BUF_TEMP) continue;
+        if (!cg_is_argument(b)) continue;
         const char *array = b->role == CG_BUF_INPUT ? "inputs" : "outputs";
         size_t elem = st_scalar_size(b->kind);
         st_buf_printf(out, "    {\n"
@@ -558,7 +558,7 @@ const char *cg_glue(cg *g) {
                       "    (void)bytes;\n    (void)local_bytes;\n    (void)context;\n");
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
-        if (b->role == CG_BUF_TEMP)
+        if (!cg_is_argument(b))
             st_buf_printf(&out, "    cl_mem %s = NULL;\n", b->name);
         else
             st_buf_printf(&out, "    cl_mem %s = %s[%d];\n    (void)%s;\n", b->name,

@@ -35,6 +35,7 @@ static void bind_buffers(cg *g, const cg_place *p, cg_buffer_role role) {
     cg_mem *m = (cg_mem *)&p->mem;
     const char *base = role == CG_BUF_INPUT    ? cg_str(g, "in_%s", m->base)
                        : role == CG_BUF_OUTPUT ? cg_str(g, "out%u", cg_buffers_of(g, CG_BUF_OUTPUT))
+                       : role == CG_BUF_ALIAS  ? m->base
                                                : cg_str(g, "t%u_%s", g->nbuffers, m->base);
     /* a length known only at run time is allocated for its worst case */
     m->buffer = new_buffer(g, role, base, m->kind, cg_upper(g, cg_mem_elements(g, m)));
@@ -365,18 +366,6 @@ static const cg_binding *bind_acc(cg *g, const cg_binding *env, const st_node *f
     return env;
 }
 
-/* The buffers of a and b exchanged, leaf by leaf: the turn's result is the
- * next turn's accumulator, with no copy (every launch sets its arguments
- * afresh, by these names). */
-static void swap_buffers(cg *g, const cg_place *a, const cg_place *b) {
-    if (a->tuple) {
-        for (uint32_t i = 0; i < a->n && i < b->n; i++) swap_buffers(g, &a->items[i], &b->items[i]);
-        return;
-    }
-    glue_mark(g, "    {\n        cl_mem swap = %s;\n        %s = %s;\n        %s = swap;\n    }\n", a->mem.base,
-              a->mem.base, b->mem.base, b->mem.base);
-}
-
 /* The accumulator's final value from place `from` into p, array by array. */
 static void copy_out(cg *g, const st_type *t, const cg_place *from, const cg_binding *env, const cg_place *p) {
     if (from->tuple) {
@@ -388,21 +377,112 @@ static void copy_out(cg *g, const st_type *t, const cg_place *from, const cg_bin
     host_into(g, var, cg_bind_memory(g, env, var->u.name, t, from), p);
 }
 
+/* The leaves of p in order (st_value_leaves'), into out where it is not
+ * NULL; how many. */
+static uint32_t leaves(const cg_place *p, const cg_mem **out, uint32_t n) {
+    if (!p->tuple) {
+        if (out) out[n] = &p->mem;
+        return n + 1;
+    }
+    for (uint32_t i = 0; i < p->n; i++) n = leaves(&p->items[i], out, n);
+    return n;
+}
+
+/* Whether every leaf of p is a whole global buffer laid out as the one of
+ * `like` (a fresh temporary's): a handle a loop's turn can take. */
+static bool whole_buffers(cg *g, const cg_place *p, const cg_place *like) {
+    uint32_t n = leaves(like, NULL, 0);
+    if (leaves(p, NULL, 0) != n) return false;
+    const cg_mem **a = cg_alloc(g, n * sizeof *a), **b = cg_alloc(g, n * sizeof *b);
+    if (!a || !b) return false;
+    leaves(p, a, 0);
+    leaves(like, b, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i]->buffer < 0 || a[i]->space != CG_GLOBAL || strcmp(a[i]->offset, "0") || a[i]->kind != b[i]->kind ||
+            a[i]->rank != b[i]->rank)
+            return false;
+        for (uint32_t d = 0; d < a[i]->rank; d++)
+            if (strcmp(cg_size(g, a[i]->dims[d]), cg_size(g, b[i]->dims[d])) ||
+                strcmp(cg_size(g, a[i]->strides[d]), cg_size(g, b[i]->strides[d])))
+                return false;
+    }
+    return true;
+}
+
+/* The place of e, a variable or a tuple of variables, where its memory is
+ * whole buffers laid out as `like`; else NULL. */
+static const cg_place *in_buffers(cg *g, const st_node *e, const cg_binding *env, const cg_place *like) {
+    const cg_place *p = NULL;
+    if (e->kind == ST_NODE_VAR) {
+        for (const cg_binding *b = env; b && !p; b = b->next)
+            if (b->name == e->u.name) {
+                if (!b->place) return NULL;
+                p = b->place;
+            }
+    } else if (e->kind == ST_NODE_TUPLE && like->tuple && like->n == e->nkids) {
+        cg_place *t = cg_alloc(g, sizeof *t), *items = cg_alloc(g, e->nkids * sizeof *items);
+        if (!t || !items) return NULL;
+        for (uint32_t i = 0; i < e->nkids; i++) {
+            const cg_place *item = in_buffers(g, e->kids[i], env, &like->items[i]);
+            if (!item) return NULL;
+            items[i] = *item;
+        }
+        *t = (cg_place){.tuple = true, .n = e->nkids, .items = items};
+        p = t;
+    }
+    return p && whole_buffers(g, p, like) ? p : NULL;
+}
+
+/* The handles of p's leaves, in order. */
+static const char **handles(cg *g, const cg_place *p) {
+    uint32_t n = leaves(p, NULL, 0);
+    const cg_mem **m = cg_alloc(g, n * sizeof *m);
+    const char **h = cg_alloc(g, n * sizeof *h);
+    if (!m || !h) return NULL;
+    leaves(p, m, 0);
+    for (uint32_t i = 0; i < n; i++) h[i] = m[i]->base;
+    return h;
+}
+
+/* A glue handle for every leaf of a value of type t ("loop0_acc",
+ * "loop0_acc_1"): which buffer it names changes turn by turn. */
+static const cg_place *loop_handles(cg *g, const st_type *t, const char *name) {
+    const cg_place *p = cg_place_new(g, t, CG_GLOBAL, name);
+    if (p) bind_buffers(g, p, CG_BUF_ALIAS);
+    return p;
+}
+
 /* loop(n, (i, acc) => body, x) and while(acc => c, acc => body, x) over
  * arrays: the glue runs the body's kernels n times, or while the condition,
  * computed on the device by kernels of its own and read back, holds. The
- * accumulator lives in two sets of buffers that take turns: each turn
- * reads one and writes the other. The count is the glue's own arithmetic
- * when it is a size expression, else computed and read back once. */
+ * accumulator is a set of handles, `acc` and `next`: each turn reads acc's
+ * buffers and writes next's, then they move on, with nothing copied. The
+ * first turn reads x where it is, when x is a variable of whole buffers
+ * (the def's input, say), which no turn writes; the turns write two sets in
+ * turn, the result's own buffers (p) and a spare, the first chosen by the
+ * count's parity so that the last turn writes p. Only a loop of no turns
+ * copies x into p; a while loop, whose count is not known ahead, writes two
+ * temporaries and copies the last into p. The count is the glue's own
+ * arithmetic when it is a size expression, else computed and read back
+ * once. */
 static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     bool is_while = e->u.prim == ST_PRIM_WHILE;
     const st_node *f = e->kids[1], *c = e->kids[0];
     if (f->kind != ST_NODE_LAMBDA || (is_while && c->kind != ST_NODE_LAMBDA))
         return (void)cg_fail(g, e, "a loop whose body is not a lambda");
+    const st_type *t = e->type;
     const char *lp = cg_str(g, "loop%u", g->nloops++);
-    const cg_place *acc = cg_host_temp(g, e->type, "acc"), *next = cg_host_temp(g, e->type, "next");
-    if (!acc || !next) return;
-    host_into(g, e->kids[2], env, acc);
+    const cg_place *acc = loop_handles(g, t, cg_str(g, "%s_acc", lp)),
+                   *next = loop_handles(g, t, cg_str(g, "%s_next", lp)), *spare = cg_host_temp(g, t, "turns");
+    if (!acc || !next || !spare) return;
+    const cg_place *first = in_buffers(g, e->kids[2], env, spare);
+    if (!first) {
+        if (!(first = cg_host_temp(g, t, "init"))) return;
+        host_into(g, e->kids[2], env, first);
+    }
+    bool into_p = !is_while && whole_buffers(g, p, spare);
+    const cg_place *last = into_p ? p : cg_host_temp(g, t, "turns");
+    if (!last) return;
     cg_glue_value(g, "long %s_n = 0, %s_i = 0;", lp, lp);
     cg_glue_value(g, "(void)%s_n;", lp);
     cg_glue_value(g, "(void)%s_i;", lp);
@@ -411,30 +491,40 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
         const st_size *s = st_node_as_size(g->cx, c, &serr);
         if (s) glue_mark(g, "    %s_n = (long)(%s);\n", lp, cg_size(g, s));
         else read_back(g, c, env, cg_str(g, "%s_n", lp), "a loop's count");
-        glue_mark(g, "    for (%s_i = 0; %s_i < %s_n; %s_i++) {\n", lp, lp, lp, lp);
-    } else {
-        glue_mark(g, "    for (;;) {\n");
     }
+    uint32_t nleaves = leaves(acc, NULL, 0);
+    const char **h_acc = handles(g, acc), **h_next = handles(g, next), **h_first = handles(g, first),
+               **h_last = handles(g, last), **h_spare = handles(g, spare);
+    if (!h_acc || !h_next || !h_first || !h_last || !h_spare) return;
+    /* the first turn writes `last` when the count is odd: the last turn does */
+    for (uint32_t i = 0; i < nleaves; i++)
+        glue_mark(g, "    %s = %s;\n    %s = %s ? %s : %s;\n", h_acc[i], h_first[i], h_next[i],
+                  is_while ? "0" : cg_str(g, "((%s_n - 1) & 1)", lp), h_spare[i], h_last[i]);
+    if (!is_while) glue_mark(g, "    for (%s_i = 0; %s_i < %s_n; %s_i++) {\n", lp, lp, lp, lp);
+    else glue_mark(g, "    for (;;) {\n");
     g->loop_depth++;
     const cg_binding *inner = env;
     if (is_while) {
-        read_back(g, st_lambda_body(c), bind_acc(g, env, c, 0, e->type, acc), cg_str(g, "%s_n", lp),
-                  "a loop's condition");
+        read_back(g, st_lambda_body(c), bind_acc(g, env, c, 0, t, acc), cg_str(g, "%s_n", lp), "a loop's condition");
         glue_mark(g, "    if (!%s_n) break;\n", lp);
-        inner = bind_acc(g, env, f, 0, e->type, acc);
+        inner = bind_acc(g, env, f, 0, t, acc);
     } else {
         cg_binding *b = cg_alloc(g, sizeof *b);
         if (!b) return;
         *b = (cg_binding){.name = f->kids[0]->u.name, .value = cg_scalar(f->kids[0]->type, cg_str(g, "%s_i", lp)),
                           .glue_value = true, .next = env};
-        inner = bind_acc(g, b, f, 1, e->type, acc);
+        inner = bind_acc(g, b, f, 1, t, acc);
     }
     host_into(g, st_lambda_body(f), inner, next);
     g->level = CG_HOST;
-    swap_buffers(g, acc, next);
+    for (uint32_t i = 0; i < nleaves; i++)
+        glue_mark(g, "    %s = %s;\n    %s = %s == %s ? %s : %s;\n", h_acc[i], h_next[i], h_next[i], h_next[i],
+                  h_last[i], h_spare[i], h_last[i]);
     glue_mark(g, "    }\n");
     g->loop_depth--;
-    copy_out(g, e->type, acc, env, p);
+    if (into_p) glue_mark(g, "    if (%s_n <= 0) {\n", lp);
+    copy_out(g, t, acc, env, p);
+    if (into_p) glue_mark(g, "    }\n");
 }
 
 /* take, drop or concat whose arrays are computed (a scatter into a
