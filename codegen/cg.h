@@ -157,6 +157,8 @@ typedef struct cg_kernel {
     cg_arg *args;
     st_buf body;
     bool repeated;              /* launched in a top-level loop: each launch releases the last's event */
+    bool loops;                 /* a work-item loops over more than a row's few elements (a chunk, a
+                                   row of run-time length): on a CPU a group of one (cg_glue.c says why) */
     const struct cg_algorithm *alg; /* the kernel-making primitive that made it, or NULL (its own to set) */
 } cg_kernel;
 

@@ -6,7 +6,8 @@
  * an array of n (a block, a row), a literal a block of known length,
  * max(i - 1, 0) the element before i. So a scalar carries an interval
  * [lo, hi): lo a number, hi a size. It comes from iota's elements and from
- * literals, and goes through + - min max / % and conversions; anything else
+ * literals, and goes through + - min max / %, products by a constant and
+ * conversions; anything else
  * forgets it.
  *
  * hi ≥ 1 wherever such a value exists: an element of iota(n) is read only
@@ -33,7 +34,7 @@ static bool at_most(cg *g, const st_size *a, const st_size *b, bool exists) {
     if (const_of(a, &x) && const_of(b, &y)) return x <= y;
     st_err e = {0};
     const st_size *d = st_size_sub(g->cx, b, a, &e);
-    return (d && const_of(d, &x) && x >= 0) || st_size_rounds_up(g->cx, a, b);
+    return (d && const_of(d, &x) && x >= 0) || st_size_rounds_up(g->cx, a, b) || st_size_rounds_down(g->cx, b, a);
 }
 
 void cg_range_literal(cg *g, cg_value *r, st_scalar_kind k, st_scalar v) {
@@ -60,6 +61,24 @@ void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg
     case ST_OP_ADD: /* [la + lb, ha + hb - 1) */
         if (__builtin_add_overflow(a->lo, b->lo, &lo)) return;
         hi = st_size_sub(g->cx, st_size_add(g->cx, a->hi, b->hi, &e), st_size_const(g->cx, 1), &e);
+        break;
+    case ST_OP_MUL: /* of a ≥ 0 by a constant c ≥ 0 (either side): [la * c, (ha - 1) * c + 1), a
+                       chunk's first index c * BS */
+        if (b->lo >= 0 && const_of(b->hi, &c) && c == b->lo + 1 && a->lo >= 0) {
+            c = b->lo;
+        } else if (a->lo >= 0 && const_of(a->hi, &c) && c == a->lo + 1 && b->lo >= 0) {
+            c = a->lo;
+            const cg_value *t = a;
+            a = b, b = t;
+        } else {
+            return;
+        }
+        if (__builtin_mul_overflow(a->lo, c, &lo)) return;
+        hi = st_size_sub(g->cx, a->hi, st_size_const(g->cx, 1), &e);
+        if (hi) hi = st_size_mul(g->cx, hi, st_size_const(g->cx, c), &e);
+        if (hi) hi = st_size_add(g->cx, hi, st_size_const(g->cx, 1), &e);
+        /* a 32-bit product wraps where a length's bound would not */
+        if (hi && st_scalar_size(r->type->scalar) < 8 && (!const_of(hi, &c) || c > INT32_MAX)) return;
         break;
     case ST_OP_SUB: /* b ≥ 0 and at most c - 1: [la - (c - 1), ha) */
         if (b->lo < 0 || !const_of(b->hi, &c) || __builtin_sub_overflow(a->lo, c - 1, &lo)) return;

@@ -318,6 +318,7 @@ static const char *loop_begin(cg *g, const st_size *n) {
     const char *j = cg_name(g, "j");
     int64_t c;
     if (st_size_is_const(n, &c) && (c <= 16 || c <= g->unroll_rows)) cg_line(g, "#pragma unroll");
+    if (g->k && (!st_size_is_const(n, &c) || c > ROW_UNROLL_MAX)) g->k->loops = true;
     cg_line(g, "for (long %s = 0; %s < %s; %s++) {", j, j, cg_size(g, n), j);
     g->indent++;
     return j;

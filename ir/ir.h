@@ -292,6 +292,9 @@ bool st_size_is_const(const st_size *s, int64_t *value);
 /* True when b is a rounded up to a multiple of a constant c ≥ 1,
  * c·floor((a + c - 1) / c), so that a ≤ b (a padded length and its data). */
 bool st_size_rounds_up(st_ctx *cx, const st_size *a, const st_size *b);
+/* True when b is a rounded down to a multiple of a constant c ≥ 1,
+ * c·floor(a / c), so that b ≤ a (the whole chunks of a length). */
+bool st_size_rounds_down(st_ctx *cx, const st_size *a, const st_size *b);
 /* True when d provably divides s for every value of the variables. */
 bool st_size_divides(const st_size *d, const st_size *s);
 /* True when s is provably a whole power of `base` (a constant >= 2); *exp is

@@ -258,7 +258,9 @@ uint32_t st_size_hash(const st_size *s) { return s->hash; }
 
 /* c is one of b's divisors by a constant: the normal form of c·⌊(a + c - 1)/c⌋
  * is whatever it is (⌊(N + 3)/3⌋ is ⌊N/3⌋ + 1), so it is built and compared */
-bool st_size_rounds_up(st_ctx *cx, const st_size *a, const st_size *b) {
+/* c·floor(a / c) == b for the constant divisor c of one of b's division
+ * atoms (up: of a + c - 1)? */
+static bool rounds_to(st_ctx *cx, const st_size *a, const st_size *b, bool up) {
     for (uint32_t t = 0; t < b->nterms; t++)
         for (uint32_t f = 0; f < b->terms[t].nf; f++) {
             const st_size *atom = b->terms[t].f[f].atom;
@@ -266,12 +268,16 @@ bool st_size_rounds_up(st_ctx *cx, const st_size *a, const st_size *b) {
             if (atom->kind != S_DIV || !st_size_is_const(atom->b, &c) || c < 1) continue;
             st_err e = {0};
             const st_size *k = st_size_const(cx, c);
-            const st_size *up = st_size_add(cx, a, st_size_const(cx, c - 1), &e);
-            if (up) up = st_size_div(cx, up, k, &e);
-            if (up && st_size_mul(cx, k, up, &e) == b) return true;
+            const st_size *q = up ? st_size_add(cx, a, st_size_const(cx, c - 1), &e) : a;
+            if (q) q = st_size_div(cx, q, k, &e);
+            if (q && st_size_mul(cx, k, q, &e) == b) return true;
         }
     return false;
 }
+
+bool st_size_rounds_up(st_ctx *cx, const st_size *a, const st_size *b) { return rounds_to(cx, a, b, true); }
+
+bool st_size_rounds_down(st_ctx *cx, const st_size *a, const st_size *b) { return rounds_to(cx, a, b, false); }
 
 /* Does the one-term polynomial m (coef, monomial) divide term t? If so the
  * quotient goes to *q. */

@@ -52,10 +52,16 @@
  * one work-item folding all of it. parallel-reduce's chunks, a work-item
  * each, read strided on a GPU and leave their thousands of partials to one
  * work-item: on an H200 that took a radix sort's turn about a millisecond
- * at 2^24 (the README's measurements). Not on a CPU: there one work-item's
- * loop already streams from memory as fast as the cores can (a sum of 2^24
- * i32 on PoCL: 1.9 ms so, 2.7 ms as a look-back, 10 ms in chunks). */
+ * at 2^24 (the README's measurements). */
 #define REDUCES "try(each(top reduce, try(" GPU_LOOKBACK "))) ; " ROW_REDUCES
+
+/* On a CPU, every reduction in chunks of 16384 (the look-back's M), a
+ * work-item each, a group of one: each core folds whole chunks in a loop it
+ * vectorises, where one work-item would leave the other cores idle (PoCL,
+ * 2 cores, 2^24: a sum of f32 13.9 ms so, 7.0 ms in chunks; of i32 1.9–2.6
+ * and 1.4–1.9 ms; the radix sort's fold of 32-counter rows 34 ms and
+ * 17 ms). The look-back's total is slower there (a sum of i32: 2.7 ms). */
+#define CPU_REDUCES "try(each(top reduce, try(parallel-reduce(BS=16384)))) ; "
 
 /* A reduction of short rows (a count per bit of every key, which the
  * look-back takes no rows for) in chunks, one work-item each keeping its
@@ -74,6 +80,7 @@
 const char *st_fusion_strategy(void) { return FUSION; }
 
 const char *st_default_strategy(const char *device_type) {
-    if (device_type && !strcmp(device_type, "CPU")) return DEFAULT_FOR("", "lookback(M=16384, WG=1, LOAD=direct)", "");
+    if (device_type && !strcmp(device_type, "CPU"))
+        return DEFAULT_FOR("", "lookback(M=16384, WG=1, LOAD=direct)", CPU_REDUCES);
     return DEFAULT_FOR("try(each(scatter, try(one(" GPU_SCATTER_LOOKBACK ")))) ; ", GPU_LOOKBACK, REDUCES);
 }

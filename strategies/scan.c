@@ -390,29 +390,42 @@ static const st_strategy *parallel_scan(st_rw *rw, const st_node *e, const int64
 
 /* ---- parallel-reduce(BS): a top-level reduction in chunks ---- */
 
-/* The partial results of the contiguous chunks of BS elements of xs (of
- * length n), each folded in order by step from z, the tail guarded:
- *   iota(⌈n/BS⌉) |> map(c => iota(BS) |> reduce(op, (acc, j) =>
- *       if c*BS + j < n then step(acc, xs[c*BS + j]) else acc, z))
- * A reduce inside a map is one work-item's sequential fold (lower-opencl
- * makes it reduceSeq of the fold); a reduce with a fold, rather than
+/* The fold by step from z of xs's elements from `first` on, one for each
+ * element j of iota(count): iota(count) |> reduce(op, (acc, j) =>
+ * step(acc, xs[first + j]), z). A reduce with a fold, rather than
  * reduceSeq, because its accumulator's type (z's) is not its elements'
- * (the indices), which reduce's printed form reads back as, and reduceSeq's
- * does not. *input as element_at's. */
-static const st_node *chunk_partials(st_build *b, const st_node *op, const st_node *step, const st_node *z, const st_node **xs,
-                                     const st_node **input, int64_t bs) {
+ * (the indices), which reduce's printed form reads back as, and
+ * reduceSeq's does not. *input as element_at's. */
+static const st_node *fold_from(st_build *b, const st_node *op, const st_node *step, const st_node *z, const st_node **xs,
+                                const st_node **input, const st_node *first, const st_node *count) {
+    const st_node *j = st_b_var(b, "j", st_type_scalar(b->cx, ST_I64)), *acc = st_b_var(b, "acc", z->type);
+    const st_node *x = element_at(b, xs, input, st_b_binop(b, ST_OP_ADD, first, j));
+    return ST_PRIM(b, ST_PRIM_REDUCE, op, ST_LAMBDA(b, ST_CALL(b, step, acc, x), acc, j), z, ST_PRIM(b, ST_PRIM_IOTA, count));
+}
+
+/* The fold of xs (of length n) in chunks of BS, each folded in order by step
+ * from z, then the partials and the tail (the n % BS elements after the
+ * last whole chunk) by op:
+ *   op(iota(n / BS) |> map(c => fold_from(c * BS, BS)) |> reduce(op, z),
+ *      fold_from(n / BS * BS, n - n / BS * BS))
+ * A reduce inside a map is one work-item's sequential fold. Whole chunks
+ * only, so that a chunk's loop is a plain one over BS elements, with no
+ * test of the end in it (a CPU's compiler vectorises it), and its reads of
+ * xs need no check (c * BS + j lies below n / BS * BS). */
+static const st_node *chunk_fold(st_build *b, const st_node *op, const st_node *step, const st_node *z, const st_node **xs,
+                                 const st_node **input, int64_t bs) {
     st_ctx *cx = b->cx;
     st_err serr = {0};
     const st_size *n = (*xs)->type->size;
-    const st_size *m = st_size_div(cx, st_size_add(cx, n, st_size_const(cx, bs - 1), &serr), st_size_const(cx, bs), &serr);
-    if (!m) return *b->err = serr, NULL;
-    const st_type *i64 = st_type_scalar(cx, ST_I64);
-    const st_node *c = st_b_var(b, "c", i64), *j = st_b_var(b, "j", i64), *acc = st_b_var(b, "acc", z->type);
-    const st_node *i = st_b_binop(b, ST_OP_ADD, st_b_binop(b, ST_OP_MUL, c, st_b_i64(b, bs)), j);
-    const st_node *x = element_at(b, xs, input, i);
-    const st_node *folded = st_b_if(b, st_b_binop(b, ST_OP_LT, i, st_b_size_value(b, n)), ST_CALL(b, step, acc, x), acc);
-    const st_node *chunk = ST_PRIM(b, ST_PRIM_REDUCE, op, ST_LAMBDA(b, folded, acc, j), z, ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, bs)));
-    return ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, chunk, c), ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, m)));
+    const st_size *m = st_size_div(cx, n, st_size_const(cx, bs), &serr);
+    const st_size *whole = m ? st_size_mul(cx, m, st_size_const(cx, bs), &serr) : NULL;
+    const st_size *rest = whole ? st_size_sub(cx, n, whole, &serr) : NULL;
+    if (!rest) return *b->err = serr, NULL;
+    const st_node *c = st_b_var(b, "c", st_type_scalar(cx, ST_I64));
+    const st_node *chunk = fold_from(b, op, step, z, xs, input, st_b_binop(b, ST_OP_MUL, c, st_b_i64(b, bs)), st_b_count(b, bs));
+    const st_node *partials = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, chunk, c), ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, m)));
+    const st_node *tail = fold_from(b, op, step, z, xs, input, st_b_size_value(b, whole), st_b_size(b, rest));
+    return ST_CALL(b, op, ST_PRIM(b, ST_PRIM_REDUCE, op, z, partials), tail);
 }
 
 /* The most elements of a row accumulator parallel-reduce takes: what a
@@ -452,15 +465,14 @@ static bool at_most(const st_node *xs, int64_t k) {
 }
 
 /* reduce(op, z, xs) or reduce(op, fold, z, xs) at the top level becomes
- *   chunk_partials(fold or op, xs) |> reduce(op, z)
- * the partials (⌈n/BS⌉ of them) folded by one work-item at the end. The
- * chunks are contiguous and their partials combined in order, so op need
- * not commute; z is op's neutral element (the guarded tail leaves a chunk's
- * accumulator as it is, an empty chunk is z). No let: the map of chunks is
- * the reduce's input, which codegen computes first, in parallel, wherever
- * the reduce stands (an operand, a branch); a let there would not be. For
- * the same reason an input whose elements cost more than a read (a scan's)
- * is refused rather than bound. */
+ * chunk_fold's form: the partials of whole chunks of BS (n / BS of them)
+ * folded by one work-item at the end, then the tail. The chunks are
+ * contiguous and their partials combined in order, the tail last, so op
+ * need not commute; z is op's neutral element (an empty chunk, or tail, is
+ * z). No let: the map of chunks is the reduce's input, which codegen
+ * computes first, in parallel, wherever the reduce stands (an operand, a
+ * branch); a let there would not be. For the same reason an input whose
+ * elements cost more than a read (a scan's) is refused rather than bound. */
 static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_is_prim(e, ST_PRIM_REDUCE) || !st_fold_form_of(e, &p)) return st_no_match(why, "parallel-reduce rewrites a reduce");
@@ -475,11 +487,11 @@ static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t
                          "it stays one work-item's sequential fold", (long long)bs), NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *xs = p.xs, *input = NULL;
-    const st_node *partials = chunk_partials(b, p.op, st_fold_step(&p), p.z, &xs, &input, bs);
+    const st_node *folded = chunk_fold(b, p.op, st_fold_step(&p), p.z, &xs, &input, bs);
     if (input)
         return st_reject(why, "parallel-reduce: an element of the reduce's input costs more than a read (the input is "
                          "a scan's or a reduction's result, not an array or a map of one); bind it with `let` first"), NULL;
-    return ST_PRIM(b, ST_PRIM_REDUCE, p.op, p.z, partials);
+    return folded;
 }
 
 /* ---- the table ---- */
@@ -571,10 +583,12 @@ static const st_rule rule_parallel_scan = {
 
 static const st_rule rule_parallel_reduce = {
     .name = "parallel-reduce",
-    .summary = "a reduce as the reduce of the partial results of contiguous chunks of BS elements, each folded in order "
-               "by one work-item of its own (the tail guarded); a fused map (reduce(op, fold, z, xs)) is folded in the chunks",
+    .summary = "a reduce as the reduce of the partial results of the whole chunks of BS elements, each folded in order "
+               "by one work-item of its own, then the tail (the N % BS elements after them); a fused map "
+               "(reduce(op, fold, z, xs)) is folded in the chunks",
     .conditions = "a reduce at the top level of a def (the body of a top-level loop over arrays counts), not inside a "
-                  "lambda; its accumulator a scalar or a tuple of scalars; its length not a constant of at most BS; an "
+                  "lambda; its accumulator a scalar, a tuple of scalars or short rows (constant lengths, 256 elements in "
+                  "all at most); its length not a constant of at most BS; an "
                   "element of its input no more than a read (an array, a view or a map of one, not a scan's result); "
                   "z is the operator's neutral element (which need not commute)",
     .origin = "built-in",

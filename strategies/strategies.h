@@ -55,10 +55,11 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *     work-items of 12 (its offsets and places spill at 32);
  *   - a count folding as a look-back scan that runs after it (a filter's)
  *     read from that scan's kernel (reduce-as-scan-total), not reduced;
- *   - on a GPU, every other reduction at the top level as the total of a
- *     look-back scan that stores nothing (lookback on a reduce), not one
- *     work-item's fold of all of it; a CPU keeps that one loop (defaults.c
- *     says why);
+ *   - every other reduction at the top level in parallel, not one
+ *     work-item's fold of all of it: on a GPU as the total of a look-back
+ *     scan that stores nothing (lookback on a reduce), and one of short rows
+ *     in chunks (parallel-reduce, BS = 4096); on a CPU in chunks of 16384
+ *     (parallel-reduce), a core's loop over each (defaults.c says why);
  *   - every scan lookback refuses (inside a map, of rows) as the paper's
  *     parallel scan, which nests itself on the scan of the block sums (two
  *     levels for BS = 256), so only a scan of N/65536 elements stays

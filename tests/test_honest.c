@@ -106,6 +106,17 @@ START_TEST(indices_rules_make_go_unchecked) {
     ck_assert_msg(rc == 0, "exit %d\n%s", rc, err);
     ck_assert_msg(strstr(slurp_file(c.a, arena_text(c.a, "%s/kernels.cl", dir), NULL), "st_fault("),
                   "the program's own get is not checked");
+    /* a product's range is the factor's times the constant: i * 2 can leave an array of N (an error when
+       it runs), and an i32 product can wrap where its bound would not */
+    const char *twice = "def main(xs: [N]f32): [N]f32 =\n  iota(N) |> map(i => xs |> get(i * 2))\n";
+    rc = cli_strata(&c, ARGS("run", cli_file(&c, "twice", twice), "--size", "N=10"), &out, &err);
+    ck_assert_msg(rc == 1, "exit %d\n%s%s", rc, out, err);
+    ck_assert_has(err, "index 10 out of range for an array of length 10");
+    const char *wraps = "def main(xs: [N]f32): [N]f32 =\n  iota(N) |> map(i => xs |> get(i32(i % 2) * 1073741824 * 4))\n";
+    dir = arena_text(c.a, "%s/wraps", c.dir);
+    rc = cli_strata(&c, ARGS("run", cli_file(&c, "wraps", wraps), "--size", "N=10", "--emit", dir), &out, &err);
+    ck_assert_msg(strstr(slurp_file(c.a, arena_text(c.a, "%s/kernels.cl", dir), NULL), "st_fault("),
+                  "an i32 product that may wrap is not checked");
 }
 END_TEST
 

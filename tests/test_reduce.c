@@ -132,9 +132,9 @@ START_TEST(the_rule_keeps_the_interpreters_result) {
     const st_def *orig = def_of(c->src);
     const char *label = text_of("%s under %s", c->name, strategy_of(s));
     const st_def *now = apply(orig, strategy_of(s), label);
-    /* the CPU's default leaves a reduce to one work-item (strategies/defaults.c says why), the GPU's makes it
-       a look-back's total */
-    ck_assert_msg(!strstr(printed_def(now), "|> map(c => iota(") == (s >= 2), "%s:\n%s", label, printed_def(now));
+    /* the CPU's default folds a reduce in chunks (strategies/defaults.c says why), the GPU's makes it a
+       look-back's total */
+    ck_assert_msg(!strstr(printed_def(now), "iota(N / ") == (s == 3), "%s:\n%s", label, printed_def(now));
     ck_assert_msg(!strstr(printed_def(now), "scanTotal(") == (s != 3), "%s:\n%s", label, printed_def(now));
     for (int z = 0; z < NSIZES; z++) {
         int64_t n = SIZES[z];
@@ -168,21 +168,39 @@ END_TEST
 /* The shape                                                                */
 /* ------------------------------------------------------------------------ */
 
-/* chunks of BS folded in order, the tail guarded, the partials reduced,
- * the fused map applied in the chunk's fold: no map over the input is left */
+/* whole chunks of BS folded in order, the partials reduced, then the tail
+ * (the elements after the last whole chunk), the fused map applied in each
+ * fold: no map over the input is left */
 START_TEST(the_chunks_fold_the_fused_map) {
     const char *text = printed_def(apply(def_of(CASES[2].src), RULE_1024, "rule"));
-    ck_assert_has(text, "iota((N + 1023) / 1024)\n");
+    ck_assert_has(text, "iota(N / 1024)\n");
     ck_assert_has(text, "|> map(c => iota(1024) |> reduce((a, b) => (a.0 + b.0, a.1 + b.1), (acc");
-    ck_assert_has(text, "if c * 1024 + j < N then");
     ck_assert_has(text, "xs |> get(c * 1024 + j)");
-    ck_assert_msg(!strstr(text, "zip(xs, ys) |> map(") && count_of(text, "reduce(") == 2, "%s", text);
-    /* the default strategies: none on a CPU, a look-back's total on a GPU */
+    ck_assert_has(text, "iota(N - 1024 * (N / 1024)) |> reduce(");
+    ck_assert_has(text, "xs |> get(1024 * (N / 1024) + j");
+    ck_assert_msg(!strstr(text, "zip(xs, ys) |> map(") && !strstr(text, " < N then") && count_of(text, "reduce(") == 3,
+                  "%s", text);
+    /* the default strategies: chunks of 16384 on a CPU, a look-back's total on a GPU */
     const char *cpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("CPU"), "CPU"));
-    ck_assert_msg(!strstr(cpu, "map(") && count_of(cpu, "reduce(") == 1, "%s", cpu);
+    ck_assert_has(cpu, "iota(N / 16384)\n    |> map(c");
+    ck_assert_has(cpu, " => iota(16384) |> reduce(");
+    ck_assert_int_eq(count_of(cpu, "reduce("), 3);
     const char *gpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("GPU"), "GPU"));
     ck_assert_has(gpu, "scanTotal(xs |> scanLookback(32, 128, 32, 0, +, 0))");
     ck_assert_int_eq(count_of(gpu, "reduce("), 0);
+}
+END_TEST
+
+/* A chunk's reads need no check (c * BS + j lies below N / BS * BS), and a
+ * chunk's work-item loops: on a CPU in a group of its own */
+START_TEST(a_chunk_reads_unchecked_in_a_group_of_one_on_a_cpu) {
+    const st_def *d = def_of(CASES[0].src);
+    st_code code = generated(lowered(apply(d, RULE_1024, "rule"), "rule"), "rule");
+    const char *first = strstr(code.opencl, "__kernel"), *second = first ? strstr(first + 1, "__kernel") : NULL;
+    ck_assert_msg(first && second, "%s", code.opencl);
+    const char *fault = strstr(first, "st_fault(");
+    ck_assert_msg(!fault || fault > second, "the chunks' kernel checks its reads:\n%s", code.opencl);
+    ck_assert_has(code.host, "group = strata_is_cpu(queue) ? 1 : strata_group(queue, kernels[0], 256);");
 }
 END_TEST
 
@@ -267,20 +285,22 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 /* the GPU's default strategy, which has the rule (run here on PoCL) */
-/* none, the chunks, the GPU's default (a look-back's total), and a look-back
- * of odd shape: groups of 3 work-items of 5 elements, a window of 2 */
+/* none, the chunks, the GPU's default (a look-back's total), a look-back
+ * of odd shape (groups of 3 work-items of 5 elements, a window of 2), and
+ * the CPU's default (chunks of 16384, the tail beside them at 1000003) */
 static const char *device_strategy(int s) {
     return s == 0   ? NULL
            : s == 1 ? RULE_1024
            : s == 2 ? st_default_strategy("GPU")
-                    : "try(each(any, try(fuse-map-reduce))) ; each(top reduce, lookback(M=5, WG=3, LW=2))";
+           : s == 3 ? "try(each(any, try(fuse-map-reduce))) ; each(top reduce, lookback(M=5, WG=3, LW=2))"
+                    : st_default_strategy("CPU");
 }
-enum { NDEVICE = 4 };
+enum { NDEVICE = 5 };
 
 START_TEST(the_device_equals_the_interpreter) {
     const rcase *c = &CASES[_i / NDEVICE];
     int s = _i % NDEVICE;
-    const char *label = text_of("%s under %s", c->name, s == 0 ? "no strategy" : s == 1 ? "the rule" : "the default strategy");
+    const char *label = text_of("%s under %s", c->name, s == 0 ? "no strategy" : s == 1 ? "the rule" : device_strategy(s));
     const st_def *orig = def_of(c->src);
     st_code code = generated(lowered(apply(orig, device_strategy(s), label), label), label);
     st_exe *exe = built(&code, label);
@@ -314,7 +334,7 @@ START_TEST(short_rows_fold_in_chunks) {
         for (size_t s = 0; s < 3; s++) {
             const char *label = text_of("row fold %zu under %s", p, strategies[s]);
             const st_def *orig = def_of(ROW_FOLDS[p]), *now = apply(orig, strategies[s], label);
-            ck_assert_msg(strstr(printed_def(now), "iota((N + "), "%s: not in chunks:\n%s", label, printed_def(now));
+            ck_assert_msg(strstr(printed_def(now), "iota(N / "), "%s: not in chunks:\n%s", label, printed_def(now));
             const int64_t sizes[] = {0, 1, 7, 1000, 4099};
             for (int z = 0; z < 5; z++)
                 same_in_the_interpreter(orig, now, text_of("N=%lld", (long long)sizes[z]), 11 + (uint64_t)z, label);
@@ -357,6 +377,7 @@ static Suite *reduce_suite(void) {
     tcase_add_loop_test(rules, the_rule_keeps_the_interpreters_result, 0, NCASES * NSTRATEGIES);
     tcase_add_loop_test(rules, rewritten_programs_print_and_parse_back, 0, NCASES);
     tcase_add_test(rules, the_chunks_fold_the_fused_map);
+    tcase_add_test(rules, a_chunk_reads_unchecked_in_a_group_of_one_on_a_cpu);
     tcase_add_test(rules, the_radix_sorts_count_is_a_lookback);
     tcase_add_test(rules, what_the_rule_refuses_and_why);
     tcase_add_test(rules, short_rows_fold_in_chunks);
