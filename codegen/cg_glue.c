@@ -367,9 +367,13 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
         break;
     }
     }
-    if (k->repeated) /* a loop's: one event per kernel is kept, the last turn's (the timing spans the first launch to the last) */
-        st_buf_printf(out, "        if (events[%u]) {\n            clReleaseEvent(events[%u]);\n            events[%u] = NULL;\n        }\n",
-                      index, index, index);
+    if (k->repeated) /* a loop's: the last turn's event is kept, and the first's where first_events asks (a
+                        timing spans the first launch to the last) */
+        st_buf_printf(out, "        if (events[%u]) {\n"
+                           "            if (first_events && !first_events[%u]) first_events[%u] = events[%u];\n"
+                           "            else clReleaseEvent(events[%u]);\n"
+                           "            events[%u] = NULL;\n        }\n",
+                      index, index, index, index, index, index);
     st_buf_printf(out, "        err = clEnqueueNDRangeKernel(queue, kernels[%u], 1, NULL, &global, &group, 0, NULL, &events[%u]);\n"
                        "        if (err != CL_SUCCESS) {\n"
                        "            snprintf(msg, msgcap, \"launching %s (%%lu work-items in groups of %%lu)\",\n"
@@ -529,6 +533,11 @@ const char *cg_glue(cg *g) {
     st_buf_printf(&out, "\n *   events:  %u, one per kernel, its last launch's (NULL when it had nothing to do)\n"
                         " * Returns CL_SUCCESS, or an OpenCL error with a sentence in msg.\n"
                         " *\n"
+                        " * strata_run_timed(…, events, first_events, msg, msgcap) is the same, and where\n"
+                        " * first_events is not NULL (as many slots as events) it also keeps there the\n"
+                        " * first launch's event of each kernel that a loop launches again (NULL for the\n"
+                        " * others), the caller's to release: a timing from the first launch to the last.\n"
+                        " *\n"
                         " * It checks what it is given before it reads or launches anything:\n"
                         " *   msg NULL or msgcap 0: CL_INVALID_VALUE, and nothing is written;\n"
                         " *   kernels, events, inputs, outputs or scalars NULL, or any of their entries\n"
@@ -557,9 +566,9 @@ const char *cg_glue(cg *g) {
     st_buf_puts(&out, glue_prelude_rest);
     for (uint32_t i = 0; cg_algorithms[i]; i++)
         if (cg_uses_algorithm(g, i) && cg_algorithms[i]->glue_prelude) cg_algorithms[i]->glue_prelude(&out);
-    st_buf_puts(&out, "int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
-                      "               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,\n"
-                      "               size_t msgcap) {\n");
+    st_buf_puts(&out, "int strata_run_timed(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
+                      "                     cl_mem *outputs, const void *const *scalars, cl_event *events,\n"
+                      "                     cl_event *first_events, char *msg, size_t msgcap) {\n");
     arguments_checked(g, &out);
     st_buf_puts(&out, "    cl_int err = CL_SUCCESS;\n    size_t n, bytes, group, global;\n    cl_ulong local_bytes;\n"
                       "    (void)bytes;\n    (void)local_bytes;\n    (void)context;\n");
@@ -571,7 +580,8 @@ const char *cg_glue(cg *g) {
             st_buf_printf(&out, "    cl_mem %s = %s[%d];\n    (void)%s;\n", b->name,
                           b->role == CG_BUF_INPUT ? "inputs" : "outputs", b->index, b->name);
     }
-    st_buf_printf(&out, "    for (int i = 0; i < %u; i++) events[i] = NULL;\n\n", g->nkernels);
+    st_buf_printf(&out, "    for (int i = 0; i < %u; i++) events[i] = NULL;\n", g->nkernels);
+    st_buf_printf(&out, "    if (first_events)\n        for (int i = 0; i < %u; i++) first_events[i] = NULL;\n\n", g->nkernels);
     if (g->glue_values.data) st_buf_printf(&out, "%s\n", g->glue_values.data);
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
@@ -598,7 +608,12 @@ const char *cg_glue(cg *g) {
     for (uint32_t i = 0; i < g->nbuffers; i++)
         if (g->buffers[i].role == CG_BUF_TEMP)
             st_buf_printf(&out, "    if (%s) clReleaseMemObject(%s);\n", g->buffers[i].name, g->buffers[i].name);
-    st_buf_puts(&out, "    return err;\n}\n");
+    st_buf_puts(&out, "    return err;\n}\n\n");
+    st_buf_puts(&out, "int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
+                      "               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,\n"
+                      "               size_t msgcap) {\n"
+                      "    return strata_run_timed(context, queue, kernels, inputs, outputs, scalars, events, NULL, msg, msgcap);\n"
+                      "}\n");
     const char *r = cg_str(g, "%s", out.data ? out.data : "");
     if (out.failed) cg_fail(g, NULL, "out of memory");
     st_buf_free(&out);

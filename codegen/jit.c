@@ -72,6 +72,8 @@ st_jit *st_jit_compile(const char *source, const st_jit_symbol *symbols, size_t 
     return jit;
 }
 
+void *st_jit_lookup(st_jit *jit, const char *name) { return tcc_get_symbol(jit->tcc, name); }
+
 void st_jit_free(st_jit *jit) {
     if (!jit) return;
     if (jit->tcc) tcc_delete(jit->tcc);

@@ -21,6 +21,8 @@ typedef struct st_jit_symbol {
  * tcc's message. */
 st_jit *st_jit_compile(const char *source, const st_jit_symbol *symbols, size_t nsymbols,
                        const char *entry, void **entry_address, st_err *err);
+/* Another function of the compiled code, or NULL where it has none. */
+void *st_jit_lookup(st_jit *jit, const char *name);
 void st_jit_free(st_jit *jit);
 
 #endif

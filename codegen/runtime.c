@@ -30,6 +30,12 @@
 typedef int (*strata_run_fn)(cl_context ctx, cl_command_queue queue, cl_kernel *kernels,
                              cl_mem *inputs, cl_mem *outputs, const void *const *scalars,
                              cl_event *events, char *msg, size_t msgcap);
+/* strata_run_timed, which strata's glue has beside it: the same, keeping the
+ * first launch's event too of each kernel a loop launches again, so that a
+ * timing spans every turn. */
+typedef int (*strata_run_timed_fn)(cl_context ctx, cl_command_queue queue, cl_kernel *kernels,
+                                   cl_mem *inputs, cl_mem *outputs, const void *const *scalars,
+                                   cl_event *events, cl_event *first_events, char *msg, size_t msgcap);
 
 /* The OpenCL error codes by name (OpenCL 1.2, plus the ICD loader's). */
 static const char *cl_error_name(cl_int rc) {
@@ -224,6 +230,7 @@ struct st_exe {
     cl_kernel *kernels;
     st_jit *jit;
     strata_run_fn run;
+    strata_run_timed_fn run_timed; /* NULL: a glue without it (one written by hand) */
     bool cached;          /* the program came from the build cache */
 };
 
@@ -351,6 +358,7 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
     if (!exe->jit) goto fail;
     /* tcc hands out a data pointer; POSIX guarantees it converts to a function */
     exe->run = (strata_run_fn)entry;
+    exe->run_timed = (strata_run_timed_fn)st_jit_lookup(exe->jit, "strata_run_timed");
     return exe;
 fail:
     st_exe_free(exe);
@@ -379,7 +387,7 @@ struct st_launch {
     int64_t *out_counts;  /* elements of each output */
     st_scalar *scalars;   /* the values scalar_ptrs point to */
     const void **scalar_ptrs;
-    cl_event *events;
+    cl_event *events;     /* each kernel's last launch's, then (from nkernels on) a loop's kernel's first */
     double *kernel_ms;    /* the last run's time of each kernel; < 0: it did not run */
     uint64_t bytes;
     uint64_t in_bytes;    /* of the inputs alone */
@@ -536,7 +544,7 @@ st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *en
     l->out_counts = calloc(code->noutputs + 1, sizeof *l->out_counts);
     l->scalars = calloc(code->nscalars + 1, sizeof *l->scalars);
     l->scalar_ptrs = calloc(code->nscalars + 1, sizeof *l->scalar_ptrs);
-    l->events = calloc(code->nkernels + 1, sizeof *l->events);
+    l->events = calloc(2 * (size_t)code->nkernels + 1, sizeof *l->events);
     l->kernel_ms = calloc(code->nkernels + 1, sizeof *l->kernel_ms);
     if (!l->env || !l->inputs || !l->outputs || !l->out_counts || !l->scalars || !l->scalar_ptrs || !l->events ||
         !l->kernel_ms) {
@@ -651,7 +659,7 @@ static bool read_lengths(st_launch *l, st_err *err) {
 }
 
 static void release_events(st_launch *l) {
-    for (uint32_t i = 0; i < l->exe->code->nkernels; i++)
+    for (uint32_t i = 0; i < 2 * l->exe->code->nkernels; i++)
         if (l->events[i]) {
             l->exe->cl->api->ReleaseEvent(l->events[i]);
             l->events[i] = NULL;
@@ -662,8 +670,11 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
     st_cl *cl = l->exe->cl;
     char msg[256] = "";
     if (ms) *ms = 0;
-    cl_int rc = l->exe->run(cl->context, cl->queue, l->exe->kernels, l->inputs, l->outputs, l->scalar_ptrs,
-                            l->events, msg, sizeof msg);
+    cl_int rc = l->exe->run_timed ? l->exe->run_timed(cl->context, cl->queue, l->exe->kernels, l->inputs, l->outputs,
+                                                      l->scalar_ptrs, l->events, l->events + l->exe->code->nkernels,
+                                                      msg, sizeof msg)
+                                  : l->exe->run(cl->context, cl->queue, l->exe->kernels, l->inputs, l->outputs,
+                                                l->scalar_ptrs, l->events, msg, sizeof msg);
     cl_int done = cl->api->Finish(cl->queue); /* also after a failure: nothing may still use the buffers */
     if (rc != CL_SUCCESS || done != CL_SUCCESS) {
         release_events(l);
@@ -679,11 +690,13 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
         release_events(l);
         return false;
     }
-    /* from the first kernel's start to the last one's end, in nanoseconds */
+    /* from the first kernel's start to the last one's end, in nanoseconds (a kernel in a loop: from its
+       first launch; its own time, its last launch's) */
     cl_ulong first = ~(cl_ulong)0, last = 0;
-    for (uint32_t i = 0; i < l->exe->code->nkernels; i++) {
+    uint32_t nk = l->exe->code->nkernels;
+    for (uint32_t i = 0; i < 2 * nk; i++) {
         cl_ulong start, end;
-        l->kernel_ms[i] = -1;
+        if (i < nk) l->kernel_ms[i] = -1;
         if (!l->events[i]) continue;
         rc = cl->api->GetEventProfilingInfo(l->events[i], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
         if (rc == CL_SUCCESS)
@@ -694,7 +707,7 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
         }
         if (start < first) first = start;
         if (end > last) last = end;
-        l->kernel_ms[i] = end > start ? (double)(end - start) / 1e6 : 0;
+        if (i < nk) l->kernel_ms[i] = end > start ? (double)(end - start) / 1e6 : 0;
     }
     release_events(l);
     if (ms && last > first) *ms = (double)(last - first) / 1e6;
