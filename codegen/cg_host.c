@@ -433,6 +433,19 @@ static const cg_place *in_buffers(cg *g, const st_node *e, const cg_binding *env
     return p && whole_buffers(g, p, like) ? p : NULL;
 }
 
+/* Does a leaf of a lie in a buffer that a leaf of b lies in? */
+static bool shares_a_buffer(cg *g, const cg_place *a, const cg_place *b) {
+    uint32_t na = leaves(a, NULL, 0), nb = leaves(b, NULL, 0);
+    const cg_mem **x = cg_alloc(g, na * sizeof *x), **y = cg_alloc(g, nb * sizeof *y);
+    if (!x || !y) return true;
+    leaves(a, x, 0);
+    leaves(b, y, 0);
+    for (uint32_t i = 0; i < na; i++)
+        for (uint32_t j = 0; j < nb; j++)
+            if (x[i]->buffer == y[j]->buffer) return true;
+    return false;
+}
+
 /* The handles of p's leaves, in order. */
 static const char **handles(cg *g, const cg_place *p) {
     uint32_t n = leaves(p, NULL, 0);
@@ -475,12 +488,13 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
     const cg_place *acc = loop_handles(g, t, cg_str(g, "%s_acc", lp)),
                    *next = loop_handles(g, t, cg_str(g, "%s_next", lp)), *spare = cg_host_temp(g, t, "turns");
     if (!acc || !next || !spare) return;
+    bool into_p = !is_while && whole_buffers(g, p, spare);
     const cg_place *first = in_buffers(g, e->kids[2], env, spare);
+    if (first && into_p && shares_a_buffer(g, first, p)) first = NULL; /* no turn may write what the first reads */
     if (!first) {
         if (!(first = cg_host_temp(g, t, "init"))) return;
         host_into(g, e->kids[2], env, first);
     }
-    bool into_p = !is_while && whole_buffers(g, p, spare);
     const cg_place *last = into_p ? p : cg_host_temp(g, t, "turns");
     if (!last) return;
     cg_glue_value(g, "long %s_n = 0, %s_i = 0;", lp, lp);
