@@ -474,8 +474,9 @@ static const cg_place *loop_handles(cg *g, const st_type *t, const char *name) {
  * (the def's input, say), which no turn writes; the turns write two sets in
  * turn, the result's own buffers (p) and a spare, the first chosen by the
  * count's parity so that the last turn writes p. Only a loop of no turns
- * copies x into p; a while loop, whose count is not known ahead, writes two
- * temporaries and copies the last into p. The count is the glue's own
+ * copies x into p; a while loop, whose count is not known ahead, writes p
+ * first, and copies its last turn's result into p only when that count
+ * was even. The count is the glue's own
  * arithmetic when it is a size expression, else computed and read back
  * once. */
 static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
@@ -488,7 +489,7 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
     const cg_place *acc = loop_handles(g, t, cg_str(g, "%s_acc", lp)),
                    *next = loop_handles(g, t, cg_str(g, "%s_next", lp)), *spare = cg_host_temp(g, t, "turns");
     if (!acc || !next || !spare) return;
-    bool into_p = !is_while && whole_buffers(g, p, spare);
+    bool into_p = whole_buffers(g, p, spare);
     const cg_place *first = in_buffers(g, e->kids[2], env, spare);
     if (first && into_p && shares_a_buffer(g, first, p)) first = NULL; /* no turn may write what the first reads */
     if (!first) {
@@ -536,7 +537,9 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
                   h_last[i], h_spare[i], h_last[i]);
     glue_mark(g, "    }\n");
     g->loop_depth--;
-    if (into_p) glue_mark(g, "    if (%s_n <= 0) {\n", lp);
+    /* the last turn wrote p, unless there was none (a for loop's count ≤ 0, a while loop's condition
+       false at once) or a while loop's count was even */
+    if (into_p) glue_mark(g, "    if (%s != %s) {\n", h_acc[0], h_last[0]);
     copy_out(g, t, acc, env, p);
     if (into_p) glue_mark(g, "    }\n");
 }

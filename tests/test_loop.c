@@ -385,13 +385,45 @@ START_TEST(a_top_level_loop_keeps_its_kernels_at_the_top) {
     ck_assert_has(code.host, "loop0_acc = in_xs;");
     ck_assert_has(code.host, "loop0_next = ((loop0_n - 1) & 1) ? ");
     ck_assert_has(code.host, "loop0_next = loop0_next == out0 ? ");
-    ck_assert_has(code.host, "if (loop0_n <= 0) {");
+    ck_assert_has(code.host, "if (loop0_acc != out0) {");
+    /* a while loop writes the output first: a copy after it only when its count was even */
+    st_code w = generated(lowered(apply(def_of(cases[3].src), st_default_strategy("CPU"), "while"), "while"), "while");
+    ck_assert_has(w.host, "loop0_next = 0 ? ");
+    ck_assert_has(w.host, "if (loop0_acc != out0) {");
     /* with nothing launched before the loop, a timing still spans every turn: the first turn's events kept */
     ck_assert_has(code.host, "if (first_events && !first_events[");
     ck_assert_has(code.host, "clReleaseEvent(events[");
     /* parallel-scan takes the scan in the body as a top-level one */
     const st_def *ps = apply(d, "each(scan, parallel-scan(BS=256, BF=2, SE=4))", "parallel-scan");
     ck_assert_has(printed_def(lowered(ps, "parallel-scan")), "mapWrg(");
+}
+END_TEST
+
+/* Loops of every count, none and negative included, odd and even (which
+ * decides whether the last turn writes the result or a copy follows), for
+ * and while, their first value read in place (an input, a tuple of one) or
+ * computed first, one array or a pair, agree with the interpreter on PoCL. */
+START_TEST(loops_of_every_count_write_their_result) {
+    static const char *const progs[] = {
+        "def main(xs: [N]i32, k: i64): [N]i32 =\n  loop a = xs for i < k do a |> map(x => x * 3 - i32(i))\n",
+        "def main(xs: [N]i32, k: i64): ([N]i32, [N]i32) =\n"
+        "  loop (a, b) = (xs, xs |> map(x => x % 5)) for i < k do (b, zip(a, b) |> map((x, y) => x + y))\n",
+        "def main(xs: [N]i32, k: i64): [N]i32 =\n"
+        "  let (a, j) = loop (a, j) = (xs, 0i64) while j < k do (a |> map(x => x * 3 - i32(j)), j + 1) in a\n",
+        "def main(xs: [N]u32, ys: [N]u32, k: i64): ([N]u32, [N]u32) =\n"
+        "  let (a, b, j) = loop (a, b, j) = (xs, ys, 0i64) while j < k do (b, zip(a, b) |> map((x, y) => x ^ y), j + 1)\n"
+        "  in (a, b)\n",
+    };
+    for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
+        const char *label = text_of("loop %zu under the CPU's default", p);
+        const st_def *orig = def_of(progs[p]);
+        st_code code = generated(lowered(apply(orig, st_default_strategy("CPU"), label), label), label);
+        st_exe *exe = built(&code, label);
+        for (int k = -1; k <= 5; k++)
+            for (int n = 0; n < 2; n++)
+                agrees(exe, orig, text_of("N=%d k=%d", n ? 1009 : 1, k), 7 + (uint64_t)k, label);
+        st_exe_free(exe);
+    }
 }
 END_TEST
 
@@ -563,6 +595,7 @@ static Suite *loop_suite(void) {
     tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
     tcase_add_loop_test(dev, the_device_equals_c, 0, NCASES * NSTRATEGIES);
     tcase_add_test(dev, a_top_level_loop_keeps_its_kernels_at_the_top);
+    tcase_add_test(dev, loops_of_every_count_write_their_result);
     tcase_add_test(dev, a_scan_in_a_loop_in_a_map_is_refused_with_the_reason);
     tcase_add_test(dev, fusion_does_not_cross_into_a_loop);
     tcase_add_test(dev, the_example_runs_and_checks);
