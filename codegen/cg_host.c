@@ -377,26 +377,30 @@ static void copy_out(cg *g, const st_type *t, const cg_place *from, const cg_bin
     host_into(g, var, cg_bind_memory(g, env, var->u.name, t, from), p);
 }
 
-/* The leaves of p in order (st_value_leaves'), into out where it is not
- * NULL; how many. */
-static uint32_t leaves(const cg_place *p, const cg_mem **out, uint32_t n) {
+static uint32_t collect_leaves(const cg_place *p, const cg_mem **out, uint32_t n) {
     if (!p->tuple) {
         if (out) out[n] = &p->mem;
         return n + 1;
     }
-    for (uint32_t i = 0; i < p->n; i++) n = leaves(&p->items[i], out, n);
+    for (uint32_t i = 0; i < p->n; i++) n = collect_leaves(&p->items[i], out, n);
     return n;
+}
+
+/* The leaves of p in order (st_value_leaves'), *n of them; NULL when out
+ * of memory. */
+static const cg_mem **leaves_of(cg *g, const cg_place *p, uint32_t *n) {
+    *n = collect_leaves(p, NULL, 0);
+    const cg_mem **m = cg_alloc(g, *n * sizeof *m);
+    if (m) collect_leaves(p, m, 0);
+    return m;
 }
 
 /* Whether every leaf of p is a whole global buffer laid out as the one of
  * `like` (a fresh temporary's): a handle a loop's turn can take. */
 static bool whole_buffers(cg *g, const cg_place *p, const cg_place *like) {
-    uint32_t n = leaves(like, NULL, 0);
-    if (leaves(p, NULL, 0) != n) return false;
-    const cg_mem **a = cg_alloc(g, n * sizeof *a), **b = cg_alloc(g, n * sizeof *b);
-    if (!a || !b) return false;
-    leaves(p, a, 0);
-    leaves(like, b, 0);
+    uint32_t n, nlike;
+    const cg_mem **a = leaves_of(g, p, &n), **b = leaves_of(g, like, &nlike);
+    if (!a || !b || n != nlike) return false;
     for (uint32_t i = 0; i < n; i++) {
         if (a[i]->buffer < 0 || a[i]->space != CG_GLOBAL || strcmp(a[i]->offset, "0") || a[i]->kind != b[i]->kind ||
             a[i]->rank != b[i]->rank)
@@ -435,26 +439,13 @@ static const cg_place *in_buffers(cg *g, const st_node *e, const cg_binding *env
 
 /* Does a leaf of a lie in a buffer that a leaf of b lies in? */
 static bool shares_a_buffer(cg *g, const cg_place *a, const cg_place *b) {
-    uint32_t na = leaves(a, NULL, 0), nb = leaves(b, NULL, 0);
-    const cg_mem **x = cg_alloc(g, na * sizeof *x), **y = cg_alloc(g, nb * sizeof *y);
+    uint32_t na, nb;
+    const cg_mem **x = leaves_of(g, a, &na), **y = leaves_of(g, b, &nb);
     if (!x || !y) return true;
-    leaves(a, x, 0);
-    leaves(b, y, 0);
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++)
             if (x[i]->buffer == y[j]->buffer) return true;
     return false;
-}
-
-/* The handles of p's leaves, in order. */
-static const char **handles(cg *g, const cg_place *p) {
-    uint32_t n = leaves(p, NULL, 0);
-    const cg_mem **m = cg_alloc(g, n * sizeof *m);
-    const char **h = cg_alloc(g, n * sizeof *h);
-    if (!m || !h) return NULL;
-    leaves(p, m, 0);
-    for (uint32_t i = 0; i < n; i++) h[i] = m[i]->base;
-    return h;
 }
 
 /* A glue handle for every leaf of a value of type t ("loop0_acc",
@@ -507,14 +498,15 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
         if (s) glue_mark(g, "    %s_n = (long)(%s);\n", lp, cg_size(g, s));
         else read_back(g, c, env, cg_str(g, "%s_n", lp), "a loop's count");
     }
-    uint32_t nleaves = leaves(acc, NULL, 0);
-    const char **h_acc = handles(g, acc), **h_next = handles(g, next), **h_first = handles(g, first),
-               **h_last = handles(g, last), **h_spare = handles(g, spare);
+    /* the glue's handles, leaf by leaf (every place here has t's leaves) */
+    uint32_t n;
+    const cg_mem **h_acc = leaves_of(g, acc, &n), **h_next = leaves_of(g, next, &n), **h_first = leaves_of(g, first, &n),
+                 **h_last = leaves_of(g, last, &n), **h_spare = leaves_of(g, spare, &n);
     if (!h_acc || !h_next || !h_first || !h_last || !h_spare) return;
     /* the first turn writes `last` when the count is odd: the last turn does */
-    for (uint32_t i = 0; i < nleaves; i++)
-        glue_mark(g, "    %s = %s;\n    %s = %s ? %s : %s;\n", h_acc[i], h_first[i], h_next[i],
-                  is_while ? "0" : cg_str(g, "((%s_n - 1) & 1)", lp), h_spare[i], h_last[i]);
+    for (uint32_t i = 0; i < n; i++)
+        glue_mark(g, "    %s = %s;\n    %s = %s ? %s : %s;\n", h_acc[i]->base, h_first[i]->base, h_next[i]->base,
+                  is_while ? "0" : cg_str(g, "((%s_n - 1) & 1)", lp), h_spare[i]->base, h_last[i]->base);
     if (!is_while) glue_mark(g, "    for (%s_i = 0; %s_i < %s_n; %s_i++) {\n", lp, lp, lp, lp);
     else glue_mark(g, "    for (;;) {\n");
     g->loop_depth++;
@@ -532,14 +524,14 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
     }
     host_into(g, st_lambda_body(f), inner, next);
     g->level = CG_HOST;
-    for (uint32_t i = 0; i < nleaves; i++)
-        glue_mark(g, "    %s = %s;\n    %s = %s == %s ? %s : %s;\n", h_acc[i], h_next[i], h_next[i], h_next[i],
-                  h_last[i], h_spare[i], h_last[i]);
+    for (uint32_t i = 0; i < n; i++)
+        glue_mark(g, "    %s = %s;\n    %s = %s == %s ? %s : %s;\n", h_acc[i]->base, h_next[i]->base, h_next[i]->base,
+                  h_next[i]->base, h_last[i]->base, h_spare[i]->base, h_last[i]->base);
     glue_mark(g, "    }\n");
     g->loop_depth--;
     /* the last turn wrote p, unless there was none (a for loop's count ≤ 0, a while loop's condition
        false at once) or a while loop's count was even */
-    if (into_p) glue_mark(g, "    if (%s != %s) {\n", h_acc[0], h_last[0]);
+    if (into_p) glue_mark(g, "    if (%s != %s) {\n", h_acc[0]->base, h_last[0]->base);
     copy_out(g, t, acc, env, p);
     if (into_p) glue_mark(g, "    }\n");
 }
