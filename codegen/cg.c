@@ -119,6 +119,40 @@ void cg_line(cg *g, const char *fmt, ...) {
     st_buf_puts(b, "\n");
 }
 
+st_buf cg_capture_begin(cg *g) {
+    st_buf saved = g->k->body;
+    g->k->body = (st_buf){0};
+    return saved;
+}
+
+st_buf cg_capture_end(cg *g, st_buf saved) {
+    st_buf got = g->k->body;
+    g->k->body = saved;
+    return got;
+}
+
+void cg_emit_text(cg *g, const st_buf *text, int indent, const char *name, const char *with) {
+    if (!text->data) return;
+    st_buf *b = &g->k->body;
+    for (const char *line = text->data; *line;) {
+        const char *end = strchr(line, '\n');
+        end = end ? end + 1 : line + strlen(line);
+        if (*line != '\n')
+            for (int i = 0; i < indent; i++) st_buf_puts(b, "    ");
+        for (const char *c = line; c < end;) {
+            const char *at = name ? strstr(c, name) : NULL;
+            if (!at || at >= end) {
+                st_buf_put(b, c, (size_t)(end - c));
+                break;
+            }
+            st_buf_put(b, c, (size_t)(at - c));
+            st_buf_puts(b, with);
+            c = at + strlen(name);
+        }
+        line = end;
+    }
+}
+
 void cg_open(cg *g, const char *line) {
     cg_line(g, "%s", line);
     g->indent++;

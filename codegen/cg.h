@@ -69,6 +69,14 @@ typedef struct cg_value {
      * (cg_range.c): an index that needs no check */
     int64_t lo;
     const st_size *hi;
+    /* and below hi_full, where not NULL, in a whole block of a mapWrg
+     * (cg_host.c's kernel_wrg: where g->whole says so) */
+    const st_size *hi_full;
+    /* SCALAR, where not NULL: the value is this C text (the index of its
+     * work-group's first work-item) plus the work-item's local id, a
+     * mapGlb's index, so that its quotient by a multiple of the group's
+     * size is the same in the whole group (cg_thread.c) */
+    const char *group_first;
 } cg_value;
 
 typedef enum cg_view_kind {
@@ -92,7 +100,7 @@ struct cg_view {
     uint32_t n;                 /* ZIP */
     const cg_view *const *items;
     const cg_view *inner;       /* SHIFT JOIN SPLIT TRANSPOSE COLUMN */
-    const char *start;          /* SHIFT: C expression; COLUMN: the column */
+    cg_value start;             /* SHIFT: the first element; COLUMN: the column (an index) */
     const st_size *k;           /* SPLIT: the block length; JOIN: the inner length; CONCAT: the first's */
     cg_value elem;              /* REPLICATE */
     const st_node *fn;          /* MAP: the function, */
@@ -257,6 +265,13 @@ typedef struct cg {
      * around it. NULL where no such loop is open (cg_scratch_enter). */
     const char *slot;
     const st_size *slots;
+    /* While a mapWrg's group is generated whose blocks' count rounds up
+     * (kernel_wrg): the C name of the flag that says the group's block is
+     * whole, which an element's test against the end reads (cg_range.c),
+     * and how many did */
+    const char *whole;
+    uint32_t whole_uses;
+    uint32_t uniform_uses;      /* quotients of a group_first value made the same in a group */
 } cg;
 
 /* ---- cg.c: errors, text, names ---- */
@@ -276,6 +291,13 @@ const char *cg_name(cg *g, const char *base);  /* a fresh C identifier */
  * way such text enters generated code (docs/security.md). */
 void cg_put_escaped(st_buf *b, const char *text, size_t len);
 void cg_line(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The text the current kernel gets between cg_capture_begin and
+ * cg_capture_end, kept apart rather than emitted; cg_emit_text emits it,
+ * each line `indent` levels deeper and each `name` in it replaced by `with`
+ * (a flag's value in one copy of the text), name and with NULL for none. */
+st_buf cg_capture_begin(cg *g);
+st_buf cg_capture_end(cg *g, st_buf saved);
+void cg_emit_text(cg *g, const st_buf *text, int indent, const char *name, const char *with);
 /* The leading literal sizes of e (st_prim_after_sizes) into out. */
 bool cg_leading_sizes(cg *g, const st_node *e, int64_t *out);
 /* A line that opens a block (`for (…) {`), and the `}` that closes it. */
@@ -333,6 +355,11 @@ const cg_view *cg_view_mem(cg *g, const st_type *t, const cg_mem *m);
 cg_value cg_value_of_place(cg *g, const st_type *t, const cg_place *p);
 cg_value cg_array(const st_type *t, const cg_view *v);
 cg_value cg_index(cg *g, const cg_value *arr, const char *i);  /* element i of an array */
+/* element i of an array, i an index that carries where it lies (a loop's:
+ * cg_index_in), so that what the element is computed from knows it too */
+cg_value cg_index_at(cg *g, const cg_value *arr, cg_value i);
+/* element i of an array, i a loop's index over its length */
+cg_value cg_index_in(cg *g, const cg_value *arr, const char *i);
 const st_size *cg_length(const cg_value *arr);
 cg_value cg_split(cg *g, const st_type *t, const st_size *k, const cg_value *arr);
 cg_value cg_join(cg *g, const st_type *t, const cg_value *arr);
@@ -372,6 +399,18 @@ cg_value cg_variables(cg *g, const cg_value *v);
 /* ---- cg_range.c: where an integer lies, to leave out index checks ---- */
 /* v known to lie in [lo, hi) */
 cg_value cg_ranged(cg_value v, int64_t lo, const st_size *hi);
+/* v, its C text now `c` (a variable it was put in): its range kept */
+static inline cg_value cg_renamed(cg_value v, const char *c) {
+    v.c = c;
+    return v;
+}
+/* i as an element of an array of `length` indexed at i (an iota's): within
+ * i's range where that is known and tighter, else [0, length) */
+cg_value cg_range_index(cg *g, cg_value v, const cg_value *i, const st_size *length);
+/* `a < n`, n the node of a size, as C text where the range of a decides it
+ * (a padded array's test, in a whole block): "true", or a test that reads
+ * g->whole; NULL where it does not */
+const char *cg_range_below(cg *g, const cg_value *a, const st_node *n, const char *test);
 /* The range of a literal, of `a op b` and of a conversion, set in r (left unknown where not known). */
 void cg_range_literal(cg *g, cg_value *r, st_scalar_kind k, st_scalar v);
 void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg_value *b);

@@ -61,7 +61,7 @@ static void map_lcl(cg *g, const st_node *e, const cg_binding *env, const cg_pla
     cg_value xs = cg_thread_value(g, e->kids[1], env);
     cg_scratch_saved saved;
     const char *l = lanes_begin(g, cg_length(&xs), &saved);
-    cg_value x = cg_index(g, &xs, l);
+    cg_value x = cg_index_in(g, &xs, l);
     cg_apply_into(g, e->kids[0], 1, &x, env, cg_place_index(g, p, l));
     lanes_end(g, saved);
 }
@@ -72,7 +72,7 @@ static void copy_lcl(cg *g, const st_node *e, const cg_binding *env, const cg_pl
     if (cg_same_place(&v, p)) return;
     cg_scratch_saved saved;
     const char *l = lanes_begin(g, cg_length(&v), &saved);
-    cg_value x = cg_index(g, &v, l);
+    cg_value x = cg_index_in(g, &v, l);
     cg_store(g, cg_place_index(g, p, l), &x);
     lanes_end(g, saved);
 }

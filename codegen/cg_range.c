@@ -1,19 +1,26 @@
 /* codegen/cg_range.c — where an integer lies, so that an index that cannot
- * leave its array goes unchecked.
+ * leave its array goes unchecked, and a test it decides goes away.
  *
  * Every `get` is checked on the device (cg_fault.c) unless its index is
  * known to be in range. What rules build is: an element of iota(n) indexes
  * an array of n (a block, a row), a literal a block of known length,
  * max(i - 1, 0) the element before i. So a scalar carries an interval
- * [lo, hi): lo a number, hi a size. It comes from iota's elements and from
- * literals, and goes through + - min max / %, products by a constant and
- * conversions; anything else
- * forgets it.
+ * [lo, hi): lo a number, hi a size. It comes from iota's elements, from
+ * literals and from loops' indices, and goes through + - min max / %,
+ * products by a constant and conversions; anything else forgets it. The
+ * indices views compute carry it too (cg_view.c): an element of iota read
+ * at block b of a split, lane l, step j lies below where that index does.
  *
  * hi ≥ 1 wherever such a value exists: an element of iota(n) is read only
  * when n ≥ 1, a literal c ≥ 0 has hi = c + 1, and each step below keeps
  * it. That is what lets max(x, 0) keep x's hi. Inside `if i < n then …`
- * i lies below n as well (a padded array read only where it has elements). */
+ * i lies below n as well (a padded array read only where it has elements).
+ *
+ * In a mapWrg whose blocks' count rounds up, the block's index has a
+ * second bound, hi_full, that holds in every block but the last (the whole
+ * ones: cg_host.c's kernel_wrg); it goes through the same steps, and a test
+ * `i < n` that it decides (a padded array's, in a whole block) reads the
+ * kernel's flag for a whole block (cg_range_below). */
 #include "cg.h"
 
 cg_value cg_ranged(cg_value v, int64_t lo, const st_size *hi) {
@@ -51,15 +58,16 @@ void cg_range_literal(cg *g, cg_value *r, st_scalar_kind k, st_scalar v) {
     *r = cg_ranged(*r, x, st_size_const(g->cx, x + 1));
 }
 
-void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg_value *b) {
-    r->hi = NULL;
-    if (r->type->kind != ST_TYPE_SCALAR || !is_integer(r->type->scalar) || !a->hi || !b->hi) return;
+/* [lo, hi) of a op b from theirs (their his as given), or false */
+static bool binop_range(cg *g, const st_type *t, st_binop op, const cg_value *a, const cg_value *b, int64_t *lo_out,
+                        const st_size **hi_out) {
+    if (t->kind != ST_TYPE_SCALAR || !is_integer(t->scalar) || !a->hi || !b->hi) return false;
     st_err e = {0};
     int64_t lo, c;
     const st_size *hi = NULL;
     switch (op) {
     case ST_OP_ADD: /* [la + lb, ha + hb - 1) */
-        if (__builtin_add_overflow(a->lo, b->lo, &lo)) return;
+        if (__builtin_add_overflow(a->lo, b->lo, &lo)) return false;
         hi = st_size_sub(g->cx, st_size_add(g->cx, a->hi, b->hi, &e), st_size_const(g->cx, 1), &e);
         break;
     case ST_OP_MUL: /* of a ≥ 0 by a constant c ≥ 0 (either side): [la * c, (ha - 1) * c + 1), a
@@ -71,17 +79,17 @@ void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg
             const cg_value *t = a;
             a = b, b = t;
         } else {
-            return;
+            return false;
         }
-        if (__builtin_mul_overflow(a->lo, c, &lo)) return;
+        if (__builtin_mul_overflow(a->lo, c, &lo)) return false;
         hi = st_size_sub(g->cx, a->hi, st_size_const(g->cx, 1), &e);
         if (hi) hi = st_size_mul(g->cx, hi, st_size_const(g->cx, c), &e);
         if (hi) hi = st_size_add(g->cx, hi, st_size_const(g->cx, 1), &e);
         /* a 32-bit product wraps where a length's bound would not */
-        if (hi && st_scalar_size(r->type->scalar) < 8 && (!const_of(hi, &c) || c > INT32_MAX)) return;
+        if (hi && st_scalar_size(t->scalar) < 8 && (!const_of(hi, &c) || c > INT32_MAX)) return false;
         break;
     case ST_OP_SUB: /* b ≥ 0 and at most c - 1: [la - (c - 1), ha) */
-        if (b->lo < 0 || !const_of(b->hi, &c) || __builtin_sub_overflow(a->lo, c - 1, &lo)) return;
+        if (b->lo < 0 || !const_of(b->hi, &c) || __builtin_sub_overflow(a->lo, c - 1, &lo)) return false;
         hi = a->hi;
         break;
     case ST_OP_MAX:
@@ -93,24 +101,44 @@ void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg
         hi = at_most(g, b->hi, a->hi, false) ? b->hi : a->hi;
         break;
     case ST_OP_DIV: /* by c > 0, of a ≥ 0: [la / c, (ha - 1) / c + 1) */
-        if (a->lo < 0 || b->lo < 1 || !const_of(b->hi, &c) || c != b->lo + 1) return;
+        if (a->lo < 0 || b->lo < 1 || !const_of(b->hi, &c) || c != b->lo + 1) return false;
         lo = a->lo / b->lo;
         hi = st_size_sub(g->cx, a->hi, st_size_const(g->cx, 1), &e);
         hi = st_size_add(g->cx, st_size_div(g->cx, hi, st_size_const(g->cx, b->lo), &e), st_size_const(g->cx, 1), &e);
         if (!hi) hi = a->hi; /* at most a */
         break;
     case ST_OP_MOD: /* by c > 0, of a ≥ 0: [0, c) */
-        if (a->lo < 0 || b->lo < 1 || !const_of(b->hi, &c) || c != b->lo + 1) return;
+        if (a->lo < 0 || b->lo < 1 || !const_of(b->hi, &c) || c != b->lo + 1) return false;
         lo = 0;
         hi = st_size_const(g->cx, b->lo);
         break;
-    default: return;
+    default: return false;
     }
-    if (hi) *r = cg_ranged(*r, lo, hi);
+    *lo_out = lo;
+    *hi_out = hi;
+    return hi != NULL;
+}
+
+/* v with hi replaced by hi_full where that is known */
+static cg_value assuming_whole(cg_value v) {
+    if (v.hi_full) v.hi = v.hi_full;
+    return v;
+}
+
+void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg_value *b) {
+    r->hi = r->hi_full = NULL;
+    int64_t lo, lo_full;
+    const st_size *hi, *hi_full;
+    if (!binop_range(g, r->type, op, a, b, &lo, &hi)) return;
+    *r = cg_ranged(*r, lo, hi);
+    /* the same in a whole block, where either side knows more there */
+    cg_value af = assuming_whole(*a), bf = assuming_whole(*b);
+    if ((a->hi_full || b->hi_full) && binop_range(g, r->type, op, &af, &bf, &lo_full, &hi_full) && hi_full != hi)
+        r->hi_full = hi_full;
 }
 
 void cg_range_conv(cg_value *r, st_scalar_kind to, const cg_value *a) {
-    r->hi = NULL;
+    r->hi = r->hi_full = NULL;
     int64_t c;
     if (!a->hi || !is_integer(to)) return;
     /* a narrower type keeps a range that fits it; an unsigned one needs lo ≥ 0 */
@@ -118,6 +146,7 @@ void cg_range_conv(cg_value *r, st_scalar_kind to, const cg_value *a) {
     if ((to == ST_U32 || to == ST_U64) && a->lo < 0) return;
     if (to == ST_I32 && a->lo < INT32_MIN) return;
     *r = cg_ranged(*r, a->lo, a->hi);
+    r->hi_full = a->hi_full;
 }
 
 bool cg_in_range(cg *g, const cg_value *i, const st_size *length) {
@@ -133,4 +162,26 @@ const cg_binding *cg_range_refine(cg *g, const st_node *cond, const cg_binding *
     const st_size *n = st_node_as_size(g->cx, cond->kids[1], &e);
     if (!n) return env;
     return cg_bind(g, env, b->name, cg_ranged(b->value, b->value.lo, n));
+}
+
+cg_value cg_range_index(cg *g, cg_value v, const cg_value *i, const st_size *length) {
+    v = cg_ranged(v, 0, length);
+    v.hi_full = NULL;
+    v.group_first = i->group_first;
+    if (!i->hi || !length) return v;
+    if (i->lo >= 0) v.lo = i->lo;
+    if (at_most(g, i->hi, length, false)) v.hi = i->hi;
+    v.hi_full = i->hi_full; /* the element is i: below both */
+    return v;
+}
+
+const char *cg_range_below(cg *g, const cg_value *a, const st_node *n, const char *test) {
+    if (a->kind != CG_SCALAR || !a->hi) return NULL;
+    st_err e = {0};
+    const st_size *end = st_node_as_size(g->cx, n, &e);
+    if (!end) return NULL;
+    if (at_most(g, a->hi, end, false)) return "true";
+    if (!g->whole || !a->hi_full || !at_most(g, a->hi_full, end, false)) return NULL;
+    g->whole_uses++;
+    return cg_str(g, "(%s || %s)", g->whole, test);
 }

@@ -28,6 +28,44 @@ static const char *plus(cg *g, const char *a, const char *b) {
     return cg_str(g, "%s + %s", a, b);
 }
 
+/* Indices as values: the text above, with where it lies (cg_range.c) where
+ * both sides say, so that an element of an iota read through views (a group
+ * of a block of a split) lies where its index does. */
+static cg_value index_value(cg *g, const char *c) { return cg_scalar(st_type_scalar(g->cx, ST_I64), c); }
+
+static cg_value index_const(cg *g, int64_t c) {
+    return cg_ranged(index_value(g, cg_str(g, "%lldL", (long long)c)), c, st_size_const(g->cx, c + 1));
+}
+
+static cg_value index_times(cg *g, const cg_value *i, const st_size *stride) {
+    cg_value r = index_value(g, cg_str(g, "(%s)", times(g, i->c, stride)));
+    int64_t c;
+    if (st_size_is_const(stride, &c) && c >= 0) {
+        cg_value k = index_const(g, c);
+        cg_range_binop(g, &r, ST_OP_MUL, i, &k);
+    }
+    return r;
+}
+
+static cg_value index_plus(cg *g, const cg_value *a, const cg_value *b) {
+    if (is_zero(a->c) && !a->hi) return *b; /* "0": a drop's or take's start */
+    if (is_zero(b->c) && !b->hi) return *a;
+    cg_value r = index_value(g, plus(g, a->c, b->c));
+    cg_range_binop(g, &r, ST_OP_ADD, a, b);
+    return r;
+}
+
+/* i / k and i % k, the row and the column of a join */
+static cg_value index_divmod(cg *g, const cg_value *i, const st_size *k, bool div) {
+    cg_value r = index_value(g, cg_str(g, div ? "(%s) / %s" : "(%s) %% %s", i->c, cg_size(g, k)));
+    int64_t c;
+    if (st_size_is_const(k, &c) && c > 0) {
+        cg_value kv = index_const(g, c);
+        cg_range_binop(g, &r, div ? ST_OP_DIV : ST_OP_MOD, i, &kv);
+    }
+    return r;
+}
+
 static const st_size *size_mul(cg *g, const st_size *a, const st_size *b) {
     st_err e = {0};
     const st_size *r = st_size_mul(g->cx, a, b, &e);
@@ -252,7 +290,7 @@ const cg_place *cg_place_transpose(cg *g, const cg_place *p) {
 
 /* ---- views ---- */
 
-static cg_value view_index(cg *g, const cg_view *v, const char *i);
+static cg_value view_index(cg *g, const cg_view *v, cg_value i);
 
 /* c ? x : y, component by component. */
 static cg_value select_value(cg *g, const char *c, const cg_value *x, const cg_value *y) {
@@ -275,12 +313,12 @@ static cg_value concat_index(cg *g, const cg_view *v, const st_type *elem, const
     (void)elem;
     const char *a = cg_size(g, v->k);
     const char *first = cg_str(g, "((%s) < %s)", i, a);
-    cg_value x = view_index(g, v->items[0], cg_str(g, "(%s ? (%s) : 0)", first, i));
-    cg_value y = view_index(g, v->items[1], cg_str(g, "(%s ? 0 : (%s) - %s)", first, i, a));
+    cg_value x = view_index(g, v->items[0], index_value(g, cg_str(g, "(%s ? (%s) : 0)", first, i)));
+    cg_value y = view_index(g, v->items[1], index_value(g, cg_str(g, "(%s ? 0 : (%s) - %s)", first, i, a)));
     return select_value(g, first, &x, &y);
 }
 
-cg_value cg_index(cg *g, const cg_value *arr, const char *i) {
+cg_value cg_index_at(cg *g, const cg_value *arr, cg_value i) {
     if (arr->kind != CG_ARRAY || !arr->view) {
         cg_fail(g, NULL, "indexing a value that is not an array");
         return *arr;
@@ -288,11 +326,19 @@ cg_value cg_index(cg *g, const cg_value *arr, const char *i) {
     return view_index(g, arr->view, i);
 }
 
-static cg_value view_index(cg *g, const cg_view *v, const char *i) {
+cg_value cg_index(cg *g, const cg_value *arr, const char *i) { return cg_index_at(g, arr, index_value(g, i)); }
+
+cg_value cg_index_in(cg *g, const cg_value *arr, const char *i) {
+    const st_size *n = arr->kind == CG_ARRAY ? cg_length(arr) : NULL;
+    cg_value at = index_value(g, i);
+    return cg_index_at(g, arr, n ? cg_ranged(at, 0, n) : at);
+}
+
+static cg_value view_index(cg *g, const cg_view *v, cg_value i) {
     const st_type *elem = v->type->kind == ST_TYPE_ARRAY ? v->type->elem : v->type;
     switch (v->kind) {
     case CG_V_MEM: {
-        cg_mem m = mem_index(g, &v->mem, i);
+        cg_mem m = mem_index(g, &v->mem, i.c);
         return mem_value(g, elem, &m);
     }
     case CG_V_ZIP: {
@@ -302,16 +348,15 @@ static cg_value view_index(cg *g, const cg_view *v, const char *i) {
         if (elem->kind == ST_TYPE_TUPLE) return (cg_value){.kind = CG_TUPLE, .type = elem, .n = v->n, .items = items};
         return cg_zip(g, elem, v->n, items);
     }
-    case CG_V_SHIFT: return view_index(g, v->inner, plus(g, v->start, i));
+    case CG_V_SHIFT: return view_index(g, v->inner, index_plus(g, &v->start, &i));
     case CG_V_JOIN: {
-        const char *b = cg_size(g, v->k);
-        cg_value row = view_index(g, v->inner, cg_str(g, "(%s) / %s", i, b));
-        return cg_index(g, &row, cg_str(g, "(%s) %% %s", i, b));
+        cg_value row = view_index(g, v->inner, index_divmod(g, &i, v->k, true));
+        return cg_index_at(g, &row, index_divmod(g, &i, v->k, false));
     }
     case CG_V_SPLIT: {
         cg_view *s = new_view(g, CG_V_SHIFT, elem);
         s->inner = v->inner;
-        s->start = cg_str(g, "(%s)", times(g, i, v->k));
+        s->start = index_times(g, &i, v->k);
         return cg_array(elem, s);
     }
     case CG_V_TRANSPOSE: {
@@ -322,16 +367,16 @@ static cg_value view_index(cg *g, const cg_view *v, const char *i) {
     }
     case CG_V_COLUMN: {
         cg_value row = view_index(g, v->inner, i);
-        return cg_index(g, &row, v->start);
+        return cg_index_at(g, &row, v->start);
     }
-    case CG_V_IOTA: /* i is an index of the iota: it lies in [0, length) */
-        return cg_ranged(cg_scalar(elem, cg_str(g, "((long)(%s))", i)), 0, v->type->size);
+    case CG_V_IOTA: /* i is an index of the iota: it lies in [0, length), and where i does */
+        return cg_range_index(g, cg_scalar(elem, cg_str(g, "((long)(%s))", i.c)), &i, v->type->size);
     case CG_V_REPLICATE: return v->elem;
     case CG_V_MAP: {
         cg_value x = view_index(g, v->inner, i);
         return cg_apply(g, v->fn, 1, &x, v->env);
     }
-    case CG_V_CONCAT: return concat_index(g, v, elem, i);
+    case CG_V_CONCAT: return concat_index(g, v, elem, i.c);
     }
     return cg_scalar(elem, "0");
 }
@@ -457,7 +502,7 @@ cg_value cg_drop(cg *g, const st_type *t, const char *start, const cg_value *arr
     }
     cg_view *s = new_view(g, CG_V_SHIFT, t);
     s->inner = v;
-    s->start = start;
+    s->start = index_value(g, start);
     return cg_array(t, s);
 }
 
@@ -562,7 +607,7 @@ void cg_store(cg *g, const cg_place *p, const cg_value *v) {
         const char *j = cg_name(g, "j");
         cg_line(g, "for (long %s = 0; %s < %s; %s++) {", j, j, cg_size(g, cg_length(v)), j);
         g->indent++;
-        cg_value e = cg_index(g, v, j);
+        cg_value e = cg_index_in(g, v, j);
         cg_store(g, cg_place_index(g, p, j), &e);
         g->indent--;
         cg_line(g, "}");
@@ -583,7 +628,7 @@ cg_value cg_materialize(cg *g, const cg_value *v) {
         if (simple(v->c)) return *v;
         const char *x = cg_name(g, "x");
         cg_line(g, "%s %s = %s;", cg_ctype(g, v->type), x, v->c);
-        return cg_ranged(cg_scalar(v->type, x), v->lo, v->hi);
+        return cg_renamed(*v, x);
     }
     if (v->kind == CG_TUPLE) {
         cg_value *items = cg_alloc(g, v->n * sizeof *items);

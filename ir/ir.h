@@ -295,6 +295,9 @@ bool st_size_rounds_up(st_ctx *cx, const st_size *a, const st_size *b);
 /* True when b is a rounded down to a multiple of a constant c ≥ 1,
  * c·floor(a / c), so that b ≤ a (the whole chunks of a length). */
 bool st_size_rounds_down(st_ctx *cx, const st_size *a, const st_size *b);
+/* s = ⌈a/c⌉, written ⌊(a + c − 1)/c⌋ for a constant c > 1 (the blocks of c
+ * that cover a): ⌊a/c⌋, those a fills whole; NULL for any other form. */
+const st_size *st_size_whole_blocks(st_ctx *cx, const st_size *s);
 /* True when d provably divides s for every value of the variables. */
 bool st_size_divides(const st_size *d, const st_size *s);
 /* True when s is provably a whole power of `base` (a constant >= 2); *exp is

@@ -279,6 +279,18 @@ bool st_size_rounds_up(st_ctx *cx, const st_size *a, const st_size *b) { return 
 
 bool st_size_rounds_down(st_ctx *cx, const st_size *a, const st_size *b) { return rounds_to(cx, a, b, false); }
 
+const st_size *st_size_whole_blocks(st_ctx *cx, const st_size *s) {
+    if (s->kind != S_POLY || s->nterms != 1 || s->terms[0].coef != 1 || s->terms[0].nf != 1 ||
+        s->terms[0].f[0].exp != 1)
+        return NULL;
+    const st_size *atom = s->terms[0].f[0].atom;
+    int64_t c;
+    if (atom->kind != S_DIV || !st_size_is_const(atom->b, &c) || c < 2) return NULL;
+    st_err e = {0};
+    const st_size *a = st_size_sub(cx, atom->a, st_size_const(cx, c - 1), &e);
+    return a ? st_size_div(cx, a, atom->b, &e) : NULL;
+}
+
 /* Does the one-term polynomial m (coef, monomial) divide term t? If so the
  * quotient goes to *q. */
 static bool term_divides(const term *m, const term *t, bterm *q) {

@@ -281,8 +281,18 @@ START_TEST(paper_space_moves_only_its_bytes) {
         ck_assert_msg(!kernel_naming_has(code.opencl, "out0", "st_fault(") &&
                           !kernel_naming_has(code.opencl, "out0", "st_mod_long("),
                       "%s: the propagation checks its reads, or splits their index:\n%s", label, code.opencl);
+        /* a whole block is scanned without testing its elements against the
+         * end, and a whole group propagates its block's prefix read once
+         * (the group's quotient), without the test i < N */
+        ck_assert_msg(kernel_naming_has(code.opencl, "in_xs", "a whole block") &&
+                          kernel_naming_has(code.opencl, "in_xs", "(true || "),
+                      "%s: no whole-block copy of the block scan:\n%s", label, code.opencl);
+        ck_assert_msg(kernel_naming_has(code.opencl, "out0", "a whole group") &&
+                          kernel_naming_has(code.opencl, "out0", "% (long)get_local_size(0) == 0 ?"),
+                      "%s: no whole-group copy of the propagation:\n%s", label, code.opencl);
         st_exe *exe = built(&code, label);
-        static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1000", "N=1000003"};
+        /* whole blocks only (65536), one element past them, one short */
+        static const char *const sizes[] = {"N=0", "N=1", "N=7", "N=1000", "N=65536", "N=65537", "N=65535", "N=1000003"};
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, orig, sizes[k], 31 + k, label);
         st_exe_free(exe);
     }
@@ -802,6 +812,61 @@ static void codegen_fails(const st_def *d, const char *const *parts) {
     for (size_t i = 0; parts[i]; i++) ck_assert_has(err.message, parts[i]);
 }
 
+/* A mapGlb's index over a constant: the group's quotient where the group's
+ * size divides it (512, 256), the element's own where not (3, 100), and
+ * nothing of the kind for an index that is not the work-item's own (i + 1),
+ * for a remainder, or in an operator's C function. Each agrees with the interpreter at lengths around
+ * the group's and block's sizes, the last group short or whole. */
+START_TEST(group_quotients_agree) {
+    static const struct {
+        const char *src;
+        bool quotient; /* the whole-group copy, with the group's quotient */
+    } cases[] = {
+        {"def main(xs: [N]i32): [N]i64 = iota(N) |> map(i => i / 512 + i64(xs |> get(i / 512 * 512)))", true},
+        {"def main(xs: [N]i32): [N]i64 = iota(N) |> map(i => i / 256 * 1000 + i / 3 + i64(xs |> get(i)))", true},
+        /* a function of the index alone is a C function of it (cg_apply): it reads nothing to share */
+        {"def main(xs: [N]i32): [N]i64 = iota(N) |> map(i => i / 256 * 1000 + i / 3)", false},
+        {"def main(xs: [N]i32): [N]i32 = iota(N) |> map(i => xs |> get(i / 3))", true},
+        {"def main(xs: [N]i32): [N]i64 = iota(N) |> map(i => i / 100 - i64(xs |> get(i)))", true},
+        {"def main(xs: [N]i32): [N]i64 = iota(N) |> map(i => (i + 1) / 256)", false},
+        {"def main(xs: [N]i32): [N]i64 = iota(N) |> map(i => i % 256)", false},
+    };
+    static const char *const sizes[] = {"N=1", "N=7", "N=255", "N=256", "N=257", "N=1000", "N=1024", "N=1000003"};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *label = cases[c].src;
+        const st_def *d = def_of(cases[c].src);
+        st_code code = generated(lowered(d, label), label);
+        ck_assert_msg(!strstr(code.opencl, "a whole group") == !cases[c].quotient &&
+                          !strstr(code.opencl, "get_local_size(0) == 0 ?") == !cases[c].quotient,
+                      "%s: the group's quotient %s:\n%s", label, cases[c].quotient ? "missing" : "where it is not",
+                      code.opencl);
+        st_exe *exe = built(&code, label);
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, d, sizes[k], 7 + k, label);
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
+/* A mapWrg over a padded array's blocks: the whole blocks (all but the
+ * last) are written without the test against the end, the last keeps it,
+ * and the padding (here 7, not 0, and returned) is where the interpreter
+ * has it, at lengths that leave the last block short, whole or of one. */
+START_TEST(whole_blocks_test_only_the_last) {
+    const char *src = "def main(xs: [N]i32): [256 * ((N + 255) / 256)]i32 =\n"
+                      "  iota(256 * ((N + 255) / 256)) |> map(i => if i < N then xs |> get(i) else 7) |> split(256)\n"
+                      "    |> mapWrg(b => b |> mapLcl(x => x + 1)) |> join";
+    const st_def *d = def_of(src);
+    st_code code = generated(d, "padded blocks");
+    ck_assert_has(code.opencl, "if (wg_0 < (s_N / 256L)) { /* a whole block");
+    ck_assert_has(code.opencl, "(true || (");
+    ck_assert_has(code.opencl, "(false || (");
+    st_exe *exe = built(&code, "padded blocks");
+    static const char *const sizes[] = {"N=1", "N=255", "N=256", "N=257", "N=1000", "N=1000003"};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, d, sizes[k], 3 + k, "padded blocks");
+    st_exe_free(exe);
+}
+END_TEST
+
 START_TEST(unlowered_map_at_the_top) {
     const st_def *d = def_of("def main(xs: [N]i32) = xs |> map(x => x + 1)");
     codegen_fails(d, (const char *const[]){"a map that was not lowered", "lower-opencl", "(at `xs |> map(x => x + 1)`)", NULL});
@@ -1038,6 +1103,8 @@ int main(void) {
     tcase_add_test(seq, sequential_tuples_and_folds_are_one_work_item);
     tcase_add_test(seq, kernels_do_not_depend_on_fresh_names);
     tcase_add_test(seq, paper_space_moves_only_its_bytes);
+    tcase_add_test(seq, group_quotients_agree);
+    tcase_add_test(seq, whole_blocks_test_only_the_last);
     suite_add_tcase(s, seq);
 
     TCase *comp = tcase_create("compose");
