@@ -85,7 +85,7 @@ static void kernel_text(cg *g, const cg_kernel *k, bool cuda, st_buf *out) {
         case CG_ARG_LOCAL: {
             const char *t = cg_mem_ctype(a->elem);
             if (!cuda) {
-                st_buf_printf(out, "%s__local %s *%s", sep, t, a->name);
+                st_buf_printf(out, "%s__local %s *ST_LOCAL_RESTRICT %s", sep, t, a->name);
                 break;
             }
             st_buf_printf(out, "%sunsigned long long %s_at", sep, a->name);

@@ -287,6 +287,10 @@ START_TEST(paper_space_moves_only_its_bytes) {
         ck_assert_msg(kernel_naming_has(code.opencl, "in_xs", "a whole block") &&
                           kernel_naming_has(code.opencl, "in_xs", "(true || "),
                       "%s: no whole-block copy of the block scan:\n%s", label, code.opencl);
+        /* its local arrays restrict on a CPU, where the down-sweep's loops then vectorise */
+        ck_assert_msg(kernel_naming_has(code.opencl, "in_xs", "__local float *ST_LOCAL_RESTRICT l_") &&
+                          strstr(code.opencl, "#define ST_LOCAL_RESTRICT restrict"),
+                      "%s: the block scan's local arrays are not restrict on a CPU:\n%s", label, code.opencl);
         ck_assert_msg(kernel_naming_has(code.opencl, "out0", "a whole group") &&
                           kernel_naming_has(code.opencl, "out0", "% (long)get_local_size(0) == 0 ?"),
                       "%s: no whole-group copy of the propagation:\n%s", label, code.opencl);

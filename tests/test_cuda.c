@@ -147,7 +147,7 @@ END_TEST
 START_TEST(each_local_becomes_shared_memory_or_an_offset) {
     st_code h = code_of("+ on i32", ADD_I32, "first(reduce_by_index, subhistogram(C=64, MEM=local, ATOMIC=xchg))");
     ck_assert_msg(!strstr(h.cuda, "__local"), "a __local is left in the CUDA text");
-    ck_assert_int_eq(count_of(h.opencl, "__local int *hs_sub"), 1);
+    ck_assert_int_eq(count_of(h.opencl, "__local int *ST_LOCAL_RESTRICT hs_sub"), 1);
     ck_assert_int_eq(count_of(h.cuda, "unsigned long long hs_sub_at"), 1);
     ck_assert_int_eq(count_of(h.cuda, "int *hs_sub = (int *)(strata_shared + hs_sub_at);"), 1);
     /* a pointer into local memory is a generic pointer */
