@@ -417,6 +417,8 @@ void cg_range_binop(cg *g, cg_value *r, st_binop op, const cg_value *a, const cg
 void cg_range_conv(cg_value *r, st_scalar_kind to, const cg_value *a);
 /* env for the branch where cond holds: `i < n` puts i below n */
 const cg_binding *cg_range_refine(cg *g, const st_node *cond, const cg_binding *env);
+/* env for the branch where cond fails: `i == lo` puts i above lo */
+const cg_binding *cg_range_refine_not(cg *g, const st_node *cond, const cg_binding *env);
 /* Is i surely an index of an array of this length? */
 bool cg_in_range(cg *g, const cg_value *i, const st_size *length);
 

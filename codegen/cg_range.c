@@ -185,3 +185,19 @@ const char *cg_range_below(cg *g, const cg_value *a, const st_node *n, const cha
     g->whole_uses++;
     return cg_str(g, "(%s || %s)", g->whole, test);
 }
+
+const cg_binding *cg_range_refine_not(cg *g, const st_node *cond, const cg_binding *env) {
+    if (cond->kind != ST_NODE_BINOP || cond->u.binop != ST_OP_EQ || cond->kids[0]->kind != ST_NODE_VAR ||
+        cond->kids[1]->kind != ST_NODE_LIT)
+        return env;
+    const cg_binding *b = env;
+    while (b && b->name != cond->kids[0]->u.name) b = b->next;
+    if (!b || b->deferred || b->place || b->value.kind != CG_SCALAR || !b->value.hi) return env;
+    cg_value c = cg_thread_value(g, cond->kids[1], env);
+    int64_t k;
+    if (c.kind != CG_SCALAR || !c.hi || !st_size_is_const(c.hi, &k) || k != c.lo + 1 || c.lo != b->value.lo ||
+        b->value.lo == INT64_MAX)
+        return env;
+    /* i ≠ lo: i ≥ lo + 1 (where i < lo + 1 it is empty, and nothing there runs) */
+    return cg_bind(g, env, b->name, cg_ranged(b->value, b->value.lo + 1, b->value.hi));
+}

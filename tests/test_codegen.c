@@ -287,6 +287,11 @@ START_TEST(paper_space_moves_only_its_bytes) {
         ck_assert_msg(kernel_naming_has(code.opencl, "in_xs", "a whole block") &&
                           kernel_naming_has(code.opencl, "in_xs", "(true || "),
                       "%s: no whole-block copy of the block scan:\n%s", label, code.opencl);
+        /* the down-sweep reads the element before its own at i - 1, in the branch where i > 0, not at
+         * max(i - 1, 0) (which PoCL gathers) */
+        ck_assert_msg(!kernel_naming_has(code.opencl, "in_xs", "max(") &&
+                          kernel_naming_has(code.opencl, "in_xs", "[(long)st_sub_long("),
+                      "%s: the block scan reads the element before at max(i - 1, 0):\n%s", label, code.opencl);
         /* its local arrays restrict on a CPU, where the down-sweep's loops then vectorise */
         ck_assert_msg(kernel_naming_has(code.opencl, "in_xs", "__local float *ST_LOCAL_RESTRICT l_") &&
                           strstr(code.opencl, "#define ST_LOCAL_RESTRICT restrict"),
