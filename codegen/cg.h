@@ -358,6 +358,8 @@ cg_value cg_index(cg *g, const cg_value *arr, const char *i);  /* element i of a
 /* element i of an array, i an index that carries where it lies (a loop's:
  * cg_index_in), so that what the element is computed from knows it too */
 cg_value cg_index_at(cg *g, const cg_value *arr, cg_value i);
+/* an index: C text of type long, its range not known (cg_ranged gives it one) */
+cg_value cg_index_value(cg *g, const char *c);
 /* element i of an array, i a loop's index over its length */
 cg_value cg_index_in(cg *g, const cg_value *arr, const char *i);
 const st_size *cg_length(const cg_value *arr);
@@ -399,6 +401,8 @@ cg_value cg_variables(cg *g, const cg_value *v);
 /* ---- cg_range.c: where an integer lies, to leave out index checks ---- */
 /* v known to lie in [lo, hi) */
 cg_value cg_ranged(cg_value v, int64_t lo, const st_size *hi);
+/* Is v known to be exactly one integer (a literal's range)? Then *c is it. */
+bool cg_range_constant(const cg_value *v, int64_t *c);
 /* v, its C text now `c` (a variable it was put in): its range kept */
 static inline cg_value cg_renamed(cg_value v, const char *c) {
     v.c = c;

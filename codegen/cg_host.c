@@ -177,7 +177,7 @@ static cg_value glb_begin(cg *g, const st_size *n, st_buf *saved) {
     *saved = cg_capture_begin(g);
     g->indent++;
     g->uniform_uses = 0;
-    cg_value index = cg_ranged(cg_scalar(st_type_scalar(g->cx, ST_I64), i), 0, n);
+    cg_value index = cg_ranged(cg_index_value(g, i), 0, n);
     index.group_first = "((long)get_group_id(0) * (long)get_local_size(0))";
     return index;
 }
@@ -233,7 +233,7 @@ static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_
     g->level = CG_GROUP;
     const char *w = cg_name(g, "wg");
     cg_line(g, "long %s = get_group_id(0);", w);
-    cg_value wv = cg_ranged(cg_scalar(st_type_scalar(g->cx, ST_I64), w), 0, cg_length(&xs));
+    cg_value wv = cg_ranged(cg_index_value(g, w), 0, cg_length(&xs));
     const st_size *whole = st_size_whole_blocks(g->cx, cg_length(&xs));
     st_buf saved = {0};
     if (whole) {

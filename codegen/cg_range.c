@@ -33,6 +33,13 @@ static bool is_integer(st_scalar_kind k) { return k == ST_I32 || k == ST_I64 || 
 
 static bool const_of(const st_size *s, int64_t *v) { return s && st_size_is_const(s, v); }
 
+bool cg_range_constant(const cg_value *v, int64_t *c) {
+    int64_t hi;
+    if (v->kind != CG_SCALAR || !const_of(v->hi, &hi) || hi != v->lo + 1) return false;
+    *c = v->lo;
+    return true;
+}
+
 /* a ≤ b, surely; with `exists`, also where a is 1 or less (every hi is ≥ 1) */
 static bool at_most(cg *g, const st_size *a, const st_size *b, bool exists) {
     int64_t x, y;
@@ -72,14 +79,10 @@ static bool binop_range(cg *g, const st_type *t, st_binop op, const cg_value *a,
         break;
     case ST_OP_MUL: /* of a ≥ 0 by a constant c ≥ 0 (either side): [la * c, (ha - 1) * c + 1), a
                        chunk's first index c * BS */
-        if (b->lo >= 0 && const_of(b->hi, &c) && c == b->lo + 1 && a->lo >= 0) {
-            c = b->lo;
-        } else if (a->lo >= 0 && const_of(a->hi, &c) && c == a->lo + 1 && b->lo >= 0) {
-            c = a->lo;
-            const cg_value *t = a;
+        if (!cg_range_constant(b, &c) || c < 0 || a->lo < 0) {
+            if (!cg_range_constant(a, &c) || c < 0 || b->lo < 0) return false;
+            const cg_value *t = a; /* the constant on the left */
             a = b, b = t;
-        } else {
-            return false;
         }
         if (__builtin_mul_overflow(a->lo, c, &lo)) return false;
         hi = st_size_sub(g->cx, a->hi, st_size_const(g->cx, 1), &e);
@@ -101,16 +104,16 @@ static bool binop_range(cg *g, const st_type *t, st_binop op, const cg_value *a,
         hi = at_most(g, b->hi, a->hi, false) ? b->hi : a->hi;
         break;
     case ST_OP_DIV: /* by c > 0, of a ≥ 0: [la / c, (ha - 1) / c + 1) */
-        if (a->lo < 0 || b->lo < 1 || !const_of(b->hi, &c) || c != b->lo + 1) return false;
-        lo = a->lo / b->lo;
+        if (a->lo < 0 || !cg_range_constant(b, &c) || c < 1) return false;
+        lo = a->lo / c;
         hi = st_size_sub(g->cx, a->hi, st_size_const(g->cx, 1), &e);
-        hi = st_size_add(g->cx, st_size_div(g->cx, hi, st_size_const(g->cx, b->lo), &e), st_size_const(g->cx, 1), &e);
+        hi = st_size_add(g->cx, st_size_div(g->cx, hi, st_size_const(g->cx, c), &e), st_size_const(g->cx, 1), &e);
         if (!hi) hi = a->hi; /* at most a */
         break;
     case ST_OP_MOD: /* by c > 0, of a ≥ 0: [0, c) */
-        if (a->lo < 0 || b->lo < 1 || !const_of(b->hi, &c) || c != b->lo + 1) return false;
+        if (a->lo < 0 || !cg_range_constant(b, &c) || c < 1) return false;
         lo = 0;
-        hi = st_size_const(g->cx, b->lo);
+        hi = st_size_const(g->cx, c);
         break;
     default: return false;
     }
@@ -187,16 +190,14 @@ const char *cg_range_below(cg *g, const cg_value *a, const st_node *n, const cha
 }
 
 const cg_binding *cg_range_refine_not(cg *g, const st_node *cond, const cg_binding *env) {
+    int64_t k;
     if (cond->kind != ST_NODE_BINOP || cond->u.binop != ST_OP_EQ || cond->kids[0]->kind != ST_NODE_VAR ||
-        cond->kids[1]->kind != ST_NODE_LIT)
+        !st_int_literal(cond->kids[1], &k))
         return env;
     const cg_binding *b = env;
     while (b && b->name != cond->kids[0]->u.name) b = b->next;
-    if (!b || b->deferred || b->place || b->value.kind != CG_SCALAR || !b->value.hi) return env;
-    cg_value c = cg_thread_value(g, cond->kids[1], env);
-    int64_t k;
-    if (c.kind != CG_SCALAR || !c.hi || !st_size_is_const(c.hi, &k) || k != c.lo + 1 || c.lo != b->value.lo ||
-        b->value.lo == INT64_MAX)
+    if (!b || b->deferred || b->place || b->value.kind != CG_SCALAR || !b->value.hi || b->value.lo != k ||
+        k == INT64_MAX)
         return env;
     /* i ≠ lo: i ≥ lo + 1 (where i < lo + 1 it is empty, and nothing there runs) */
     return cg_bind(g, env, b->name, cg_ranged(b->value, b->value.lo + 1, b->value.hi));

@@ -631,18 +631,19 @@ static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool i
     const st_node *value = st_let_value(e);
     cg_value v;
     if (value->type->kind != ST_TYPE_ARRAY || cg_is_view(value)) {
-        st_buf saved = cg_capture_begin(g);
-        uint32_t sites = g->nsites;
-        v = cg_thread_value(g, value, env);
-        st_buf text = cg_capture_end(g, saved);
-        const st_node *sunk = !into && v.kind == CG_SCALAR && !text.len && g->nsites == sites ? let_in_branch(g, e)
-                                                                                               : NULL;
-        if (sunk) {
+        const st_node *sunk = into ? NULL : let_in_branch(g, e);
+        if (!sunk) {
+            v = cg_thread_value(g, value, env);
+        } else { /* generated apart, to see whether it is an expression that cannot fault */
+            st_buf saved = cg_capture_begin(g);
+            uint32_t sites = g->nsites;
+            v = cg_thread_value(g, value, env);
+            st_buf text = cg_capture_end(g, saved);
+            bool sinks = v.kind == CG_SCALAR && !text.len && g->nsites == sites;
+            cg_emit_text(g, &text, 0, NULL, NULL);
             st_buf_free(&text);
-            return cg_thread_value(g, sunk, env);
+            if (sinks) return cg_thread_value(g, sunk, env);
         }
-        cg_emit_text(g, &text, 0, NULL, NULL);
-        st_buf_free(&text);
         if (v.kind != CG_ARRAY) v = cg_materialize(g, &v);
     } else {
         cg_space space = space_of(g, &value);
@@ -667,10 +668,9 @@ static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool i
  * PoCL: 9.5 ms, 4.1 with the whole groups of kernel_glb; a copy 4.0). */
 static const char *group_quotient(cg *g, const cg_value *a, const cg_value *b, const char *quotient) {
     int64_t c;
-    if (!a->group_first || a->lo < 0 || !b->hi || b->lo < 1 || !st_size_is_const(b->hi, &c) || c != b->lo + 1)
-        return NULL;
+    if (!a->group_first || a->lo < 0 || !cg_range_constant(b, &c) || c < 1) return NULL;
     g->uniform_uses++;
-    return cg_str(g, "(%lldL %% (long)get_local_size(0) == 0 ? %s : %s)", (long long)b->lo,
+    return cg_str(g, "(%lldL %% (long)get_local_size(0) == 0 ? %s : %s)", (long long)c,
                   cg_binop(g, ST_OP_DIV, a->type->scalar, a->group_first, b->c), quotient);
 }
 
@@ -746,9 +746,7 @@ static cg_value thread_value_of(cg *g, const st_node *e, const cg_binding *env) 
         if (known) return cg_scalar(e->type, known);
         /* max(a, c) where a ≥ c already (in a branch where a test says so) */
         int64_t c;
-        if (e->u.binop == ST_OP_MAX && a.kind == CG_SCALAR && a.hi && b.hi && st_size_is_const(b.hi, &c) &&
-            c == b.lo + 1 && a.lo >= b.lo)
-            return a;
+        if (e->u.binop == ST_OP_MAX && a.kind == CG_SCALAR && a.hi && cg_range_constant(&b, &c) && a.lo >= c) return a;
         const char *same = e->u.binop == ST_OP_DIV ? group_quotient(g, &a, &b, r.c) : NULL;
         if (same) r.c = same;
         cg_range_binop(g, &r, e->u.binop, &a, &b);

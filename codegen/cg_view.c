@@ -31,14 +31,14 @@ static const char *plus(cg *g, const char *a, const char *b) {
 /* Indices as values: the text above, with where it lies (cg_range.c) where
  * both sides say, so that an element of an iota read through views (a group
  * of a block of a split) lies where its index does. */
-static cg_value index_value(cg *g, const char *c) { return cg_scalar(st_type_scalar(g->cx, ST_I64), c); }
+cg_value cg_index_value(cg *g, const char *c) { return cg_scalar(st_type_scalar(g->cx, ST_I64), c); }
 
 static cg_value index_const(cg *g, int64_t c) {
-    return cg_ranged(index_value(g, cg_str(g, "%lldL", (long long)c)), c, st_size_const(g->cx, c + 1));
+    return cg_ranged(cg_index_value(g, cg_str(g, "%lldL", (long long)c)), c, st_size_const(g->cx, c + 1));
 }
 
 static cg_value index_times(cg *g, const cg_value *i, const st_size *stride) {
-    cg_value r = index_value(g, cg_str(g, "(%s)", times(g, i->c, stride)));
+    cg_value r = cg_index_value(g, cg_str(g, "(%s)", times(g, i->c, stride)));
     int64_t c;
     if (st_size_is_const(stride, &c) && c >= 0) {
         cg_value k = index_const(g, c);
@@ -50,14 +50,14 @@ static cg_value index_times(cg *g, const cg_value *i, const st_size *stride) {
 static cg_value index_plus(cg *g, const cg_value *a, const cg_value *b) {
     if (is_zero(a->c) && !a->hi) return *b; /* "0": a drop's or take's start */
     if (is_zero(b->c) && !b->hi) return *a;
-    cg_value r = index_value(g, plus(g, a->c, b->c));
+    cg_value r = cg_index_value(g, plus(g, a->c, b->c));
     cg_range_binop(g, &r, ST_OP_ADD, a, b);
     return r;
 }
 
 /* i / k and i % k, the row and the column of a join */
 static cg_value index_divmod(cg *g, const cg_value *i, const st_size *k, bool div) {
-    cg_value r = index_value(g, cg_str(g, div ? "(%s) / %s" : "(%s) %% %s", i->c, cg_size(g, k)));
+    cg_value r = cg_index_value(g, cg_str(g, div ? "(%s) / %s" : "(%s) %% %s", i->c, cg_size(g, k)));
     int64_t c;
     if (st_size_is_const(k, &c) && c > 0) {
         cg_value kv = index_const(g, c);
@@ -313,8 +313,8 @@ static cg_value concat_index(cg *g, const cg_view *v, const st_type *elem, const
     (void)elem;
     const char *a = cg_size(g, v->k);
     const char *first = cg_str(g, "((%s) < %s)", i, a);
-    cg_value x = view_index(g, v->items[0], index_value(g, cg_str(g, "(%s ? (%s) : 0)", first, i)));
-    cg_value y = view_index(g, v->items[1], index_value(g, cg_str(g, "(%s ? 0 : (%s) - %s)", first, i, a)));
+    cg_value x = view_index(g, v->items[0], cg_index_value(g, cg_str(g, "(%s ? (%s) : 0)", first, i)));
+    cg_value y = view_index(g, v->items[1], cg_index_value(g, cg_str(g, "(%s ? 0 : (%s) - %s)", first, i, a)));
     return select_value(g, first, &x, &y);
 }
 
@@ -326,11 +326,11 @@ cg_value cg_index_at(cg *g, const cg_value *arr, cg_value i) {
     return view_index(g, arr->view, i);
 }
 
-cg_value cg_index(cg *g, const cg_value *arr, const char *i) { return cg_index_at(g, arr, index_value(g, i)); }
+cg_value cg_index(cg *g, const cg_value *arr, const char *i) { return cg_index_at(g, arr, cg_index_value(g, i)); }
 
 cg_value cg_index_in(cg *g, const cg_value *arr, const char *i) {
     const st_size *n = arr->kind == CG_ARRAY ? cg_length(arr) : NULL;
-    cg_value at = index_value(g, i);
+    cg_value at = cg_index_value(g, i);
     return cg_index_at(g, arr, n ? cg_ranged(at, 0, n) : at);
 }
 
@@ -502,7 +502,7 @@ cg_value cg_drop(cg *g, const st_type *t, const char *start, const cg_value *arr
     }
     cg_view *s = new_view(g, CG_V_SHIFT, t);
     s->inner = v;
-    s->start = index_value(g, start);
+    s->start = cg_index_value(g, start);
     return cg_array(t, s);
 }
 
