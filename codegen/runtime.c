@@ -322,7 +322,11 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
     exe->cl = cl;
     exe->code = code;
     const cl_api *api = cl->api;
-    const char *name = cl->info.name, *options = "-cl-std=CL1.2";
+    const char *name = cl->info.name;
+    /* the work-groups the device runs at once, for a direct look-back's prefetch */
+    char options[64];
+    snprintf(options, sizeof options, "-cl-std=CL1.2 -DSTRATA_COMPUTE_UNITS=%u",
+             cl->info.compute_units ? cl->info.compute_units : 1u);
     cl_int rc = CL_SUCCESS;
     const char *source = cl->info.backend == ST_BACKEND_CUDA ? code->cuda : code->opencl;
     char key[65];

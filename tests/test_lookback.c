@@ -274,6 +274,16 @@ static const char *const vector_scans[] = {
     "def main(xs: [N]u32): [N]u32 = xs |> scan(|, 0)",
 };
 
+/* The OpenCL vector type of a vector_scans program's elements: 64 bytes. */
+static const char *vector_type_of(const char *src) {
+    static const char *const types[][2] = {{"[N]i32", "int16"}, {"[N]u32", "uint16"}, {"[N]i64", "long8"},
+                                           {"[N]f32", "float16"}, {"[N]f64", "double8"}};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (strstr(src, types[i][0])) return types[i][1];
+    ck_abort_msg("no vector type for %s", src);
+    return NULL;
+}
+
 START_TEST(the_cpu_shape_in_vectors_equals_the_interpreter) {
     static const int64_t lengths[] = {1, 7, 64, 1009, 65536, 1000003};
     static const char *const strategies[] = {LB("M=64, WG=1, LOAD=direct"), LB("M=64, WG=3, LOAD=direct"),
@@ -285,6 +295,14 @@ START_TEST(the_cpu_shape_in_vectors_equals_the_interpreter) {
     bool whole_vectors = strstr(strategy, "M=64") != NULL;
     ck_assert_msg((count_of(code.opencl, "ST_STREAM((__global") > 0) == whole_vectors, "%s: %s vector scan", label,
                   whole_vectors ? "no" : "a");
+    /* each of the four runs' vector loops prefetches the block ahead, a
+     * line a vector, and shifts its lanes by ST_LANES_UP (valign on
+     * AVX-512), log2(lanes) times */
+    bool wide = strstr(src, "i64") || strstr(src, "f64");
+    ck_assert_int_eq(count_of(code.opencl, "ST_PREFETCH(lb_src + lb_ahead + lb_j);"), whole_vectors ? 4 : 0);
+    const char *shift = text_of("ST_LANES_UP%d(%s, lb_t, lb_zv, ", wide ? 8 : 16, vector_type_of(src));
+    ck_assert_int_eq(count_of(code.opencl, shift), whole_vectors ? 4 * (wide ? 3 : 4) : 0);
+    ck_assert(!strstr(code.opencl, "__builtin_shufflevector(lb_t"));
     st_exe *exe = built(&code, label);
     for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++)
         agrees(exe, orig, text_of("N=%lld", (long long)lengths[i]), 31 + i, label);
