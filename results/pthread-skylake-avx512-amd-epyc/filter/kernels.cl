@@ -33,12 +33,74 @@
 #else
 #define ST_STREAM_END() ((void)0)
 #endif
+/* clang on x86 with AVX-512 (PoCL on such a CPU): a vector's chosen lanes stored
+ * one after the other (vpcompressd), a compaction's store */
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__AVX512F__)
+#define ST_COMPRESS 1
+typedef int st_v16si __attribute__((vector_size(64)));
+#define ST_COMPRESS_STORE(p, v, m, n) __builtin_ia32_storedqusi512_mask((int *)(ulong)(p), \
+    __builtin_ia32_compresssi512_mask((st_v16si)(v), (st_v16si)(v), (m)), (ushort)((1u << (n)) - 1u))
+#define ST_NONZERO_MASK(f) ((ushort)__builtin_ia32_cmpd512_mask((st_v16si)(f), (st_v16si)(int16)(0), 4, (ushort)0xffff))
+#else
+#define ST_COMPRESS 0
+#endif
+/* a vector's lanes moved up by d, the lanes of z in: on AVX-512 one valignd (valignq
+ * for 64-bit lanes). Written as a shuffle, or as the valign builtin on floats (LLVM
+ * sees through it), LLVM makes it a vexpand, which took a scan on AMD's Zen 4 from
+ * 3.0 to 4.5 ms at 2^24; asm keeps the instruction. */
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__AVX512F__)
+#define ST_LANES_UP16(T, v, z, d) ({ T st_up_; \
+    __asm__("valignd $%c3, %2, %1, %0" : "=v"(st_up_) : "v"(v), "v"(z), "i"(16 - (d))); st_up_; })
+#define ST_LANES_UP8(T, v, z, d) ({ T st_up_; \
+    __asm__("valignq $%c3, %2, %1, %0" : "=v"(st_up_) : "v"(v), "v"(z), "i"(8 - (d))); st_up_; })
+#else
+#define ST_LANE_UP(i, d, w) ((i) < (d) ? (w) + (i) : (i) - (d))
+#define ST_LANES_UP8(T, v, z, d) __builtin_shufflevector((v), (z), ST_LANE_UP(0, d, 8), ST_LANE_UP(1, d, 8), \
+    ST_LANE_UP(2, d, 8), ST_LANE_UP(3, d, 8), ST_LANE_UP(4, d, 8), ST_LANE_UP(5, d, 8), ST_LANE_UP(6, d, 8), \
+    ST_LANE_UP(7, d, 8))
+#define ST_LANES_UP16(T, v, z, d) __builtin_shufflevector((v), (z), ST_LANE_UP(0, d, 16), ST_LANE_UP(1, d, 16), \
+    ST_LANE_UP(2, d, 16), ST_LANE_UP(3, d, 16), ST_LANE_UP(4, d, 16), ST_LANE_UP(5, d, 16), \
+    ST_LANE_UP(6, d, 16), ST_LANE_UP(7, d, 16), ST_LANE_UP(8, d, 16), ST_LANE_UP(9, d, 16), \
+    ST_LANE_UP(10, d, 16), ST_LANE_UP(11, d, 16), ST_LANE_UP(12, d, 16), ST_LANE_UP(13, d, 16), \
+    ST_LANE_UP(14, d, 16), ST_LANE_UP(15, d, 16))
+#endif
+/* a CPU's OpenCL (PoCL): while a direct look-back group scans its block from the cache
+ * and streams it out, it prefetches the block it is likely to take next, so that the
+ * reads of its next fold overlap these writes. STRATA_COMPUTE_UNITS groups run at
+ * once (strata's runtime defines it), each taking the next free block as it ends, so
+ * that block is this one's plus STRATA_COMPUTE_UNITS. */
+#ifndef STRATA_COMPUTE_UNITS
+#define STRATA_COMPUTE_UNITS 1
+#endif
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && (defined(__x86_64__) || defined(__aarch64__))
+#define ST_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define ST_PREFETCH(p) ((void)0)
+#endif
 /* before a loop whose body is a vector's worth of lanes: LLVM's loop vectoriser
  * leaves it to the SLP vectoriser */
 #if defined(__clang__)
 #define ST_SLP_ONLY _Pragma("clang loop vectorize(disable)")
 #else
 #define ST_SLP_ONLY
+#endif
+/* a fence all work-groups observe: NVIDIA's OpenCL makes mem_fence a work-group's
+ * (membar.cta), too weak for a look-back's descriptor or a lock in global memory (an
+ * H200 gave wrong scans with it); PTX's membar.gl is the device's, CUDA's __threadfence */
+#if defined(__OPENCL_VERSION__) && defined(cl_nv_pragma_unroll)
+#define ST_DEVICE_FENCE() asm("membar.gl;")
+#else
+#define ST_DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+/* a local array's parameter: restrict where a CPU's OpenCL (PoCL) runs a group's work-items
+ * as loops of one function, so that the array is reached through that parameter alone and
+ * the compiler may vectorise a loop that writes one and reads another; not on a GPU, whose
+ * work-items are threads that write it across barriers, which restrict lets a compiler
+ * read past */
+#if defined(__OPENCL_VERSION__) && (defined(__x86_64__) || defined(__aarch64__))
+#define ST_LOCAL_RESTRICT restrict
+#else
+#define ST_LOCAL_RESTRICT
 #endif
 #define ST_DIVMOD(T, MIN)                                                       \
     static inline T st_div_##T(T a, T b) { return b == 0 ? 0 : (b == -1 && a == MIN) ? a : a / b; } \
@@ -57,6 +119,26 @@ static inline uint st_div_uint(uint a, uint b) { return b == 0 ? 0 : a / b; }
 static inline uint st_mod_uint(uint a, uint b) { return b == 0 ? 0 : a % b; }
 static inline ulong st_div_ulong(ulong a, ulong b) { return b == 0 ? 0 : a / b; }
 static inline ulong st_mod_ulong(ulong a, ulong b) { return b == 0 ? 0 : a % b; }
+/* 8- and 16-bit integers: i8 is schar, signed in OpenCL C and in CUDA alike */
+#ifdef __CUDACC__
+typedef signed char schar;
+#else
+typedef char schar;
+#endif
+/* promoted to int, MIN / -1 does not trap, and the cast back wraps it */
+#define ST_DIVMOD_NARROW(T)                                                      \
+    static inline T st_div_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \
+    static inline T st_mod_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }
+ST_DIVMOD_NARROW(schar)
+ST_DIVMOD_NARROW(uchar)
+ST_DIVMOD_NARROW(short)
+ST_DIVMOD_NARROW(ushort)
+/* where byte `off` of a 32-bit word starts, for SIZE bytes at it */
+#if defined(__ENDIAN_LITTLE__) || defined(__CUDACC__)
+#define ST_BYTE_SHIFT(off, size) ((off) * 8u)
+#else
+#define ST_BYTE_SHIFT(off, size) ((4u - (size) - (off)) * 8u)
+#endif
 
 typedef struct { long f0; int f1; } tuple0;
 static inline tuple0 make_tuple0(long f0, int f1) {
@@ -79,7 +161,8 @@ static tuple0 op1(long v_acc_2, int v_x) {
 /* mapGlb: replicate(N, 0) */
 __kernel void k0_copy(long s_N,
         __global int *out0) {
-    for (long i_0 = get_global_id(0); i_0 < s_N; i_0 += get_global_size(0)) {
+    const long i_0 = get_global_id(0);
+    if (i_0 < s_N) {
         out0[i_0] = 0;
     }
 }
@@ -88,36 +171,37 @@ __kernel void k0_copy(long s_N,
 __kernel void k1_lookback_reset(long s_N,
         __global int *t3_lookback_flags,
         __global int *t2_lookback_state) {
-    for (long i = get_global_id(0); i < ((s_N + 65535L) / 65536L); i += get_global_size(0)) {
+    for (long i = get_global_id(0); i < ((s_N + 16383L) / 16384L); i += get_global_size(0)) {
         t3_lookback_flags[i] = 0;
         if (i == 0) t2_lookback_state[0] = 0;
     }
 }
 
-/* scanLookback: xs |> scanLookback(65536, 1, 1, 1, +, (acc, y) => acc + (if y > 0 then ... */
+/* scanLookback: xs |> scanLookback(16384, 1, 1, 1, +, (acc, y) => acc + (if y > 0 then ... */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_N,
         __global int *t2_lookback_state,
         __global const int *restrict in_xs,
         __global long *t5_lookback_prefixes,
         __global int *t3_lookback_flags,
         __global long *t4_lookback_aggregates,
-        __global int *out0) {
+        __global int *out0,
+        __global int *t6_lookback_sink) {
     __local long lb_id;
     __local long lb_s[1];
     __local long lb_prefix;
     const int lb_l = get_local_id(0);
     if (lb_l == 0) lb_id = atomic_inc(&t2_lookback_state[0]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const long lb_base = lb_id * 65536L;
-    const bool lb_full = lb_base + 65536L <= s_N;
+    const long lb_base = lb_id * 16384L;
+    const bool lb_full = lb_base + 16384L <= s_N;
     long lb_a0;
     long lb_a1;
     long lb_a2;
     long lb_a3;
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 0L;
+        const long lb_lo = lb_base + lb_l * 16384L + 0L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 4096 : lb_left <= 0 ? 0 : lb_left < 4096L ? (int)lb_left : 4096;
         long lb_r0;
         lb_r0 = 0L;
         long lb_r1;
@@ -207,9 +291,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
         lb_a0 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 16384L;
+        const long lb_lo = lb_base + lb_l * 16384L + 4096L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 4096 : lb_left <= 0 ? 0 : lb_left < 4096L ? (int)lb_left : 4096;
         long lb_r0;
         lb_r0 = 0L;
         long lb_r1;
@@ -299,9 +383,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
         lb_a1 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 32768L;
+        const long lb_lo = lb_base + lb_l * 16384L + 8192L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 4096 : lb_left <= 0 ? 0 : lb_left < 4096L ? (int)lb_left : 4096;
         long lb_r0;
         lb_r0 = 0L;
         long lb_r1;
@@ -391,9 +475,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
         lb_a2 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 49152L;
+        const long lb_lo = lb_base + lb_l * 16384L + 12288L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 4096 : lb_left <= 0 ? 0 : lb_left < 4096L ? (int)lb_left : 4096;
         long lb_r0;
         lb_r0 = 0L;
         long lb_r1;
@@ -500,13 +584,13 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
         if (lb_id == 0) {
             if (lb_id != STRATA_LOOKBACK_SILENT_GROUP) {
                 ((volatile __global long *)t5_lookback_prefixes)[lb_id] = lb_agg;
-                mem_fence(CLK_GLOBAL_MEM_FENCE);
+                ST_DEVICE_FENCE();
                 atomic_xchg(&t3_lookback_flags[lb_id], LB_P);
             }
         } else {
             if (lb_id != STRATA_LOOKBACK_SILENT_GROUP) {
                 ((volatile __global long *)t4_lookback_aggregates)[lb_id] = lb_agg;
-                mem_fence(CLK_GLOBAL_MEM_FENCE);
+                ST_DEVICE_FENCE();
                 atomic_xchg(&t3_lookback_flags[lb_id], LB_A);
             }
             long lb_j = lb_id - 1, lb_spins = 0;
@@ -515,7 +599,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
                 long lb_val;
                 lb_f = atomic_add(&t3_lookback_flags[lb_j], 0);
                 if (lb_f != LB_X) {
-                    mem_fence(CLK_GLOBAL_MEM_FENCE);
+                    ST_DEVICE_FENCE();
                     if (lb_f == LB_P) {
                         lb_val = ((volatile __global long *)t5_lookback_prefixes)[lb_j];
                     } else {
@@ -527,8 +611,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
                     for (int lb_w = 0; lb_w < 1; lb_w++) {
                         long lb_fa0;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 0L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 16384L + lb_w * 16384L + 0L;
+                            const int lb_n = 4096;
                             long lb_r0;
                             lb_r0 = 0L;
                             long lb_r1;
@@ -619,8 +703,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
                         }
                         long lb_fa1;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 16384L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 16384L + lb_w * 16384L + 4096L;
+                            const int lb_n = 4096;
                             long lb_r0;
                             lb_r0 = 0L;
                             long lb_r1;
@@ -711,8 +795,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
                         }
                         long lb_fa2;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 32768L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 16384L + lb_w * 16384L + 8192L;
+                            const int lb_n = 4096;
                             long lb_r0;
                             lb_r0 = 0L;
                             long lb_r1;
@@ -803,8 +887,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
                         }
                         long lb_fa3;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 49152L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 16384L + lb_w * 16384L + 12288L;
+                            const int lb_n = 4096;
                             long lb_r0;
                             lb_r0 = 0L;
                             long lb_r1;
@@ -913,7 +997,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
             lb_inc = st_add_long(lb_pre, lb_agg);
             if (lb_id != STRATA_LOOKBACK_SILENT_GROUP) {
                 ((volatile __global long *)t5_lookback_prefixes)[lb_id] = lb_inc;
-                mem_fence(CLK_GLOBAL_MEM_FENCE);
+                ST_DEVICE_FENCE();
                 atomic_xchg(&t3_lookback_flags[lb_id], LB_P);
             }
         }
@@ -931,52 +1015,162 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k2_lookback(long s_
     long lb_p3;
     lb_p3 = st_add_long(lb_p2, lb_a2);
     int lb_vec = 0;
-    if (!lb_vec) for (int lb_j = 0; lb_j < 16384; lb_j++) {
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 0 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                int x_138 = in_xs[lb_i];
-                lb_p0 = op0(lb_p0, x_138);
-                tuple0 r_140 = op1(lb_p0, x_138);
-                long at_141 = (long)r_140.f0;
-                if (at_141 >= 0 && at_141 < s_N) {
-                    out0[at_141] = r_140.f1;
+    #if ST_COMPRESS
+    if (lb_full) {
+        const long lb_ahead = lb_base + (STRATA_COMPUTE_UNITS + 1L) * 16384L <= s_N ? STRATA_COMPUTE_UNITS * 16384L : 0L;
+        __global const int *lb_src0 = in_xs + (0) + lb_base + lb_l * 16384L;
+        __global int *lb_dst0 = out0 + (0);
+        const long lb_kept = 0L;
+        long lb_at0 = lb_kept + (long)lb_p0;
+        for (int lb_j = 0; lb_j < 4096; lb_j += 16) {
+            ST_PREFETCH(lb_src0 + lb_ahead + lb_j);
+            const int16 lb_v0 = vload16(0, lb_src0 + lb_j);
+            int16 lb_f;
+            #pragma unroll
+            for (int lb_q = 0; lb_q < 16; lb_q++) {
+                lb_f[lb_q] = (int)(op0(0, lb_v0[lb_q]));
+            }
+            const ushort lb_m = ST_NONZERO_MASK(lb_f);
+            const uint lb_n = popcount((uint)lb_m);
+            ST_COMPRESS_STORE(lb_dst0 + lb_at0, lb_v0, lb_m, lb_n);
+            lb_at0 += lb_n;
+        }
+        long lb_at1 = lb_kept + (long)lb_p1;
+        for (int lb_j = 4096; lb_j < 8192; lb_j += 16) {
+            ST_PREFETCH(lb_src0 + lb_ahead + lb_j);
+            const int16 lb_v0 = vload16(0, lb_src0 + lb_j);
+            int16 lb_f;
+            #pragma unroll
+            for (int lb_q = 0; lb_q < 16; lb_q++) {
+                lb_f[lb_q] = (int)(op0(0, lb_v0[lb_q]));
+            }
+            const ushort lb_m = ST_NONZERO_MASK(lb_f);
+            const uint lb_n = popcount((uint)lb_m);
+            ST_COMPRESS_STORE(lb_dst0 + lb_at1, lb_v0, lb_m, lb_n);
+            lb_at1 += lb_n;
+        }
+        long lb_at2 = lb_kept + (long)lb_p2;
+        for (int lb_j = 8192; lb_j < 12288; lb_j += 16) {
+            ST_PREFETCH(lb_src0 + lb_ahead + lb_j);
+            const int16 lb_v0 = vload16(0, lb_src0 + lb_j);
+            int16 lb_f;
+            #pragma unroll
+            for (int lb_q = 0; lb_q < 16; lb_q++) {
+                lb_f[lb_q] = (int)(op0(0, lb_v0[lb_q]));
+            }
+            const ushort lb_m = ST_NONZERO_MASK(lb_f);
+            const uint lb_n = popcount((uint)lb_m);
+            ST_COMPRESS_STORE(lb_dst0 + lb_at2, lb_v0, lb_m, lb_n);
+            lb_at2 += lb_n;
+        }
+        long lb_at3 = lb_kept + (long)lb_p3;
+        for (int lb_j = 12288; lb_j < 16384; lb_j += 16) {
+            ST_PREFETCH(lb_src0 + lb_ahead + lb_j);
+            const int16 lb_v0 = vload16(0, lb_src0 + lb_j);
+            int16 lb_f;
+            #pragma unroll
+            for (int lb_q = 0; lb_q < 16; lb_q++) {
+                lb_f[lb_q] = (int)(op0(0, lb_v0[lb_q]));
+            }
+            const ushort lb_m = ST_NONZERO_MASK(lb_f);
+            const uint lb_n = popcount((uint)lb_m);
+            ST_COMPRESS_STORE(lb_dst0 + lb_at3, lb_v0, lb_m, lb_n);
+            lb_at3 += lb_n;
+        }
+        lb_vec = 1;
+    }
+    #endif
+    if (!lb_vec && lb_full) {
+        for (int lb_j = 0; lb_j < 4096; lb_j++) {
+            {
+                const long lb_i = lb_base + lb_l * 16384 + 0 + lb_j;
+                {
+                    int x_138 = in_xs[lb_i];
+                    lb_p0 = op0(lb_p0, x_138);
+                    tuple0 r_140 = op1(lb_p0, x_138);
+                    const long at_141 = (long)r_140.f0;
+                    __global int *to_142 = (ulong)at_141 < (ulong)s_N ? out0 + (at_141) : t6_lookback_sink + lb_id * 16L;
+                    *to_142 = r_140.f1;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 16384 + 4096 + lb_j;
+                {
+                    int x_143 = in_xs[lb_i];
+                    lb_p1 = op0(lb_p1, x_143);
+                    tuple0 r_144 = op1(lb_p1, x_143);
+                    const long at_145 = (long)r_144.f0;
+                    __global int *to_146 = (ulong)at_145 < (ulong)s_N ? out0 + (at_145) : t6_lookback_sink + lb_id * 16L;
+                    *to_146 = r_144.f1;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 16384 + 8192 + lb_j;
+                {
+                    int x_147 = in_xs[lb_i];
+                    lb_p2 = op0(lb_p2, x_147);
+                    tuple0 r_148 = op1(lb_p2, x_147);
+                    const long at_149 = (long)r_148.f0;
+                    __global int *to_150 = (ulong)at_149 < (ulong)s_N ? out0 + (at_149) : t6_lookback_sink + lb_id * 16L;
+                    *to_150 = r_148.f1;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 16384 + 12288 + lb_j;
+                {
+                    int x_151 = in_xs[lb_i];
+                    lb_p3 = op0(lb_p3, x_151);
+                    tuple0 r_152 = op1(lb_p3, x_151);
+                    const long at_153 = (long)r_152.f0;
+                    __global int *to_154 = (ulong)at_153 < (ulong)s_N ? out0 + (at_153) : t6_lookback_sink + lb_id * 16L;
+                    *to_154 = r_152.f1;
                 }
             }
         }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 16384 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                int x_142 = in_xs[lb_i];
-                lb_p1 = op0(lb_p1, x_142);
-                tuple0 r_143 = op1(lb_p1, x_142);
-                long at_144 = (long)r_143.f0;
-                if (at_144 >= 0 && at_144 < s_N) {
-                    out0[at_144] = r_143.f1;
+    } else if (!lb_vec) {
+        for (int lb_j = 0; lb_j < 4096; lb_j++) {
+            {
+                const long lb_i = lb_base + lb_l * 16384 + 0 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    int x_155 = in_xs[lb_i];
+                    lb_p0 = op0(lb_p0, x_155);
+                    tuple0 r_156 = op1(lb_p0, x_155);
+                    const long at_157 = (long)r_156.f0;
+                    __global int *to_158 = (ulong)at_157 < (ulong)s_N ? out0 + (at_157) : t6_lookback_sink + lb_id * 16L;
+                    *to_158 = r_156.f1;
                 }
             }
-        }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 32768 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                int x_145 = in_xs[lb_i];
-                lb_p2 = op0(lb_p2, x_145);
-                tuple0 r_146 = op1(lb_p2, x_145);
-                long at_147 = (long)r_146.f0;
-                if (at_147 >= 0 && at_147 < s_N) {
-                    out0[at_147] = r_146.f1;
+            {
+                const long lb_i = lb_base + lb_l * 16384 + 4096 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    int x_159 = in_xs[lb_i];
+                    lb_p1 = op0(lb_p1, x_159);
+                    tuple0 r_160 = op1(lb_p1, x_159);
+                    const long at_161 = (long)r_160.f0;
+                    __global int *to_162 = (ulong)at_161 < (ulong)s_N ? out0 + (at_161) : t6_lookback_sink + lb_id * 16L;
+                    *to_162 = r_160.f1;
                 }
             }
-        }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 49152 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                int x_148 = in_xs[lb_i];
-                lb_p3 = op0(lb_p3, x_148);
-                tuple0 r_149 = op1(lb_p3, x_148);
-                long at_150 = (long)r_149.f0;
-                if (at_150 >= 0 && at_150 < s_N) {
-                    out0[at_150] = r_149.f1;
+            {
+                const long lb_i = lb_base + lb_l * 16384 + 8192 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    int x_163 = in_xs[lb_i];
+                    lb_p2 = op0(lb_p2, x_163);
+                    tuple0 r_164 = op1(lb_p2, x_163);
+                    const long at_165 = (long)r_164.f0;
+                    __global int *to_166 = (ulong)at_165 < (ulong)s_N ? out0 + (at_165) : t6_lookback_sink + lb_id * 16L;
+                    *to_166 = r_164.f1;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 16384 + 12288 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    int x_167 = in_xs[lb_i];
+                    lb_p3 = op0(lb_p3, x_167);
+                    tuple0 r_168 = op1(lb_p3, x_167);
+                    const long at_169 = (long)r_168.f0;
+                    __global int *to_170 = (ulong)at_169 < (ulong)s_N ? out0 + (at_169) : t6_lookback_sink + lb_id * 16L;
+                    *to_170 = r_168.f1;
                 }
             }
         }

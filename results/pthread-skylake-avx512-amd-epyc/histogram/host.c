@@ -3,8 +3,13 @@
  * int strata_run(context, queue, kernels, inputs, outputs, scalars, events, msg, msgcap)
  *   kernels: 5, created from the .cl file in this order: k0_copy k1_hist_init k2_hist_global k3_hist_local k4_hist_reduce
  *   inputs:  1 buffers; outputs: 1 buffers; scalars: H (i64) N (i64)
- *   events:  5, one per launch (NULL when a launch had nothing to do)
+ *   events:  5, one per kernel, its last launch's (NULL when it had nothing to do)
  * Returns CL_SUCCESS, or an OpenCL error with a sentence in msg.
+ *
+ * strata_run_timed(…, events, first_events, msg, msgcap) is the same, and where
+ * first_events is not NULL (as many slots as events) it also keeps there the
+ * first launch's event of each kernel that a loop launches again (NULL for the
+ * others), the caller's to release: a timing from the first launch to the last.
  *
  * It checks what it is given before it reads or launches anything:
  *   msg NULL or msgcap 0: CL_INVALID_VALUE, and nothing is written;
@@ -19,7 +24,8 @@
  * order above on the queue's device, scalars pointing to values of their types,
  * and arrays of at least the counts above. A kernel that finds an index out of
  * range returns STRATA_INDEX_OUT_OF_RANGE, a look-back that waits too long
- * STRATA_LOOKBACK_STALLED (both below), with a sentence in msg.
+ * STRATA_LOOKBACK_STALLED, a take or drop whose count lies outside 0..the length
+ * of its array STRATA_COUNT_OUT_OF_RANGE (all below), with a sentence in msg.
  */
 #ifdef STRATA_JIT
 /* compiled by strata's libtcc, which has no system headers */
@@ -66,6 +72,9 @@ cl_int clGetDeviceInfo(cl_device_id, cl_uint, size_t, void *, size_t *);
 cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,
                            const cl_event *, cl_event *);
 cl_int clGetMemObjectInfo(cl_mem, cl_uint, size_t, void *, size_t *);
+cl_int clReleaseEvent(cl_event);
+cl_int clEnqueueWriteBuffer(cl_command_queue, cl_mem, cl_uint, size_t, size_t, const void *, cl_uint,
+                            const cl_event *, cl_event *);
 cl_int clEnqueueFillBuffer(cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint,
                            const cl_event *, cl_event *);
 int snprintf(char *, size_t, const char *, ...);
@@ -79,6 +88,8 @@ int snprintf(char *, size_t, const char *, ...);
 #define STRATA_LOOKBACK_STALLED (-9001)
 /* what strata_run returns when a kernel indexed an array out of its range */
 #define STRATA_INDEX_OUT_OF_RANGE (-9002)
+/* what strata_run returns when take's or drop's count lies outside 0..the length of its array */
+#define STRATA_COUNT_OUT_OF_RANGE (-9003)
 #define STRATA_CPU_GROUP_PRIVATE ((cl_ulong)1 << 18)
 
 static inline long st_div_long(long a, long b) { return b == 0 ? 0 : a / b; }
@@ -159,9 +170,9 @@ static inline cl_int strata_fits(cl_command_queue queue, cl_kernel kernel, const
 /* subhistograms' choices; commented in strata's codegen/hist_plan.c */
 typedef struct strata_hist_plan { long N; long H; long bytes; long C; long may_local; long cpu; long units; long local_bytes; long cache_bytes; long B; long local; long hpb; long Cl; long G; long T; long Cg; long S; long nsub; } strata_hist_plan;
 static inline void strata_hist_choose(strata_hist_plan *p) { long room, by_work, by_cache, want; p->B = p->cpu && !p->C ? 1 : 256; p->Cl = p->C ? p->C : p->H < p->B ? p->H : p->B; if (p->Cl < 1) p->Cl = 1; if (p->Cl > p->B) p->Cl = p->B; p->hpb = (p->B + p->Cl - 1) / p->Cl; if (p->cpu && !p->C) for (p->hpb = 1; p->hpb < 4 && 2 * p->hpb * p->H * p->bytes <= 16384;) p->hpb *= 2; room = p->H > 0 ? p->local_bytes / (p->H * p->bytes) : 0; if (p->hpb > room) p->hpb = room; p->local = p->may_local && p->hpb >= 1; if (p->local) p->Cl = (p->B + p->hpb - 1) / p->hpb; p->G = (p->N + p->B - 1) / p->B; if (p->G > 4 * p->units) p->G = 4 * p->units; p->T = (p->N + 255) / 256 * 256; if (p->T > 2048 * p->units) p->T = 2048 * p->units; p->Cg = p->C ? p->C : p->H; if (p->Cg < 1) p->Cg = 1; if (!p->C && !p->cpu && p->H > 0 && p->cache_bytes > 0) { by_work = p->N / p->H; by_cache = p->cache_bytes / 4 / (p->H * p->bytes); want = by_work < by_cache ? by_work : by_cache; if (want > (p->T + p->Cg - 1) / p->Cg) p->Cg = (p->T + want - 1) / want; } p->S = (p->T + p->Cg - 1) / p->Cg; if (p->S < 1) p->S = 1; want = p->H > 0 ? (256L << 20) / (p->H * p->bytes) : 1; if (want < 1) want = 1; if (p->S > want) { p->S = want; p->Cg = (p->T + p->S - 1) / p->S; } p->nsub = p->N == 0 || p->H == 0 ? 0 : p->local ? p->G : p->S - 1; }
-int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,
-               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,
-               size_t msgcap) {
+int strata_run_timed(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,
+                     cl_mem *outputs, const void *const *scalars, cl_event *events,
+                     cl_event *first_events, char *msg, size_t msgcap) {
     if (!msg || msgcap == 0) return CL_INVALID_VALUE;
     msg[0] = 0;
     if (!kernels || !events) {
@@ -250,6 +261,8 @@ int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, c
     (void)out0;
     cl_mem t2_subhistograms = NULL;
     for (int i = 0; i < 5; i++) events[i] = NULL;
+    if (first_events)
+        for (int i = 0; i < 5; i++) first_events[i] = NULL;
 
     /* hist_1: subhistograms(C=0, MEM=local, ATOMIC=add) */
     strata_hist_plan hist_1_p = {0};
@@ -536,4 +549,10 @@ int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, c
 done:
     if (t2_subhistograms) clReleaseMemObject(t2_subhistograms);
     return err;
+}
+
+int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,
+               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,
+               size_t msgcap) {
+    return strata_run_timed(context, queue, kernels, inputs, outputs, scalars, events, NULL, msg, msgcap);
 }

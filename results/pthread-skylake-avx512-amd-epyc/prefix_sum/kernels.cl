@@ -33,12 +33,74 @@
 #else
 #define ST_STREAM_END() ((void)0)
 #endif
+/* clang on x86 with AVX-512 (PoCL on such a CPU): a vector's chosen lanes stored
+ * one after the other (vpcompressd), a compaction's store */
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__AVX512F__)
+#define ST_COMPRESS 1
+typedef int st_v16si __attribute__((vector_size(64)));
+#define ST_COMPRESS_STORE(p, v, m, n) __builtin_ia32_storedqusi512_mask((int *)(ulong)(p), \
+    __builtin_ia32_compresssi512_mask((st_v16si)(v), (st_v16si)(v), (m)), (ushort)((1u << (n)) - 1u))
+#define ST_NONZERO_MASK(f) ((ushort)__builtin_ia32_cmpd512_mask((st_v16si)(f), (st_v16si)(int16)(0), 4, (ushort)0xffff))
+#else
+#define ST_COMPRESS 0
+#endif
+/* a vector's lanes moved up by d, the lanes of z in: on AVX-512 one valignd (valignq
+ * for 64-bit lanes). Written as a shuffle, or as the valign builtin on floats (LLVM
+ * sees through it), LLVM makes it a vexpand, which took a scan on AMD's Zen 4 from
+ * 3.0 to 4.5 ms at 2^24; asm keeps the instruction. */
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__AVX512F__)
+#define ST_LANES_UP16(T, v, z, d) ({ T st_up_; \
+    __asm__("valignd $%c3, %2, %1, %0" : "=v"(st_up_) : "v"(v), "v"(z), "i"(16 - (d))); st_up_; })
+#define ST_LANES_UP8(T, v, z, d) ({ T st_up_; \
+    __asm__("valignq $%c3, %2, %1, %0" : "=v"(st_up_) : "v"(v), "v"(z), "i"(8 - (d))); st_up_; })
+#else
+#define ST_LANE_UP(i, d, w) ((i) < (d) ? (w) + (i) : (i) - (d))
+#define ST_LANES_UP8(T, v, z, d) __builtin_shufflevector((v), (z), ST_LANE_UP(0, d, 8), ST_LANE_UP(1, d, 8), \
+    ST_LANE_UP(2, d, 8), ST_LANE_UP(3, d, 8), ST_LANE_UP(4, d, 8), ST_LANE_UP(5, d, 8), ST_LANE_UP(6, d, 8), \
+    ST_LANE_UP(7, d, 8))
+#define ST_LANES_UP16(T, v, z, d) __builtin_shufflevector((v), (z), ST_LANE_UP(0, d, 16), ST_LANE_UP(1, d, 16), \
+    ST_LANE_UP(2, d, 16), ST_LANE_UP(3, d, 16), ST_LANE_UP(4, d, 16), ST_LANE_UP(5, d, 16), \
+    ST_LANE_UP(6, d, 16), ST_LANE_UP(7, d, 16), ST_LANE_UP(8, d, 16), ST_LANE_UP(9, d, 16), \
+    ST_LANE_UP(10, d, 16), ST_LANE_UP(11, d, 16), ST_LANE_UP(12, d, 16), ST_LANE_UP(13, d, 16), \
+    ST_LANE_UP(14, d, 16), ST_LANE_UP(15, d, 16))
+#endif
+/* a CPU's OpenCL (PoCL): while a direct look-back group scans its block from the cache
+ * and streams it out, it prefetches the block it is likely to take next, so that the
+ * reads of its next fold overlap these writes. STRATA_COMPUTE_UNITS groups run at
+ * once (strata's runtime defines it), each taking the next free block as it ends, so
+ * that block is this one's plus STRATA_COMPUTE_UNITS. */
+#ifndef STRATA_COMPUTE_UNITS
+#define STRATA_COMPUTE_UNITS 1
+#endif
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && (defined(__x86_64__) || defined(__aarch64__))
+#define ST_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define ST_PREFETCH(p) ((void)0)
+#endif
 /* before a loop whose body is a vector's worth of lanes: LLVM's loop vectoriser
  * leaves it to the SLP vectoriser */
 #if defined(__clang__)
 #define ST_SLP_ONLY _Pragma("clang loop vectorize(disable)")
 #else
 #define ST_SLP_ONLY
+#endif
+/* a fence all work-groups observe: NVIDIA's OpenCL makes mem_fence a work-group's
+ * (membar.cta), too weak for a look-back's descriptor or a lock in global memory (an
+ * H200 gave wrong scans with it); PTX's membar.gl is the device's, CUDA's __threadfence */
+#if defined(__OPENCL_VERSION__) && defined(cl_nv_pragma_unroll)
+#define ST_DEVICE_FENCE() asm("membar.gl;")
+#else
+#define ST_DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+/* a local array's parameter: restrict where a CPU's OpenCL (PoCL) runs a group's work-items
+ * as loops of one function, so that the array is reached through that parameter alone and
+ * the compiler may vectorise a loop that writes one and reads another; not on a GPU, whose
+ * work-items are threads that write it across barriers, which restrict lets a compiler
+ * read past */
+#if defined(__OPENCL_VERSION__) && (defined(__x86_64__) || defined(__aarch64__))
+#define ST_LOCAL_RESTRICT restrict
+#else
+#define ST_LOCAL_RESTRICT
 #endif
 #define ST_DIVMOD(T, MIN)                                                       \
     static inline T st_div_##T(T a, T b) { return b == 0 ? 0 : (b == -1 && a == MIN) ? a : a / b; } \
@@ -57,6 +119,26 @@ static inline uint st_div_uint(uint a, uint b) { return b == 0 ? 0 : a / b; }
 static inline uint st_mod_uint(uint a, uint b) { return b == 0 ? 0 : a % b; }
 static inline ulong st_div_ulong(ulong a, ulong b) { return b == 0 ? 0 : a / b; }
 static inline ulong st_mod_ulong(ulong a, ulong b) { return b == 0 ? 0 : a % b; }
+/* 8- and 16-bit integers: i8 is schar, signed in OpenCL C and in CUDA alike */
+#ifdef __CUDACC__
+typedef signed char schar;
+#else
+typedef char schar;
+#endif
+/* promoted to int, MIN / -1 does not trap, and the cast back wraps it */
+#define ST_DIVMOD_NARROW(T)                                                      \
+    static inline T st_div_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \
+    static inline T st_mod_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }
+ST_DIVMOD_NARROW(schar)
+ST_DIVMOD_NARROW(uchar)
+ST_DIVMOD_NARROW(short)
+ST_DIVMOD_NARROW(ushort)
+/* where byte `off` of a 32-bit word starts, for SIZE bytes at it */
+#if defined(__ENDIAN_LITTLE__) || defined(__CUDACC__)
+#define ST_BYTE_SHIFT(off, size) ((off) * 8u)
+#else
+#define ST_BYTE_SHIFT(off, size) ((4u - (size) - (off)) * 8u)
+#endif
 
 /* mapGlb: the look-back state of the next kernel, zeroed */
 __kernel void k0_lookback_reset(long s_N,
@@ -1535,47 +1617,52 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
     __global const float *lb_src = in_xs + (0) + lb_base + lb_l * 65536L;
     __global float *lb_dst = out0 + (0) + lb_base + lb_l * 65536L;
     if (lb_full && (ulong)lb_dst % 64 == 0) {
+        const long lb_ahead = lb_base + (STRATA_COMPUTE_UNITS + 1L) * 65536L <= s_N ? STRATA_COMPUTE_UNITS * 65536L : 0L;
         const float16 lb_zv = (float16)(0.0f);
         float16 lb_cv0 = (float16)(lb_p0);
         for (int lb_j = 0; lb_j < 16384; lb_j += 16) {
+            ST_PREFETCH(lb_src + lb_ahead + lb_j);
             float16 lb_t = vload16(0, lb_src + lb_j);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 20, 21, 22, 23, 0, 1, 2, 3, 4, 5, 6, 7) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 1) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 2) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 4) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 8) + lb_t);
             lb_t = (lb_cv0 + lb_t);
             ST_STREAM((__global float16 *)(lb_dst + lb_j), lb_t);
             lb_cv0 = (float16)(lb_t.sf);
         }
         float16 lb_cv1 = (float16)(lb_p1);
         for (int lb_j = 16384; lb_j < 32768; lb_j += 16) {
+            ST_PREFETCH(lb_src + lb_ahead + lb_j);
             float16 lb_t = vload16(0, lb_src + lb_j);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 20, 21, 22, 23, 0, 1, 2, 3, 4, 5, 6, 7) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 1) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 2) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 4) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 8) + lb_t);
             lb_t = (lb_cv1 + lb_t);
             ST_STREAM((__global float16 *)(lb_dst + lb_j), lb_t);
             lb_cv1 = (float16)(lb_t.sf);
         }
         float16 lb_cv2 = (float16)(lb_p2);
         for (int lb_j = 32768; lb_j < 49152; lb_j += 16) {
+            ST_PREFETCH(lb_src + lb_ahead + lb_j);
             float16 lb_t = vload16(0, lb_src + lb_j);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 20, 21, 22, 23, 0, 1, 2, 3, 4, 5, 6, 7) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 1) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 2) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 4) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 8) + lb_t);
             lb_t = (lb_cv2 + lb_t);
             ST_STREAM((__global float16 *)(lb_dst + lb_j), lb_t);
             lb_cv2 = (float16)(lb_t.sf);
         }
         float16 lb_cv3 = (float16)(lb_p3);
         for (int lb_j = 49152; lb_j < 65536; lb_j += 16) {
+            ST_PREFETCH(lb_src + lb_ahead + lb_j);
             float16 lb_t = vload16(0, lb_src + lb_j);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) + lb_t);
-            lb_t = (__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 20, 21, 22, 23, 0, 1, 2, 3, 4, 5, 6, 7) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 1) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 2) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 4) + lb_t);
+            lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 8) + lb_t);
             lb_t = (lb_cv3 + lb_t);
             ST_STREAM((__global float16 *)(lb_dst + lb_j), lb_t);
             lb_cv3 = (float16)(lb_t.sf);
@@ -1584,37 +1671,74 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
         lb_vec = 1;
     }
     #endif
-    if (!lb_vec) for (int lb_j = 0; lb_j < 16384; lb_j++) {
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 0 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                float x_264 = in_xs[lb_i];
-                lb_p0 = (lb_p0 + x_264);
-                out0[lb_i] = lb_p0;
+    if (!lb_vec && lb_full) {
+        for (int lb_j = 0; lb_j < 16384; lb_j++) {
+            {
+                const long lb_i = lb_base + lb_l * 65536 + 0 + lb_j;
+                {
+                    float x_264 = in_xs[lb_i];
+                    lb_p0 = (lb_p0 + x_264);
+                    out0[lb_i] = lb_p0;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 65536 + 16384 + lb_j;
+                {
+                    float x_265 = in_xs[lb_i];
+                    lb_p1 = (lb_p1 + x_265);
+                    out0[lb_i] = lb_p1;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 65536 + 32768 + lb_j;
+                {
+                    float x_266 = in_xs[lb_i];
+                    lb_p2 = (lb_p2 + x_266);
+                    out0[lb_i] = lb_p2;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 65536 + 49152 + lb_j;
+                {
+                    float x_267 = in_xs[lb_i];
+                    lb_p3 = (lb_p3 + x_267);
+                    out0[lb_i] = lb_p3;
+                }
             }
         }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 16384 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                float x_265 = in_xs[lb_i];
-                lb_p1 = (lb_p1 + x_265);
-                out0[lb_i] = lb_p1;
+    } else if (!lb_vec) {
+        for (int lb_j = 0; lb_j < 16384; lb_j++) {
+            {
+                const long lb_i = lb_base + lb_l * 65536 + 0 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    float x_268 = in_xs[lb_i];
+                    lb_p0 = (lb_p0 + x_268);
+                    out0[lb_i] = lb_p0;
+                }
             }
-        }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 32768 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                float x_266 = in_xs[lb_i];
-                lb_p2 = (lb_p2 + x_266);
-                out0[lb_i] = lb_p2;
+            {
+                const long lb_i = lb_base + lb_l * 65536 + 16384 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    float x_269 = in_xs[lb_i];
+                    lb_p1 = (lb_p1 + x_269);
+                    out0[lb_i] = lb_p1;
+                }
             }
-        }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 49152 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                float x_267 = in_xs[lb_i];
-                lb_p3 = (lb_p3 + x_267);
-                out0[lb_i] = lb_p3;
+            {
+                const long lb_i = lb_base + lb_l * 65536 + 32768 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    float x_270 = in_xs[lb_i];
+                    lb_p2 = (lb_p2 + x_270);
+                    out0[lb_i] = lb_p2;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 65536 + 49152 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    float x_271 = in_xs[lb_i];
+                    lb_p3 = (lb_p3 + x_271);
+                    out0[lb_i] = lb_p3;
+                }
             }
         }
     }

@@ -3,8 +3,13 @@
  * int strata_run(context, queue, kernels, inputs, outputs, scalars, events, msg, msgcap)
  *   kernels: 2, created from the .cl file in this order: k0_lookback_reset k1_lookback
  *   inputs:  1 buffers; outputs: 1 buffers; scalars: N (i64)
- *   events:  2, one per launch (NULL when a launch had nothing to do)
+ *   events:  2, one per kernel, its last launch's (NULL when it had nothing to do)
  * Returns CL_SUCCESS, or an OpenCL error with a sentence in msg.
+ *
+ * strata_run_timed(…, events, first_events, msg, msgcap) is the same, and where
+ * first_events is not NULL (as many slots as events) it also keeps there the
+ * first launch's event of each kernel that a loop launches again (NULL for the
+ * others), the caller's to release: a timing from the first launch to the last.
  *
  * It checks what it is given before it reads or launches anything:
  *   msg NULL or msgcap 0: CL_INVALID_VALUE, and nothing is written;
@@ -19,7 +24,8 @@
  * order above on the queue's device, scalars pointing to values of their types,
  * and arrays of at least the counts above. A kernel that finds an index out of
  * range returns STRATA_INDEX_OUT_OF_RANGE, a look-back that waits too long
- * STRATA_LOOKBACK_STALLED (both below), with a sentence in msg.
+ * STRATA_LOOKBACK_STALLED, a take or drop whose count lies outside 0..the length
+ * of its array STRATA_COUNT_OUT_OF_RANGE (all below), with a sentence in msg.
  */
 #ifdef STRATA_JIT
 /* compiled by strata's libtcc, which has no system headers */
@@ -66,6 +72,9 @@ cl_int clGetDeviceInfo(cl_device_id, cl_uint, size_t, void *, size_t *);
 cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,
                            const cl_event *, cl_event *);
 cl_int clGetMemObjectInfo(cl_mem, cl_uint, size_t, void *, size_t *);
+cl_int clReleaseEvent(cl_event);
+cl_int clEnqueueWriteBuffer(cl_command_queue, cl_mem, cl_uint, size_t, size_t, const void *, cl_uint,
+                            const cl_event *, cl_event *);
 cl_int clEnqueueFillBuffer(cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint,
                            const cl_event *, cl_event *);
 int snprintf(char *, size_t, const char *, ...);
@@ -79,6 +88,8 @@ int snprintf(char *, size_t, const char *, ...);
 #define STRATA_LOOKBACK_STALLED (-9001)
 /* what strata_run returns when a kernel indexed an array out of its range */
 #define STRATA_INDEX_OUT_OF_RANGE (-9002)
+/* what strata_run returns when take's or drop's count lies outside 0..the length of its array */
+#define STRATA_COUNT_OUT_OF_RANGE (-9003)
 #define STRATA_CPU_GROUP_PRIVATE ((cl_ulong)1 << 18)
 
 static inline long st_div_long(long a, long b) { return b == 0 ? 0 : a / b; }
@@ -155,9 +166,9 @@ static inline cl_int strata_fits(cl_command_queue queue, cl_kernel kernel, const
     return CL_SUCCESS;
 }
 
-int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,
-               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,
-               size_t msgcap) {
+int strata_run_timed(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,
+                     cl_mem *outputs, const void *const *scalars, cl_event *events,
+                     cl_event *first_events, char *msg, size_t msgcap) {
     if (!msg || msgcap == 0) return CL_INVALID_VALUE;
     msg[0] = 0;
     if (!kernels || !events) {
@@ -241,6 +252,8 @@ int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, c
     cl_mem t2_lookback_state = NULL;
     cl_mem t3_lookback_descriptors = NULL;
     for (int i = 0; i < 2; i++) events[i] = NULL;
+    if (first_events)
+        for (int i = 0; i < 2; i++) first_events[i] = NULL;
 
     bytes = 4 * (size_t)(1L);
     t2_lookback_state = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
@@ -248,7 +261,7 @@ int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, c
         snprintf(msg, msgcap, "allocating %lu bytes for t2_lookback_state", (unsigned long)bytes);
         goto done;
     }
-    bytes = 8 * (size_t)(((s_N + 65535L) / 65536L));
+    bytes = 8 * (size_t)(((s_N + 32767L) / 32768L));
     t3_lookback_descriptors = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
     if (err != CL_SUCCESS) {
         snprintf(msg, msgcap, "allocating %lu bytes for t3_lookback_descriptors", (unsigned long)bytes);
@@ -256,7 +269,7 @@ int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, c
     }
 
     /* k0_lookback_reset — mapGlb: the look-back state of the next kernel, zeroed */
-    n = (size_t)(((s_N + 65535L) / 65536L));
+    n = (size_t)(((s_N + 32767L) / 32768L));
     if (n > 0) {
         local_bytes = 0;
         err = clSetKernelArg(kernels[0], 0, 8, scalars[0]);
@@ -284,8 +297,8 @@ int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, c
         }
     }
 
-    /* k1_lookback — scanLookback: xs |> scanLookback(65536, 1, 1, 1, +, 0) */
-    n = (size_t)(((s_N + 65535L) / 65536L));
+    /* k1_lookback — scanLookback: xs |> scanLookback(32768, 1, 1, 1, +, 0) */
+    n = (size_t)(((s_N + 32767L) / 32768L));
     if (n > 0) {
         local_bytes = 0;
         err = clSetKernelArg(kernels[1], 0, 8, scalars[0]);
@@ -335,4 +348,10 @@ done:
     if (t2_lookback_state) clReleaseMemObject(t2_lookback_state);
     if (t3_lookback_descriptors) clReleaseMemObject(t3_lookback_descriptors);
     return err;
+}
+
+int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,
+               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,
+               size_t msgcap) {
+    return strata_run_timed(context, queue, kernels, inputs, outputs, scalars, events, NULL, msg, msgcap);
 }

@@ -33,12 +33,74 @@
 #else
 #define ST_STREAM_END() ((void)0)
 #endif
+/* clang on x86 with AVX-512 (PoCL on such a CPU): a vector's chosen lanes stored
+ * one after the other (vpcompressd), a compaction's store */
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__AVX512F__)
+#define ST_COMPRESS 1
+typedef int st_v16si __attribute__((vector_size(64)));
+#define ST_COMPRESS_STORE(p, v, m, n) __builtin_ia32_storedqusi512_mask((int *)(ulong)(p), \
+    __builtin_ia32_compresssi512_mask((st_v16si)(v), (st_v16si)(v), (m)), (ushort)((1u << (n)) - 1u))
+#define ST_NONZERO_MASK(f) ((ushort)__builtin_ia32_cmpd512_mask((st_v16si)(f), (st_v16si)(int16)(0), 4, (ushort)0xffff))
+#else
+#define ST_COMPRESS 0
+#endif
+/* a vector's lanes moved up by d, the lanes of z in: on AVX-512 one valignd (valignq
+ * for 64-bit lanes). Written as a shuffle, or as the valign builtin on floats (LLVM
+ * sees through it), LLVM makes it a vexpand, which took a scan on AMD's Zen 4 from
+ * 3.0 to 4.5 ms at 2^24; asm keeps the instruction. */
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && defined(__AVX512F__)
+#define ST_LANES_UP16(T, v, z, d) ({ T st_up_; \
+    __asm__("valignd $%c3, %2, %1, %0" : "=v"(st_up_) : "v"(v), "v"(z), "i"(16 - (d))); st_up_; })
+#define ST_LANES_UP8(T, v, z, d) ({ T st_up_; \
+    __asm__("valignq $%c3, %2, %1, %0" : "=v"(st_up_) : "v"(v), "v"(z), "i"(8 - (d))); st_up_; })
+#else
+#define ST_LANE_UP(i, d, w) ((i) < (d) ? (w) + (i) : (i) - (d))
+#define ST_LANES_UP8(T, v, z, d) __builtin_shufflevector((v), (z), ST_LANE_UP(0, d, 8), ST_LANE_UP(1, d, 8), \
+    ST_LANE_UP(2, d, 8), ST_LANE_UP(3, d, 8), ST_LANE_UP(4, d, 8), ST_LANE_UP(5, d, 8), ST_LANE_UP(6, d, 8), \
+    ST_LANE_UP(7, d, 8))
+#define ST_LANES_UP16(T, v, z, d) __builtin_shufflevector((v), (z), ST_LANE_UP(0, d, 16), ST_LANE_UP(1, d, 16), \
+    ST_LANE_UP(2, d, 16), ST_LANE_UP(3, d, 16), ST_LANE_UP(4, d, 16), ST_LANE_UP(5, d, 16), \
+    ST_LANE_UP(6, d, 16), ST_LANE_UP(7, d, 16), ST_LANE_UP(8, d, 16), ST_LANE_UP(9, d, 16), \
+    ST_LANE_UP(10, d, 16), ST_LANE_UP(11, d, 16), ST_LANE_UP(12, d, 16), ST_LANE_UP(13, d, 16), \
+    ST_LANE_UP(14, d, 16), ST_LANE_UP(15, d, 16))
+#endif
+/* a CPU's OpenCL (PoCL): while a direct look-back group scans its block from the cache
+ * and streams it out, it prefetches the block it is likely to take next, so that the
+ * reads of its next fold overlap these writes. STRATA_COMPUTE_UNITS groups run at
+ * once (strata's runtime defines it), each taking the next free block as it ends, so
+ * that block is this one's plus STRATA_COMPUTE_UNITS. */
+#ifndef STRATA_COMPUTE_UNITS
+#define STRATA_COMPUTE_UNITS 1
+#endif
+#if defined(__clang__) && defined(__OPENCL_VERSION__) && (defined(__x86_64__) || defined(__aarch64__))
+#define ST_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define ST_PREFETCH(p) ((void)0)
+#endif
 /* before a loop whose body is a vector's worth of lanes: LLVM's loop vectoriser
  * leaves it to the SLP vectoriser */
 #if defined(__clang__)
 #define ST_SLP_ONLY _Pragma("clang loop vectorize(disable)")
 #else
 #define ST_SLP_ONLY
+#endif
+/* a fence all work-groups observe: NVIDIA's OpenCL makes mem_fence a work-group's
+ * (membar.cta), too weak for a look-back's descriptor or a lock in global memory (an
+ * H200 gave wrong scans with it); PTX's membar.gl is the device's, CUDA's __threadfence */
+#if defined(__OPENCL_VERSION__) && defined(cl_nv_pragma_unroll)
+#define ST_DEVICE_FENCE() asm("membar.gl;")
+#else
+#define ST_DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+/* a local array's parameter: restrict where a CPU's OpenCL (PoCL) runs a group's work-items
+ * as loops of one function, so that the array is reached through that parameter alone and
+ * the compiler may vectorise a loop that writes one and reads another; not on a GPU, whose
+ * work-items are threads that write it across barriers, which restrict lets a compiler
+ * read past */
+#if defined(__OPENCL_VERSION__) && (defined(__x86_64__) || defined(__aarch64__))
+#define ST_LOCAL_RESTRICT restrict
+#else
+#define ST_LOCAL_RESTRICT
 #endif
 #define ST_DIVMOD(T, MIN)                                                       \
     static inline T st_div_##T(T a, T b) { return b == 0 ? 0 : (b == -1 && a == MIN) ? a : a / b; } \
@@ -57,18 +119,38 @@ static inline uint st_div_uint(uint a, uint b) { return b == 0 ? 0 : a / b; }
 static inline uint st_mod_uint(uint a, uint b) { return b == 0 ? 0 : a % b; }
 static inline ulong st_div_ulong(ulong a, ulong b) { return b == 0 ? 0 : a / b; }
 static inline ulong st_mod_ulong(ulong a, ulong b) { return b == 0 ? 0 : a % b; }
+/* 8- and 16-bit integers: i8 is schar, signed in OpenCL C and in CUDA alike */
+#ifdef __CUDACC__
+typedef signed char schar;
+#else
+typedef char schar;
+#endif
+/* promoted to int, MIN / -1 does not trap, and the cast back wraps it */
+#define ST_DIVMOD_NARROW(T)                                                      \
+    static inline T st_div_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \
+    static inline T st_mod_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }
+ST_DIVMOD_NARROW(schar)
+ST_DIVMOD_NARROW(uchar)
+ST_DIVMOD_NARROW(short)
+ST_DIVMOD_NARROW(ushort)
+/* where byte `off` of a 32-bit word starts, for SIZE bytes at it */
+#if defined(__ENDIAN_LITTLE__) || defined(__CUDACC__)
+#define ST_BYTE_SHIFT(off, size) ((off) * 8u)
+#else
+#define ST_BYTE_SHIFT(off, size) ((4u - (size) - (off)) * 8u)
+#endif
 
 /* mapGlb: the look-back state of the next kernel, zeroed */
 __kernel void k0_lookback_reset(long s_N,
         __global ulong *t3_lookback_descriptors,
         __global int *t2_lookback_state) {
-    for (long i = get_global_id(0); i < ((s_N + 65535L) / 65536L); i += get_global_size(0)) {
+    for (long i = get_global_id(0); i < ((s_N + 32767L) / 32768L); i += get_global_size(0)) {
         t3_lookback_descriptors[i] = 0;
         if (i == 0) t2_lookback_state[0] = 0;
     }
 }
 
-/* scanLookback: xs |> scanLookback(65536, 1, 1, 1, +, 0) */
+/* scanLookback: xs |> scanLookback(32768, 1, 1, 1, +, 0) */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_N,
         __global int *t2_lookback_state,
         __global const int *restrict in_xs,
@@ -80,16 +162,16 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
     const int lb_l = get_local_id(0);
     if (lb_l == 0) lb_id = atomic_inc(&t2_lookback_state[0]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const long lb_base = lb_id * 65536L;
-    const bool lb_full = lb_base + 65536L <= s_N;
+    const long lb_base = lb_id * 32768L;
+    const bool lb_full = lb_base + 32768L <= s_N;
     int lb_a0;
     int lb_a1;
     int lb_a2;
     int lb_a3;
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 0L;
+        const long lb_lo = lb_base + lb_l * 32768L + 0L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 8192 : lb_left <= 0 ? 0 : lb_left < 8192L ? (int)lb_left : 8192;
         int lb_r0;
         lb_r0 = 0;
         int lb_r1;
@@ -259,9 +341,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
         lb_a0 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 16384L;
+        const long lb_lo = lb_base + lb_l * 32768L + 8192L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 8192 : lb_left <= 0 ? 0 : lb_left < 8192L ? (int)lb_left : 8192;
         int lb_r0;
         lb_r0 = 0;
         int lb_r1;
@@ -431,9 +513,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
         lb_a1 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 32768L;
+        const long lb_lo = lb_base + lb_l * 32768L + 16384L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 8192 : lb_left <= 0 ? 0 : lb_left < 8192L ? (int)lb_left : 8192;
         int lb_r0;
         lb_r0 = 0;
         int lb_r1;
@@ -603,9 +685,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
         lb_a2 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 49152L;
+        const long lb_lo = lb_base + lb_l * 32768L + 24576L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 8192 : lb_left <= 0 ? 0 : lb_left < 8192L ? (int)lb_left : 8192;
         int lb_r0;
         lb_r0 = 0;
         int lb_r1;
@@ -809,8 +891,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                     for (int lb_w = 0; lb_w < 1; lb_w++) {
                         int lb_fa0;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 0L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 32768L + lb_w * 32768L + 0L;
+                            const int lb_n = 8192;
                             int lb_r0;
                             lb_r0 = 0;
                             int lb_r1;
@@ -981,8 +1063,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                         }
                         int lb_fa1;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 16384L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 32768L + lb_w * 32768L + 8192L;
+                            const int lb_n = 8192;
                             int lb_r0;
                             lb_r0 = 0;
                             int lb_r1;
@@ -1153,8 +1235,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                         }
                         int lb_fa2;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 32768L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 32768L + lb_w * 32768L + 16384L;
+                            const int lb_n = 8192;
                             int lb_r0;
                             lb_r0 = 0;
                             int lb_r1;
@@ -1325,8 +1407,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                         }
                         int lb_fa3;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 49152L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 32768L + lb_w * 32768L + 24576L;
+                            const int lb_n = 8192;
                             int lb_r0;
                             lb_r0 = 0;
                             int lb_r1;
@@ -1532,50 +1614,55 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
     lb_p3 = st_add_int(lb_p2, lb_a2);
     int lb_vec = 0;
     #if ST_VECTORS
-    __global const int *lb_src = in_xs + (0) + lb_base + lb_l * 65536L;
-    __global int *lb_dst = out0 + (0) + lb_base + lb_l * 65536L;
+    __global const int *lb_src = in_xs + (0) + lb_base + lb_l * 32768L;
+    __global int *lb_dst = out0 + (0) + lb_base + lb_l * 32768L;
     if (lb_full && (ulong)lb_dst % 64 == 0) {
+        const long lb_ahead = lb_base + (STRATA_COMPUTE_UNITS + 1L) * 32768L <= s_N ? STRATA_COMPUTE_UNITS * 32768L : 0L;
         const int16 lb_zv = (int16)(0);
         int16 lb_cv0 = (int16)(lb_p0);
-        for (int lb_j = 0; lb_j < 16384; lb_j += 16) {
+        for (int lb_j = 0; lb_j < 8192; lb_j += 16) {
+            ST_PREFETCH(lb_src + lb_ahead + lb_j);
             int16 lb_t = vload16(0, lb_src + lb_j);
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 20, 21, 22, 23, 0, 1, 2, 3, 4, 5, 6, 7)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 1)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 2)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 4)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 8)) + as_uint16(lb_t));
             lb_t = as_int16(as_uint16(lb_cv0) + as_uint16(lb_t));
             ST_STREAM((__global int16 *)(lb_dst + lb_j), lb_t);
             lb_cv0 = (int16)(lb_t.sf);
         }
         int16 lb_cv1 = (int16)(lb_p1);
-        for (int lb_j = 16384; lb_j < 32768; lb_j += 16) {
+        for (int lb_j = 8192; lb_j < 16384; lb_j += 16) {
+            ST_PREFETCH(lb_src + lb_ahead + lb_j);
             int16 lb_t = vload16(0, lb_src + lb_j);
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 20, 21, 22, 23, 0, 1, 2, 3, 4, 5, 6, 7)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 1)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 2)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 4)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 8)) + as_uint16(lb_t));
             lb_t = as_int16(as_uint16(lb_cv1) + as_uint16(lb_t));
             ST_STREAM((__global int16 *)(lb_dst + lb_j), lb_t);
             lb_cv1 = (int16)(lb_t.sf);
         }
         int16 lb_cv2 = (int16)(lb_p2);
-        for (int lb_j = 32768; lb_j < 49152; lb_j += 16) {
+        for (int lb_j = 16384; lb_j < 24576; lb_j += 16) {
+            ST_PREFETCH(lb_src + lb_ahead + lb_j);
             int16 lb_t = vload16(0, lb_src + lb_j);
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 20, 21, 22, 23, 0, 1, 2, 3, 4, 5, 6, 7)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 1)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 2)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 4)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 8)) + as_uint16(lb_t));
             lb_t = as_int16(as_uint16(lb_cv2) + as_uint16(lb_t));
             ST_STREAM((__global int16 *)(lb_dst + lb_j), lb_t);
             lb_cv2 = (int16)(lb_t.sf);
         }
         int16 lb_cv3 = (int16)(lb_p3);
-        for (int lb_j = 49152; lb_j < 65536; lb_j += 16) {
+        for (int lb_j = 24576; lb_j < 32768; lb_j += 16) {
+            ST_PREFETCH(lb_src + lb_ahead + lb_j);
             int16 lb_t = vload16(0, lb_src + lb_j);
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)) + as_uint16(lb_t));
-            lb_t = as_int16(as_uint16(__builtin_shufflevector(lb_t, lb_zv, 16, 17, 18, 19, 20, 21, 22, 23, 0, 1, 2, 3, 4, 5, 6, 7)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 1)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 2)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 4)) + as_uint16(lb_t));
+            lb_t = as_int16(as_uint16(ST_LANES_UP16(int16, lb_t, lb_zv, 8)) + as_uint16(lb_t));
             lb_t = as_int16(as_uint16(lb_cv3) + as_uint16(lb_t));
             ST_STREAM((__global int16 *)(lb_dst + lb_j), lb_t);
             lb_cv3 = (int16)(lb_t.sf);
@@ -1584,37 +1671,74 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
         lb_vec = 1;
     }
     #endif
-    if (!lb_vec) for (int lb_j = 0; lb_j < 16384; lb_j++) {
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 0 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                int x_264 = in_xs[lb_i];
-                lb_p0 = st_add_int(lb_p0, x_264);
-                out0[lb_i] = lb_p0;
+    if (!lb_vec && lb_full) {
+        for (int lb_j = 0; lb_j < 8192; lb_j++) {
+            {
+                const long lb_i = lb_base + lb_l * 32768 + 0 + lb_j;
+                {
+                    int x_264 = in_xs[lb_i];
+                    lb_p0 = st_add_int(lb_p0, x_264);
+                    out0[lb_i] = lb_p0;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 32768 + 8192 + lb_j;
+                {
+                    int x_265 = in_xs[lb_i];
+                    lb_p1 = st_add_int(lb_p1, x_265);
+                    out0[lb_i] = lb_p1;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 32768 + 16384 + lb_j;
+                {
+                    int x_266 = in_xs[lb_i];
+                    lb_p2 = st_add_int(lb_p2, x_266);
+                    out0[lb_i] = lb_p2;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 32768 + 24576 + lb_j;
+                {
+                    int x_267 = in_xs[lb_i];
+                    lb_p3 = st_add_int(lb_p3, x_267);
+                    out0[lb_i] = lb_p3;
+                }
             }
         }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 16384 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                int x_265 = in_xs[lb_i];
-                lb_p1 = st_add_int(lb_p1, x_265);
-                out0[lb_i] = lb_p1;
+    } else if (!lb_vec) {
+        for (int lb_j = 0; lb_j < 8192; lb_j++) {
+            {
+                const long lb_i = lb_base + lb_l * 32768 + 0 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    int x_268 = in_xs[lb_i];
+                    lb_p0 = st_add_int(lb_p0, x_268);
+                    out0[lb_i] = lb_p0;
+                }
             }
-        }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 32768 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                int x_266 = in_xs[lb_i];
-                lb_p2 = st_add_int(lb_p2, x_266);
-                out0[lb_i] = lb_p2;
+            {
+                const long lb_i = lb_base + lb_l * 32768 + 8192 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    int x_269 = in_xs[lb_i];
+                    lb_p1 = st_add_int(lb_p1, x_269);
+                    out0[lb_i] = lb_p1;
+                }
             }
-        }
-        {
-            const long lb_i = lb_base + lb_l * 65536 + 49152 + lb_j;
-            if (lb_full || lb_i < s_N) {
-                int x_267 = in_xs[lb_i];
-                lb_p3 = st_add_int(lb_p3, x_267);
-                out0[lb_i] = lb_p3;
+            {
+                const long lb_i = lb_base + lb_l * 32768 + 16384 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    int x_270 = in_xs[lb_i];
+                    lb_p2 = st_add_int(lb_p2, x_270);
+                    out0[lb_i] = lb_p2;
+                }
+            }
+            {
+                const long lb_i = lb_base + lb_l * 32768 + 24576 + lb_j;
+                if (lb_full || lb_i < s_N) {
+                    int x_271 = in_xs[lb_i];
+                    lb_p3 = st_add_int(lb_p3, x_271);
+                    out0[lb_i] = lb_p3;
+                }
             }
         }
     }
