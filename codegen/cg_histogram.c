@@ -217,13 +217,16 @@ static void elements_begin(cg *g, const hist *h, const char *t, const char *thre
     cg_open(g, "for (long i = hs_first; i < hs_end; i += hs_step) {");
 }
 
-/* Element i's index and value, and `if (the index is a bucket) {` */
+/* Element i's index and value, and `if (the index is a bucket) {`: one
+ * unsigned comparison (the count of buckets is not negative), where
+ * `hs_at >= 0 && hs_at < H` took two branches an element on a CPU, and the
+ * histogram loop there is bound by its branches and memory operations. */
 static cg_value element(cg *g, const hist *h, const char *i, const char *buckets) {
     cg_value idx = cg_element(g, h->is, h->env, i);
     cg_line(g, "const long hs_at = (long)(%s);", idx.c);
     cg_value v = cg_element(g, h->vs, h->env, i);
     v = cg_materialize(g, &v);
-    cg_open(g, cg_str(g, "if (hs_at >= 0 && hs_at < %s) {", buckets));
+    cg_open(g, cg_str(g, "if ((ulong)hs_at < (ulong)(%s)) {", buckets));
     return v;
 }
 
