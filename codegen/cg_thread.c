@@ -572,6 +572,10 @@ static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
         return cg_index_at(g, &xs, cg_renamed(i, at));
     }
     case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(g, e, env);
+    /* a scan's total where no kernel of its scan writes it (cg_hoist takes a
+     * look-back's): the fold of its input, in this work-item, post-function
+     * aside; it was computed as a temporary of itself, without end */
+    case ST_PRIM_SCAN_TOTAL: return fold(g, e->kids[0], env);
     case ST_PRIM_ITERATE: return iterate(g, e, env);
     case ST_PRIM_LOOP: case ST_PRIM_WHILE: return loop(g, e, env);
     case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE: {

@@ -490,8 +490,10 @@ const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_
     st_err reason = {0};
     rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
     rw->nlog = 0;
-    /* exscans become scans of their shifted inputs before any rule looks:
+    /* seeds that are no neutral element come out of scans and reduces, and
+     * exscans become scans of their shifted inputs, before any rule looks:
      * every rule then takes them as the scans they are (rewrite.h says why) */
+    if (!(e = st_seeds_as_neutral(rw->cx, e, why))) return NULL;
     if (!(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;
     const st_node *r = run(rw, s, e, &reason);
     if (r && too_deep(r, &reason)) r = NULL;

@@ -270,6 +270,14 @@ const st_node *st_exclusive_at(st_ctx *cx, const st_node *xs, const st_node *i, 
  * exclusive prefix, computed once. st_rewrite does this before it runs a
  * strategy. def writes symbolic lengths (NULL: constant lengths only). */
 const st_node *st_exscans_as_scans(st_ctx *cx, const st_def *def, const st_node *e, st_err *err);
+/* e with every scan, exscan and reduce seeded by a value other than its
+ * operator's neutral element (where strata knows it: + * & | ^ min max && ||
+ * on one number) made one seeded by the neutral element, the seed applied
+ * after (map(y => op(z, y), …), op(z, …), or in a post-function), and every
+ * reduce_by_index's z made the neutral element (it reads none): the parallel
+ * rules start every block from the seed (rewrite/seeds.c says more).
+ * st_rewrite does this before it runs a strategy. */
+const st_node *st_seeds_as_neutral(st_ctx *cx, const st_node *e, st_err *err);
 /* def with every variable it binds renamed by its place in the program:
  * the first binder of a base name (`blk`, from `blk_3`) in program order
  * takes the base name, the next ones `blk_2`, `blk_3`, …; the def's

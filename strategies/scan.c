@@ -1,7 +1,9 @@
 /* strategies/scan.c — the scan rules of the rewrite-rules paper (listings 4–8).
  *
  * strata's scan is inclusive and seeded: scan(op, z, xs)[i] is z ⊕ x0 ⊕ … ⊕ xi,
- * z the neutral element of op (a promise of the program, as in Futhark). The
+ * z the neutral element of op (st_seeds_as_neutral makes it one where strata
+ * knows op's, before any rule runs; elsewhere a promise of the program, as in
+ * Futhark). The
  * paper's listings are for an exclusive scan, so where they hand a block the
  * scan of the blocks before it, these rules hand it the *exclusive* prefix
  * (z for the first block, else the inclusive prefix of the previous one).

@@ -270,7 +270,7 @@ static const char *const vector_scans[] = {
     "def main(xs: [N]f64): [N]f64 = xs |> scan(+, 0.0)",
     "def main(xs: [N]i32): [N]i32 = xs |> scan(*, 1)",
     "def main(xs: [N]i32): [N]i32 = xs |> scan((a, b) => max(a, b), -2147483648)",
-    "def main(xs: [N]f32): [N]f32 = xs |> scan((a, b) => min(a, b), 1000000.0)",
+    "def main(xs: [N]f32): [N]f32 = xs |> scan((a, b) => min(a, b), f32.inf)",
     "def main(xs: [N]u32): [N]u32 = xs |> scan(|, 0)",
 };
 

@@ -574,10 +574,10 @@ END_TEST
 /* Inside a work-item everything is sequential and private. */
 START_TEST(thread_level_is_sequential_and_private) {
     lowers_to("def main(xss: [N][M]i32) =\n"
-              "  xss |> mapGlb(xs => let t = xs |> map(x => x * 2) |> scan(+, 0) in t |> map(y => y - 1) |> reduce(max, 0))",
+              "  xss |> mapGlb(xs => let t = xs |> map(x => x * 2) |> scan(+, 0) in t |> map(y => y - 1) |> reduce(max, -2147483648))",
               "xss |> mapGlb(xs =>\n"
               "  let t = xs |> mapSeq(x => x * 2) |> scanSeq(+, 0) |> toPrivate\n"
-              "  in t |> mapSeq(y => y - 1) |> reduceSeq(max, 0))",
+              "  in t |> mapSeq(y => y - 1) |> reduceSeq(max, -2147483648))",
               7);
 }
 END_TEST
