@@ -835,6 +835,20 @@ static void block_ahead(cg *g, const lookback *lb, const char *n) {
             mw, n, mw);
 }
 
+/* Is the scan's fold a map's, fold(a, y) = op(a, f(y)) with f(y) not
+ * reading a, of elements as wide as the accumulator (a fused map: a scan of
+ * map(f, xs))? Then lane q of the vector scan is f of lane q of the loaded
+ * vector. Without a fold, true when the elements are the accumulators. */
+static bool fold_of_a_map(const lookback *lb, st_binop b) {
+    if (!lb->fold) return lb->elem == lb->acc;
+    const st_node *fold = lb->fold, *body = st_lambda_body(fold);
+    if (fold->kind != ST_NODE_LAMBDA || st_lambda_nparams(fold) != 2 || body->kind != ST_NODE_BINOP ||
+        body->u.binop != b || body->kids[0] != fold->kids[0] || st_occurs(body->kids[1], fold->kids[0]))
+        return false;
+    const st_type *e = lb->elem;
+    return e->kind == ST_TYPE_SCALAR && e->scalar != ST_BOOL && st_scalar_size(e->scalar) == st_scalar_size(lb->acc->scalar);
+}
+
 /* Emits the vector scan of the work-item's runs, setting lb_vec, when the
  * scan is one it takes; the scalar loop runs where lb_vec is 0. n: the
  * array's end. */
@@ -842,8 +856,7 @@ static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg
     cg_line(g, "int lb_vec = 0;");
     st_binop b;
     int64_t k = chains_of(lb), w = lanes_of(lb), run = lb->m / k;
-    if (scatter || lb->post || lb->fold || lb->elem != lb->acc || !commutative_op(lb, &b) || run % w || p->tuple)
-        return;
+    if (scatter || lb->post || !commutative_op(lb, &b) || !fold_of_a_map(lb, b) || run % w || p->tuple) return;
     /* 8- and 16-bit numbers: OpenCL has no vector of i8 by strata's name
      * (schar), and the scalar loop is what casts results back */
     if (st_scalar_size(lb->acc->scalar) < 4) return;
@@ -855,8 +868,9 @@ static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg
     const char *vt = cg_str(g, "%s%lld", t, (long long)w);
     const char *uvt = cg_str(g, "%s%lld", sk == ST_I32 ? "uint" : sk == ST_I64 ? "ulong" : t, (long long)w);
     cg_value z = cg_thread_value(g, lb->z, lb->env);
+    const char *et = cg_ctype(g, lb->elem);
     cg_line(g, "#if ST_VECTORS");
-    cg_line(g, "__global const %s *lb_src = %s + (%s) + lb_base + lb_l * %lldL;", t, xs.view->mem.base, in_off,
+    cg_line(g, "__global const %s *lb_src = %s + (%s) + lb_base + lb_l * %lldL;", et, xs.view->mem.base, in_off,
             (long long)lb->m);
     cg_line(g, "__global %s *lb_dst = %s + (%s) + lb_base + lb_l * %lldL;", t, p->mem.base, out_off, (long long)lb->m);
     cg_open(g, cg_str(g, "if (lb_full && (ulong)lb_dst %% %lld == 0) {", (long long)(w * (sk == ST_I64 || sk == ST_U64 || sk == ST_F64 ? 8 : 4))));
@@ -868,7 +882,18 @@ static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg
                           (long long)((c + 1) * run), (long long)w));
         /* a vector is 64 bytes, a cache line */
         cg_line(g, "ST_PREFETCH(lb_src + lb_ahead + lb_j);");
-        cg_line(g, "%s lb_t = vload%lld(0, lb_src + lb_j);", vt, (long long)w);
+        if (lb->fold) { /* each lane's f(y): fold(z, y), z being op's neutral element */
+            cg_line(g, "const %s%lld lb_y = vload%lld(0, lb_src + lb_j);", et, (long long)w, (long long)w);
+            cg_line(g, "%s lb_t;", vt);
+            cg_line(g, "#pragma unroll");
+            cg_open(g, cg_str(g, "for (int lb_q = 0; lb_q < %lld; lb_q++) {", (long long)w));
+            cg_value args[2] = {z, cg_scalar(lb->elem, "lb_y[lb_q]")};
+            cg_value f = cg_apply(g, lb->fold, 2, args, lb->env);
+            cg_line(g, "lb_t[lb_q] = %s;", f.c);
+            cg_close(g);
+        } else {
+            cg_line(g, "%s lb_t = vload%lld(0, lb_src + lb_j);", vt, (long long)w);
+        }
         for (int64_t d = 1; d < w; d *= 2) {
             const char *shifted = cg_str(g, "ST_LANES_UP%lld(%s, lb_t, lb_zv, %lld)", (long long)w, vt, (long long)d);
             cg_line(g, "lb_t = %s;", vector_op(g, lb, b, vt, uvt, shifted, "lb_t"));
