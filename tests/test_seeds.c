@@ -11,6 +11,7 @@
  * does not know as the program's promise. */
 #include "pipeline_fixture.h"
 #include "rewrite/rewrite.h"
+#include "strategies/strategies.h"
 
 /* Seeds: a literal, a parameter, an expression; every operator with a
  * neutral element, on ints and floats; the scan's three forms. */
@@ -34,7 +35,8 @@ static const char *const programs[] = {
 enum { NPROGRAMS = sizeof programs / sizeof *programs };
 
 /* A strategy at the top of the def (a scan stays a scan), or where a
- * reduce's seed left it (an operand), or everywhere. */
+ * reduce's seed left it (an operand), or everywhere; and the defaults
+ * `strata run` takes on a CPU and a GPU. */
 static const char *const strategies[] = {
     NULL, /* the lowering alone: sequential */
     "first(scan, lookback(M=64, WG=4))",
@@ -43,6 +45,8 @@ static const char *const strategies[] = {
     "first(reduce, lookback(M=16, WG=8))",
     "first(reduce, parallel-reduce(BS=1024))",
     "try(each(reduce_by_index, try(subhistogram)))",
+    "the CPU's default",
+    "the GPU's default",
 };
 enum { NSTRATEGIES = sizeof strategies / sizeof *strategies };
 
@@ -50,11 +54,13 @@ static const int64_t lengths[] = {1, 7, 1000, 1000003};
 
 START_TEST(every_strategy_keeps_the_seed) {
     const char *src = programs[_i / NSTRATEGIES], *strategy = strategies[_i % NSTRATEGIES];
+    bool by_default = strategy && strstr(strategy, "default");
+    if (by_default) strategy = st_default_strategy(strstr(strategy, "CPU") ? "CPU" : "GPU");
     const char *label = text_of("%s under %s", src, strategy ? strategy : "the lowering alone");
     const st_def *orig = def_of(src);
     /* a strategy for what the program is not (a scan rule on a reduce)
-     * does not apply: nothing to run */
-    if (strategy) {
+     * does not apply: nothing to run (the defaults apply to everything) */
+    if (strategy && !by_default) {
         st_err err = {0};
         const st_strategy *s = st_strategy_parse(cx, reg, "strategy", strategy, &err);
         ck_assert_msg(s != NULL, "%s: %s", label, err.message);
