@@ -98,7 +98,7 @@ __kernel void k2_hist_global(long s_H,
     const long hs_end = hist_1_cpu && hs_first + hs_chunk < hist_1_N ? hs_first + hs_chunk : hist_1_N;
     for (long i = hs_first; i < hs_end; i += hs_step) {
         const long hs_at = (long)(in_is[i]);
-        if (hs_at >= 0 && hs_at < hist_1_H) {
+        if ((ulong)hs_at < (ulong)(hist_1_H)) {
             if (hs_s == 0) {
                 if (hist_1_Cg == 1) {
                     int x_2 = out0[hs_at];
@@ -144,7 +144,7 @@ __kernel void k3_hist_local(long s_H,
             {
                 const long hs_i = i + 0;
                 const long hs_at = (long)(in_is[hs_i]);
-                if (hs_at >= 0 && hs_at < hist_1_H) {
+                if ((ulong)hs_at < (ulong)(hist_1_H)) {
                     int x_4 = hs_sub[0 + hs_at];
                     hs_sub[0 + hs_at] = st_add_int(x_4, 1);
                 }
@@ -152,7 +152,7 @@ __kernel void k3_hist_local(long s_H,
             {
                 const long hs_i = i + 1;
                 const long hs_at = (long)(in_is[hs_i]);
-                if (hs_at >= 0 && hs_at < hist_1_H) {
+                if ((ulong)hs_at < (ulong)(hist_1_H)) {
                     int x_5 = hs_sub[hs_o1 + hs_at];
                     hs_sub[hs_o1 + hs_at] = st_add_int(x_5, 1);
                 }
@@ -160,7 +160,7 @@ __kernel void k3_hist_local(long s_H,
             {
                 const long hs_i = i + 2;
                 const long hs_at = (long)(in_is[hs_i]);
-                if (hs_at >= 0 && hs_at < hist_1_H) {
+                if ((ulong)hs_at < (ulong)(hist_1_H)) {
                     int x_6 = hs_sub[hs_o2 + hs_at];
                     hs_sub[hs_o2 + hs_at] = st_add_int(x_6, 1);
                 }
@@ -168,7 +168,7 @@ __kernel void k3_hist_local(long s_H,
             {
                 const long hs_i = i + 3;
                 const long hs_at = (long)(in_is[hs_i]);
-                if (hs_at >= 0 && hs_at < hist_1_H) {
+                if ((ulong)hs_at < (ulong)(hist_1_H)) {
                     int x_7 = hs_sub[hs_o3 + hs_at];
                     hs_sub[hs_o3 + hs_at] = st_add_int(x_7, 1);
                 }
@@ -176,7 +176,7 @@ __kernel void k3_hist_local(long s_H,
         }
         for (; i < hs_end; i++) {
             const long hs_at = (long)(in_is[i]);
-            if (hs_at >= 0 && hs_at < hist_1_H) {
+            if ((ulong)hs_at < (ulong)(hist_1_H)) {
                 int x_8 = hs_sub[hs_at];
                 hs_sub[hs_at] = st_add_int(x_8, 1);
             }
@@ -188,7 +188,7 @@ __kernel void k3_hist_local(long s_H,
         const long hs_end = hist_1_cpu && hs_first + hs_chunk < hist_1_N ? hs_first + hs_chunk : hist_1_N;
         for (long i = hs_first; i < hs_end; i += hs_step) {
             const long hs_at = (long)(in_is[i]);
-            if (hs_at >= 0 && hs_at < hist_1_H) {
+            if ((ulong)hs_at < (ulong)(hist_1_H)) {
                 if (hist_1_Cl == 1) {
                     int x_9 = hs_sub[hs_s * hist_1_H + hs_at];
                     hs_sub[hs_s * hist_1_H + hs_at] = st_add_int(x_9, 1);

@@ -261,7 +261,7 @@ int strata_run_timed(cl_context context, cl_command_queue queue, cl_kernel *kern
         snprintf(msg, msgcap, "allocating %lu bytes for t2_lookback_state", (unsigned long)bytes);
         goto done;
     }
-    bytes = 8 * (size_t)(((s_N + 65535L) / 65536L));
+    bytes = 8 * (size_t)(((s_N + 32767L) / 32768L));
     t3_lookback_descriptors = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
     if (err != CL_SUCCESS) {
         snprintf(msg, msgcap, "allocating %lu bytes for t3_lookback_descriptors", (unsigned long)bytes);
@@ -269,7 +269,7 @@ int strata_run_timed(cl_context context, cl_command_queue queue, cl_kernel *kern
     }
 
     /* k0_lookback_reset — mapGlb: the look-back state of the next kernel, zeroed */
-    n = (size_t)(((s_N + 65535L) / 65536L));
+    n = (size_t)(((s_N + 32767L) / 32768L));
     if (n > 0) {
         local_bytes = 0;
         err = clSetKernelArg(kernels[0], 0, 8, scalars[0]);
@@ -297,8 +297,8 @@ int strata_run_timed(cl_context context, cl_command_queue queue, cl_kernel *kern
         }
     }
 
-    /* k1_lookback — scanLookback: xs |> scanLookback(65536, 1, 1, 1, +, 0.0) */
-    n = (size_t)(((s_N + 65535L) / 65536L));
+    /* k1_lookback — scanLookback: xs |> scanLookback(32768, 1, 1, 1, +, 0.0) */
+    n = (size_t)(((s_N + 32767L) / 32768L));
     if (n > 0) {
         local_bytes = 0;
         err = clSetKernelArg(kernels[1], 0, 8, scalars[0]);

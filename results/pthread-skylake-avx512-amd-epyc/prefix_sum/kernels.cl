@@ -144,13 +144,13 @@ ST_DIVMOD_NARROW(ushort)
 __kernel void k0_lookback_reset(long s_N,
         __global ulong *t3_lookback_descriptors,
         __global int *t2_lookback_state) {
-    for (long i = get_global_id(0); i < ((s_N + 65535L) / 65536L); i += get_global_size(0)) {
+    for (long i = get_global_id(0); i < ((s_N + 32767L) / 32768L); i += get_global_size(0)) {
         t3_lookback_descriptors[i] = 0;
         if (i == 0) t2_lookback_state[0] = 0;
     }
 }
 
-/* scanLookback: xs |> scanLookback(65536, 1, 1, 1, +, 0.0) */
+/* scanLookback: xs |> scanLookback(32768, 1, 1, 1, +, 0.0) */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_N,
         __global int *t2_lookback_state,
         __global const float *restrict in_xs,
@@ -162,16 +162,16 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
     const int lb_l = get_local_id(0);
     if (lb_l == 0) lb_id = atomic_inc(&t2_lookback_state[0]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    const long lb_base = lb_id * 65536L;
-    const bool lb_full = lb_base + 65536L <= s_N;
+    const long lb_base = lb_id * 32768L;
+    const bool lb_full = lb_base + 32768L <= s_N;
     float lb_a0;
     float lb_a1;
     float lb_a2;
     float lb_a3;
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 0L;
+        const long lb_lo = lb_base + lb_l * 32768L + 0L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 8192 : lb_left <= 0 ? 0 : lb_left < 8192L ? (int)lb_left : 8192;
         float lb_r0;
         lb_r0 = 0.0f;
         float lb_r1;
@@ -341,9 +341,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
         lb_a0 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 16384L;
+        const long lb_lo = lb_base + lb_l * 32768L + 8192L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 8192 : lb_left <= 0 ? 0 : lb_left < 8192L ? (int)lb_left : 8192;
         float lb_r0;
         lb_r0 = 0.0f;
         float lb_r1;
@@ -513,9 +513,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
         lb_a1 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 32768L;
+        const long lb_lo = lb_base + lb_l * 32768L + 16384L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 8192 : lb_left <= 0 ? 0 : lb_left < 8192L ? (int)lb_left : 8192;
         float lb_r0;
         lb_r0 = 0.0f;
         float lb_r1;
@@ -685,9 +685,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
         lb_a2 = lb_r0;
     }
     {
-        const long lb_lo = lb_base + lb_l * 65536L + 49152L;
+        const long lb_lo = lb_base + lb_l * 32768L + 24576L;
         const long lb_left = s_N - lb_lo;
-        const int lb_n = lb_full ? 16384 : lb_left <= 0 ? 0 : lb_left < 16384L ? (int)lb_left : 16384;
+        const int lb_n = lb_full ? 8192 : lb_left <= 0 ? 0 : lb_left < 8192L ? (int)lb_left : 8192;
         float lb_r0;
         lb_r0 = 0.0f;
         float lb_r1;
@@ -891,8 +891,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                     for (int lb_w = 0; lb_w < 1; lb_w++) {
                         float lb_fa0;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 0L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 32768L + lb_w * 32768L + 0L;
+                            const int lb_n = 8192;
                             float lb_r0;
                             lb_r0 = 0.0f;
                             float lb_r1;
@@ -1063,8 +1063,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                         }
                         float lb_fa1;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 16384L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 32768L + lb_w * 32768L + 8192L;
+                            const int lb_n = 8192;
                             float lb_r0;
                             lb_r0 = 0.0f;
                             float lb_r1;
@@ -1235,8 +1235,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                         }
                         float lb_fa2;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 32768L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 32768L + lb_w * 32768L + 16384L;
+                            const int lb_n = 8192;
                             float lb_r0;
                             lb_r0 = 0.0f;
                             float lb_r1;
@@ -1407,8 +1407,8 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                         }
                         float lb_fa3;
                         {
-                            const long lb_lo = lb_j * 65536L + lb_w * 65536L + 49152L;
-                            const int lb_n = 16384;
+                            const long lb_lo = lb_j * 32768L + lb_w * 32768L + 24576L;
+                            const int lb_n = 8192;
                             float lb_r0;
                             lb_r0 = 0.0f;
                             float lb_r1;
@@ -1614,13 +1614,13 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
     lb_p3 = (lb_p2 + lb_a2);
     int lb_vec = 0;
     #if ST_VECTORS
-    __global const float *lb_src = in_xs + (0) + lb_base + lb_l * 65536L;
-    __global float *lb_dst = out0 + (0) + lb_base + lb_l * 65536L;
+    __global const float *lb_src = in_xs + (0) + lb_base + lb_l * 32768L;
+    __global float *lb_dst = out0 + (0) + lb_base + lb_l * 32768L;
     if (lb_full && (ulong)lb_dst % 64 == 0) {
-        const long lb_ahead = lb_base + (STRATA_COMPUTE_UNITS + 1L) * 65536L <= s_N ? STRATA_COMPUTE_UNITS * 65536L : 0L;
+        const long lb_ahead = lb_base + (STRATA_COMPUTE_UNITS + 1L) * 32768L <= s_N ? STRATA_COMPUTE_UNITS * 32768L : 0L;
         const float16 lb_zv = (float16)(0.0f);
         float16 lb_cv0 = (float16)(lb_p0);
-        for (int lb_j = 0; lb_j < 16384; lb_j += 16) {
+        for (int lb_j = 0; lb_j < 8192; lb_j += 16) {
             ST_PREFETCH(lb_src + lb_ahead + lb_j);
             float16 lb_t = vload16(0, lb_src + lb_j);
             lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 1) + lb_t);
@@ -1632,7 +1632,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
             lb_cv0 = (float16)(lb_t.sf);
         }
         float16 lb_cv1 = (float16)(lb_p1);
-        for (int lb_j = 16384; lb_j < 32768; lb_j += 16) {
+        for (int lb_j = 8192; lb_j < 16384; lb_j += 16) {
             ST_PREFETCH(lb_src + lb_ahead + lb_j);
             float16 lb_t = vload16(0, lb_src + lb_j);
             lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 1) + lb_t);
@@ -1644,7 +1644,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
             lb_cv1 = (float16)(lb_t.sf);
         }
         float16 lb_cv2 = (float16)(lb_p2);
-        for (int lb_j = 32768; lb_j < 49152; lb_j += 16) {
+        for (int lb_j = 16384; lb_j < 24576; lb_j += 16) {
             ST_PREFETCH(lb_src + lb_ahead + lb_j);
             float16 lb_t = vload16(0, lb_src + lb_j);
             lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 1) + lb_t);
@@ -1656,7 +1656,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
             lb_cv2 = (float16)(lb_t.sf);
         }
         float16 lb_cv3 = (float16)(lb_p3);
-        for (int lb_j = 49152; lb_j < 65536; lb_j += 16) {
+        for (int lb_j = 24576; lb_j < 32768; lb_j += 16) {
             ST_PREFETCH(lb_src + lb_ahead + lb_j);
             float16 lb_t = vload16(0, lb_src + lb_j);
             lb_t = (ST_LANES_UP16(float16, lb_t, lb_zv, 1) + lb_t);
@@ -1672,9 +1672,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
     }
     #endif
     if (!lb_vec && lb_full) {
-        for (int lb_j = 0; lb_j < 16384; lb_j++) {
+        for (int lb_j = 0; lb_j < 8192; lb_j++) {
             {
-                const long lb_i = lb_base + lb_l * 65536 + 0 + lb_j;
+                const long lb_i = lb_base + lb_l * 32768 + 0 + lb_j;
                 {
                     float x_264 = in_xs[lb_i];
                     lb_p0 = (lb_p0 + x_264);
@@ -1682,7 +1682,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                 }
             }
             {
-                const long lb_i = lb_base + lb_l * 65536 + 16384 + lb_j;
+                const long lb_i = lb_base + lb_l * 32768 + 8192 + lb_j;
                 {
                     float x_265 = in_xs[lb_i];
                     lb_p1 = (lb_p1 + x_265);
@@ -1690,7 +1690,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                 }
             }
             {
-                const long lb_i = lb_base + lb_l * 65536 + 32768 + lb_j;
+                const long lb_i = lb_base + lb_l * 32768 + 16384 + lb_j;
                 {
                     float x_266 = in_xs[lb_i];
                     lb_p2 = (lb_p2 + x_266);
@@ -1698,7 +1698,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                 }
             }
             {
-                const long lb_i = lb_base + lb_l * 65536 + 49152 + lb_j;
+                const long lb_i = lb_base + lb_l * 32768 + 24576 + lb_j;
                 {
                     float x_267 = in_xs[lb_i];
                     lb_p3 = (lb_p3 + x_267);
@@ -1707,9 +1707,9 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
             }
         }
     } else if (!lb_vec) {
-        for (int lb_j = 0; lb_j < 16384; lb_j++) {
+        for (int lb_j = 0; lb_j < 8192; lb_j++) {
             {
-                const long lb_i = lb_base + lb_l * 65536 + 0 + lb_j;
+                const long lb_i = lb_base + lb_l * 32768 + 0 + lb_j;
                 if (lb_full || lb_i < s_N) {
                     float x_268 = in_xs[lb_i];
                     lb_p0 = (lb_p0 + x_268);
@@ -1717,7 +1717,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                 }
             }
             {
-                const long lb_i = lb_base + lb_l * 65536 + 16384 + lb_j;
+                const long lb_i = lb_base + lb_l * 32768 + 8192 + lb_j;
                 if (lb_full || lb_i < s_N) {
                     float x_269 = in_xs[lb_i];
                     lb_p1 = (lb_p1 + x_269);
@@ -1725,7 +1725,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                 }
             }
             {
-                const long lb_i = lb_base + lb_l * 65536 + 32768 + lb_j;
+                const long lb_i = lb_base + lb_l * 32768 + 16384 + lb_j;
                 if (lb_full || lb_i < s_N) {
                     float x_270 = in_xs[lb_i];
                     lb_p2 = (lb_p2 + x_270);
@@ -1733,7 +1733,7 @@ __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void k1_lookback(long s_
                 }
             }
             {
-                const long lb_i = lb_base + lb_l * 65536 + 49152 + lb_j;
+                const long lb_i = lb_base + lb_l * 32768 + 24576 + lb_j;
                 if (lb_full || lb_i < s_N) {
                     float x_271 = in_xs[lb_i];
                     lb_p3 = (lb_p3 + x_271);
