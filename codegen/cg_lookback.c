@@ -611,19 +611,8 @@ static bool is_param(const st_node *n, const st_node *p) { return n->kind == ST_
  * a run may be folded in interleaved lanes (below). */
 static bool commutative_op(const lookback *lb, st_binop *out) {
     if (lb->acc->kind != ST_TYPE_SCALAR || lb->acc->scalar == ST_BOOL) return false;
-    const st_node *op = lb->op;
     st_binop b;
-    if (op->kind == ST_NODE_OPFN) {
-        b = op->u.binop;
-    } else if (op->kind == ST_NODE_LAMBDA && st_lambda_nparams(op) == 2 && st_lambda_body(op)->kind == ST_NODE_BINOP) {
-        const st_node *body = st_lambda_body(op);
-        if (!(is_param(body->kids[0], op->kids[0]) && is_param(body->kids[1], op->kids[1])) &&
-            !(is_param(body->kids[0], op->kids[1]) && is_param(body->kids[1], op->kids[0])))
-            return false;
-        b = body->u.binop;
-    } else {
-        return false;
-    }
+    if (!st_fn_binop(lb->op, &b)) return false;
     *out = b;
     return b == ST_OP_ADD || b == ST_OP_MUL || b == ST_OP_MIN || b == ST_OP_MAX || b == ST_OP_BAND ||
            b == ST_OP_BOR || b == ST_OP_BXOR;
@@ -843,7 +832,7 @@ static bool fold_of_a_map(const lookback *lb, st_binop b) {
     if (!lb->fold) return lb->elem == lb->acc;
     const st_node *fold = lb->fold, *body = st_lambda_body(fold);
     if (fold->kind != ST_NODE_LAMBDA || st_lambda_nparams(fold) != 2 || body->kind != ST_NODE_BINOP ||
-        body->u.binop != b || body->kids[0] != fold->kids[0] || st_occurs(body->kids[1], fold->kids[0]))
+        body->u.binop != b || !is_param(body->kids[0], fold->kids[0]) || st_occurs(body->kids[1], fold->kids[0]))
         return false;
     const st_type *e = lb->elem;
     return e->kind == ST_TYPE_SCALAR && e->scalar != ST_BOOL && st_scalar_size(e->scalar) == st_scalar_size(lb->acc->scalar);

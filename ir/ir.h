@@ -629,6 +629,10 @@ const st_node *st_let(st_ctx *cx, uint32_t nvars, const st_node *const *vars,
 const st_node *st_lambda(st_ctx *cx, uint32_t nparams, const st_node *const *params,
                          const st_node *body, st_err *err);
 const st_node *st_opfn(st_ctx *cx, st_binop op, st_scalar_kind k, st_err *err);
+/* The binary operator the function f is: an operator used as a function (`+`),
+ * or a lambda of two parameters applying one to them in either order
+ * (`(a, b) => b + a`); false for any other function. */
+bool st_fn_binop(const st_node *f, st_binop *out);
 /* Is n an integer literal (not a bool)? Its value in *v. */
 bool st_int_literal(const st_node *n, int64_t *v);
 const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node *const *args,

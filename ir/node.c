@@ -305,6 +305,18 @@ const st_node *st_opfn(st_ctx *cx, st_binop op, st_scalar_kind k, st_err *err) {
     return intern(cx, &p.n, err);
 }
 
+static bool is_param(const st_node *n, const st_node *p) { return n->kind == ST_NODE_VAR && n->u.name == p->u.name; }
+
+bool st_fn_binop(const st_node *f, st_binop *out) {
+    if (f->kind == ST_NODE_OPFN) return *out = f->u.binop, true;
+    if (f->kind != ST_NODE_LAMBDA || st_lambda_nparams(f) != 2 || st_lambda_body(f)->kind != ST_NODE_BINOP) return false;
+    const st_node *body = st_lambda_body(f), *a = f->kids[0], *b = f->kids[1];
+    if (!(is_param(body->kids[0], a) && is_param(body->kids[1], b)) && !(is_param(body->kids[0], b) && is_param(body->kids[1], a)))
+        return false;
+    *out = body->u.binop;
+    return true;
+}
+
 bool st_int_literal(const st_node *n, int64_t *v) {
     return n->kind == ST_NODE_LIT && n->type->kind == ST_TYPE_SCALAR && n->type->scalar != ST_BOOL &&
            st_scalar_is_int(n->type->scalar) && st_scalar_as_i64(n->type->scalar, n->u.lit, v);

@@ -31,18 +31,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The binary operator op is: `+`, or `(a, b) => a + b` (either order). */
-static bool binop_of(const st_node *op, st_binop *out) {
-    if (op->kind == ST_NODE_OPFN) return *out = op->u.binop, true;
-    if (op->kind != ST_NODE_LAMBDA || st_lambda_nparams(op) != 2) return false;
-    const st_node *body = st_lambda_body(op), *a = op->kids[0], *b = op->kids[1];
-    if (body->kind != ST_NODE_BINOP || a == b ||
-        !((body->kids[0] == a && body->kids[1] == b) || (body->kids[0] == b && body->kids[1] == a)))
-        return false;
-    *out = body->u.binop;
-    return true;
-}
-
 /* An integer of kind k with value v (two's complement bits for a signed one). */
 static st_scalar int_of(st_scalar_kind k, int64_t v) {
     st_scalar s;
@@ -108,7 +96,7 @@ typedef struct seeds {
  * element, when the seed must come out (false: leave n as it is). */
 static bool must_take_out(const st_node *n, uint32_t opi, uint32_t zi, st_binop *b, st_scalar *e) {
     const st_node *z = n->kids[zi];
-    if (!z->type || z->type->kind != ST_TYPE_SCALAR || !binop_of(n->kids[opi], b)) return false;
+    if (!z->type || z->type->kind != ST_TYPE_SCALAR || !st_fn_binop(n->kids[opi], b)) return false;
     st_scalar_kind k = z->type->scalar;
     return neutral_of(*b, k, e) && !is_neutral(z, k, *e);
 }
@@ -121,12 +109,10 @@ static const st_node *with_kid(seeds *s, const st_node *n, uint32_t i, const st_
     return st_rebuild(s->cx, n, kids, s->err);
 }
 
-/* (a, x) => op(z, a): a scan's post-function applying its seed z, x of
- * type elem */
-static const st_node *seed_post(seeds *s, st_binop b, const st_node *z, const st_type *elem) {
-    const st_node *params[2] = {st_fresh_var(s->cx, "a", z->type), st_fresh_var(s->cx, "x", elem)};
-    const st_node *body = params[0] && params[1] ? st_binary(s->cx, b, z, params[0], s->err) : NULL;
-    return body ? st_lambda(s->cx, 2, params, body, s->err) : NULL;
+/* (a, x) => a: the post-function of a scan without one, x of type elem */
+static const st_node *identity_post(seeds *s, const st_type *acc, const st_type *elem) {
+    const st_node *params[2] = {st_fresh_var(s->cx, "a", acc), st_fresh_var(s->cx, "x", elem)};
+    return params[0] && params[1] ? st_lambda(s->cx, 2, params, params[0], s->err) : NULL;
 }
 
 /* y => op(z, y) over xs */
@@ -168,13 +154,12 @@ static const st_node *take_out(seeds *s, const st_node *n) {
     const st_node *r;
     if (p == ST_PRIM_REDUCE) {
         r = st_binary(s->cx, b, seed, plain, s->err);
-    } else if (p == ST_PRIM_SCAN && n->nkids == 5) {
-        const st_node *post = seeded_post(s, b, seed, plain->kids[2]);
-        r = post ? with_kid(s, plain, 2, post) : NULL;
-    } else if (p == ST_PRIM_SCAN) { /* op or fold, then the post-function, e, xs */
+    } else if (p == ST_PRIM_SCAN) { /* its post-function (the identity where it has none) after op(z, ·) */
         const st_node *xs = plain->kids[plain->nkids - 1];
-        const st_node *post = seed_post(s, b, seed, xs->type->elem);
-        const st_node *args[5] = {plain->kids[0], plain->kids[n->nkids == 4 ? 1 : 0], post, plain->kids[zi], xs};
+        const st_node *post = n->nkids == 5 ? plain->kids[2] : identity_post(s, z->type, xs->type->elem);
+        if (post) post = seeded_post(s, b, seed, post);
+        /* op, its fold (the operator where there is none), post, e, xs */
+        const st_node *args[5] = {plain->kids[0], plain->kids[n->nkids == 3 ? 0 : 1], post, plain->kids[zi], xs};
         r = post ? st_prim_node(s->cx, ST_PRIM_SCAN, 5, args, s->err) : NULL;
     } else {
         r = seeded_map(s, b, seed, plain);
