@@ -3,8 +3,8 @@
  * interpreter's results; on the device, + on i32 and f32, max on f32
  * (compare-and-swap) and an arg-min of (value, index) pairs (a lock), under
  * global and local memory and several cooperation levels, equal the
- * interpreter over uniform, skewed, single-bucket and partly out-of-bounds
- * indices, N = 0, H = 0 and H > N; local memory that does not fit falls
+ * interpreter over uniform, skewed, single-bucket, partly out-of-bounds
+ * indices and runs of one bucket, N = 0, H = 0 and H > N; local memory that does not fit falls
  * back to global; a map of indices runs inside the kernels; and the
  * command line's refusals. */
 #include "histogram_programs.h"
@@ -18,8 +18,9 @@
 /* Programs and inputs                                                      */
 /* ------------------------------------------------------------------------ */
 
-typedef enum dist { UNIFORM, SKEWED, SINGLE, OUT_OF_BOUNDS, NDISTS } dist;
-static const char *const dist_names[NDISTS] = {"uniform", "skewed", "one bucket", "partly out of bounds"};
+typedef enum dist { UNIFORM, SKEWED, SINGLE, OUT_OF_BOUNDS, RUNS, NDISTS } dist;
+static const char *const dist_names[NDISTS] = {"uniform", "skewed", "one bucket", "partly out of bounds",
+                                               "runs of one bucket, some out of bounds"};
 
 static uint64_t next(uint64_t *s) {
     *s ^= *s << 13;
@@ -40,6 +41,14 @@ static int64_t *indices(int64_t n, int64_t h, dist d, uint64_t seed) {
         case UNIFORM: is[i] = h ? (int64_t)(u * (double)h) : 0; break;
         case SKEWED: is[i] = h ? (int64_t)(u * u * u * (double)h) : 0; break; /* crowded near 0 */
         case SINGLE: is[i] = h / 2; break;
+        case RUNS: /* runs of 1 to 20 (a CPU's loop folds eight equal in one update), one in 8 out of bounds */
+            if (i == 0 || u < 0.1) {
+                uint64_t r = next(&s);
+                is[i] = r % 8 == 0 ? h + (int64_t)(r % 3) : h ? (int64_t)(r % (uint64_t)h) : 0;
+            } else {
+                is[i] = is[i - 1];
+            }
+            break;
         default: /* a quarter out of bounds, on both sides */
             is[i] = u < 0.125 ? -1 - (int64_t)(next(&s) % 100) : u < 0.25 ? h + (int64_t)(next(&s) % 100)
                                                                             : (h ? (int64_t)(u * (double)h) % h : 0);
