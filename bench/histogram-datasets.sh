@@ -3,9 +3,12 @@
 # of the subhistogramming thesis' figure 34, beside a sequential C
 # histogram and an OpenMP one, in one run on one device.
 #
-#   bench/histogram-datasets.sh [N] [RUNS]
-#     N     indices per dataset (default 20000000, as the thesis)
-#     RUNS  timings per measurement (default 9)
+#   bench/histogram-datasets.sh [N] [RUNS] [ROUNDS]
+#     N       indices per dataset (default 20000000, as the thesis)
+#     RUNS    timings per measurement (default 9)
+#     ROUNDS  rounds of the three side by side on each dataset (default 3):
+#             the table gives each one's median over them, so that a burst
+#             of the machine's other work in one round moves no row
 #   SPACE='…' in the environment explores another space of subhistogram's
 #   parameters (SPACE=none explores nothing: the peers and the heuristic), DEVICE=D picks the OpenCL device, WORK=DIR puts everything
 #   elsewhere (default out/bench-histogram).
@@ -25,7 +28,8 @@
 #     every point against the interpreter.
 # The table gives the times, the heuristic's speed-ups over the sequential
 # histogram (as the thesis' figure 34 does) and over the OpenMP peer, and
-# the best point's over the sequential one. The load average before and
+# the best point's over the sequential one. The three run in turn,
+# ROUNDS times on each dataset, before the exploration. The load average before and
 # after is printed with it: the machine may be shared, and a peer of two
 # threads on a machine with one core free is no faster than one.
 set -euo pipefail
@@ -33,6 +37,7 @@ cd "$(dirname "$0")/.."
 
 N=${1:-20000000}
 RUNS=${2:-9}
+ROUNDS=${3:-3}
 THREADS=${THREADS:-2}
 SPACE=${SPACE:-'subhistogram(C=[1, 16, 256, 4096, 65536], MEM=[global, local], ATOMIC=[add, xchg])'}
 WORK=${WORK:-out/bench-histogram}
@@ -55,9 +60,15 @@ for d in "${datasets[@]}"; do
     data="$WORK/data.npy"
     echo "$kind, H=$h" >&2
     "$WORK/hist_seq" make "$kind" "$h" "$N" 1 "$data"
-    seq_ms=$("$WORK/hist_seq" time "$data" "$h" "$RUNS" 2>/dev/null)
-    omp_ms=$("$WORK/hist_omp" "$data" "$h" "$RUNS" "$THREADS" 2>/dev/null)
-    heur_ms=$(strata_ms "$PROGRAM" -s subhistogram --input "is=$data" --input "H=$h")
+    seqs=() omps=() heurs=()
+    for _ in $(seq 1 "$ROUNDS"); do
+        seqs+=("$("$WORK/hist_seq" time "$data" "$h" "$RUNS" 2>/dev/null)")
+        omps+=("$("$WORK/hist_omp" "$data" "$h" "$RUNS" "$THREADS" 2>/dev/null)")
+        heurs+=("$(strata_ms "$PROGRAM" -s subhistogram --input "is=$data" --input "H=$h")")
+    done
+    seq_ms=$(printf '%s\n' "${seqs[@]}" | median)
+    omp_ms=$(printf '%s\n' "${omps[@]}" | median)
+    heur_ms=$(printf '%s\n' "${heurs[@]}" | median)
     dir="$WORK/explored-${kind/:/-}-$h"
     best=
     if [ "$SPACE" != none ]; then
@@ -72,7 +83,7 @@ done
 device_name=$(device_name_of "$PROGRAM" --size N=1 --input H=1)
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
-    printf 'histograms of %d i32 indices on %s; medians in ms; speed-ups (x) are the other time over strata'"'"'s\n' "$N" "$device_name"
+    printf 'histograms of %d i32 indices on %s; medians in ms (of %d rounds of medians of %d runs); speed-ups (x) are the other time over strata'"'"'s\n' "$N" "$device_name" "$ROUNDS" "$RUNS"
     printf 'load average %s before, %s after, on %s cores\n\n' "$load_before" "$load_after" "$(nproc)"
     printf '| dataset | H | sequential C | OpenMP, %d threads | strata, heuristic | over sequential | over OpenMP | strata, best | over sequential | best variant |\n' "$THREADS"
     printf '|---|---|---|---|---|---|---|---|---|---|\n'
