@@ -760,8 +760,9 @@ static void thread_reduce(cg *g, const lookback *lb, const char *n) {
 
 /* ---- LOAD = direct, the scan pass in vector registers ----
  *
- * A plain scan (no fold, post-function or scatter) by a commutative
- * operator of one number, read from and written to contiguous memory, is
+ * A plain scan (no scatter, no fold but a fused map's, no post-function
+ * but a seed's: fold_of_a_map, post_of_a_seed) by a commutative operator
+ * of one number, read from and written to contiguous memory, is
  * scanned W elements at a time in OpenCL vector types where the compiler
  * is clang (PoCL's; ST_VECTORS in the prelude): a vector is loaded, scanned
  * in log2 W steps (each combines it with itself shifted by 1, 2, 4, …
@@ -804,6 +805,9 @@ static const char *contiguous(const cg_mem *m) {
  * false, and the scalar loop does it. */
 static bool contiguous_pair(cg *g, const lookback *lb, const st_node *input, const cg_place *p, cg_value *xs,
                             const char **in_off, const char **out_off) {
+    /* a name (of memory, it is checked below): anything else, a map say,
+     * is computed element by element, by the scalar loop */
+    if (input->kind != ST_NODE_VAR) return false;
     *xs = cg_thread_value(g, input, lb->env);
     if (xs->kind != CG_ARRAY || xs->view->kind != CG_V_MEM) return false;
     *in_off = contiguous(&xs->view->mem);
@@ -824,12 +828,34 @@ static void block_ahead(cg *g, const lookback *lb, const char *n) {
             mw, n, mw);
 }
 
+/* Is the post-function one the vector scan applies as it stores: none, the
+ * identity, or a seed's, (a, x) => op(c, a) with c reading neither (what
+ * rewrite/seeds.c makes of scan(op, c, xs))? *seed: c, or NULL. */
+static bool post_of_a_seed(const lookback *lb, st_binop b, const st_node **seed) {
+    *seed = NULL;
+    const st_node *post = lb->post;
+    if (!post) return true;
+    if (post->kind != ST_NODE_LAMBDA || st_lambda_nparams(post) != 2) return false;
+    const st_node *body = st_lambda_body(post), *a = post->kids[0], *x = post->kids[1];
+    if (is_param(body, a)) return true;
+    if (body->kind != ST_NODE_BINOP || body->u.binop != b) return false;
+    const st_node *c = is_param(body->kids[1], a) ? body->kids[0] : is_param(body->kids[0], a) ? body->kids[1] : NULL;
+    if (!c || st_occurs(c, a) || st_occurs(c, x)) return false;
+    *seed = c;
+    return true;
+}
+
 /* Is the scan's fold a map's, fold(a, y) = op(a, f(y)) with f(y) not
  * reading a, of elements as wide as the accumulator (a fused map: a scan of
  * map(f, xs))? Then lane q of the vector scan is f of lane q of the loaded
  * vector. Without a fold, true when the elements are the accumulators. */
+static bool fold_is_op(const lookback *lb, st_binop b) {
+    st_binop fb;
+    return !lb->fold || (st_fn_binop(lb->fold, &fb) && fb == b);
+}
+
 static bool fold_of_a_map(const lookback *lb, st_binop b) {
-    if (!lb->fold) return lb->elem == lb->acc;
+    if (fold_is_op(lb, b)) return lb->elem == lb->acc;
     const st_node *fold = lb->fold, *body = st_lambda_body(fold);
     if (fold->kind != ST_NODE_LAMBDA || st_lambda_nparams(fold) != 2 || body->kind != ST_NODE_BINOP ||
         body->u.binop != b || !is_param(body->kids[0], fold->kids[0]) || st_occurs(body->kids[1], fold->kids[0]))
@@ -845,7 +871,10 @@ static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg
     cg_line(g, "int lb_vec = 0;");
     st_binop b;
     int64_t k = chains_of(lb), w = lanes_of(lb), run = lb->m / k;
-    if (scatter || lb->post || !commutative_op(lb, &b) || !fold_of_a_map(lb, b) || run % w || p->tuple) return;
+    const st_node *seed;
+    if (scatter || !commutative_op(lb, &b) || !fold_of_a_map(lb, b) || !post_of_a_seed(lb, b, &seed) || run % w ||
+        p->tuple)
+        return;
     /* 8- and 16-bit numbers: OpenCL has no vector of i8 by strata's name
      * (schar), and the scalar loop is what casts results back */
     if (st_scalar_size(lb->acc->scalar) < 4) return;
@@ -865,13 +894,19 @@ static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg
     cg_open(g, cg_str(g, "if (lb_full && (ulong)lb_dst %% %lld == 0) {", (long long)(w * (sk == ST_I64 || sk == ST_U64 || sk == ST_F64 ? 8 : 4))));
     block_ahead(g, lb, n);
     cg_line(g, "const %s lb_zv = (%s)(%s);", vt, vt, z.c);
+    const char *stored = "lb_t";
+    if (seed) { /* op(c, a) as it is stored; the carry stays a */
+        cg_value c = cg_thread_value(g, seed, lb->env);
+        cg_line(g, "const %s lb_sv = (%s)(%s);", vt, vt, c.c);
+        stored = vector_op(g, lb, b, vt, uvt, "lb_sv", "lb_t");
+    }
     for (int64_t c = 0; c < k; c++) {
         cg_line(g, "%s lb_cv%lld = (%s)(lb_p%lld);", vt, (long long)c, vt, (long long)c);
         cg_open(g, cg_str(g, "for (int lb_j = %lld; lb_j < %lld; lb_j += %lld) {", (long long)(c * run),
                           (long long)((c + 1) * run), (long long)w));
         /* a vector is 64 bytes, a cache line */
         cg_line(g, "ST_PREFETCH(lb_src + lb_ahead + lb_j);");
-        if (lb->fold) { /* each lane's f(y): fold(z, y), z being op's neutral element */
+        if (!fold_is_op(lb, b)) { /* each lane's f(y): fold(z, y), z being op's neutral element */
             cg_line(g, "const %s%lld lb_y = vload%lld(0, lb_src + lb_j);", et, (long long)w, (long long)w);
             cg_line(g, "%s lb_t;", vt);
             cg_line(g, "#pragma unroll");
@@ -888,7 +923,7 @@ static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg
             cg_line(g, "lb_t = %s;", vector_op(g, lb, b, vt, uvt, shifted, "lb_t"));
         }
         cg_line(g, "lb_t = %s;", vector_op(g, lb, b, vt, uvt, cg_str(g, "lb_cv%lld", (long long)c), "lb_t"));
-        cg_line(g, "ST_STREAM((__global %s *)(lb_dst + lb_j), lb_t);", vt);
+        cg_line(g, "ST_STREAM((__global %s *)(lb_dst + lb_j), %s);", vt, stored);
         cg_line(g, "lb_cv%lld = (%s)(lb_t.s%c);", (long long)c, vt, "0123456789abcdef"[w - 1]);
         cg_close(g);
     }
