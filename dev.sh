@@ -91,7 +91,17 @@ demo() {
     done
     local n=4194304
     say "the paper's space: BS x SE for a 2^22 f32 prefix sum on the default device"
-    # resumable: run again and finished points are not redone (rm -rf out/ for a fresh one)
+    # resumable: run again and finished points are not redone (rm -rf out/ for a fresh one);
+    # an exploration made by another build of strata, which refuses to resume it
+    # (its kernels and timings are not this build's), is made again
+    local build d
+    build=$($strata --version | sed -n 's/.*(build \(.*\))$/\1/p')
+    for d in out/prefix_sum-paper out/prefix_sum-lookback; do
+        if [ -f "$d/explore.json" ] && ! grep -qF "\"strata\": \"$build\"" "$d/explore.json"; then
+            say "$d was explored by another build of strata: exploring it again"
+            rm -rf "$d"
+        fi
+    done
     $strata explore examples/prefix_sum.strata --size N=$n --out out/prefix_sum-paper \
         --space 'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])'
     say "the look-back scan's space, shaped for CPUs (WG=1, direct) and GPUs (WG=256, local)"

@@ -2,6 +2,7 @@
  *
  * Exit status: 0 success, 1 a user error (bad program, input, option),
  * 2 an internal error (out of memory, a broken invariant). */
+#include "build_id.h"
 #include "cli.h"
 #include "fatal.h"
 
@@ -636,7 +637,7 @@ static int run_command(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(name, "--version")) {
-        printf("strata %s\n", STRATA_VERSION);
+        printf("strata %s (build %s)\n", STRATA_VERSION, STRATA_BUILD); /* the build: explore.json's "strata" */
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

@@ -96,7 +96,8 @@ void st_exploration_free(st_exploration *e) {
 
 /* The fields two explorations of one thing share, joined as text. */
 static void identity(const st_json *j, st_buf *out) {
-    static const char *const keys[] = {"program_sha256", "entry", "space", "device"};
+    /* "strata", the build: another generated other kernels, and timed them */
+    static const char *const keys[] = {"strata", "program_sha256", "entry", "space", "device"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const char *v = st_json_get_string(j, keys[i]);
         st_buf_printf(out, "%s=%s\n", keys[i], v ? v : "?");

@@ -2,6 +2,8 @@
  * reported (see workdir.h). */
 #include "workdir.h"
 
+#include "build_id.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@ static bool describe(const st_explore_setup *s, const st_space *space, const st_
     char sha[65];
     st_sha256_hex(s->program_source, strlen(s->program_source), sha);
     st_buf_puts(b, "{\n  \"strata_explore\": 1");
+    describe_field(b, "strata", STRATA_BUILD);
     describe_field(b, "program_sha256", sha);
     describe_field(b, "entry", s->def->name);
     describe_field(b, "space", st_space_text(space));

@@ -153,6 +153,7 @@ START_TEST(version) {
     char *out = expect_ok(ARGS("--version"));
     int major, minor, patch;
     ck_assert_msg(sscanf(out, "strata %d.%d.%d", &major, &minor, &patch) == 3, "version is `%s`", out);
+    ck_assert_msg(strstr(out, " (build ") && strstr(out, ")\n"), "no build in `%s`", out);
 }
 END_TEST
 

@@ -8,8 +8,8 @@
  *             ends, 3 a read far out of bounds (the process dies), 4 a kernel
  *             that passes its check but is too slow to time. Each must come
  *             out as its status, and the exploration must go on past it.
- *             Then resuming, refusing another exploration's dir, shards and
- *             merging.
+ *             Then resuming, refusing another exploration's dir (another
+ *             build's too), shards and merging.
  *   cli       the real binary ($STRATA) on examples/prefix_sum.strata
  *
  * Devices: whatever OpenCL gives (PoCL on the CPU here): sizes are small and
@@ -788,6 +788,14 @@ START_TEST(a_dir_of_another_exploration_is_refused) {
     lab.setup.inputs = lab_inputs;
     ck_assert_str_eq(file_of(dir, "results.jsonl"), records);
     ck_assert_str_eq(file_of(dir, "explore.json"), meta);
+    /* made by another build of strata: its kernels came from other code */
+    const char *build = strstr(meta, "\"strata\": \""), *end = build ? strchr(build + 11, '"') : NULL;
+    ck_assert_msg(end != NULL, "explore.json names no build:\n%s", meta);
+    const char *older = arena_text(ar, "%.*s\"strata\": \"0.0.9-older\"%s", (int)(build - meta), meta, end + 1);
+    write_text(in_dir("explore.json"), older, strlen(older));
+    explore_refused(NO_BUILDS, dir, "another exploration", "strata=0.0.9-older");
+    ck_assert_str_eq(file_of(dir, "results.jsonl"), records);
+    write_text(in_dir("explore.json"), meta, strlen(meta));
     explore_ok(NO_BUILDS, dir, 0, 1, &sum); /* the same one again is welcome */
     ck_assert_uint_eq(sum.skipped, 2);
     st_explore_summary_free(&sum);
