@@ -179,6 +179,13 @@ static const char *dim_var(const st_def *d, const st_size *s) {
     return NULL;
 }
 
+/* Dimension dim of array value v; an array of tuples is a tuple of arrays
+ * (of one shape: generated, as no file gives one), read off its first. */
+static int64_t dim_of(const st_value *v, uint32_t dim) {
+    while (v->kind == ST_VALUE_TUPLE && v->n > 0) v = &v->u.items[0];
+    return v->kind == ST_VALUE_ARRAY && dim < v->n ? v->u.a.dims[dim] : 0;
+}
+
 static bool bind_all(st_inputs *in, st_err *err) {
     const st_def *d = in->def;
     in->nenv = 0;
@@ -197,7 +204,7 @@ static bool bind_all(st_inputs *in, st_err *err) {
         const st_type *t = p->type;
         for (uint32_t dim = 0; t->kind == ST_TYPE_ARRAY; dim++, t = t->elem) {
             const char *var = dim_var(d, t->size);
-            if (var && !learn(in, var, in->values[i].u.a.dims[dim], p->u.name, err)) return false;
+            if (var && !learn(in, var, dim_of(&in->values[i], dim), p->u.name, err)) return false;
         }
     }
     for (size_t k = 0; k < in->nenv; k++) in->bindings[k] = (st_binding){in->env[k].name, in->env[k].value};
@@ -247,7 +254,7 @@ static bool check_shapes(st_inputs *in, st_err *err) {
         for (uint32_t dim = 0; t->kind == ST_TYPE_ARRAY; dim++, t = t->elem) {
             int64_t want;
             if (!st_size_eval(t->size, in->bindings, in->nenv, &want, err)) return false;
-            int64_t have = in->values[i].u.a.dims[dim];
+            int64_t have = dim_of(&in->values[i], dim);
             if (want != have) {
                 st_buf s = {0};
                 st_size_print(t->size, &s);

@@ -578,6 +578,29 @@ START_TEST(generate_two_dimensions) {
 }
 END_TEST
 
+/* An array of tuples is a tuple of arrays, each of the length its type
+ * says; the size is read off them (it was read off the tuple as if it were
+ * an array: `xs` had length 4294967297). */
+START_TEST(generate_an_array_of_tuples) {
+    st_inputs *in = inputs_for("def main(xs: [N](i32, f32), m: [R][C](i64, bool)): i32 = 0\n");
+    set_ok(in, "N=7");
+    set_ok(in, "R=2");
+    set_ok(in, "C=5");
+    st_err err = {0};
+    ck_assert_msg(st_inputs_generate(in, 1, &err), "%s", err.message);
+    bound_inputs b = finish_ok(in);
+    ck_assert_int_eq(bound_size(b, "N"), 7);
+    ck_assert_int_eq(b.args[0].kind, ST_VALUE_TUPLE);
+    ck_assert_uint_eq(b.args[0].n, 2);
+    for (uint32_t k = 0; k < 2; k++) {
+        ck_assert_int_eq(b.args[0].u.items[k].u.a.dims[0], 7);
+        ck_assert_uint_eq(b.args[1].u.items[k].n, 2);
+        ck_assert_int_eq(b.args[1].u.items[k].u.a.dims[0], 2);
+        ck_assert_int_eq(b.args[1].u.items[k].u.a.dims[1], 5);
+    }
+}
+END_TEST
+
 START_TEST(generate_empty) {
     ck_assert_int_eq(generated(0, 1)->u.a.dims[0], 0);
 }
@@ -688,6 +711,7 @@ int main(void) {
     tcase_add_test(gen, generate_fills_arrays);
     tcase_add_test(gen, generate_every_scalar_kind);
     tcase_add_test(gen, generate_two_dimensions);
+    tcase_add_test(gen, generate_an_array_of_tuples);
     tcase_add_test(gen, generate_empty);
     tcase_add_test(gen, generate_from_a_given_array);
     tcase_add_test(gen, generate_with_scalar_size);
