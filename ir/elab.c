@@ -283,6 +283,10 @@ enum { MAX_WRITTEN = 64 };
 typedef struct exist_map {
     const st_size *from[MAX_WRITTEN], *to[MAX_WRITTEN];
     size_t n;
+    /* a `?name` that is a whole length, standing for one of got's that is
+     * no existential of its own (partition's [N - ?k]) */
+    const st_size *whole_from[MAX_WRITTEN], *whole_to[MAX_WRITTEN];
+    size_t nwhole;
     const st_size *list[MAX_WRITTEN];
     size_t nlist;
 } exist_map;
@@ -298,10 +302,20 @@ static bool mapped(const st_size *const *xs, size_t n, const st_size *x) {
     return false;
 }
 
+/* The length a `?name` written as a whole length stands for, or NULL. */
+static const st_size *whole_of(const exist_map *m, const st_size *written) {
+    for (size_t i = 0; i < m->nwhole; i++)
+        if (m->whole_from[i] == written) return m->whole_to[i];
+    return NULL;
+}
+
 /* want with each `?name` written in it replaced by the existential of got at
  * the same place (the same one wherever the name is written again), so that
- * `[?k]i32` declares the result of a filter. Where the shapes differ, want
- * stays as it is and the comparison after reports it. */
+ * `[?k]i32` declares the result of a filter. A `?name` that is a whole
+ * length, where got's has no existential left to stand for, stands for
+ * got's length whatever it is: `([?k]t, [?m]t)` declares a partition's
+ * `([?k]t, [N - ?k]t)`. Where the shapes differ, want stays as it is and the
+ * comparison after reports it. */
 static const st_type *fill_written(elab *e, const st_type *want, const st_type *got, exist_map *m) {
     if (want->kind != got->kind) return want;
     if (want->kind == ST_TYPE_TUPLE) {
@@ -332,6 +346,14 @@ static const st_type *fill_written(elab *e, const st_type *want, const st_type *
             if (next == m->nlist) break;
             m->from[m->n] = written[i];
             m->to[m->n++] = m->list[next++];
+        }
+        if (nw == 1 && size == written[0] && !mapped(m->from, m->n, size)) {
+            const st_size *whole = whole_of(m, size);
+            if (!whole && m->nwhole < MAX_WRITTEN) {
+                m->whole_from[m->nwhole] = size;
+                m->whole_to[m->nwhole++] = whole = got->size;
+            }
+            return st_type_array(e->cx, whole ? whole : size, elem);
         }
         st_err inner = {0};
         size = st_size_replace_exist(e->cx, size, m->from, m->to, m->n, &inner);

@@ -288,6 +288,13 @@ START_TEST(types_are_existential) {
                      "[?k](i32, i32)");
     ck_assert_str_eq(result_of("def main(xs: [N]i32): ([?m]i32, i32) =\n  let ys = filter(x => x > 0, xs)\n  in (ys, reduce(+, 0, ys))\n"),
                      "([?k]i32, i32)");
+    /* a declared `?m` that is a whole length stands for any length: a
+     * partition declared as the issue writes it (it was refused: "declares
+     * its result as ([?k]i32, [?m]i32), but its body has type ([?k]i32,
+     * [N - ?k]i32)"), and a length known before the run, as in Futhark */
+    ck_assert_str_eq(result_of("def main(xs: [N]i32): ([?k]i32, [?m]i32) = partition(x => x > 0, xs)\n"),
+                     "([?k]i32, [N - ?k]i32)");
+    ck_assert_str_eq(result_of("def main(xs: [N]i32): [?m]i32 = map(x => x + 1, xs)\n"), "[N]i32");
 }
 END_TEST
 
@@ -377,6 +384,9 @@ START_TEST(refusals_are_located) {
     ck_assert_error(cx, "def main(xs: [N]i32): [N]i32 =\n  filter(x => x > 0, xs)\n", 1, 23,
                     "declares its result as [N]i32, but its body has type [?k]i32");
     ck_assert_error(cx, "def main(xs: [?k]i32) =\n  xs\n", 1, 15, "may be written only in a def's declared result");
+    /* one `?m` is one length */
+    ck_assert_error(cx, "def main(xs: [N]i32): ([?m]i32, [?m]i32) =\n  partition(x => x > 0, xs)\n", 1, 23,
+                    "but its body has type ([?k]i32, [N - ?k]i32)");
     ck_assert_error(cx, "def main(xs: [N]i32) =\n  filter(x => x + 1, xs)\n", 2, 10, "predicate must return bool");
     ck_assert_error(cx, "def main(xs: [N]i32) =\n  loop s = 0 for i < 3 do s + reduce(+, 0, filter(x => x > 0, xs))\n", 2, 44,
                     "not inside a lambda");
