@@ -96,8 +96,8 @@ static const char *narrow_binop(cg *g, st_binop op, st_scalar_kind k, const char
     const char *t = scalar_ctype[k];
     int mask = (int)st_scalar_size(k) * 8 - 1;
     switch (op) {
-    case ST_OP_MIN: case ST_OP_MAX:
-        return cg_str(g, "((%s)%s(%s, %s))", t, op == ST_OP_MIN ? "min" : "max", a, b);
+    case ST_OP_MIN: case ST_OP_MAX: /* each operand cast: `c ? x : y` of uchars is an int, and max(uchar, int) is ambiguous */
+        return cg_str(g, "((%s)%s((%s)(%s), (%s)(%s)))", t, op == ST_OP_MIN ? "min" : "max", t, a, t, b);
     case ST_OP_DIV: case ST_OP_MOD:
         return cg_str(g, "st_%s_%s(%s, %s)", op == ST_OP_DIV ? "div" : "mod", t, a, b);
     case ST_OP_ADD: case ST_OP_SUB: case ST_OP_MUL: case ST_OP_BAND: case ST_OP_BOR: case ST_OP_BXOR:

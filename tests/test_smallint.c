@@ -427,13 +427,17 @@ static const char *const SCAN_STRATEGIES[] = {
     "first(scan, lookback(M=16, WG=32, LOAD=direct))",
 };
 
-/* a u16 sum and an i8 one (signed: the wrap-around of + on a signed type) */
+/* a u16 sum and an i8 one (signed: the wrap-around of + on a signed type),
+ * and a u8 max (the group scans' `c ? x : y` of u8 is an int in OpenCL C,
+ * and max of a u8 and an int did not build) */
 START_TEST(small_scans_equal_c) {
     int64_t n = SIZES[_i];
     cli c;
     cli_open(&c, "smallint-scan");
     const char *u16_prog = cli_file(&c, "scan16", "def main(xs: [N]u16): [N]u16 =\n  xs |> scan(+, 0u16)\n");
     const char *i8_prog = cli_file(&c, "scan8", "def main(xs: [N]i8): [N]i8 =\n  xs |> scan(+, 0i8)\n");
+    const char *max8_prog = cli_file(&c, "max8", "def main(xs: [N]u8): [N]u8 =\n  xs |> scan(max, 0u8)\n");
+    uint8_t *us = st_arena_alloc(ar, (size_t)n), *want_max = st_arena_alloc(ar, (size_t)n), most = 0;
     uint16_t *xs = st_arena_alloc(ar, (size_t)n * 2), *want = st_arena_alloc(ar, (size_t)n * 2);
     int8_t *bs = st_arena_alloc(ar, (size_t)n), *want8 = st_arena_alloc(ar, (size_t)n);
     uint64_t s = (uint64_t)n + 3;
@@ -446,7 +450,11 @@ START_TEST(small_scans_equal_c) {
         bs[i] = (int8_t)next(&s);
         acc8 = (int8_t)(acc8 + bs[i]);
         want8[i] = acc8;
+        us[i] = (uint8_t)(next(&s) % 251);
+        most = us[i] > most ? us[i] : most;
+        want_max[i] = most;
     }
+    const char *au = arena_text(c.a, "xs=%s", npy_of(&c, "us", ST_U8, n, us));
     const char *a = arena_text(c.a, "xs=%s", npy_of(&c, "xs", ST_U16, n, xs));
     const char *a8 = arena_text(c.a, "xs=%s", npy_of(&c, "bs", ST_I8, n, bs));
     for (size_t k = 0; k < sizeof SCAN_STRATEGIES / sizeof *SCAN_STRATEGIES; k++) {
@@ -455,6 +463,8 @@ START_TEST(small_scans_equal_c) {
         same_bytes(&got, ST_U16, n, want, arena_text(c.a, "u16 %s", what));
         got = run_result(&c, i8_prog, SCAN_STRATEGIES[k], a8, NULL, 0);
         same_bytes(&got, ST_I8, n, want8, arena_text(c.a, "i8 %s", what));
+        got = run_result(&c, max8_prog, SCAN_STRATEGIES[k], au, NULL, 0);
+        same_bytes(&got, ST_U8, n, want_max, arena_text(c.a, "u8 max %s", what));
     }
     cli_close(&c);
 }
