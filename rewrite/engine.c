@@ -156,11 +156,25 @@ static void pattern_name(st_pattern p, char *buf, size_t cap) {
     snprintf(buf, cap, "%s%s", p.top ? "top-level " : "", name);
 }
 
+/* A node rebuilt with what a rule made of a kid failed (inner): out of
+ * memory, or the node cannot take it, as scanTotal takes only a scan and
+ * parallel-scan makes its scan something else. The second is the rule not
+ * applying there, said at rewrite time (a try moves on), not strata's
+ * fault. */
+static void rebuilt_fails(const st_node *n, const st_err *inner, st_err *why) {
+    if (inner->kind != ST_ERR_USER) {
+        st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner->message);
+        return;
+    }
+    const char *what = n->kind == ST_NODE_PRIM ? st_prim_get(n->u.prim)->name : "its parent";
+    st_fail(why, (st_loc){0}, "a rewrite made something %s cannot take: %s", what, inner->message);
+}
+
 /* n with kid i replaced by k */
 static const st_node *replace_kid(st_rw *rw, const st_node *n, uint32_t i, const st_node *k, st_err *why) {
     st_err inner = {0};
     const st_node *r = st_replace_kid(rw->cx, n, i, k, &inner);
-    if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
+    if (!r) rebuilt_fails(n, &inner, why);
     return r;
 }
 
@@ -264,7 +278,7 @@ static const st_node *at_each(st_rw *rw, const st_strategy *s, const st_node *e,
     leave(rw, e);
     st_err inner = {0};
     const st_node *n = st_rebuild(rw->cx, e, kids, &inner);
-    if (!n) return st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message), NULL;
+    if (!n) return rebuilt_fails(e, &inner, why), NULL;
     if (!matches(rw, s->pattern, e)) return n;
     ++*count;
     return run(rw, s->a, n, why);
@@ -458,7 +472,7 @@ __attribute__((noinline)) static const st_node *all(st_rw *rw, const st_strategy
     leave(rw, e);
     st_err inner = {0};
     const st_node *r = st_rebuild(rw->cx, e, kids, &inner);
-    if (!r) st_fail_internal(why, "rebuilding after a rewrite failed: %s", inner.message);
+    if (!r) rebuilt_fails(e, &inner, why);
     return r;
 }
 
@@ -513,6 +527,8 @@ const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_
  * shifted input must stay read where the scan reads it)? */
 static bool hides(const st_node *e, uint32_t i) {
     const st_node *k = e->kids[i];
+    /* scanTotal's scan is the node's own, not an input (and only a scan stands there) */
+    if (e->u.prim == ST_PRIM_SCAN_TOTAL) return false;
     return st_prim_arg_role(e->u.prim, (int)i, e->nkids) != ST_ARG_FUN && k->kind != ST_NODE_VAR &&
            k->kind != ST_NODE_LIT && !st_is_view(k, true);
 }

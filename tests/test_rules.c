@@ -1343,6 +1343,29 @@ START_TEST(conditions_on_lengths_are_refused_when_rewriting) {
     st_err err = refusal(entry_of(parse_ok(cx, "def main(xs: [N]i32) = xs |> map(x => x + 1)")),
                          "parallel-scan(BS=16, BF=2, TD=2)");
     ck_assert_has(err.message, "rewrites a scan");
+    /* a scanTotal's scan: a rule that makes it something else is refused
+     * there, as the user's (these were internal errors, exit 2); the
+     * composite at the top sees scanTotal, no scan (its scan was hidden
+     * behind a variable, and scanTotal of a variable failed to build) */
+    refused_because("def main(xs: [N]i32): i32 = scanTotal(xs |> scan(+, 0))", "first(scan, parallel-scan(BS=64, BF=2, SE=2))",
+                    "a rewrite made something scanTotal cannot take");
+    err = refusal(entry_of(parse_ok(cx, "def main(xs: [N]i32): i32 = scanTotal(xs |> scan(+, 0))")),
+                  "lookback(M=64, WG=1, LOAD=direct)");
+    ck_assert_has(err.message, "lookback rewrites a scan");
+}
+END_TEST
+
+/* The default strategies leave a scanTotal's scan inside a map as it is
+ * (each scan's parallel-scan there is refused by scanTotal), and the rest
+ * still runs: it was an internal error. */
+START_TEST(a_scan_total_inside_a_map_keeps_its_scan) {
+    const char *src = "def main(xs: [N]i32): [N]i32 =\n  let s = scan(+, 0, xs) in map(x => x * scanTotal(scan(+, 0, xs)), s)\n";
+    faults f = {0};
+    const st_def *before;
+    for (int gpu = 0; gpu < 2; gpu++)
+        rewrite_preserves(&f, gpu ? "the GPU default" : "the CPU default", src, st_default_strategy(gpu ? "GPU" : "CPU"), 1,
+                          0, 5, &before);
+    no_faults(&f);
 }
 END_TEST
 
@@ -1745,7 +1768,10 @@ int main(void) {
          {parallel_scan_has_the_structure_of_listing_8, se_and_td_give_the_same_program,
           parallel_scan_nests_on_the_block_totals, scan_then_propagate_takes_totals_from_the_block_scans},
          0},
-        {"conditions", {bad_parameters_are_refused_when_parsed, conditions_on_lengths_are_refused_when_rewriting}, 0},
+        {"conditions",
+         {bad_parameters_are_refused_when_parsed, conditions_on_lengths_are_refused_when_rewriting,
+          a_scan_total_inside_a_map_keeps_its_scan},
+         0},
         {"where applied", {a_composite_acts_on_the_node_it_is_applied_to, kernel_makers_refuse_inside_a_map,
                             the_default_strategy_is_chosen_by_device_type}, 0},
         {"hindrances",
