@@ -845,15 +845,18 @@ static bool post_of_a_seed(const lookback *lb, st_binop b, const st_node **seed)
     return true;
 }
 
-/* Is the scan's fold a map's, fold(a, y) = op(a, f(y)) with f(y) not
- * reading a, of elements as wide as the accumulator (a fused map: a scan of
- * map(f, xs))? Then lane q of the vector scan is f of lane q of the loaded
- * vector. Without a fold, true when the elements are the accumulators. */
+/* Is there no fold but the operator itself (what rewrite/seeds.c gives a
+ * seeded scan that had none)? */
 static bool fold_is_op(const lookback *lb, st_binop b) {
     st_binop fb;
     return !lb->fold || (st_fn_binop(lb->fold, &fb) && fb == b);
 }
 
+/* Is the scan's fold a map's, fold(a, y) = op(a, f(y)) with f(y) not
+ * reading a, of elements as wide as the accumulator (a fused map: a scan of
+ * map(f, xs))? Then lane q of the vector scan is f of lane q of the loaded
+ * vector. Without a fold (fold_is_op), true when the elements are the
+ * accumulators. */
 static bool fold_of_a_map(const lookback *lb, st_binop b) {
     if (fold_is_op(lb, b)) return lb->elem == lb->acc;
     const st_node *fold = lb->fold, *body = st_lambda_body(fold);
