@@ -69,12 +69,18 @@
  * that one work-item would read the whole input alone. */
 #define ROW_REDUCES "try(each(top reduce, try(parallel-reduce(BS=4096)))) ; "
 
+/* First of all, what a function computes the same for every element (a
+ * normalisation's total, a row's maximum) out of it, bound once before it:
+ * read as written it runs once per element, quadratic, and inside a lambda
+ * no parallel rule takes it (strategies/hoist.c). */
+#define HOIST "try(hoist-invariant) ; "
+
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan
  * (which nests itself on its block sums). A scatter's scan first, where the
  * device's shape for it differs (one(…) reaches the scatter's scan: the
  * destination is no scan). */
 #define DEFAULT_FOR(scatter_lookback, lookback, reduces)                                                     \
-    FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
+    HOIST FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
     HISTOGRAMS
 
 const char *st_fusion_strategy(void) { return FUSION; }

@@ -14,6 +14,7 @@ bool st_register_lookback_rules(st_registry *r, st_err *err); /* strategies/look
 bool st_register_histogram_rules(st_registry *r, st_err *err); /* strategies/histogram.c */
 bool st_register_segmented_rules(st_registry *r, st_err *err); /* strategies/segmented.c */
 bool st_register_filter_rules(st_registry *r, st_err *err); /* strategies/filter.c */
+bool st_register_hoist_rules(st_registry *r, st_err *err); /* strategies/hoist.c */
 
 /* reduce_by_index_2d(dest, op, z, is, vs) or scatter_2d(dest, is, vs), dest
  * [n][m]t, as the 1-D form over join(dest) at r*m + c for each pair (r, c)
