@@ -104,8 +104,14 @@ static inline void consumer_agrees(const consumer_case *c, const char *strategy,
     }
     st_code code = generated(lowered(now, label), label);
     st_exe *exe = built(&code, label);
-    for (size_t i = 0; i < sizeof consumer_lengths / sizeof *consumer_lengths; i++)
+    for (size_t i = 0; i < sizeof consumer_lengths / sizeof *consumer_lengths; i++) {
+        /* a program whose every element reads all of a table runs the
+         * prime above 10^6 in a plain build alone (st_test_big): under the
+         * sanitizers it took 25 s of CI's limit, and memory errors show at
+         * the small lengths as well */
+        if (consumer_lengths[i] > 1000 && c->in_a_map && !st_test_big(1)) continue;
         agrees(exe, orig, text_of("N=%lld", (long long)consumer_lengths[i]), 31 + i, label);
+    }
     st_exe_free(exe);
 }
 
