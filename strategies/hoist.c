@@ -36,7 +36,6 @@
 #include "rewrite/plugin.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 enum { MAX_SCOPES = 256, MAX_HOISTED = 64, MAX_ROUNDS = 64 };
 
@@ -120,41 +119,15 @@ static uintptr_t facts_of(hoister *h, const st_node *n) {
 
 /* ---- where it can go ---- */
 
-/* The innermost scope that binds var, or 0 (bound outside the expression the
- * rule was applied to: a parameter of the def, or a let around it). */
-static uint32_t binder_of(const hoister *h, const st_node *var) {
+/* The innermost scope binding a variable e reads (free in it: st_occurs
+ * leaves out what e binds itself), or 0: all it reads is bound outside the
+ * expression the rule was applied to (the def's parameters, a let around
+ * it). Searched innermost first, so a shadowing binder is the one found. */
+static uint32_t innermost_read(const hoister *h, const st_node *e) {
     for (uint32_t s = h->depth; s > 0; s--)
         for (uint32_t i = 0; i < h->scopes[s].nvars; i++)
-            if (h->scopes[s].vars[i] == var) return s;
+            if (st_occurs(e, h->scopes[s].vars[i])) return s;
     return 0;
-}
-
-/* The innermost scope binding a variable e reads (free in e), at least
- * *at; variables e binds itself are not free in it. */
-static void innermost_read(const hoister *h, const st_node *e, const st_node *const *inner, uint32_t ninner,
-                           uint32_t *at) {
-    if (e->kind == ST_NODE_VAR) {
-        for (uint32_t i = 0; i < ninner; i++)
-            if (inner[i] == e) return;
-        uint32_t s = binder_of(h, e);
-        if (s > *at) *at = s;
-        return;
-    }
-    /* the variables bound by e over its last kid, beside those bound above */
-    const st_node *more[ST_MAX_KIDS + 64];
-    uint32_t nmore = 0;
-    bool binds = e->kind == ST_NODE_LET || e->kind == ST_NODE_LAMBDA;
-    if (binds && ninner + e->nkids <= sizeof more / sizeof *more) {
-        if (ninner) memcpy(more, inner, ninner * sizeof *inner);
-        nmore = ninner;
-        for (uint32_t i = 0; i + 1 < e->nkids; i++)
-            if (st_is_binder(e, i)) more[nmore++] = e->kids[i];
-    }
-    for (uint32_t i = 0; i < e->nkids; i++) {
-        if (st_is_binder(e, i)) continue;
-        bool body = binds && i == e->nkids - 1;
-        innermost_read(h, e->kids[i], body && nmore ? more : inner, body && nmore ? nmore : ninner, at);
-    }
 }
 
 /* The scope e can move to, or 0 with *ok false when it must stay: it reads
@@ -163,8 +136,7 @@ static uint32_t target_of(const hoister *h, const st_node *e, bool *ok) {
     uint32_t lambda = 0;
     for (uint32_t s = h->depth; s > 0 && !lambda; s--)
         if (h->scopes[s].lambda) lambda = s;
-    uint32_t at = 0;
-    innermost_read(h, e, NULL, 0, &at);
+    uint32_t at = innermost_read(h, e);
     *ok = lambda > 0 && at < lambda;
     return at;
 }
@@ -217,7 +189,7 @@ static const st_node *walk(hoister *h, const st_node *n, bool may_move) {
         const st_node *k = n->kids[i];
         bool body = (n->kind == ST_NODE_LET || n->kind == ST_NODE_LAMBDA) && i == n->nkids - 1;
         if (st_is_binder(n, i)) kids[i] = k;
-        else if (body) kids[i] = walk_scope(h, n->kids, n->nkids - (n->kind == ST_NODE_LET ? 2 : 1),
+        else if (body) kids[i] = walk_scope(h, n->kids, n->kind == ST_NODE_LET ? st_let_nvars(n) : st_lambda_nparams(n),
                                             n->kind == ST_NODE_LAMBDA, k);
         /* scanTotal's kid is its scan, never a variable (rewrite/engine.c's hides) */
         else kids[i] = walk(h, k, !st_is_prim(n, ST_PRIM_SCAN_TOTAL));
