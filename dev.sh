@@ -83,8 +83,6 @@ demo() {
             # 32 turns each: the interpreter's check at 10^6 would take most of a minute
             *radix_sort*) sizes=(--size N=100000) ;;
             *block_sums*) sizes=(--size N=1048576) ;;
-            # the interpreter runs it as written, a sum per element: quadratic
-            *normalise*) sizes=(--size N=4096) ;;
         esac
         # shellcheck disable=SC2207
         sizes+=($(example_args "$prog"))

@@ -15,7 +15,15 @@
  *
  * Memory: values live in the caller's arena. A loop over elements sets a mark
  * before each iteration and releases it once the result is copied out, so a
- * map over a million rows does not keep a million temporaries. */
+ * map over a million rows does not keep a million temporaries.
+ *
+ * Kept values: a reduction, scan, histogram or scatter inside a function
+ * that reads nothing the function binds (xs |> map(x => x / reduce(+, 0.0,
+ * xs))) has the same value at every call. It is computed once and kept,
+ * in an arena of its own, for as long as every variable it reads has the
+ * binding it had then and no length known only at run time was bound
+ * since; without this the interpreter, the oracle of --check, took a time
+ * quadratic in N on such programs, as written. */
 #include "scalar_ops.h"
 #include "value.h"
 
@@ -26,7 +34,19 @@
 typedef struct slot {
     const st_node *var;
     st_value value;
+    uint64_t serial; /* which binding: a count of binds, unique in one st_eval */
 } slot;
+
+/* A value kept for node: valid while each of vars still resolves to the
+ * binding of serials[i] (0: to none) and env_serial is the interpreter's. */
+typedef struct kept {
+    const st_node *node;
+    const st_node **vars;
+    uint64_t *serials;
+    uint32_t nvars;
+    uint64_t env_serial;
+    st_value value;
+} kept;
 
 typedef struct interp {
     st_ctx *cx;
@@ -35,8 +55,14 @@ typedef struct interp {
     const st_def *def;
     st_binding *env; /* the def's sizes, then the existentials bound so far */
     size_t nenv, capenv;
+    uint64_t env_serial; /* bumped each time a length is bound */
     slot *vars;
     size_t n, cap;
+    uint64_t serial;  /* binds so far */
+    size_t fn_base;   /* the first slot the innermost function application bound; SIZE_MAX outside any */
+    st_arena *kept_in; /* kept values and what describes them, made at the first */
+    kept *keeps;
+    size_t nkeeps, capkeeps;
 } interp;
 
 static bool eval(interp *I, const st_node *n, st_value *out);
@@ -59,13 +85,14 @@ __attribute__((format(printf, 3, 4))) static bool runtime_error(interp *I, const
 
 static bool bind(interp *I, const st_node *var, const st_value *v) {
     if (!st_grow(&I->vars, sizeof *I->vars, I->n, &I->cap, 64)) return st_fail_internal(I->err, "out of memory");
-    I->vars[I->n++] = (slot){var, *v};
+    I->vars[I->n++] = (slot){var, *v, ++I->serial};
     return true;
 }
 
 /* The existential `exist` (1·?k) is `value` from now on. */
 static bool bind_size(interp *I, const st_size *exist, int64_t value) {
     const char *name = st_size_exist_name(exist);
+    I->env_serial++;
     for (size_t i = 0; i < I->nenv; i++)
         if (I->env[i].name == name) return (I->env[i].value = value), true;
     if (I->nenv == I->capenv) {
@@ -104,14 +131,16 @@ static bool apply(interp *I, const st_node *f, const st_value *args, int nargs, 
         return ok || runtime_error(I, f, "division by zero");
     }
     uint32_t np = st_lambda_nparams(f);
-    size_t mark = I->n;
+    size_t mark = I->n, outer_base = I->fn_base;
     bool ok = true;
     if ((int)np == nargs) {
         for (uint32_t i = 0; i < np && ok; i++) ok = bind(I, f->kids[i], &args[i]);
     } else {
         for (uint32_t i = 0; i < np && ok; i++) ok = bind(I, f->kids[i], &args[0].u.items[i]);
     }
+    I->fn_base = mark;
     ok = ok && eval(I, st_lambda_body(f), out);
+    I->fn_base = outer_base;
     I->n = mark;
     return ok;
 }
@@ -519,6 +548,98 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     }
 }
 
+/* ---- values kept across a function's calls ---- */
+
+/* Is n worth keeping: a whole-array computation, not a view or a scalar
+ * step? filter, partition, take and drop are not kept: they bind their
+ * lengths as they run. */
+static bool keepable(const st_node *n) {
+    switch (n->u.prim) {
+    case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_EXSCAN: case ST_PRIM_SCAN_TOTAL:
+    case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D:
+    case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_2D: return true;
+    default: return false;
+    }
+}
+
+/* The slot var resolves to now (the innermost of its name), or NULL. */
+static const slot *slot_of(const interp *I, const st_node *var) {
+    for (size_t i = I->n; i-- > 0;)
+        if (I->vars[i].var == var) return &I->vars[i];
+    return NULL;
+}
+
+enum { MAX_KEPT_VARS = 64, MAX_KEPT_WALK = 4096 };
+
+/* Every variable n mentions, bound inside it or not, into vars (at most
+ * MAX_KEPT_VARS, distinct); false when there are more, or n is too large
+ * to walk, and it is not kept. Those bound inside it resolve to no slot
+ * when it is looked up, as when it was kept. */
+static bool mentions(const st_node *n, const st_node **vars, uint32_t *nvars, int *budget) {
+    if (--*budget < 0) return false;
+    if (n->kind == ST_NODE_VAR) {
+        for (uint32_t i = 0; i < *nvars; i++)
+            if (vars[i] == n) return true;
+        if (*nvars == MAX_KEPT_VARS) return false;
+        vars[(*nvars)++] = n;
+        return true;
+    }
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (!mentions(n->kids[i], vars, nvars, budget)) return false;
+    return true;
+}
+
+/* n by prim(), or its kept value when nothing it reads was bound again. */
+static bool prim_kept(interp *I, const st_node *n, st_value *out) {
+    if (I->fn_base == SIZE_MAX || !keepable(n)) return prim(I, n, out);
+    kept *k = NULL;
+    for (size_t i = 0; i < I->nkeeps && !k; i++)
+        if (I->keeps[i].node == n) k = &I->keeps[i];
+    const st_node *found[MAX_KEPT_VARS];
+    uint32_t nfound = 0;
+    if (!k) {
+        int budget = MAX_KEPT_WALK;
+        if (!mentions(n, found, &nfound, &budget)) return prim(I, n, out);
+    }
+    const st_node *const *vars = k ? k->vars : found;
+    uint32_t nvars = k ? k->nvars : nfound;
+    /* what it reads must be bound outside the innermost function, or it is
+     * that call's own */
+    bool valid = k && k->env_serial == I->env_serial;
+    for (uint32_t i = 0; i < nvars; i++) {
+        const slot *s = slot_of(I, vars[i]);
+        if (s && (size_t)(s - I->vars) >= I->fn_base) return prim(I, n, out);
+        if (k && k->serials[i] != (s ? s->serial : 0)) valid = false;
+    }
+    if (valid) return (*out = k->value), true;
+    if (!I->kept_in && !(I->kept_in = st_arena_new())) return st_fail_internal(I->err, "out of memory");
+    if (!k) {
+        if (!st_grow(&I->keeps, sizeof *I->keeps, I->nkeeps, &I->capkeeps, 8)) return st_fail_internal(I->err, "out of memory");
+        k = &I->keeps[I->nkeeps++];
+        *k = (kept){.node = n, .nvars = nvars};
+        k->vars = st_arena_alloc(I->kept_in, (nvars ? nvars : 1) * sizeof *k->vars);
+        k->serials = st_arena_alloc(I->kept_in, (nvars ? nvars : 1) * sizeof *k->serials);
+        if (!k->vars || !k->serials) return st_fail_internal(I->err, "out of memory");
+        memcpy(k->vars, found, nvars * sizeof *k->vars);
+    }
+    for (uint32_t i = 0; i < nvars; i++) {
+        const slot *s = slot_of(I, k->vars[i]);
+        k->serials[i] = s ? s->serial : 0;
+    }
+    /* computed in the kept arena, which no mark of the caller's releases;
+     * an earlier value stays there, as something may still read it */
+    size_t at = (size_t)(k - I->keeps); /* keeps may grow while n runs */
+    k->env_serial = UINT64_MAX;         /* not valid while (or if) it fails */
+    st_arena *caller = I->a;
+    I->a = I->kept_in;
+    bool ok = prim(I, n, out);
+    I->a = caller;
+    if (!ok) return false;
+    I->keeps[at].value = *out;
+    I->keeps[at].env_serial = I->env_serial;
+    return true;
+}
+
 /* ---- expressions ---- */
 
 static bool eval(interp *I, const st_node *n, st_value *out) {
@@ -580,14 +701,14 @@ static bool eval(interp *I, const st_node *n, st_value *out) {
         I->n = mark;
         return ok;
     }
-    case ST_NODE_PRIM: return prim(I, n, out);
+    case ST_NODE_PRIM: return prim_kept(I, n, out);
     default: return st_fail_internal(I->err, "a function is not a value");
     }
 }
 
 bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
              size_t nenv, st_arena *a, st_value *result, st_err *err) {
-    interp I = {cx, a, err, def, NULL, nenv, nenv, NULL, 0, 0};
+    interp I = {.cx = cx, .a = a, .err = err, .def = def, .nenv = nenv, .capenv = nenv, .fn_base = SIZE_MAX};
     bool ok = true;
     I.env = malloc((nenv ? nenv : 1) * sizeof *I.env);
     if (!I.env) return st_fail_internal(err, "out of memory");
@@ -603,6 +724,10 @@ bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_bindi
     }
     for (uint32_t i = 0; i < def->nparams && ok; i++) ok = bind(&I, def->params[i], &args[i]);
     ok = ok && eval(&I, def->body, result);
+    /* the result may be, or hold, a kept value */
+    if (ok && I.kept_in) ok = st_value_clone(a, result, result, err);
+    st_arena_free(I.kept_in);
+    free(I.keeps);
     free(I.vars);
     free(I.env);
     return ok;

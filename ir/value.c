@@ -223,6 +223,33 @@ void st_value_copy_into(st_value *dst, const st_value *src) {
     }
 }
 
+bool st_value_clone(st_arena *a, const st_value *v, st_value *out, st_err *err) {
+    *out = *v;
+    switch (v->kind) {
+    case ST_VALUE_SCALAR: return true;
+    case ST_VALUE_ARRAY: {
+        size_t bytes = st_leaf_bytes(v);
+        int64_t *dims = st_arena_alloc(a, v->n * sizeof *dims);
+        void *data = st_arena_alloc(a, bytes ? bytes : 1);
+        if (!dims || !data) return st_fail_internal(err, "out of memory");
+        memcpy(dims, v->u.a.dims, v->n * sizeof *dims);
+        if (bytes) memcpy(data, v->u.a.data, bytes);
+        out->u.a.dims = dims;
+        out->u.a.data = data;
+        return true;
+    }
+    case ST_VALUE_TUPLE: {
+        st_value *items = st_arena_alloc(a, (v->n ? v->n : 1) * sizeof *items);
+        if (!items) return st_fail_internal(err, "out of memory");
+        for (uint32_t k = 0; k < v->n; k++)
+            if (!st_value_clone(a, &v->u.items[k], &items[k], err)) return false;
+        out->u.items = items;
+        return true;
+    }
+    }
+    return true;
+}
+
 /* ---- comparison ---- */
 
 static bool leaf_agree(size_t leaf, const st_value *got, const st_value *want, double rtol, st_err *err) {

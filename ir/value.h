@@ -18,5 +18,8 @@ bool st_value_elem(st_arena *a, const st_value *v, int64_t i, st_value *out, st_
 void st_value_store(st_value *dst, int64_t i, const st_value *v);
 /* Copy src into dst's storage (same shape). */
 void st_value_copy_into(st_value *dst, const st_value *src);
+/* A deep copy of v in a: its dimensions, elements and tuples, so that it
+ * outlives whatever arena v's parts were in. */
+bool st_value_clone(st_arena *a, const st_value *v, st_value *out, st_err *err);
 
 #endif

@@ -739,6 +739,42 @@ START_TEST(lambdas_capture_their_scope) {
 }
 END_TEST
 
+/* A reduction inside a function that reads nothing the function binds is
+ * computed once and kept (ir/interp.c); it is computed again whenever what it
+ * reads is bound anew: each row, each turn of a loop, each call. */
+START_TEST(a_value_kept_is_computed_again_when_what_it_reads_changes) {
+    /* the same at every element: kept */
+    st_value r = RUN("def main(xs: [N]i32) = xs |> map(x => x * reduce(+, 0, xs))", I32S(1, 2, 3));
+    WANT_I32(r, 6, 12, 18);
+    /* each row's own maximum, kept within the row and no further */
+    r = RUN("def main(xs: [N]i32) where N % 3 == 0 = xs |> split(3)"
+            " |> map(row => row |> map(x => x - reduce(max, -1000, row))) |> join",
+            I32S(1, 5, 2, 9, 0, 4, -3, -1, -2));
+    WANT_I32(r, -4, 0, -3, 0, -9, -5, -2, 0, -1);
+    /* the accumulator is bound anew each turn */
+    r = RUN("def main(xs: [N]i32) = loop acc = xs for i < 3 do acc |> map(x => x + reduce(+, 0, acc))", I32S(1, 2));
+    WANT_I32(r, 40, 41); /* (1, 2) -> (4, 5) -> (13, 14) -> (40, 41) */
+    /* a scan kept and read at each element; a sum of a let inside the
+     * function, which is that call's own */
+    r = RUN("def main(xs: [N]i32) = xs |> map(x => get(i64(x) % N, scan(+, 0, xs)))", I32S(3, 1, 2));
+    WANT_I32(r, 3, 4, 6);
+    r = RUN("def main(xs: [N]i32) = xs |> map(x => let ys = xs |> map(y => y * x) in reduce(+, 0, ys))", I32S(1, 2, 3));
+    WANT_I32(r, 6, 12, 18);
+    /* a def's operator that reads a kept value: reduce inside reduce */
+    r = RUN("def main(xs: [N]i32) = xs |> reduce((a, b) => a + b * reduce(max, 0, xs), 0)", I32S(1, 2, 3));
+    check_scalar(&r, ST_I32, s_i32(18));
+    /* at a size where computing it per element is a billion steps */
+    enum { n = 100003 };
+    int32_t *x = st_arena_alloc(ar, n * sizeof *x);
+    int64_t sum = 0;
+    for (int64_t i = 0; i < n; i++) sum += x[i] = (int32_t)((i * 7919) % 1000) - 500;
+    r = RUN("def main(xs: [N]i32) = xs |> map(x => i64(x) * N - reduce(+, 0, xs |> map(y => i64(y))))",
+            arr(ST_I32, x, n));
+    ck_assert_int_eq(r.u.a.dims[0], n);
+    for (int64_t i = 0; i < n; i++) ck_assert_int_eq(((const int64_t *)r.u.a.data)[i], (int64_t)x[i] * n - sum);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Empty arrays and singletons: every primitive                             */
 /* ------------------------------------------------------------------------ */
@@ -1817,7 +1853,7 @@ int main(void) {
           seq_folds_change_type, zip_and_unzip, iota_and_replicate, iterate_semantics, get_semantics}},
         {"nested",
          {split_and_join, maps_and_folds_over_rows, transpose_rows_and_columns, transpose_of_tuples,
-          rank_three_arrays}},
+          rank_three_arrays, a_value_kept_is_computed_again_when_what_it_reads_changes}},
         {"scatter",
          {scatter_semantics, scatter_of_tuples, reduce_by_index_semantics, scatter_does_not_alias_its_destination,
           scatter_boundary_on_a_large_destination}},
