@@ -14,6 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Check's ck_assert_msg, on which every ck_assert_* is built, records a
+ * "mark point" for each assertion that holds: a message down the test's
+ * pipe, which the runner reads back with a memmove of what is left after
+ * each. A suite that checks a million elements one assertion each spent
+ * minutes there under ASan (three quarters of the filter suite's time).
+ * The same assertion without the mark point: a failure reads as before;
+ * a crash names the test, not the last assertion that held before it
+ * (the sanitizers print the stack). */
+#undef ck_assert_msg
+#define ck_assert_msg(expr, ...) \
+    ((expr) ? (void)0 : _ck_assert_failed(__FILE__, __LINE__, "Assertion '" #expr "' failed", ##__VA_ARGS__))
+
 #define ck_assert_has(text, part) \
     ck_assert_msg(strstr((text), (part)) != NULL, "expected \"%s\" in:\n%s", (part), (text))
 
