@@ -133,6 +133,17 @@ const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const 
 }
 
 const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a) {
+    bool fl = k == ST_F32 || k == ST_F64;
+    switch (op) {
+    /* overloaded for float and double in OpenCL C and in CUDA alike */
+    case ST_OP_SQRT: case ST_OP_EXP: case ST_OP_LOG: return cg_str(g, "%s(%s)", st_unop_function(op), a);
+    case ST_OP_ABS:
+        if (fl) return cg_str(g, "fabs(%s)", a);
+        if (k == ST_I32 || k == ST_I64) return cg_str(g, "st_abs_%s(%s)", scalar_ctype[k], a);
+        if (narrow(k) && st_scalar_is_signed(k)) return cg_str(g, "((%s)st_abs_int((int)%s))", scalar_ctype[k], a);
+        return a; /* unsigned */
+    default: break;
+    }
     if (op == ST_OP_NEG && (k == ST_I32 || k == ST_I64)) return cg_str(g, "st_neg_%s(%s)", scalar_ctype[k], a);
     if (op == ST_OP_NEG && narrow(k)) return cg_str(g, "((%s)(0u - (uint)%s))", scalar_ctype[k], a);
     return cg_str(g, op == ST_OP_NOT ? "(!%s)" : "(-%s)", a);
@@ -176,7 +187,8 @@ const char *cg_prelude(void) {
            "    static inline T st_add_##T(T a, T b) { return (T)((U)a + (U)b); }          \\\n"
            "    static inline T st_sub_##T(T a, T b) { return (T)((U)a - (U)b); }          \\\n"
            "    static inline T st_mul_##T(T a, T b) { return (T)((U)a * (U)b); }          \\\n"
-           "    static inline T st_neg_##T(T a) { return (T)(0 - (U)a); }\n"
+           "    static inline T st_neg_##T(T a) { return (T)(0 - (U)a); }                 \\\n"
+           "    static inline T st_abs_##T(T a) { return a < 0 ? st_neg_##T(a) : a; }\n"
            "ST_WRAP(int, uint)\n"
            "ST_WRAP(long, ulong)\n"
            "ST_DIVMOD(int, INT_MIN)\n"

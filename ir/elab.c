@@ -841,6 +841,17 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
     }
     const ast_def *d = find_def(e, a->name);
     if (d) return inline_call(e, d, a);
+    /* sqrt, exp, log, abs: after the program's own defs, so that a def of
+     * one of these names written before they existed keeps its meaning */
+    for (st_unop op = ST_OP_SQRT; op <= ST_OP_ABS; op++) {
+        if (strcmp(a->name, st_unop_function(op))) continue;
+        if (a->nkids != 1) return st_fail(e->err, a->loc, "%s takes 1 argument, but was given %u", a->name, a->nkids), NULL;
+        const st_node *x = expr(e, a->kids[0], hint);
+        if (!x) return NULL;
+        st_err inner = {0};
+        const st_node *n = st_unary(e->cx, op, x, &inner);
+        return n ? n : relocate(e, &inner, a->loc, (const ast *const *)a->kids, 1);
+    }
     return unknown_function(e, a);
 }
 

@@ -413,7 +413,11 @@ typedef enum st_binop {
     ST_BINOP_COUNT
 } st_binop;
 
-typedef enum st_unop { ST_OP_NEG, ST_OP_NOT } st_unop;
+/* - and !, then the functions `sqrt`, `exp`, `log` (floats) and `abs`
+ * (numbers; an integer's minimum is its own abs, as its negation wraps) */
+typedef enum st_unop { ST_OP_NEG, ST_OP_NOT, ST_OP_SQRT, ST_OP_EXP, ST_OP_LOG, ST_OP_ABS } st_unop;
+/* The name a function unop is called by (`sqrt`), or NULL for - and !. */
+const char *st_unop_function(st_unop op);
 
 const char *st_binop_name(st_binop op); /* "+", "&&", "min" */
 /* C's precedence, 1 (||) to 10 (* / %); 0 for min and max, which are calls. */

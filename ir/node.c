@@ -198,6 +198,12 @@ const st_node *st_unary(st_ctx *cx, st_unop op, const st_node *a, st_err *err) {
         return fail_at(err, 0, "`!` needs a bool, but this has type %s", type_name(t).s);
     if (op == ST_OP_NEG && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
         return fail_at(err, 0, "`-` needs a number, but this has type %s", type_name(t).s);
+    if (op == ST_OP_ABS && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
+        return fail_at(err, 0, "abs needs a number, but this has type %s", type_name(t).s);
+    if ((op == ST_OP_SQRT || op == ST_OP_EXP || op == ST_OP_LOG) &&
+        !(st_type_is_scalar(t, ST_F32) || st_type_is_scalar(t, ST_F64)))
+        return fail_at(err, 0, "%s needs a float (f32 or f64), but this has type %s%s", st_unop_function(op),
+                       type_name(t).s, t->kind == ST_TYPE_SCALAR ? ": convert it first, as f32(x)" : "");
     /* a negated literal is a literal: the parser reads `-1` so, and the
      * printer could not tell the two apart */
     if (op == ST_OP_NEG && a->kind == ST_NODE_LIT)
@@ -335,6 +341,7 @@ const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err) {
     case ST_NODE_VAR: return e->size;
     case ST_NODE_CONV: return st_node_as_size(cx, e->kids[0], err);
     case ST_NODE_UNOP: {
+        if (e->u.unop != ST_OP_NEG) return NULL;
         const st_size *a = st_node_as_size(cx, e->kids[0], err);
         return a ? st_size_sub(cx, st_size_const(cx, 0), a, err) : NULL;
     }

@@ -36,7 +36,7 @@ static void node(const st_node *n, int prec, int indent, const st_type *hint, st
 static bool grounded(const st_node *n) {
     switch (n->kind) {
     case ST_NODE_LIT: return false;
-    case ST_NODE_UNOP: return n->u.unop == ST_OP_NOT || grounded(n->kids[0]);
+    case ST_NODE_UNOP: return n->u.unop != ST_OP_NEG || grounded(n->kids[0]);
     case ST_NODE_BINOP:
         if (n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX || n->type != n->kids[0]->type) return true;
         return grounded(n->kids[0]) || grounded(n->kids[1]);
@@ -387,7 +387,7 @@ static bool is_loop(const st_node *n) {
 static int strength(const st_node *n) {
     switch (n->kind) {
     case ST_NODE_LIT: return is_negative_literal(n) ? P_UNARY : P_POSTFIX;
-    case ST_NODE_UNOP: return P_UNARY;
+    case ST_NODE_UNOP: return st_unop_function(n->u.unop) ? P_POSTFIX : P_UNARY;
     case ST_NODE_BINOP:
         return n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX ? P_POSTFIX : P_BINARY - 1 + st_binop_precedence(n->u.binop);
     case ST_NODE_IF: case ST_NODE_LET: case ST_NODE_LAMBDA: return P_OPEN;
@@ -410,6 +410,11 @@ static void node(const st_node *n, int prec, int indent, const st_type *hint, st
         st_buf_printf(out, ".%u", n->u.index);
         break;
     case ST_NODE_UNOP: {
+        if (st_unop_function(n->u.unop)) {
+            st_buf_puts(out, st_unop_function(n->u.unop));
+            args(n, NULL, 1, indent, out);
+            break;
+        }
         st_buf_puts(out, n->u.unop == ST_OP_NEG ? "-" : "!");
         /* `--` would start a comment */
         const st_node *x = n->kids[0];

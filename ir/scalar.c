@@ -290,11 +290,36 @@ st_scalar st_scalar_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar 
     }
 }
 
+const char *st_unop_function(st_unop op) {
+    switch (op) {
+    case ST_OP_SQRT: return "sqrt";
+    case ST_OP_EXP: return "exp";
+    case ST_OP_LOG: return "log";
+    case ST_OP_ABS: return "abs";
+    default: return NULL;
+    }
+}
+
 st_scalar st_scalar_unop(st_unop op, st_scalar_kind k, st_scalar a) {
     st_scalar r = {.bits = 0};
     if (op == ST_OP_NOT) {
         r.b = !a.b;
         return r;
+    }
+    if (op == ST_OP_SQRT || op == ST_OP_EXP || op == ST_OP_LOG) {
+        if (k == ST_F32) r.f32 = op == ST_OP_SQRT ? sqrtf(a.f32) : op == ST_OP_EXP ? expf(a.f32) : logf(a.f32);
+        else r.f64 = op == ST_OP_SQRT ? sqrt(a.f64) : op == ST_OP_EXP ? exp(a.f64) : log(a.f64);
+        return r;
+    }
+    if (op == ST_OP_ABS) {
+        switch (k) {
+        case ST_F32: r.f32 = fabsf(a.f32); return r;
+        case ST_F64: r.f64 = fabs(a.f64); return r;
+        default:
+            if (!st_scalar_is_signed(k)) return a;
+            /* negative: negated as - does, so the minimum stays itself */
+            return (int64_t)int_bits(k, a) < 0 ? from_bits(k, 0 - int_bits(k, a)) : a;
+        }
     }
     switch (k) {
     case ST_F32: r.f32 = -a.f32; return r;

@@ -1110,6 +1110,33 @@ START_TEST(f64_operators) {
 END_TEST
 
 /* The width shows in folds as well: four 1s added to 2^24 in f32 and f64. */
+/* sqrt, exp and log of floats as C's; abs of every kind, an integer's
+ * minimum its own abs (its negation wraps, as -'s does), unsigned as is */
+START_TEST(math_functions) {
+    st_value r = RUN("def main(x: f32, y: f64) = (sqrt(x), exp(x), log(x), sqrt(y), exp(y), log(y), abs(-x), abs(y))",
+                     scalar_of(ST_F32, s_f32(2.0f)), scalar_of(ST_F64, s_f64(-0.5)));
+    want_tuple_n(&r, 8);
+    check_scalar(item(&r, 0), ST_F32, s_f32(sqrtf(2.0f)));
+    check_scalar(item(&r, 1), ST_F32, s_f32(expf(2.0f)));
+    check_scalar(item(&r, 2), ST_F32, s_f32(logf(2.0f)));
+    ck_assert(isnan(item(&r, 3)->u.s.f64));
+    check_scalar(item(&r, 4), ST_F64, s_f64(exp(-0.5)));
+    ck_assert(isnan(item(&r, 5)->u.s.f64));
+    check_scalar(item(&r, 6), ST_F32, s_f32(2.0f));
+    check_scalar(item(&r, 7), ST_F64, s_f64(0.5));
+    r = RUN("def main(xs: [N]i32) = xs |> map(x => abs(x))", I32S(-7, 0, 7, INT32_MIN, INT32_MAX));
+    WANT_I32(r, 7, 0, 7, INT32_MIN, INT32_MAX);
+    r = RUN("def main(x: i32) = (abs(i8(x)), abs(i16(x)), abs(i64(x) - 3000000000), abs(u8(x)), abs(u32(x)))",
+            v_i32(-128));
+    want_tuple_n(&r, 5);
+    ck_assert_int_eq(item(&r, 0)->u.s.i8, -128);
+    ck_assert_int_eq(item(&r, 1)->u.s.i16, 128);
+    ck_assert_int_eq(item(&r, 2)->u.s.i64, 3000000128);
+    ck_assert_uint_eq(item(&r, 3)->u.s.u8, 128);
+    ck_assert_uint_eq(item(&r, 4)->u.s.u32, (uint32_t)-128);
+}
+END_TEST
+
 START_TEST(float_width_in_folds) {
     st_value r = RUN("def main(xs: [N]f32) = xs |> reduce(+, 16777216.0)", F32S(1, 1, 1, 1));
     WANT_SCALAR(r, ST_F32, s_f32(16777216.0f));
@@ -1862,7 +1889,7 @@ int main(void) {
         {"edges", {every_primitive_on_empty_arrays, every_primitive_on_singletons}},
         {"scalars",
          {i32_operators, u32_operators, i64_operators, u64_operators, bool_operators, f32_operators,
-          f64_operators, float_width_in_folds, float_to_int_truncates_and_saturates, int_conversions_wrap,
+          f64_operators, math_functions, float_width_in_folds, float_to_int_truncates_and_saturates, int_conversions_wrap,
           conversions_to_and_from_floats_and_bools}},
         {"errors",
          {integer_division_by_zero_is_an_error, get_out_of_range_is_an_error,

@@ -441,12 +441,81 @@ START_TEST(a_slice_beyond_the_inputs_is_refused_at_the_slice) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* sqrt, exp, log and abs                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Programs with the math functions: an L2 normalisation, a softmax, abs of
+ * every width; the device agrees with the interpreter (floats within 10^-3)
+ * under each strategy at N = 1, 7, 1000 and 1000003, and each prints and
+ * reads back as itself. Their values are the interpreter suite's. */
+static const char *const math_programs[] = {
+    "def main(xs: [N]f32): [N]f32 = xs |> map(x => x / sqrt(reduce(+, 0.0, xs |> map(y => y * y))))",
+    "def main(xs: [N]f32): [N]f32 =\n"
+    "  let m = reduce(max, -f32.inf, xs)\n"
+    "  let e = xs |> map(x => exp(x - m))\n"
+    "  in e |> map(v => v / reduce(+, 0.0, e))",
+    "def main(xs: [N]i32, ys: [N]i8, zs: [N]f64): ([N]i32, [N]i8, [N]f64, [N]f32, f64) =\n"
+    "  (xs |> map(x => abs(x) - abs(-3)), ys |> map(y => abs(y)),\n"
+    "   zs |> map(z => exp(z / 1000000.0) + log(abs(z) + 1.0)),\n"
+    "   xs |> map(x => sqrt(f32(abs(x) % 1000))) |> scan(+, 0.0), zs |> map(z => abs(z)) |> reduce(max, 0.0))",
+    "def main(xs: [N]u16): [N]u32 = xs |> map(x => u32(abs(x)) + u32(sqrt(f64(x)))) |> scan(+, 0u32)",
+};
+enum { NMATH = sizeof math_programs / sizeof *math_programs };
+
+/* each with what it computes once bound once (as written, a sum per
+ * element: a quadratic kernel at 10^6) */
+enum { NMATH_STRATEGIES = 3 };
+static const char *math_strategy(int k) {
+    switch (k) {
+    case 0: return st_default_strategy("CPU");
+    case 1: return st_default_strategy("GPU");
+    default: return "try(hoist-invariant) ; try(first(scan, lookback(M=8, WG=128, LOAD=direct)))";
+    }
+}
+
+START_TEST(math_functions_agree_on_the_device) {
+    const char *src = math_programs[_i / NMATH_STRATEGIES];
+    const char *strategy = math_strategy(_i % NMATH_STRATEGIES);
+    const char *label = text_of("%s under %s", src, strategy ? strategy : "no strategy");
+    const st_program *p = parse_ok(cx, src);
+    const char *once = printed(p);
+    ck_assert_msg(parse_ok(cx, once)->defs[0].body == p->defs[0].body, "%s reads back otherwise:\n%s", src, once);
+    const st_def *orig = def_of(src);
+    st_code code = generated(lowered(apply(orig, strategy, label), label), label);
+    st_exe *exe = built(&code, label);
+    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
+        if (lengths[i] > 1000 && !st_test_big(_i % NMATH_STRATEGIES)) continue;
+        agrees(exe, orig, text_of("N=%lld", (long long)lengths[i]), 61 + i, label);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
+START_TEST(math_functions_are_refused_at_their_place) {
+    ck_assert_error(cx, "def main(xs: [N]i32) = xs |> map(x => sqrt(x))\n", 1, 44,
+                    "sqrt needs a float (f32 or f64), but this has type i32: convert it first, as f32(x)");
+    ck_assert_error(cx, "def main(xs: [N]i32) = log(xs)\n", 1, 28, "log needs a float (f32 or f64), but this has type [N]i32");
+    ck_assert_error(cx, "def main(b: bool) = abs(b)\n", 1, 25, "abs needs a number, but this has type bool");
+    ck_assert_error(cx, "def main(x: f32) = exp(x, x)\n", 1, 20, "exp takes 1 argument, but was given 2");
+    /* a def of the name is the program's own: it keeps its meaning */
+    const st_program *p = parse_ok(cx, "def abs(x: i32): i32 = x + 1\ndef main(x: i32) = abs(x)\n");
+    const st_value arg = st_value_scalar(ST_I32, (st_scalar){.i32 = -5});
+    st_value r;
+    st_err err = {0};
+    const st_def *m = &p->defs[1];
+    ck_assert_msg(st_eval(cx, m, &arg, NULL, 0, ar, &r, &err), "%s", err.message);
+    ck_assert_int_eq(r.u.s.i32, -4);
+}
+END_TEST
+
 static Suite *lang_suite(void) {
     Suite *s = suite_create("lang");
     TCase *dev = tcase_create("device");
     tcase_set_timeout(dev, 900);
     tcase_add_checked_fixture(dev, rules_setup, pipeline_teardown);
     tcase_add_loop_test(dev, each_program_equals_c_under_each_strategy, 0, NCASES * NSTRATEGIES);
+    tcase_add_loop_test(dev, math_functions_agree_on_the_device, 0, NMATH * NMATH_STRATEGIES);
     suite_add_tcase(s, dev);
     TCase *syn = tcase_create("syntax");
     tcase_add_checked_fixture(syn, rules_setup, pipeline_teardown);
@@ -455,6 +524,7 @@ static Suite *lang_suite(void) {
     tcase_add_test(syn, a_call_is_inlined_and_run_picks_main);
     tcase_add_test(syn, bad_programs_are_refused_at_their_place);
     tcase_add_test(syn, a_slice_beyond_the_inputs_is_refused_at_the_slice);
+    tcase_add_test(syn, math_functions_are_refused_at_their_place);
     suite_add_tcase(s, syn);
     return s;
 }
