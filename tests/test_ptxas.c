@@ -210,6 +210,21 @@ START_TEST(the_subhistograms_at_the_gpu_defaults_fit_sm90) {
 }
 END_TEST
 
+/* sqrt, exp, log and abs of every width compile for CUDA: the names
+ * OpenCL C overloads are CUDA's too, and the integer abs is the prelude's. */
+START_TEST(math_functions_compile_for_cuda) {
+    const char *src = "def main(xs: [N]i32, ys: [N]i8, zs: [N]f64, ws: [N]f32): ([N]i32, [N]i8, [N]f64, [N]f32, [N]i64) =\n"
+                      "  (xs |> map(x => abs(x)), ys |> map(y => abs(y)), zs |> map(z => exp(z) + log(abs(z)) + sqrt(z)),\n"
+                      "   ws |> map(w => exp(w) + log(abs(w)) + sqrt(w)), xs |> map(x => abs(i64(x))) |> scan(+, 0i64))";
+    st_code code = code_of("the math functions", src, st_default_strategy("GPU"));
+    st_ptxas_kernel *ks = NULL;
+    uint32_t n = 0;
+    st_err err = {0};
+    ck_assert_msg(st_cuda_ptxas(&code, SM90, ar, &ks, &n, &err), "%s", err.message);
+    ck_assert_uint_gt(n, 0);
+}
+END_TEST
+
 /* Every shape explore may give the look-back on a GPU compiles without
  * spills, in no more than the 48 KB of shared memory a block gets without
  * opting in (NVIDIA's OpenCL offers no more), and half a multiprocessor at
@@ -254,6 +269,7 @@ int main(void) {
         tcase_add_test(kernels, the_lookback_at_the_gpu_defaults_fits_sm90);
         tcase_add_test(kernels, the_subhistograms_at_the_gpu_defaults_fit_sm90);
         tcase_add_test(kernels, each_gpu_lookback_shape_fits_sm90);
+        tcase_add_test(kernels, math_functions_compile_for_cuda);
         suite_add_tcase(s, kernels);
     }
     int rc = run_suite(s);
