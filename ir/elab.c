@@ -852,6 +852,23 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
         const st_node *n = st_unary(e->cx, op, x, &inner);
         return n ? n : relocate(e, &inner, a->loc, (const ast *const *)a->kids, 1);
     }
+    /* map2(f, xs, ys) and map3(f, xs, ys, zs), Futhark's: f over the
+     * arrays' elements side by side, a map of their zip */
+    uint32_t arrays = !strcmp(a->name, "map2") ? 2 : !strcmp(a->name, "map3") ? 3 : 0;
+    if (arrays) {
+        if (a->nkids != arrays + 1)
+            return st_fail(e->err, a->loc, "%s takes a function and %u arrays, but was given %u arguments", a->name,
+                           arrays, a->nkids), NULL;
+        ast zipped = *a, mapped = *a;
+        zipped.name = "zip";
+        zipped.kids = a->kids + 1;
+        zipped.nkids = arrays;
+        ast *kids[2] = {a->kids[0], &zipped};
+        mapped.name = "map";
+        mapped.kids = kids;
+        mapped.nkids = 2;
+        return prim_call(e, ST_PRIM_MAP, &mapped, hint);
+    }
     return unknown_function(e, a);
 }
 

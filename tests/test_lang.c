@@ -445,8 +445,8 @@ END_TEST
 /* sqrt, exp, log and abs                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Programs with the math functions: an L2 normalisation, a softmax, abs of
- * every width; the device agrees with the interpreter (floats within 10^-3)
+/* Programs with the math functions (an L2 normalisation, a softmax, abs of
+ * every width) and map2 and map3; the device agrees with the interpreter (floats within 10^-3)
  * under each strategy at N = 1, 7, 1000 and 1000003, and each prints and
  * reads back as itself. Their values are the interpreter suite's. */
 static const char *const math_programs[] = {
@@ -460,6 +460,11 @@ static const char *const math_programs[] = {
     "   zs |> map(z => exp(z / 1000000.0) + log(abs(z) + 1.0)),\n"
     "   xs |> map(x => sqrt(f32(abs(x) % 1000))) |> scan(+, 0.0), zs |> map(z => abs(z)) |> reduce(max, 0.0))",
     "def main(xs: [N]u16): [N]u32 = xs |> map(x => u32(abs(x)) + u32(sqrt(f64(x)))) |> scan(+, 0u32)",
+    /* map2 and map3, a map of a zip: with a def, a lambda, in a pipeline */
+    "def axpy(x: f32, y: f32): f32 = 2.0 * x + y\n"
+    "def main(xs: [N]f32, ys: [N]f32, zs: [N]i32): ([N]f32, [N]f32, [N]i32) =\n"
+    "  (map2(axpy, xs, ys), ys |> map2((x, y) => x * y, xs) |> scan(+, 0.0),\n"
+    "   map3((x, y, z) => i32(x) + i32(y) * z, xs, ys, zs))",
 };
 enum { NMATH = sizeof math_programs / sizeof *math_programs };
 
@@ -480,7 +485,8 @@ START_TEST(math_functions_agree_on_the_device) {
     const char *label = text_of("%s under %s", src, strategy ? strategy : "no strategy");
     const st_program *p = parse_ok(cx, src);
     const char *once = printed(p);
-    ck_assert_msg(parse_ok(cx, once)->defs[0].body == p->defs[0].body, "%s reads back otherwise:\n%s", src, once);
+    const st_program *q = parse_ok(cx, once);
+    ck_assert_msg(q->defs[q->ndefs - 1].body == p->defs[p->ndefs - 1].body, "%s reads back otherwise:\n%s", src, once);
     const st_def *orig = def_of(src);
     st_code code = generated(lowered(apply(orig, strategy, label), label), label);
     st_exe *exe = built(&code, label);
@@ -498,6 +504,10 @@ START_TEST(math_functions_are_refused_at_their_place) {
     ck_assert_error(cx, "def main(xs: [N]i32) = log(xs)\n", 1, 28, "log needs a float (f32 or f64), but this has type [N]i32");
     ck_assert_error(cx, "def main(b: bool) = abs(b)\n", 1, 25, "abs needs a number, but this has type bool");
     ck_assert_error(cx, "def main(x: f32) = exp(x, x)\n", 1, 20, "exp takes 1 argument, but was given 2");
+    ck_assert_error(cx, "def main(xs: [N]i32) = map2((x, y) => x + y, xs)\n", 1, 24,
+                    "map2 takes a function and 2 arrays, but was given 2 arguments");
+    ck_assert_error(cx, "def main(xs: [N]i32, ys: [M]i32) = map2((x, y) => x + y, xs, ys)\n", 1, 62,
+                    "[N]i32 and [M]i32 differ in length");
     /* a def of the name is the program's own: it keeps its meaning */
     const st_program *p = parse_ok(cx, "def abs(x: i32): i32 = x + 1\ndef main(x: i32) = abs(x)\n");
     const st_value arg = st_value_scalar(ST_I32, (st_scalar){.i32 = -5});
