@@ -867,7 +867,14 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
         mapped.name = "map";
         mapped.kids = kids;
         mapped.nkids = 2;
-        return prim_call(e, ST_PRIM_MAP, &mapped, hint);
+        const st_node *n = prim_call(e, ST_PRIM_MAP, &mapped, hint);
+        /* the zip's refusal is the user's map2's */
+        if (!n && !strncmp(e->err->message, "zip ", 4)) {
+            char said[sizeof e->err->message - 8];
+            snprintf(said, sizeof said, "%s", e->err->message + 4);
+            snprintf(e->err->message, sizeof e->err->message, "%.4s %s", a->name, said);
+        }
+        return n;
     }
     return unknown_function(e, a);
 }

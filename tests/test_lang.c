@@ -507,7 +507,7 @@ START_TEST(math_functions_are_refused_at_their_place) {
     ck_assert_error(cx, "def main(xs: [N]i32) = map2((x, y) => x + y, xs)\n", 1, 24,
                     "map2 takes a function and 2 arrays, but was given 2 arguments");
     ck_assert_error(cx, "def main(xs: [N]i32, ys: [M]i32) = map2((x, y) => x + y, xs, ys)\n", 1, 62,
-                    "[N]i32 and [M]i32 differ in length");
+                    "map2 needs arrays of one length, but [N]i32 and [M]i32 differ in length");
     /* a def of the name is the program's own: it keeps its meaning */
     const st_program *p = parse_ok(cx, "def abs(x: i32): i32 = x + 1\ndef main(x: i32) = abs(x)\n");
     const st_value arg = st_value_scalar(ST_I32, (st_scalar){.i32 = -5});
