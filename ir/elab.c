@@ -51,8 +51,8 @@ typedef struct elab {
     uint32_t nbinds;
     bool inlining;
     uint32_t inlined;         /* calls inlined so far in this program, bounded */
-    uint32_t in_lambda;       /* inside a lambda (or a loop run in one work-item): no
-                                 filter, partition, take, drop, concat here */
+    uint32_t in_lambda;       /* inside a lambda: no filter, partition, take, drop,
+                                 concat here */
     bool in_result;           /* reading a declared result, where `?k` may be written */
     st_bound *bounds;         /* the checked def's slice bounds left to run time */
     uint32_t nbounds, capbounds;
@@ -1173,13 +1173,6 @@ static const st_node *loop_part(elab *e, const ast *a, const ast *part, const st
     return n;
 }
 
-static bool has_array(const st_type *t) {
-    if (t->kind == ST_TYPE_ARRAY) return true;
-    for (uint32_t i = 0; t->kind == ST_TYPE_TUPLE && i < t->n; i++)
-        if (has_array(t->items[i])) return true;
-    return false;
-}
-
 static const st_node *loop_rest(elab *e, const ast *a, const st_type *t, const st_node **vars, const st_node **cvars,
                                 const st_node *init);
 
@@ -1196,12 +1189,9 @@ static const st_node *loop(elab *e, const ast *a, const st_type *hint) {
     const st_type *t = init->type;
     const st_node **vars = parts(e, k), **cvars = parts(e, k);
     if (!vars || !cvars) return NULL;
-    /* a loop with no array in its accumulator runs in one work-item, as a lambda's body does */
-    bool one_item = !has_array(t);
-    e->in_lambda += one_item;
-    const st_node *r = loop_rest(e, a, t, vars, cvars, init);
-    e->in_lambda -= one_item;
-    return r;
+    /* a filter in the body makes the loop one over arrays (st_is_array_loop),
+     * which the glue runs turn by turn: its lengths are the turn's */
+    return loop_rest(e, a, t, vars, cvars, init);
 }
 
 static const st_node *loop_rest(elab *e, const ast *a, const st_type *t, const st_node **vars, const st_node **cvars,

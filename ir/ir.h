@@ -707,11 +707,15 @@ bool st_is_view(const st_node *e, bool placed_is_memory);
 bool st_is_view_scalar(const st_node *e);
 
 /* Is e a loop (loop or while) over arrays: an array anywhere in its
- * accumulator (`(xs, 0)` too, its scalar then in memory of one element)? At
- * the top of a def such a loop
- * runs there: lowering keeps its body at the host's level, codegen has the
- * glue run the body's kernels each turn, and the rewrite engine counts its
- * body as the top level. Any other loop runs in one work-item. */
+ * accumulator (`(xs, 0)` too, its scalar then in memory of one element), or
+ * a body, count or condition that works over a whole array outside its
+ * lambdas (`acc + reduce(+, 0, xs)`: a map, fold, scan, scatter or filter,
+ * not a get)? At the top of a def such a loop runs there: lowering keeps
+ * its body at the host's level, codegen has the glue run the body's
+ * kernels each turn (a scalar accumulator in memory of one element), and
+ * the rewrite engine counts its body as the top level. Any other loop runs
+ * in one work-item: a loop that only reads elements (`acc + xs[i]`) is
+ * cheaper there than a kernel a turn. */
 bool st_is_array_loop(const st_node *e);
 
 /* Is n (which may be NULL) the primitive p? */

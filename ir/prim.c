@@ -145,8 +145,44 @@ bool st_prim_sizes_at_run_time(st_prim p) {
     }
 }
 
+/* Does p, given a whole array, do work over all of it (a map, a fold, a
+ * scatter, a filter: kernels when it is at the top), rather than name a
+ * part of it (get) or see it another way (zip, take, transpose: views)? */
+static bool works_over_arrays(st_prim p) {
+    switch (p) {
+    case ST_PRIM_MAP: case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_EXSCAN: case ST_PRIM_FILTER:
+    case ST_PRIM_PARTITION: case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_2D: case ST_PRIM_REDUCE_BY_INDEX:
+    case ST_PRIM_REDUCE_BY_INDEX_2D: case ST_PRIM_CONCAT:
+    case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS:
+    case ST_PRIM_SCAN_TOTAL: case ST_PRIM_MAP_SEQ: case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ:
+        return true;
+    default: return false;
+    }
+}
+
+/* Does e, outside the lambdas in it (whose work is per element), do work
+ * over a whole array? A nested loop's body counts: it runs in e's turns. */
+static bool whole_array_work(const st_node *e) {
+    if (e->kind == ST_NODE_LAMBDA) return false;
+    if (e->kind == ST_NODE_PRIM && works_over_arrays(e->u.prim))
+        for (uint32_t i = 0; i < e->nkids; i++)
+            if (e->kids[i]->kind != ST_NODE_LAMBDA && e->kids[i]->type->kind == ST_TYPE_ARRAY) return true;
+    bool loop = e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE);
+    for (uint32_t i = 0; i < e->nkids; i++) {
+        const st_node *k = e->kids[i];
+        if (loop && k->kind == ST_NODE_LAMBDA) k = st_lambda_body(k);
+        if (whole_array_work(k)) return true;
+    }
+    return false;
+}
+
 bool st_is_array_loop(const st_node *e) {
-    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) && has_array(e->type);
+    if (e->kind != ST_NODE_PRIM || (e->u.prim != ST_PRIM_LOOP && e->u.prim != ST_PRIM_WHILE)) return false;
+    if (has_array(e->type)) return true;
+    for (uint32_t i = 0; i < 2; i++) /* the count or condition, and the body */
+        if (whole_array_work(e->kids[i]->kind == ST_NODE_LAMBDA ? st_lambda_body(e->kids[i]) : e->kids[i]))
+            return true;
+    return false;
 }
 
 int st_prim_data_arg(st_prim p, uint32_t nargs) {
