@@ -60,8 +60,15 @@
  * vectorises, where one work-item would leave the other cores idle (PoCL,
  * 2 cores, 2^24: a sum of f32 13.9 ms so, 7.0 ms in chunks; of i32 1.9–2.6
  * and 1.4–1.9 ms; the radix sort's fold of 32-counter rows 34 ms and
- * 17 ms). The look-back's total is slower there (a sum of i32: 2.7 ms). */
-#define CPU_REDUCES "try(each(top reduce, try(parallel-reduce(BS=16384)))) ; "
+ * 17 ms). The look-back's total is slower there (a sum of i32: 2.7 ms),
+ * but it takes what parallel-reduce refuses, a length known only at run
+ * time (the sum of a filter's survivors), which one work-item would
+ * otherwise fold alone (2^24 i32, half kept: 9.6–9.9 ms so, 8.2–8.5 ms as
+ * a look-back's total, on 2 cores). Only there: a look-back over
+ * parallel-reduce's partials would give one work-item all of them, and
+ * with them every chunk's fold. */
+#define CPU_REDUCES                                                                                          \
+    "try(each(top reduce, try(parallel-reduce(BS=16384) <+ lookback(M=16384, WG=1, LOAD=direct)))) ; "
 
 /* A reduction of short rows (a count per bit of every key, which the
  * look-back takes no rows for) in chunks, one work-item each keeping its

@@ -423,7 +423,8 @@ START_TEST(filters_of_run_time_lengths_on_the_device) {
 }
 END_TEST
 
-/* The look-back of the default strategy runs over the suffix's length. */
+/* The look-back of the default strategy runs over the suffix's length, and
+ * sums one. */
 START_TEST(the_default_scans_by_lookback) {
     const st_def *now = apply(def_of(PROGRAMS[CUTS]), st_default_strategy("CPU"), "default");
     const char *text = printed_def(now);
@@ -431,6 +432,12 @@ START_TEST(the_default_scans_by_lookback) {
     st_code code = generated(lowered(now, "default"), "default");
     ck_assert_has(code.opencl, "long ex_0"); /* the kernels take the count */
     ck_assert_has(code.host, "long ex_0 = 0;");
+    /* the sum of a filter's survivors, which parallel-reduce refuses (its
+     * length is known only at run time), is a look-back's total rather
+     * than one work-item's fold */
+    const char *sum = printed_def(lowered(apply(def_of(CUT_PROGRAMS[LOOP_FILTER]), st_default_strategy("CPU"), "default"), "default"));
+    ck_assert_msg(!strstr(sum, "reduceSeq"), "a fold in one work-item:\n%s", sum);
+    ck_assert_has(sum, "scanTotal(");
 }
 END_TEST
 
