@@ -11,7 +11,8 @@
  * own after cuInit, and a second device opened loads it again for free. */
 static void *open_first(const char *env, const char *const *names, char *why, size_t cap) {
     const char *own = getenv(env);
-    if (own && own[0]) names = (const char *const[]){own, NULL};
+    const char *const own_names[] = {own, NULL}; /* here: a compound literal in the if would end with it */
+    if (own && own[0]) names = own_names;
     for (const char *const *name = names; *name; name++) {
         void *h = dlopen(*name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (h) return h;

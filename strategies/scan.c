@@ -380,7 +380,7 @@ static bool parallel_place(st_rw *rw, st_err *why) {
  * scan of its block totals, where the next level goes. */
 static const st_strategy *parallel_scan(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
-    int64_t td;
+    int64_t td = 0;
     if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why), NULL;
     if (!parallel_place(rw, why) || !tree_depth(args, &td, why)) return NULL;
     st_ctx *cx = st_rw_ctx(rw);

@@ -119,6 +119,7 @@ static inline const char *producer_text(st_arena *a, producer p, const elem_synt
 
 /* The scan of the producer, and what consumes it. */
 static inline const char *consumer_text(st_arena *a, consumer c, const elem_syntax *e, const char *prod) {
+    if (!prod) return NULL;
     const char *scan = arena_text(a, "%s |> scan(%s, %s)", prod, e->op, e->zero);
     switch (c) {
     case C_NONE: return scan;
