@@ -223,10 +223,10 @@ static bool parse_args(parser *p, vec *args) {
     }
 }
 
-/* Is the `(` at the cursor the start of a lambda's parameter list? */
-static bool lambda_ahead(const parser *p) {
+/* Is the `(` at token `from` the start of a lambda's parameter list? */
+static bool lambda_ahead_at(const parser *p, size_t from) {
     int depth = 0;
-    for (size_t k = p->i; k < p->n; k++) {
+    for (size_t k = from; k < p->n; k++) {
         tok_kind kind = p->toks[k].kind;
         if (kind == K_LPAREN || kind == K_LBRACK) depth++;
         else if (kind == K_RPAREN || kind == K_RBRACK) {
@@ -235,6 +235,9 @@ static bool lambda_ahead(const parser *p) {
     }
     return false;
 }
+
+/* Is the `(` at the cursor the start of a lambda's parameter list? */
+static bool lambda_ahead(const parser *p) { return lambda_ahead_at(p, p->i); }
 
 static bool parse_binder(parser *p, vec *names, vec *locs, vec *annots, bool typed) {
     const token *t = peek(p);
@@ -546,13 +549,58 @@ static ast *parse_binary(parser *p, int min_prec) {
     }
 }
 
-/* x |> f(a, b) is f(a, b, x); x |> f is f(x) */
+/* Is a lambda at the cursor, bare (`y => …`, `(a, b) => …`) or in
+ * parentheses (`(y => …)`)? *parens: the latter. */
+static bool piped_lambda_ahead(const parser *p, bool *parens) {
+    *parens = false;
+    if (at(p, K_NAME)) return peek_at(p, 1)->kind == K_ARROW;
+    if (!at(p, K_LPAREN)) return false;
+    if (lambda_ahead(p)) return true;
+    *parens = (peek_at(p, 1)->kind == K_NAME && peek_at(p, 2)->kind == K_ARROW) ||
+              (peek_at(p, 1)->kind == K_LPAREN && lambda_ahead_at(p, p->i + 1));
+    return *parens;
+}
+
+/* x |> (y => body), x |> y => body: let y = x in body, the anonymous
+ * function applied to x (Futhark's `x |> \y -> body`); a lambda of several
+ * parameters takes x's parts, as `let (a, b) = x` does. */
+static ast *pipe_into_lambda(parser *p, ast *value, bool parens) {
+    if (parens) next(p);
+    ast *lam = parse_lambda(p);
+    if (!lam) return NULL;
+    if (parens && !expect(p, K_RPAREN, "`)` after the lambda")) return NULL;
+    for (uint32_t i = 0; lam->nnames > 1 && i < lam->nnames; i++)
+        if (lam->annots[i])
+            return st_fail(p->err, lam->annots[i]->loc, "a lambda after `|>` of several parameters takes them "
+                                                         "without types (they are the parts of what flows in)"),
+                   NULL;
+    ast *a = new_ast(p, A_LET, lam->loc); /* errors of the binding at its pattern */
+    if (!a) return NULL;
+    a->nnames = lam->nnames;
+    a->names = lam->names;
+    a->name_locs = lam->name_locs;
+    a->annots = lam->annots;
+    a->tuple_pattern = lam->nnames > 1;
+    vec kids = {0};
+    if (!push(p, &kids, value) || !push(p, &kids, lam->kids[0])) return NULL;
+    return finish_kids(p, a, &kids);
+}
+
+/* x |> f(a, b) is f(a, b, x); x |> f is f(x); x |> (y => body) binds y */
 static ast *parse_expr(parser *p) {
     ast *left = parse_binary(p, 1);
     while (left && at(p, K_PIPE)) {
         next(p);
+        bool parens;
+        if (piped_lambda_ahead(p, &parens)) {
+            if (!enter(p)) return NULL;
+            left = pipe_into_lambda(p, left, parens);
+            p->depth--;
+            continue;
+        }
         const token *t = peek(p);
-        if (t->kind != K_NAME) return fail_tok(p, t, "a function after `|>`, as in `|> map(f)` or `|> unzip`");
+        if (t->kind != K_NAME)
+            return fail_tok(p, t, "a function after `|>`, as in `|> map(f)`, `|> unzip` or `|> (ys => …)`");
         next(p);
         ast *call = new_ast(p, A_CALL, t->loc);
         if (!call || !(call->name = name_of(p, t))) return NULL;

@@ -14,11 +14,11 @@
 typedef enum producer { P_VAR, P_MAP, P_ZIP_OF_MAPS, P_IOTA, P_SCAN, P_SCAN_IN_MAP, N_PRODUCERS } producer;
 typedef enum consumer { C_NONE, C_LET, C_REDUCE, C_MAP, C_SCATTER, C_ZIP, C_EXSCAN, N_CONSUMERS } consumer;
 typedef enum elem { E_I32, E_F32, E_I64, E_TUPLE, E_U8, E_I16, N_ELEMS } elem;
-typedef enum nesting { TOP, IN_MAP, N_NESTINGS } nesting;
+typedef enum nesting { TOP, IN_MAP, IN_LOOP, N_NESTINGS } nesting;
 
 static const char *const producer_names[] = {"var", "map", "zip-of-maps", "iota", "scan", "scan-in-map"};
 static const char *const consumer_names[] = {"none", "let", "reduce", "map", "scatter", "zip", "exscan"};
-static const char *const nesting_names[] = {"top", "in-map"};
+static const char *const nesting_names[] = {"top", "in-map", "in-loop"};
 
 enum { N_SHAPES = N_PRODUCERS * N_CONSUMERS * N_ELEMS * N_NESTINGS };
 
@@ -97,7 +97,7 @@ static inline const char *producer_text(st_arena *a, producer p, const elem_synt
     const char *base = tuple ? "zip(xs, ys)" : "xs";
     const char *row_scan = arena_text(a, "scan(%s, %s) |> reduce(%s, %s)", e->op, e->zero, e->op, e->zero);
     /* iota's element i (and the row r, nested, so rows differ) */
-    const char *i = n == TOP ? "(i % 13)" : "((i + r) % 13)";
+    const char *i = n != IN_MAP ? "(i % 13)" : "((i + r) % 13)";
     switch (p) {
     case P_VAR: return base;
     case P_MAP: return arena_text(a, "%s |> map(x => %s)", base, e->f);
@@ -138,9 +138,16 @@ static inline const char *consumer_text(st_arena *a, consumer c, const elem_synt
 }
 
 /* The parameters, and the body inside a map over M rows when nested: each
- * array xs comes as mxs: [M][N]t, the body sees one row of each. */
+ * array xs comes as mxs: [M][N]t, the body sees one row of each. In a
+ * loop, the body is a top-level loop's, computed again each of two turns
+ * (its accumulator, of any type the consumer makes, a scalar or a tuple
+ * of them too, in buffers that take turns). */
 static inline void nest(st_arena *a, producer p, const elem_syntax *e, nesting n, const char *inner, program *out) {
     arrays ar = arrays_of(a, p, e);
+    if (n == IN_LOOP) {
+        inner = arena_text(a, "loop acc = (%s) for t < 2 do (%s)", inner, inner);
+        n = TOP;
+    }
     if (p == P_IOTA) {
         out->params = n == TOP ? "N: i64" : "M: i64, N: i64";
         out->body = n == TOP ? inner : arena_text(a, "iota(M) |> map(r => %s)", inner);
@@ -239,6 +246,16 @@ enum { N_EXTRA = (int)(sizeof extra_programs / sizeof *extra_programs), N_PROGRA
  * cases before any test runs). */
 static inline bool program_has_scan(int i) { return i < N_SHAPES || extra_programs[i - N_SHAPES].scan; }
 static inline bool program_has_histogram(int i) { return i >= N_SHAPES && extra_programs[i - N_SHAPES].histogram; }
+
+/* Does program i's label hold text (no arena: as program_has_scan)? */
+static inline bool program_label_holds(int i, const char *text) {
+    if (i >= N_SHAPES) return strstr(extra_programs[i - N_SHAPES].label, text) != NULL;
+    char label[128];
+    snprintf(label, sizeof label, "%s|%s|%s|%s", producer_names[i / (N_NESTINGS * N_ELEMS * N_CONSUMERS)],
+             consumer_names[i / (N_NESTINGS * N_ELEMS) % N_CONSUMERS], elem_syntaxes[i / N_NESTINGS % N_ELEMS].name,
+             nesting_names[i % N_NESTINGS]);
+    return strstr(label, text) != NULL;
+}
 
 /* Program i: the product's shapes, then the others. */
 static inline program program_at(st_arena *a, int i) {

@@ -446,7 +446,7 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 /* Programs with the math functions (an L2 normalisation, a softmax, abs of
- * every width) and map2 and map3; the device agrees with the interpreter (floats within 10^-3)
+ * every width), map2 and map3, and lambdas after |>; the device agrees with the interpreter (floats within 10^-3)
  * under each strategy at N = 1, 7, 1000 and 1000003, and each prints and
  * reads back as itself. Their values are the interpreter suite's. */
 static const char *const math_programs[] = {
@@ -465,6 +465,10 @@ static const char *const math_programs[] = {
     "def main(xs: [N]f32, ys: [N]f32, zs: [N]i32): ([N]f32, [N]f32, [N]i32) =\n"
     "  (map2(axpy, xs, ys), ys |> map2((x, y) => x * y, xs) |> scan(+, 0.0),\n"
     "   map3((x, y, z) => i32(x) + i32(y) * z, xs, ys, zs))",
+    /* an anonymous function after |>: a let of what flows in (its parts, of a tuple) */
+    "def main(xs: [N]f32, ys: [N]i32): (f32, i32) =\n"
+    "  (xs |> map(x => x * 0.5) |> (v => reduce(+, 0.0, v) / f32(N) + v[0]),\n"
+    "   zip(ys, ys |> map(y => y * 3)) |> unzip |> ((a, b) => reduce(+, 0, a) - reduce(max, 0, b)))",
 };
 enum { NMATH = sizeof math_programs / sizeof *math_programs };
 
@@ -508,6 +512,17 @@ START_TEST(math_functions_are_refused_at_their_place) {
                     "map2 takes a function and 2 arrays, but was given 2 arguments");
     ck_assert_error(cx, "def main(xs: [N]i32, ys: [M]i32) = map2((x, y) => x + y, xs, ys)\n", 1, 62,
                     "map2 needs arrays of one length, but [N]i32 and [M]i32 differ in length");
+    /* a lambda after |>: bare or in parentheses, the same let */
+    const st_program *bare = parse_ok(cx, "def main(xs: [N]i32) = xs |> ys => reduce(+, 0, ys) |> (s => s * 2)\n");
+    const st_program *paren = parse_ok(cx, "def main(xs: [N]i32) =\n  let ys = xs in let s = reduce(+, 0, ys) in s * 2\n");
+    ck_assert_msg(bare->defs[0].body == paren->defs[0].body, "%s", printed(bare));
+    ck_assert_error(cx, "def main(xs: [N]i32) = xs |> ((a: [N]i32, b) => a)\n", 1, 35,
+                    "a lambda after `|>` of several parameters takes them without types");
+    ck_assert_error(cx, "def main(xs: [N]i32) = xs |> ((a, b) => a)\n", 1, 31, "the pattern has 2 names, but the value has type [N]i32");
+    ck_assert_error(cx, "def main(xs: [N]i32) = xs |> ((ys: [N]f32) => 0)\n", 1, 32,
+                    "the value bound here has type [N]i32, but [N]f32 was declared");
+    ck_assert_error(cx, "def main(xs: [N]i32) = xs |> (ys => ys\n", 2, 1, "expected `)` after the lambda");
+    ck_assert_error(cx, "def main(xs: [N]i32) = xs |> 3\n", 1, 30, "a function after `|>`, as in `|> map(f)`, `|> unzip` or `|> (ys => …)`");
     /* a def of the name is the program's own: it keeps its meaning */
     const st_program *p = parse_ok(cx, "def abs(x: i32): i32 = x + 1\ndef main(x: i32) = abs(x)\n");
     const st_value arg = st_value_scalar(ST_I32, (st_scalar){.i32 = -5});

@@ -9,7 +9,8 @@
  * By default a fixed sample of 15 (program, strategy) pairs runs,
  * each at the four lengths, so CI stays fast; STRATA_SHAPES_ALL=1 runs the
  * whole product (STRATA_SHAPES_SHARD=k/n: its k-th of n parts;
- * STRATA_SHAPES_STRATEGY=TEXT: only the strategies whose name holds TEXT). One Check test per pair (so a crash takes only its own
+ * STRATA_SHAPES_STRATEGY=TEXT: only the strategies whose name holds TEXT;
+ * STRATA_SHAPES_PROGRAM=TEXT,…: only the programs whose label holds each). One Check test per pair (so a crash takes only its own
  * pair down); each prints its case line first, so the log of a pair that
  * died names it. A second test case runs build/strata: plain `strata run`
  * (no -s) succeeds wherever `strata run -s id` does. */
@@ -86,12 +87,27 @@ static bool chosen(strategy_kind s) {
     return !v || !*v || strstr(strategies[s].name, v);
 }
 
+/* STRATA_SHAPES_PROGRAM=TEXT,… keeps the programs whose label holds each
+ * TEXT ("in-loop", "|reduce|,in-loop"): the whole product of one shape's
+ * change. */
+static bool program_chosen(int i) {
+    const char *v = getenv("STRATA_SHAPES_PROGRAM");
+    char text[128];
+    for (const char *at = v; at && *at;) {
+        size_t len = strcspn(at, ",");
+        snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), at);
+        if (!program_label_holds(i, text)) return false;
+        at += len + (at[len] == ',');
+    }
+    return true;
+}
+
 /* The applicable pairs of programs [from, to), program by program (pairs
  * may be NULL: count only). */
 static int pairs_of(int from, int to, pair *pairs) {
     int n = 0;
     for (int i = from; i < to; i++)
-        for (int s = 0; s < N_STRATEGIES; s++)
+        for (int s = 0; s < N_STRATEGIES && program_chosen(i); s++)
             if (applies(i, (strategy_kind)s) && chosen((strategy_kind)s)) {
                 if (pairs) pairs[n] = (pair){i, (strategy_kind)s};
                 n++;
