@@ -353,6 +353,9 @@ const st_size *cg_upper(cg *g, const st_size *s);
 /* ---- cg_view.c: views, places, reading and writing ---- */
 const cg_view *cg_view_mem(cg *g, const st_type *t, const cg_mem *m);
 cg_value cg_value_of_place(cg *g, const st_type *t, const cg_place *p);
+/* [n][m](a, b) → [n][m]a for k = 0: the type of the k-th part of a place of
+ * type t (a tuple's component, an array of tuples' array of it). */
+const st_type *cg_component_type(cg *g, const st_type *t, uint32_t k);
 cg_value cg_array(const st_type *t, const cg_view *v);
 cg_value cg_index(cg *g, const cg_value *arr, const char *i);  /* element i of an array */
 /* element i of an array, i an index that carries where it lies (a loop's:

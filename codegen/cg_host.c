@@ -429,7 +429,8 @@ static const cg_binding *bind_acc(cg *g, const cg_binding *env, const st_node *f
 /* The accumulator's final value from place `from` into p, array by array. */
 static void copy_out(cg *g, const st_type *t, const cg_place *from, const cg_binding *env, const cg_place *p) {
     if (from->tuple) {
-        for (uint32_t i = 0; i < from->n && i < p->n; i++) copy_out(g, t->items[i], &from->items[i], env, &p->items[i]);
+        for (uint32_t i = 0; i < from->n && i < p->n; i++)
+            copy_out(g, cg_component_type(g, t, i), &from->items[i], env, &p->items[i]);
         return;
     }
     const st_node *var = st_var(g->cx, st_fresh_name(g->cx, "acc"), t, NULL);

@@ -82,9 +82,8 @@ static const st_type *array_type(cg *g, const st_size *n, const st_type *elem) {
     return t ? t : elem;
 }
 
-/* [n][m](a, b) → [n][m]a for k = 0: the type of a zip's k-th component. */
-static const st_type *component_type(cg *g, const st_type *t, uint32_t k) {
-    if (t->kind == ST_TYPE_ARRAY) return array_type(g, t->size, component_type(g, t->elem, k));
+const st_type *cg_component_type(cg *g, const st_type *t, uint32_t k) {
+    if (t->kind == ST_TYPE_ARRAY) return array_type(g, t->size, cg_component_type(g, t->elem, k));
     return t->kind == ST_TYPE_TUPLE && k < t->n ? t->items[k] : t;
 }
 
@@ -139,7 +138,7 @@ cg_value cg_value_of_place(cg *g, const st_type *t, const cg_place *p) {
     if (!p->tuple) return mem_value(g, t, &p->mem);
     cg_value *items = cg_alloc(g, p->n * sizeof *items);
     if (!items) return cg_scalar(t, "0");
-    for (uint32_t i = 0; i < p->n; i++) items[i] = cg_value_of_place(g, component_type(g, t, i), &p->items[i]);
+    for (uint32_t i = 0; i < p->n; i++) items[i] = cg_value_of_place(g, cg_component_type(g, t, i), &p->items[i]);
     if (t->kind == ST_TYPE_TUPLE) return (cg_value){.kind = CG_TUPLE, .type = t, .n = p->n, .items = items};
     return cg_zip(g, t, p->n, items);
 }
@@ -163,7 +162,7 @@ static bool place_build(cg *g, const st_type *t, cg_space space, const char *bas
         if (!items) return false;
         out->items = items;
         for (uint32_t i = 0; i < e->n; i++)
-            if (!place_build(g, component_type(g, t, i), space, base, leaf, &items[i])) return false;
+            if (!place_build(g, cg_component_type(g, t, i), space, base, leaf, &items[i])) return false;
         return true;
     }
     if (e->kind != ST_TYPE_SCALAR) return cg_fail(g, NULL, "a function cannot be stored");
@@ -389,7 +388,7 @@ static cg_value zip_map(cg *g, const st_type *t, const cg_value *arr,
     if (!items) return *arr;
     for (uint32_t k = 0; k < z->n; k++) {
         cg_value item = cg_array(z->items[k]->type, z->items[k]);
-        items[k] = fn(g, component_type(g, t, k), &item);
+        items[k] = fn(g, cg_component_type(g, t, k), &item);
     }
     return cg_zip(g, t, z->n, items);
 }
@@ -402,7 +401,7 @@ cg_value cg_split(cg *g, const st_type *t, const st_size *k, const cg_value *arr
         if (!items) return *arr;
         for (uint32_t j = 0; j < v->n; j++) {
             cg_value item = cg_array(v->items[j]->type, v->items[j]);
-            items[j] = cg_split(g, component_type(g, t, j), k, &item);
+            items[j] = cg_split(g, cg_component_type(g, t, j), k, &item);
         }
         return cg_zip(g, t, v->n, items);
     }
@@ -490,7 +489,7 @@ cg_value cg_drop(cg *g, const st_type *t, const char *start, const cg_value *arr
         if (!items) return *arr;
         for (uint32_t k = 0; k < v->n; k++) {
             cg_value item = cg_array(v->items[k]->type, v->items[k]);
-            items[k] = cg_drop(g, component_type(g, t, k), start, &item);
+            items[k] = cg_drop(g, cg_component_type(g, t, k), start, &item);
         }
         return cg_zip(g, t, v->n, items);
     }
@@ -514,7 +513,7 @@ cg_value cg_concat(cg *g, const st_type *t, const cg_value *a, const cg_value *b
         for (uint32_t k = 0; k < a->view->n; k++) {
             cg_value x = cg_array(a->view->items[k]->type, a->view->items[k]);
             cg_value y = cg_array(b->view->items[k]->type, b->view->items[k]);
-            items[k] = cg_concat(g, component_type(g, t, k), &x, &y);
+            items[k] = cg_concat(g, cg_component_type(g, t, k), &x, &y);
         }
         return cg_zip(g, t, a->view->n, items);
     }
@@ -544,7 +543,7 @@ cg_value cg_replicate(cg *g, const st_type *t, const cg_value *elem) {
     if (elem->kind == CG_TUPLE) {
         cg_value *items = cg_alloc(g, elem->n * sizeof *items);
         if (!items) return *elem;
-        for (uint32_t k = 0; k < elem->n; k++) items[k] = cg_replicate(g, component_type(g, t, k), &elem->items[k]);
+        for (uint32_t k = 0; k < elem->n; k++) items[k] = cg_replicate(g, cg_component_type(g, t, k), &elem->items[k]);
         return cg_zip(g, t, elem->n, items);
     }
     if (elem->kind == CG_ARRAY && elem->view->kind == CG_V_ZIP) {
@@ -553,7 +552,7 @@ cg_value cg_replicate(cg *g, const st_type *t, const cg_value *elem) {
         if (!items) return *elem;
         for (uint32_t k = 0; k < z->n; k++) {
             cg_value item = cg_array(z->items[k]->type, z->items[k]);
-            items[k] = cg_replicate(g, component_type(g, t, k), &item);
+            items[k] = cg_replicate(g, cg_component_type(g, t, k), &item);
         }
         return cg_zip(g, t, z->n, items);
     }

@@ -483,6 +483,9 @@ START_TEST(loops_of_every_count_write_their_result) {
         "def main(xs: [N]u32, ys: [N]u32, k: i64): ([N]u32, [N]u32) =\n"
         "  let (a, b, j) = loop (a, b, j) = (xs, ys, 0i64) while j < k do (b, zip(a, b) |> map((x, y) => x ^ y), j + 1)\n"
         "  in (a, b)\n",
+        /* an array of pairs: its buffers a tuple of arrays, copied out part by part */
+        "def main(xs: [N]i32, k: i64): [N](i32, i64) =\n"
+        "  loop ps = zip(xs, iota(N)) for i < k do ps |> map((x, j) => (x * 3 - i32(j), j + i))\n",
     };
     for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
         const char *label = text_of("loop %zu under the CPU's default", p);
