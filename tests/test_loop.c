@@ -266,6 +266,20 @@ static st_value ref_scalar_while(int64_t n, int64_t k, const st_value *args) {
     return scalar_of(ST_U32, (st_scalar){.u32 = s});
 }
 
+/* 14: a reduction in one branch of a scalar loop's body (top level) */
+static st_value ref_scalar_branch(int64_t n, int64_t k, const st_value *args) {
+    const int32_t *xs = args[0].u.a.data;
+    uint32_t s = 0;
+    for (int64_t i = 0; i < k; i++) {
+        if (i % 2 != 0) {
+            s -= 1;
+            continue;
+        }
+        for (int64_t j = 0; j < n; j++) s += (uint32_t)(xs[j] ^ (int32_t)i);
+    }
+    return scalar_of(ST_I32, (st_scalar){.i32 = (int32_t)s});
+}
+
 static const loop_case cases[] = {
     {"affine in a map",
      "def main(xs: [N]f32, k: i64): [N]f32 =\n"
@@ -333,6 +347,10 @@ static const loop_case cases[] = {
      "  let (s, j) = loop (s, j) = (0u32, 0i64) while j < k do (s + reduce(max, 0, xs |> map(x => x >> u32(j))), j + 1)\n"
      "  in s\n",
      4, false, "while j < k do", inputs_u32, ref_scalar_while, false},
+    {"a reduction in a branch of a scalar loop at the top",
+     "def main(xs: [N]i32, k: i64): i32 =\n"
+     "  loop s = 0 for i < k do if i % 2 == 0 then s + reduce(+, 0, xs |> map(x => x ^ i32(i))) else s - 1\n",
+     5, false, "loop s = 0 for i < k do", inputs_i32, ref_scalar_branch, false},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
