@@ -160,29 +160,35 @@ static bool works_over_arrays(st_prim p) {
     }
 }
 
+static bool turns_work(const st_node *loop);
+
 /* Does e, outside the lambdas in it (whose work is per element), do work
- * over a whole array? A nested loop's body counts: it runs in e's turns. */
+ * over a whole array? A nested loop's turns count: they run in e's. */
 static bool whole_array_work(const st_node *e) {
     if (e->kind == ST_NODE_LAMBDA) return false;
-    if (e->kind == ST_NODE_PRIM && works_over_arrays(e->u.prim))
-        for (uint32_t i = 0; i < e->nkids; i++)
-            if (e->kids[i]->kind != ST_NODE_LAMBDA && e->kids[i]->type->kind == ST_TYPE_ARRAY) return true;
-    bool loop = e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE);
-    for (uint32_t i = 0; i < e->nkids; i++) {
-        const st_node *k = e->kids[i];
-        if (loop && k->kind == ST_NODE_LAMBDA) k = st_lambda_body(k);
-        if (whole_array_work(k)) return true;
+    if (e->kind == ST_NODE_PRIM) {
+        if (works_over_arrays(e->u.prim))
+            for (uint32_t i = 0; i < e->nkids; i++)
+                if (e->kids[i]->kind != ST_NODE_LAMBDA && e->kids[i]->type->kind == ST_TYPE_ARRAY) return true;
+        if (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) return turns_work(e) || whole_array_work(e->kids[2]);
+    }
+    for (uint32_t i = 0; i < e->nkids; i++)
+        if (whole_array_work(e->kids[i])) return true;
+    return false;
+}
+
+/* Does a loop's count or condition, or its body, work over a whole array? */
+static bool turns_work(const st_node *loop) {
+    for (uint32_t i = 0; i < 2; i++) {
+        const st_node *k = loop->kids[i];
+        if (whole_array_work(k->kind == ST_NODE_LAMBDA ? st_lambda_body(k) : k)) return true;
     }
     return false;
 }
 
 bool st_is_array_loop(const st_node *e) {
-    if (e->kind != ST_NODE_PRIM || (e->u.prim != ST_PRIM_LOOP && e->u.prim != ST_PRIM_WHILE)) return false;
-    if (has_array(e->type)) return true;
-    for (uint32_t i = 0; i < 2; i++) /* the count or condition, and the body */
-        if (whole_array_work(e->kids[i]->kind == ST_NODE_LAMBDA ? st_lambda_body(e->kids[i]) : e->kids[i]))
-            return true;
-    return false;
+    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) &&
+           (has_array(e->type) || turns_work(e));
 }
 
 int st_prim_data_arg(st_prim p, uint32_t nargs) {

@@ -165,14 +165,34 @@ static inline void nest(st_arena *a, producer p, const elem_syntax *e, nesting n
 
 /* Shape i of the product, in the order producer, consumer, element, nesting
  * (the nesting varies fastest). */
+static inline void shape_parts(int i, producer *p, consumer *c, elem *el, nesting *n) {
+    *n = (nesting)(i % N_NESTINGS);
+    *el = (elem)(i / N_NESTINGS % N_ELEMS);
+    *c = (consumer)(i / (N_NESTINGS * N_ELEMS) % N_CONSUMERS);
+    *p = (producer)(i / (N_NESTINGS * N_ELEMS * N_CONSUMERS));
+}
+
+/* "map|reduce|f32|top": what the failure messages name */
+static inline void shape_label(int i, char *label, size_t cap) {
+    producer p;
+    consumer c;
+    elem el;
+    nesting n;
+    shape_parts(i, &p, &c, &el, &n);
+    snprintf(label, cap, "%s|%s|%s|%s", producer_names[p], consumer_names[c], elem_syntaxes[el].name, nesting_names[n]);
+}
+
 static inline program shape_at(st_arena *a, int i) {
-    nesting n = (nesting)(i % N_NESTINGS);
-    elem el = (elem)(i / N_NESTINGS % N_ELEMS);
-    consumer c = (consumer)(i / (N_NESTINGS * N_ELEMS) % N_CONSUMERS);
-    producer p = (producer)(i / (N_NESTINGS * N_ELEMS * N_CONSUMERS));
+    producer p;
+    consumer c;
+    elem el;
+    nesting n;
+    shape_parts(i, &p, &c, &el, &n);
     const elem_syntax *e = &elem_syntaxes[el];
     program out = {0};
-    out.label = arena_text(a, "%s|%s|%s|%s", producer_names[p], consumer_names[c], e->name, nesting_names[n]);
+    char label[128];
+    shape_label(i, label, sizeof label);
+    out.label = arena_text(a, "%s", label);
     nest(a, p, e, n, consumer_text(a, c, e, producer_text(a, p, e, n)), &out);
     out.extra = arena_text(a, "%s%s", n == IN_MAP ? " M=3" : "", p == P_SCAN_IN_MAP ? " K=3" : "");
     out.scan = true;
@@ -251,9 +271,7 @@ static inline bool program_has_histogram(int i) { return i >= N_SHAPES && extra_
 static inline bool program_label_holds(int i, const char *text) {
     if (i >= N_SHAPES) return strstr(extra_programs[i - N_SHAPES].label, text) != NULL;
     char label[128];
-    snprintf(label, sizeof label, "%s|%s|%s|%s", producer_names[i / (N_NESTINGS * N_ELEMS * N_CONSUMERS)],
-             consumer_names[i / (N_NESTINGS * N_ELEMS) % N_CONSUMERS], elem_syntaxes[i / N_NESTINGS % N_ELEMS].name,
-             nesting_names[i % N_NESTINGS]);
+    shape_label(i, label, sizeof label);
     return strstr(label, text) != NULL;
 }
 
