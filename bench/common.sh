@@ -5,6 +5,10 @@
 #   STRATA=PATH runs a strata built elsewhere, unbuilt here (a GPU machine
 #   with no compiler packages: carry the binary); else build/strata, built.
 
+# strata pins PoCL's worker threads one to a core (cli/cpu_pinning.c); the
+# OpenMP peers' threads are pinned alike, unless the caller says otherwise.
+export OMP_PROC_BIND=${OMP_PROC_BIND:-true}
+
 device=()
 [ -n "${DEVICE:-}" ] && device=(--device "$DEVICE")
 if [ -z "${STRATA:-}" ]; then

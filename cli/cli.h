@@ -62,6 +62,10 @@ typedef struct tracer {
     unsigned count;
 } tracer;
 
+/* Pins PoCL's CPU worker threads (POCL_AFFINITY=1) where that is safe; before OpenCL is opened
+   (cpu_pinning.c says why and when). */
+void pin_cpu_workers(void);
+
 int usage_error(const command *cmd, const char *fmt, const char *what);
 void print_help(const command *cmd);
 /* Parse argv (after the command name): -1 when parsed, else an exit status

@@ -691,5 +691,6 @@ static void keep_released_memory(void) {
 
 int main(int argc, char **argv) {
     keep_released_memory();
+    pin_cpu_workers();
     return close_stdout(run_command(argc, argv));
 }
