@@ -46,7 +46,7 @@ static st_jit *fail(st_jit *jit, st_err *err, const char *what) {
     return NULL;
 }
 
-st_jit *st_jit_compile(const char *source, const st_jit_symbol *symbols, size_t nsymbols,
+st_jit *st_jit_compile(const char *source, const char *unit, const st_jit_symbol *symbols, size_t nsymbols,
                        const char *entry, void **entry_address, st_err *err) {
     st_jit *jit = calloc(1, sizeof *jit);
     if (!jit || !(jit->tcc = tcc_new())) {
@@ -59,6 +59,7 @@ st_jit *st_jit_compile(const char *source, const st_jit_symbol *symbols, size_t 
     tcc_set_output_type(jit->tcc, TCC_OUTPUT_MEMORY);
     tcc_define_symbol(jit->tcc, "STRATA_JIT", "1");
     if (tcc_compile_string(jit->tcc, source) < 0) return fail(jit, err, "does not compile");
+    if (unit && tcc_compile_string(jit->tcc, unit) < 0) return fail(jit, err, "does not compile");
     for (size_t i = 0; i < sizeof tcc_helpers / sizeof *tcc_helpers; i++)
         tcc_add_symbol(jit->tcc, tcc_helpers[i].name, tcc_helpers[i].address);
     for (size_t i = 0; i < nsymbols; i++) tcc_add_symbol(jit->tcc, symbols[i].name, symbols[i].address);

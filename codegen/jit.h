@@ -14,12 +14,13 @@ typedef struct st_jit_symbol {
     const void *address;
 } st_jit_symbol;
 
-/* Compile `source` with the macro STRATA_JIT defined, link it against
+/* Compile `source` with the macro STRATA_JIT defined, and `unit` (NULL:
+ * none) as a second translation unit beside it, link them against
  * `symbols` (and the few helpers tcc's own code generation calls), and look
  * up `entry`. A source that does not compile or link, or lacks `entry`, is an
  * internal error (the source is generated, so it is a strata bug) carrying
  * tcc's message. */
-st_jit *st_jit_compile(const char *source, const st_jit_symbol *symbols, size_t nsymbols,
+st_jit *st_jit_compile(const char *source, const char *unit, const st_jit_symbol *symbols, size_t nsymbols,
                        const char *entry, void **entry_address, st_err *err);
 /* Another function of the compiled code, or NULL where it has none. */
 void *st_jit_lookup(st_jit *jit, const char *name);

@@ -11,6 +11,7 @@
  * Lifetimes: an st_exe uses its st_cl and its st_code (and so the arena and
  * context they live in); an st_launch uses its st_exe. Each must outlive what
  * was made from it. */
+#include "buffer_pool.h"
 #include "build_cache.h"
 #include "cg.h"
 #include "cl_api.h"
@@ -232,12 +233,14 @@ struct st_exe {
     strata_run_fn run;
     strata_run_timed_fn run_timed; /* NULL: a glue without it (one written by hand) */
     bool cached;          /* the program came from the build cache */
+    st_buffer_pool pool;  /* the glue's temporaries, from one run to the next (buffer_pool.h) */
 };
 
 /* What the glue may call: the OpenCL it needs, from the device's backend,
- * and snprintf for its message. */
+ * and snprintf for its message; its clCreateBuffer and clReleaseMemObject
+ * are the buffer pool's (exe_symbols). */
 #define GLUE_SYMBOLS(X)                                                                                     \
-    X(CreateBuffer) X(ReleaseMemObject) X(SetKernelArg) X(EnqueueNDRangeKernel) X(GetKernelWorkGroupInfo) \
+    X(SetKernelArg) X(EnqueueNDRangeKernel) X(GetKernelWorkGroupInfo)                                     \
     X(GetCommandQueueInfo) X(GetDeviceInfo) X(EnqueueCopyBuffer) X(EnqueueReadBuffer) X(EnqueueWriteBuffer) \
     X(EnqueueFillBuffer) X(ReleaseEvent) X(Finish) X(GetMemObjectInfo)
 
@@ -247,6 +250,16 @@ static size_t glue_symbols(const cl_api *api, st_jit_symbol *out) {
     GLUE_SYMBOLS(GLUE_SYMBOL)
 #undef GLUE_SYMBOL
     out[n++] = (st_jit_symbol){"snprintf", (const void *)snprintf};
+    return n;
+}
+
+/* The glue's symbols, and the pool's for st_buffer_pool_glue: its
+ * functions and this executable's own pool. */
+static size_t exe_symbols(st_exe *exe, st_jit_symbol *out) {
+    size_t n = glue_symbols(exe->cl->api, out);
+    out[n++] = (st_jit_symbol){"st_buffer_pool_create", (const void *)st_buffer_pool_create};
+    out[n++] = (st_jit_symbol){"st_buffer_pool_release", (const void *)st_buffer_pool_release};
+    out[n++] = (st_jit_symbol){"strata_buffer_pool", (const void *)&exe->pool};
     return n;
 }
 
@@ -357,8 +370,10 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
         }
     }
     void *entry;
-    st_jit_symbol symbols[16];
-    exe->jit = st_jit_compile(code->host, symbols, glue_symbols(cl->api, symbols), "strata_run", &entry, err);
+    st_jit_symbol symbols[20];
+    exe->pool.api = api;
+    exe->jit = st_jit_compile(code->host, st_buffer_pool_glue, symbols, exe_symbols(exe, symbols), "strata_run",
+                              &entry, err);
     if (!exe->jit) goto fail;
     /* tcc hands out a data pointer; POSIX guarantees it converts to a function */
     exe->run = (strata_run_fn)entry;
@@ -372,6 +387,7 @@ fail:
 void st_exe_free(st_exe *exe) {
     if (!exe) return;
     st_jit_free(exe->jit);
+    if (exe->pool.api) st_buffer_pool_drain(&exe->pool);
     for (uint32_t i = 0; i < exe->code->nkernels; i++)
         if (exe->kernels[i]) exe->cl->api->ReleaseKernel(exe->kernels[i]);
     free(exe->kernels);

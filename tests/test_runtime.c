@@ -280,6 +280,68 @@ START_TEST(repeated_runs_and_timing) {
 }
 END_TEST
 
+/* A glue that creates two temporaries of n floats and one of 16 bytes,
+ * writes the first two's handles into its output's first 16 bytes and
+ * releases all three. */
+static const char *const handles_glue =
+    GLUE_PRELUDE GLUE_SIGNATURE
+    "{\n"
+    "    (void)kernels; (void)inputs; (void)msgcap;\n"
+    "    cl_long n = *(const cl_long *)scalars[1];\n"
+    "    cl_int rc = CL_SUCCESS;\n"
+    "    cl_mem t = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)n * 4, NULL, &rc);\n"
+    "    cl_mem u = clCreateBuffer(ctx, CL_MEM_READ_WRITE, (size_t)n * 4, NULL, &rc);\n"
+    "    cl_mem v = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &rc);\n"
+    "    cl_ulong handles[2] = {(cl_ulong)t, (cl_ulong)u};\n"
+    "    if (!t || !u || !v) { snprintf(msg, msgcap, \"no temporaries\"); return -5; }\n"
+    "    rc = clEnqueueFillBuffer(queue, outputs[0], handles, sizeof handles, 0, sizeof handles, 0, NULL, NULL);\n"
+    "    clFinish(queue);\n"
+    "    clReleaseMemObject(t);\n"
+    "    clReleaseMemObject(u);\n"
+    "    clReleaseMemObject(v);\n"
+    "    events[0] = NULL;\n"
+    "    return rc;\n"
+    "}\n";
+
+/* The handles handles_glue wrote in a run of l. */
+static void handles_of(st_launch *l, uint64_t out[2]) {
+    st_err err = {0};
+    double ms;
+    ck_assert_msg(st_launch_run(l, &ms, &err), "%s", err.message);
+    st_value r;
+    ck_assert_msg(st_launch_read(l, a, &r, &err), "%s", err.message);
+    memcpy(out, r.u.a.data, 2 * sizeof *out);
+}
+
+/* The glue's temporaries come back from the executable's pool from one run
+ * to the next (codegen/buffer_pool.h): the same handles, two of one size
+ * apart; a launch of other sizes gets buffers of its own, and then the
+ * first sizes' again work. */
+START_TEST(temporaries_are_kept_from_run_to_run) {
+    st_code c = map_code(cx, a, map_src, 64);
+    c.host = handles_glue;
+    st_exe *exe = build_ok(cl, &c);
+    st_err err = {0};
+    uint64_t first[2], again[2];
+    for (int k = 0; k < 3; k++) {
+        int64_t n = k == 1 ? 5000 : 1000;
+        st_value args[2];
+        st_binding env[1];
+        map_inputs(cx, a, c.def, n, args, env);
+        st_launch *l = st_launch_new(exe, args, env, 1, &err);
+        ck_assert_msg(l != NULL, "%s", err.message);
+        handles_of(l, first);
+        ck_assert(first[0] && first[1] && first[0] != first[1]);
+        for (int run = 0; run < 3; run++) {
+            handles_of(l, again);
+            ck_assert_msg(again[0] == first[0] && again[1] == first[1], "launch %d, run %d: new temporaries", k, run);
+        }
+        st_launch_free(l);
+    }
+    st_exe_free(exe);
+}
+END_TEST
+
 START_TEST(read_before_run_fails) {
     st_code c = map_code(cx, a, map_src, 64);
     st_exe *exe = build_ok(cl, &c);
@@ -686,6 +748,7 @@ int main(void) {
     tcase_add_loop_test(run, tuple_result, 0, sizeof lengths / sizeof *lengths);
     tcase_add_test(run, repeated_runs_and_timing);
     tcase_add_test(run, read_before_run_fails);
+    tcase_add_test(run, temporaries_are_kept_from_run_to_run);
     tcase_add_test(run, two_dimensional_result);
     tcase_add_test(run, size_parameter_and_no_launch);
     suite_add_tcase(s, run);
