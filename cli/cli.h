@@ -65,6 +65,8 @@ typedef struct tracer {
 /* Pins PoCL's CPU worker threads (POCL_AFFINITY=1) where that is safe; before OpenCL is opened
    (cpu_pinning.c says why and when). */
 void pin_cpu_workers(void);
+/* What became of PoCL's worker threads, as `strata devices` says it (buf: room for the sentence). */
+const char *cpu_pinning_state(char *buf, size_t cap);
 
 int usage_error(const command *cmd, const char *fmt, const char *what);
 void print_help(const command *cmd);

@@ -520,6 +520,10 @@ static int run_devices(const command *cmd, int argc, char **argv) {
         printf("    %s, driver %s; %u compute units, %.1f GiB global, %llu KiB local memory, work-groups up to %zu\n",
                d->version, d->driver, d->compute_units, (double)d->global_mem_bytes / (1024.0 * 1024 * 1024),
                (unsigned long long)(d->local_mem_bytes / 1024), d->max_work_group);
+        if (strstr(d->platform, "Portable Computing Language") && !strcmp(d->type, "CPU")) {
+            char buf[96];
+            printf("    PoCL's worker threads: %s\n", cpu_pinning_state(buf, sizeof buf));
+        }
     }
     free(list);
     return 0;

@@ -1,10 +1,12 @@
 /* tests/test_devices.c — the OpenCL platforms and devices: the library's
  * list, and `strata devices` printing it. PoCL is installed wherever these
  * tests run, so there is always at least its CPU device. */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include "codegen/codegen.h"
 #include "harness.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -143,6 +145,44 @@ START_TEST(cli_devices_takes_no_arguments) {
 }
 END_TEST
 
+/* The line `strata devices` gives PoCL's CPU device about its worker
+ * threads (cli/cpu_pinning.c). */
+static const char *pinning_line(void) {
+    static char out[1 << 16];
+    ck_assert_int_eq(run((const char *const[]){"devices", NULL}, out, sizeof out), 0);
+    const char *line = strstr(out, "PoCL's worker threads: ");
+    ck_assert_msg(line != NULL, "no line on PoCL's worker threads in:\n%s", out);
+    return line;
+}
+
+/* strata pins PoCL's workers one to a core where this process may run on
+ * every online CPU and nobody said otherwise; never over POCL_AFFINITY,
+ * nor under a narrower CPU mask, which PoCL's pinning by index would
+ * override. (Check runs each test in a child: the mask and the setting
+ * changed here end with it.) */
+START_TEST(cli_pins_pocl_workers_only_where_it_may) {
+    ck_assert_int_eq(setenv("POCL_AFFINITY", "0", 1), 0);
+    ck_assert_has(pinning_line(), "not pinned (POCL_AFFINITY=0)");
+    ck_assert_int_eq(unsetenv("POCL_AFFINITY"), 0);
+    cpu_set_t mine;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof mine, &mine), 0);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    bool every = CPU_COUNT(&mine) == online;
+    for (long cpu = 0; cpu < online && every; cpu++) every = CPU_ISSET(cpu, &mine);
+    ck_assert_has(pinning_line(), every ? "pinned one to a core (POCL_AFFINITY=1)" : "not pinned: this process may not");
+    if (CPU_COUNT(&mine) < 2) return; /* no narrower mask to try */
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+        if (CPU_ISSET(cpu, &mine)) {
+            CPU_SET(cpu, &one); /* the last CPU this process may use */
+            break;
+        }
+    ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    ck_assert_has(pinning_line(), "not pinned: this process may not run on every online CPU");
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("devices");
     TCase *lib = tcase_create("list");
@@ -156,6 +196,7 @@ int main(void) {
     tcase_set_timeout(cli, 60);
     tcase_add_test(cli, cli_lists_devices);
     tcase_add_test(cli, cli_devices_takes_no_arguments);
+    tcase_add_test(cli, cli_pins_pocl_workers_only_where_it_may);
     suite_add_tcase(s, cli);
     return run_suite(s);
 }
