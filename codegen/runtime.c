@@ -237,26 +237,23 @@ struct st_exe {
 };
 
 /* What the glue may call: the OpenCL it needs, from the device's backend,
- * and snprintf for its message; its clCreateBuffer and clReleaseMemObject
- * are the buffer pool's (exe_symbols). */
+ * and snprintf for its message. Its clCreateBuffer and clReleaseMemObject
+ * are the buffer pool's (st_buffer_pool_glue, linked beside it), which
+ * reach this executable's own pool as `strata_buffer_pool`. */
 #define GLUE_SYMBOLS(X)                                                                                     \
     X(SetKernelArg) X(EnqueueNDRangeKernel) X(GetKernelWorkGroupInfo)                                     \
     X(GetCommandQueueInfo) X(GetDeviceInfo) X(EnqueueCopyBuffer) X(EnqueueReadBuffer) X(EnqueueWriteBuffer) \
     X(EnqueueFillBuffer) X(ReleaseEvent) X(Finish) X(GetMemObjectInfo)
+#define GLUE_SYMBOL_COUNT(name) +1
+enum { GLUE_NSYMBOLS = 0 GLUE_SYMBOLS(GLUE_SYMBOL_COUNT) + 4 }; /* + snprintf and the pool's three */
+#undef GLUE_SYMBOL_COUNT
 
-static size_t glue_symbols(const cl_api *api, st_jit_symbol *out) {
+static size_t glue_symbols(st_exe *exe, st_jit_symbol out[GLUE_NSYMBOLS]) {
     size_t n = 0;
-#define GLUE_SYMBOL(name) out[n++] = (st_jit_symbol){"cl" #name, (const void *)api->name};
+#define GLUE_SYMBOL(name) out[n++] = (st_jit_symbol){"cl" #name, (const void *)exe->cl->api->name};
     GLUE_SYMBOLS(GLUE_SYMBOL)
 #undef GLUE_SYMBOL
     out[n++] = (st_jit_symbol){"snprintf", (const void *)snprintf};
-    return n;
-}
-
-/* The glue's symbols, and the pool's for st_buffer_pool_glue: its
- * functions and this executable's own pool. */
-static size_t exe_symbols(st_exe *exe, st_jit_symbol *out) {
-    size_t n = glue_symbols(exe->cl->api, out);
     out[n++] = (st_jit_symbol){"st_buffer_pool_create", (const void *)st_buffer_pool_create};
     out[n++] = (st_jit_symbol){"st_buffer_pool_release", (const void *)st_buffer_pool_release};
     out[n++] = (st_jit_symbol){"strata_buffer_pool", (const void *)&exe->pool};
@@ -370,9 +367,9 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
         }
     }
     void *entry;
-    st_jit_symbol symbols[20];
+    st_jit_symbol symbols[GLUE_NSYMBOLS];
     exe->pool.api = api;
-    exe->jit = st_jit_compile(code->host, st_buffer_pool_glue, symbols, exe_symbols(exe, symbols), "strata_run",
+    exe->jit = st_jit_compile(code->host, st_buffer_pool_glue, symbols, glue_symbols(exe, symbols), "strata_run",
                               &entry, err);
     if (!exe->jit) goto fail;
     /* tcc hands out a data pointer; POSIX guarantees it converts to a function */
