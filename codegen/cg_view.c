@@ -15,17 +15,44 @@ static bool is_one(const st_size *s) {
     return st_size_is_const(s, &v) && v == 1;
 }
 
+/* What an index's text holds outside brackets: nothing but one term (a
+ * name, a number, a call, an element, a parenthesised whole), or terms
+ * joined by + and - only, or any other operator. Indices come as text from
+ * many places (a loop's "lb_lo + lb_e + 3", a rule's expression), so the
+ * composition below brackets what it must rather than trusting each caller. */
+typedef enum index_form { ONE_TERM, A_SUM, OTHER } index_form;
+
+static index_form form_of(const char *c) {
+    index_form f = ONE_TERM;
+    int depth = 0;
+    bool after_term = false; /* a + or - here is binary, not a sign */
+    for (const char *p = c; *p; p++) {
+        char ch = *p;
+        if (ch == '(' || ch == '[') depth++;
+        else if (ch == ')' || ch == ']') depth--, after_term = true;
+        else if (depth > 0 || ch == ' ') continue;
+        else if ((ch == '+' || ch == '-') && after_term) f = f == OTHER ? OTHER : A_SUM, after_term = false;
+        else if (strchr("*/%<>=!&|^?:,~+-", ch)) return OTHER; /* a sign too, to be safe */
+        else after_term = true;
+    }
+    return f;
+}
+
+static const char *bracketed(cg *g, const char *c, index_form most) {
+    return form_of(c) <= most ? c : cg_str(g, "(%s)", c);
+}
+
 static const char *times(cg *g, const char *i, const st_size *stride) {
     int64_t v;
     if (st_size_is_const(stride, &v) && v == 0) return "0";
     if (is_one(stride)) return i;
-    return cg_str(g, "%s * %s", i, cg_size(g, stride));
+    return cg_str(g, "%s * %s", bracketed(g, i, ONE_TERM), cg_size(g, stride));
 }
 
 static const char *plus(cg *g, const char *a, const char *b) {
     if (is_zero(a)) return b;
     if (is_zero(b)) return a;
-    return cg_str(g, "%s + %s", a, b);
+    return cg_str(g, "%s + %s", bracketed(g, a, A_SUM), bracketed(g, b, A_SUM));
 }
 
 /* Indices as values: the text above, with where it lies (cg_range.c) where

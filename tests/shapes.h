@@ -11,12 +11,12 @@
 
 #include "harness.h"
 
-typedef enum producer { P_VAR, P_MAP, P_ZIP_OF_MAPS, P_IOTA, P_SCAN, P_SCAN_IN_MAP, N_PRODUCERS } producer;
+typedef enum producer { P_VAR, P_MAP, P_ZIP_OF_MAPS, P_IOTA, P_SCAN, P_SCAN_IN_MAP, P_ROW_REDUCE, N_PRODUCERS } producer;
 typedef enum consumer { C_NONE, C_LET, C_REDUCE, C_MAP, C_SCATTER, C_ZIP, C_EXSCAN, N_CONSUMERS } consumer;
 typedef enum elem { E_I32, E_F32, E_I64, E_TUPLE, E_U8, E_I16, N_ELEMS } elem;
 typedef enum nesting { TOP, IN_MAP, IN_LOOP, N_NESTINGS } nesting;
 
-static const char *const producer_names[] = {"var", "map", "zip-of-maps", "iota", "scan", "scan-in-map"};
+static const char *const producer_names[] = {"var", "map", "zip-of-maps", "iota", "scan", "scan-in-map", "row-reduce"};
 static const char *const consumer_names[] = {"none", "let", "reduce", "map", "scatter", "zip", "exscan"};
 static const char *const nesting_names[] = {"top", "in-map", "in-loop"};
 
@@ -78,8 +78,9 @@ typedef struct arrays {
 
 static inline arrays arrays_of(st_arena *a, producer p, const elem_syntax *e) {
     bool tuple = e->tuple;
-    const char *dims = p == P_SCAN_IN_MAP ? "[N][K]" : "[N]";
-    const char *x = p == P_SCAN_IN_MAP ? "xss" : "xs", *y = p == P_SCAN_IN_MAP ? "yss" : "ys";
+    bool rows = p == P_SCAN_IN_MAP || p == P_ROW_REDUCE;
+    const char *dims = rows ? "[N][K]" : "[N]";
+    const char *x = rows ? "xss" : "xs", *y = rows ? "yss" : "ys";
     arrays r = {0};
     if (p == P_IOTA) return r;
     r.name[r.n] = x;
@@ -96,6 +97,7 @@ static inline const char *producer_text(st_arena *a, producer p, const elem_synt
     bool tuple = e->tuple;
     const char *base = tuple ? "zip(xs, ys)" : "xs";
     const char *row_scan = arena_text(a, "scan(%s, %s) |> reduce(%s, %s)", e->op, e->zero, e->op, e->zero);
+    const char *row_sum = arena_text(a, "reduce(%s, %s)", e->op, e->zero);
     /* iota's element i (and the row r, nested, so rows differ) */
     const char *i = n != IN_MAP ? "(i % 13)" : "((i + r) % 13)";
     switch (p) {
@@ -113,6 +115,11 @@ static inline const char *producer_text(st_arena *a, producer p, const elem_synt
     case P_SCAN_IN_MAP:
         if (tuple) return arena_text(a, "zip(xss, yss) |> map((ra, rb) => zip(ra, rb) |> %s)", row_scan);
         return arena_text(a, "xss |> map(row => row |> %s)", row_scan);
+    /* rows as elements: each element of the scan is read from K of
+     * memory, at a row's index times K */
+    case P_ROW_REDUCE:
+        if (tuple) return arena_text(a, "zip(xss, yss) |> map((ra, rb) => zip(ra, rb) |> %s)", row_sum);
+        return arena_text(a, "xss |> map(row => row |> %s)", row_sum);
     default: return NULL;
     }
 }
@@ -194,7 +201,7 @@ static inline program shape_at(st_arena *a, int i) {
     shape_label(i, label, sizeof label);
     out.label = arena_text(a, "%s", label);
     nest(a, p, e, n, consumer_text(a, c, e, producer_text(a, p, e, n)), &out);
-    out.extra = arena_text(a, "%s%s", n == IN_MAP ? " M=3" : "", p == P_SCAN_IN_MAP ? " K=3" : "");
+    out.extra = arena_text(a, "%s%s", n == IN_MAP ? " M=3" : "", p == P_SCAN_IN_MAP || p == P_ROW_REDUCE ? " K=3" : "");
     out.scan = true;
     out.scalar_sizes = p == P_IOTA;
     return out;
@@ -226,6 +233,18 @@ static const program extra_programs[] = {
     {"rows:var|none|([K]i32,f32)|top", "xss: [N][K]i32, ys: [N]f32",
      "zip(xss, ys) |> scan((a, b) => (zip(a.0, b.0) |> map((x, y) => x + y), a.1 + b.1), (replicate(K, 0), 0.0))",
      " K=3", true, false, false},
+    /* rows as the elements every other kernel-making rule reads: a
+     * reduction (parallel-reduce), a histogram's values (subhistogram), a
+     * filter's (filter-scatter) */
+    {"rows:row-reduce|reduce|i32|top", "xss: [N][K]i32", "xss |> map(row => reduce(+, 0, row)) |> reduce(max, i32.min)",
+     " K=3", false, false, false},
+    {"rows:row-reduce|reduce|f32|top", "xss: [N][K]f32", "xss |> map(row => reduce(+, 0.0, row)) |> reduce(+, 0.0)",
+     " K=3", false, false, false},
+    {"rows:row-reduce|hist|i32|top", "is: [N]i64, xss: [N][K]i32, H: i64",
+     "reduce_by_index(replicate(H, 0), +, 0, is, xss |> map(row => reduce(+, 0, row)))", " K=3 H=37", false, true,
+     false},
+    {"rows:row-reduce|filter|i32|top", "xss: [N][K]i32", "xss |> map(row => reduce(+, 0, row)) |> filter(x => x > 0)",
+     " K=3", false, false, false},
     /* histograms: plain, of mapped indices, of f32 values, of a scan's values,
      * of rows, one per row of a map */
     {"hist:var|i32|top", "is: [N]i64, H: i64", "reduce_by_index(replicate(H, 0), +, 0, is, replicate(N, 1))", " H=37",

@@ -330,6 +330,26 @@ START_TEST(the_cpu_shape_in_vectors_equals_the_interpreter) {
 }
 END_TEST
 
+/* Rows as elements (issue 46): each element of the scan a row's sum, read
+ * at a row index times M. The index of the vector loop's lanes and of its
+ * tail, a sum, was pasted in front of `* s_M` unbracketed: wrong from the
+ * first whole vector on (element 32 under M=64, 4096 under the CPU's
+ * default). */
+START_TEST(rows_as_elements_equal_the_interpreter) {
+    static const char *const strategies[] = {LB("M=64, WG=1, LOAD=direct"), LB("M=24, WG=2, LOAD=direct"), NULL};
+    static const int64_t lengths[] = {1, 7, 1000, 5000};
+    const char *src = "def main(xss: [N][M]i32): [N]i32 = xss |> map(row => reduce(+, 0, row)) |> scan(+, 0)";
+    const char *strategy = strategies[_i] ? strategies[_i] : st_default_strategy("CPU");
+    const char *label = text_of("rows as elements under %s", strategy);
+    const st_def *orig = def_of(src);
+    st_code code = generated(lowered(apply(orig, strategy, label), label), label);
+    st_exe *exe = built(&code, label);
+    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++)
+        agrees(exe, orig, text_of("N=%lld M=3", (long long)lengths[i]), 41 + i, label);
+    st_exe_free(exe);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* A scan read by something other than a let                                */
 /* ------------------------------------------------------------------------ */
@@ -365,6 +385,7 @@ static Suite *lookback_suite(void) {
     tcase_add_loop_test(ve, the_cpu_shape_in_vectors_equals_the_interpreter, 0,
                         (int)(3 * sizeof vector_scans / sizeof *vector_scans));
     tcase_add_test(ve, a_lost_predecessor_is_folded_on_a_cpu);
+    tcase_add_loop_test(ve, rows_as_elements_equal_the_interpreter, 0, 3);
     suite_add_tcase(s, ve);
     TCase *co = tcase_create("consumers");
     tcase_set_timeout(co, 600);

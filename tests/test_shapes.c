@@ -22,7 +22,9 @@
 /* Strategies and lengths                                                   */
 /* ------------------------------------------------------------------------ */
 
-typedef enum strategy_kind { S_ID, S_DEFAULT_CPU, S_DEFAULT_GPU, S_PSCAN_PAD, S_PSCAN_EXACT, S_LOOKBACK, S_SUBHIST, N_STRATEGIES } strategy_kind;
+typedef enum strategy_kind {
+    S_ID, S_DEFAULT_CPU, S_DEFAULT_GPU, S_PSCAN_PAD, S_PSCAN_EXACT, S_LOOKBACK, S_LOOKBACK_DIRECT, S_SUBHIST, N_STRATEGIES
+} strategy_kind;
 
 typedef struct strategy_case {
     const char *name, *text; /* text NULL: the default strategy for default_for's device type */
@@ -39,6 +41,8 @@ static const strategy_case strategies[] = {
     {"parallel-scan, padded", PSCAN, false, NULL},
     {"parallel-scan, N % 256 == 0", PSCAN, true, NULL},
     {"lookback", "each(scan, lookback(M=4, WG=4))", false, NULL},
+    /* the CPU's form: one work-item's run read directly, in vectors */
+    {"lookback, direct", "each(scan, lookback(M=64, WG=1, LOAD=direct))", false, NULL},
     {"subhistogram", "each(reduce_by_index, subhistogram)", false, NULL},
 };
 
@@ -55,7 +59,8 @@ static bool applies(int program, strategy_kind s) {
     switch (s) {
     case S_PSCAN_PAD:
     case S_PSCAN_EXACT:
-    case S_LOOKBACK: return program_has_scan(program);
+    case S_LOOKBACK:
+    case S_LOOKBACK_DIRECT: return program_has_scan(program);
     case S_SUBHIST: return program_has_histogram(program);
     default: return true;
     }
