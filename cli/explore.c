@@ -186,7 +186,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
         .cx = l.cx, .program = l.program, .def = l.def, .reg = reg, .program_path = a.positional[0],
         .program_source = l.source, .program_name = name, .inputs = inputs, .ninputs = ninputs, .seed = seed,
         .device = spec, .cache_dir = cache[0] ? cache : NULL, .runs = (uint32_t)runs, .warmups = 2,
-        .rtol = 1e-3, .timeout_s = (double)timeout, .build_timeout_s = (double)timeout, .jobs = (uint32_t)jobs,
+        .tolerance = ST_TOLERANCE, .timeout_s = (double)timeout, .build_timeout_s = (double)timeout, .jobs = (uint32_t)jobs,
         .max_points = (uint64_t)max_points};
     if (opt(&a, "--serve")) {
         if (opt(&a, "--shard") || opt(&a, "--jobs")) {

@@ -23,10 +23,6 @@ const option run_options[] = {
     {"--verbose", "-v", NULL, false, "also print the program that ran: the strategy's rewriting, lowered"},
     {0}};
 
-/* Floats may differ from the interpreter by reassociation (a parallel scan
- * adds in another order): within this much, relative to max(1, |value|). */
-static double tolerance(void) { return 1e-3; }
-
 static bool write_file(const char *dir, const char *name, const char *text, st_err *err) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -198,15 +194,15 @@ int run_run(const command *cmd, int argc, char **argv) {
     st_value result;
     if (!st_launch_read(launch, arena, &result, &err)) goto fail;
     if (opt(&a, "--check")) {
-        st_value want;
-        if (!st_eval(l.cx, l.def, values, env, nenv, arena, &want, &err)) goto fail;
-        if (!st_value_agree(&result, &want, tolerance(), &err)) {
+        st_expected want;
+        if (!st_eval_expected(l.cx, l.def, values, env, nenv, arena, &want, &err)) goto fail;
+        if (!st_expected_agree(&result, &want, ST_TOLERANCE, &err)) {
             st_err why = err;
             st_fail(&err, (st_loc){0}, "check: the device disagrees with the interpreter: %s", why.message);
             goto fail;
         }
-        fprintf(stderr, "check: the results equal the interpreter's (integers exactly, floats within %g relative)\n",
-                tolerance());
+        fprintf(stderr, "check: the results equal the interpreter's (integers exactly, floats within "
+                        "%g·ε·(1 + √c)·m: docs/checking.md)\n", ST_TOLERANCE);
     }
     if (!write_results(opt(&a, "--output"), arena, &result, &err)) goto fail;
     if (opt(&a, "--time") && !time_runs(launch, &code, runs, opt(&a, "--verbose") != NULL, &err)) goto fail;

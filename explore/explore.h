@@ -254,7 +254,7 @@ typedef struct st_explore_setup {
     const char *cache_dir;      /* the build cache (NULL: none) */
     uint32_t runs;              /* timed runs per variant (at least 7) */
     uint32_t warmups;
-    double rtol;                /* float tolerance, relative to max(1, |want|) */
+    double tolerance;           /* floats within tolerance·ε·scale of the reference (st_expected_agree) */
     double timeout_s;           /* per variant run, in its own process */
     double build_timeout_s;     /* per build and check */
     uint32_t jobs;              /* builds and checks in parallel */
@@ -376,7 +376,7 @@ typedef struct st_exploration {
     uint32_t ninputs;
     uint64_t seed;
     uint32_t runs, warmups;
-    double rtol;
+    double tolerance;
 } st_exploration;
 
 bool st_exploration_read(const char *dir, st_exploration *out, st_err *err);

@@ -56,7 +56,7 @@ static void describe_export(const st_exploration *e, const st_device_info *dev, 
     st_buf_puts(b, "}");
     st_record_figures_to_json(best, ",\n  ", b);
     st_json_put_key(b, ",\n  ", "tolerance");
-    st_json_put_number(b, e->rtol);
+    st_json_put_number(b, e->tolerance);
     describe_field(b, "kernels", "kernels.cl");
     describe_field(b, "kernels_sha256", sha);
     describe_field(b, "host", "host.c");
@@ -150,7 +150,7 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
     st_explore_setup setup = {.cx = x.cx, .program = program, .def = def, .reg = reg, .program_path = program_file,
                               .program_source = x.e.program_source, .program_name = x.e.program_name,
                               .inputs = x.e.inputs, .ninputs = x.e.ninputs, .seed = x.e.seed, .device = x.e.device,
-                              .cache_dir = s->cache_dir, .runs = x.e.runs, .warmups = x.e.warmups, .rtol = x.e.rtol,
+                              .cache_dir = s->cache_dir, .runs = x.e.runs, .warmups = x.e.warmups, .tolerance = x.e.tolerance,
                               .timeout_s = s->timeout_s, .build_timeout_s = s->timeout_s, .jobs = 1};
     bench b;
     ok = ok && bench_open(&b, &setup, x.arena, err);

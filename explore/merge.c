@@ -42,7 +42,7 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
     if (!e->json) return false;
     const st_json *j = e->json, *inputs = st_json_get(j, "inputs");
     uint64_t seed = 0, runs = 0, warmups = 0;
-    double rtol = 0;
+    double tolerance = 0;
     e->program_name = st_json_get_string(j, "program_name");
     e->entry = st_json_get_string(j, "entry");
     e->space = st_json_get_string(j, "space");
@@ -57,12 +57,12 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
     }
     if (!e->program_name || !e->entry || !e->space || !e->device || !inputs || inputs->kind != ST_JSON_ARRAY ||
         !st_json_get_number(j, "seed", NULL) || !st_json_get_number(j, "runs", NULL) ||
-        !st_json_get_number(j, "warmups", NULL) || !st_json_get_number(j, "tolerance", &rtol))
+        !st_json_get_number(j, "warmups", NULL) || !st_json_get_number(j, "tolerance", &tolerance))
         return st_fail(err, (st_loc){path, 0, 0}, "not an exploration's description (a field is missing)");
     /* counts are whole numbers in range: a number read as one otherwise
      * would be converted to an integer it has no value in */
     if (!st_json_get_whole(j, "seed", UINT64_MAX, &seed) || !st_json_get_whole(j, "runs", ST_EXPLORE_MAX_RUNS, &runs) ||
-        !runs || !st_json_get_whole(j, "warmups", ST_EXPLORE_MAX_RUNS, &warmups) || !(rtol >= 0) ||
+        !runs || !st_json_get_whole(j, "warmups", ST_EXPLORE_MAX_RUNS, &warmups) || !(tolerance >= 0) ||
         inputs->len > UINT32_MAX)
         return st_fail(err, (st_loc){path, 0, 0},
                        "not an exploration's description (seed is no whole number, runs and warmups no whole numbers "
@@ -80,7 +80,7 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
     e->seed = seed;
     e->runs = (uint32_t)runs;
     e->warmups = (uint32_t)warmups;
-    e->rtol = rtol;
+    e->tolerance = tolerance;
     snprintf(path, sizeof path, "%s/program.strata", dir);
     char *src = st_read_file(path, &len, err);
     if (!src) return false;

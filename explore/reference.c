@@ -85,13 +85,14 @@ static void reference_child(void *data, int fd) {
     const st_explore_setup *s = b->setup;
     st_arena *a = st_arena_new();
     st_err err = {0};
-    st_value want;
+    st_expected want;
     st_buf out = {0};
     if (!a) {
         st_fail_internal(&err, "out of memory");
-    } else if (st_eval(s->cx, s->def, b->args, b->env, b->nenv, a, &want, &err)) {
+    } else if (st_eval_expected(s->cx, s->def, b->args, b->env, b->nenv, a, &want, &err)) {
         st_buf_put(&out, "V", 1);
-        put_value(&out, &want);
+        put_value(&out, &want.value);
+        put_value(&out, &want.scale);
     }
     if (!out.len || out.failed) {
         st_buf_free(&out);
@@ -123,7 +124,7 @@ bool bench_reference(bench *b, st_arena *a, st_err *err) {
          * copy, err->file, is what is shown) */
         if (err->loc.file != s->def->loc.file && (!s->program || err->loc.file != s->program->file)) err->loc.file = NULL;
     } else if (c.end == CHILD_EXITED && c.exit_code == 0 && take(&r, 1) && c.out.data[0] == 'V' &&
-               get_value(&r, a, &b->want, 0) && r.at == r.end) {
+               get_value(&r, a, &b->want.value, 0) && get_value(&r, a, &b->want.scale, 0) && r.at == r.end) {
         ok = true;
     } else {
         char how[160];

@@ -149,7 +149,7 @@ void variant_check_child(void *data, int fd) {
     } else if (!load_and_run(job, &lv, &status, &err)) {
         reply_status(fd, status, err.message);
     } else if (!st_launch_read(lv.launch, a, &got, &err) ||
-               !st_value_agree(&got, &job->bench->want, job->bench->setup->rtol, &err)) {
+               !st_expected_agree(&got, &job->bench->want, job->bench->setup->tolerance, &err)) {
         reply_status(fd, ST_STATUS_WRONG_ANSWER, err.message); /* a guard region overwritten is one too */
     } else {
         reply_status(fd, ST_STATUS_OK, "");

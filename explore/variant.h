@@ -14,7 +14,7 @@ typedef struct bench {
     const st_value *args;
     const st_binding *env;
     size_t nenv;
-    st_value want; /* the interpreter's result */
+    st_expected want; /* the interpreter's result, and its floats' scales */
 } bench;
 
 typedef struct variant {

@@ -38,7 +38,7 @@ static bool describe(const st_explore_setup *s, const st_space *space, const st_
         st_json_put_string(b, st_space_dim_at(space, d)->name);
     }
     st_buf_printf(b, "],\n  \"runs\": %u,\n  \"warmups\": %u,\n  \"tolerance\": ", s->runs, s->warmups);
-    st_json_put_number(b, s->rtol);
+    st_json_put_number(b, s->tolerance);
     st_buf_printf(b, ",\n  \"shard\": \"%u/%u\"\n}\n", shard, nshards);
     return true;
 }

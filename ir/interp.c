@@ -161,6 +161,146 @@ static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) 
     return true;
 }
 
+/* ---- floats: combined in a balanced tree ----
+ *
+ * A reduction or scan whose elements hold a float combines them in a
+ * balanced tree rather than left to right: its rounding error then grows
+ * with log n, not n (a left fold of 2^26 ones in f32 sticks at 2^24), so the
+ * reference stays within the bound a check allows any correct order of
+ * (st_expected_agree). The operator is associative, as every parallel rule
+ * assumes, so the value is the fold's up to rounding: z ⊕ (x0 ⊕ … ⊕ xn-1).
+ * Integers keep the left fold, exact in any order. */
+
+enum { TREE_LEAF = 8 }; /* elements a leaf of the tree folds left to right */
+
+static bool holds_float(const st_type *t) {
+    switch (t->kind) {
+    case ST_TYPE_SCALAR: return st_scalar_is_float(t->scalar);
+    case ST_TYPE_ARRAY: return holds_float(t->elem);
+    case ST_TYPE_TUPLE:
+        for (uint32_t i = 0; i < t->n; i++)
+            if (holds_float(t->items[i])) return true;
+        return false;
+    default: return false;
+    }
+}
+
+/* into = op(x, y) */
+static bool combine(interp *I, const st_node *op, const st_value *x, const st_value *y, st_value *into) {
+    st_arena_mark m = st_arena_get_mark(I->a);
+    st_value args[2] = {*x, *y}, r;
+    if (!apply(I, op, args, 2, &r)) return false;
+    st_value_copy_into(into, &r);
+    st_arena_release(I->a, m);
+    return true;
+}
+
+/* Element i of what a tree combines: xs[order[i]], or xs[i] without an order. */
+static bool tree_elem(interp *I, const st_value *xs, const int64_t *order, int64_t i, st_value *out) {
+    return st_value_elem(I->a, xs, order ? order[i] : i, out, I->err);
+}
+
+/* acc = elements [lo, hi) of xs (lo < hi) combined by op, halves first;
+ * acc is storage of type t, the accumulator's. */
+static bool tree_reduce(interp *I, const st_node *op, const st_type *t, const st_value *xs, const int64_t *order,
+                        int64_t lo, int64_t hi, st_value *acc) {
+    st_arena_mark m = st_arena_get_mark(I->a);
+    st_value x, left, right;
+    bool ok;
+    if (hi - lo <= TREE_LEAF) {
+        ok = tree_elem(I, xs, order, lo, &x);
+        if (ok) st_value_copy_into(acc, &x);
+        for (int64_t i = lo + 1; ok && i < hi; i++) ok = tree_elem(I, xs, order, i, &x) && combine(I, op, acc, &x, acc);
+    } else {
+        int64_t mid = lo + (hi - lo) / 2;
+        ok = alloc(I, t, &left) && alloc(I, t, &right) && tree_reduce(I, op, t, xs, order, lo, mid, &left) &&
+             tree_reduce(I, op, t, xs, order, mid, hi, &right) && combine(I, op, &left, &right, acc);
+    }
+    st_arena_release(I->a, m);
+    return ok;
+}
+
+/* The inclusive scan of v's n elements by op, in place, each prefix a tree
+ * of depth about 2 log2 n: neighbours are combined in pairs, the pairs
+ * scanned (so), and each element is its pair's prefix, or the prefix of
+ * the pair before it combined with it. */
+static bool tree_scan(interp *I, const st_node *op, st_value *v, int64_t n) {
+    st_arena_mark m = st_arena_get_mark(I->a);
+    st_value x, y, pairs;
+    bool ok = true;
+    if (n <= TREE_LEAF) {
+        for (int64_t i = 1; ok && i < n; i++) {
+            st_arena_mark e = st_arena_get_mark(I->a);
+            ok = st_value_elem(I->a, v, i - 1, &x, I->err) && st_value_elem(I->a, v, i, &y, I->err) &&
+                 combine(I, op, &x, &y, &y);
+            if (ok) st_value_store(v, i, &y); /* y is a copy where elements are scalars */
+            st_arena_release(I->a, e);
+        }
+        st_arena_release(I->a, m);
+        return ok;
+    }
+    int64_t half = n / 2;
+    ok = st_value_alloc_rows(I->a, v, half, &pairs, I->err);
+    for (int64_t j = 0; ok && j < half; j++) {
+        st_arena_mark e = st_arena_get_mark(I->a);
+        ok = st_value_elem(I->a, v, 2 * j, &x, I->err) && st_value_elem(I->a, v, 2 * j + 1, &y, I->err) &&
+             combine(I, op, &x, &y, &y);
+        if (ok) st_value_store(&pairs, j, &y);
+        st_arena_release(I->a, e);
+    }
+    ok = ok && tree_scan(I, op, &pairs, half);
+    for (int64_t j = 0; ok && j < half; j++) {
+        st_arena_mark e = st_arena_get_mark(I->a);
+        if (j > 0) {
+            ok = st_value_elem(I->a, &pairs, j - 1, &x, I->err) && st_value_elem(I->a, v, 2 * j, &y, I->err) &&
+                 combine(I, op, &x, &y, &y);
+            if (ok) st_value_store(v, 2 * j, &y);
+        }
+        ok = ok && st_value_elem(I->a, &pairs, j, &y, I->err);
+        if (ok) st_value_store(v, 2 * j + 1, &y);
+        st_arena_release(I->a, e);
+    }
+    if (ok && n % 2) {
+        ok = st_value_elem(I->a, &pairs, half - 1, &x, I->err) && st_value_elem(I->a, v, n - 1, &y, I->err) &&
+             combine(I, op, &x, &y, &y);
+        if (ok) st_value_store(v, n - 1, &y);
+    }
+    st_arena_release(I->a, m);
+    return ok;
+}
+
+/* reduce, scan or exscan (op, z, xs) of elements that hold a float */
+static bool tree_fold(interp *I, const st_node *n, const st_node *op, const st_type *t, const st_value *z,
+                      const st_value *xs, bool keep, st_value *out) {
+    int64_t len = st_value_length(xs);
+    if (!keep) {
+        if (!alloc(I, t, out)) return false;
+        st_value_copy_into(out, z);
+        st_value all;
+        return len == 0 || (alloc(I, t, &all) && tree_reduce(I, op, t, xs, NULL, 0, len, &all) && combine(I, op, z, &all, out));
+    }
+    if (!alloc(I, n->type, out) || !same_length(I, n, st_value_length(out), len)) return false;
+    if (len == 0) return true;
+    bool exclusive = n->u.prim == ST_PRIM_EXSCAN;
+    st_value prefixes = *out, first;
+    if (exclusive && !st_value_alloc_rows(I->a, out, len, &prefixes, I->err)) return false;
+    st_value_copy_into(&prefixes, xs);
+    if (!st_value_elem(I->a, &prefixes, 0, &first, I->err) || !combine(I, op, z, &first, &first)) return false;
+    st_value_store(&prefixes, 0, &first);
+    if (!tree_scan(I, op, &prefixes, len)) return false;
+    if (exclusive) { /* element i is the prefix before it */
+        st_value_store(out, 0, z);
+        for (int64_t i = 1; i < len; i++) {
+            st_arena_mark e = st_arena_get_mark(I->a);
+            st_value x;
+            if (!st_value_elem(I->a, &prefixes, i - 1, &x, I->err)) return false;
+            st_value_store(out, i, &x);
+            st_arena_release(I->a, e);
+        }
+    }
+    return true;
+}
+
 /* reduce and scan in every form, folding from z left to right: with the
  * operator itself, or with the fold when there is one (the operator is then
  * only what a parallel version combines partial results with); a scan's
@@ -178,6 +318,7 @@ static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_v
     const st_node *step = seq || k == 3 ? kids[0] : kids[1];
     const st_node *post = k == 5 ? kids[2] : NULL;
     const st_value *z = &a[k - 2], *xs = &a[k - 1];
+    if (!seq && k == 3 && holds_float(kids[1]->type)) return tree_fold(I, n, step, kids[1]->type, z, xs, keep, out);
     st_value acc, next;
     if (!alloc(I, kids[k - 2]->type, &acc) || !alloc(I, kids[k - 2]->type, &next)) return false;
     if (keep && !alloc(I, n->type, out)) return false;
@@ -349,6 +490,45 @@ static bool loop(interp *I, const st_node *n, const st_value *a, st_value *out) 
     return true;
 }
 
+/* reduce_by_index of values that hold a float: each bucket's values, in
+ * index order, combined in a tree (as tree_reduce), then into the bucket.
+ * The values are grouped by bucket first, stably, by counting. */
+static bool tree_histogram(interp *I, const st_node *op, const st_type *t, st_value *flat, const st_value *is,
+                           const st_value *vs, bool two, const int64_t dims[2]) {
+    int64_t len = st_value_length(is), buckets = st_value_length(flat);
+    int64_t *bucket = malloc((size_t)(len ? len : 1) * sizeof *bucket);
+    int64_t *start = calloc((size_t)buckets + 1, sizeof *start);
+    int64_t *order = malloc((size_t)(len ? len : 1) * sizeof *order);
+    bool ok = bucket && start && order;
+    if (!ok) st_fail_internal(I->err, "out of memory");
+    for (int64_t i = 0; ok && i < len; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value iv;
+        ok = st_value_elem(I->a, is, i, &iv, I->err);
+        if (ok && !flat_index(&iv, two, dims, &bucket[i])) bucket[i] = -1; /* out of bounds: ignored */
+        if (ok && bucket[i] >= 0) start[bucket[i] + 1]++;
+        st_arena_release(I->a, m);
+    }
+    for (int64_t b = 0; ok && b < buckets; b++) start[b + 1] += start[b];
+    for (int64_t i = 0, *next = start; ok && i < len; i++)
+        if (bucket[i] >= 0) order[next[bucket[i]]++] = i;
+    /* next moved each bucket's start to its end: bucket b is [end(b-1), end(b)) */
+    for (int64_t b = 0; ok && b < buckets; b++) {
+        int64_t lo = b ? start[b - 1] : 0, hi = start[b];
+        if (lo == hi) continue;
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value all, into;
+        ok = alloc(I, t, &all) && tree_reduce(I, op, t, vs, order, lo, hi, &all) &&
+             st_value_elem(I->a, flat, b, &into, I->err) && combine(I, op, &into, &all, &into);
+        if (ok) st_value_store(flat, b, &into);
+        st_arena_release(I->a, m);
+    }
+    free(bucket);
+    free(start);
+    free(order);
+    return ok;
+}
+
 static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *out) {
     uint32_t skip; /* subhistograms is a reduce_by_index after its sizes */
     st_prim p = st_prim_after_sizes(n->u.prim, &skip);
@@ -373,6 +553,7 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
     if (!same_length(I, n, st_value_length(vs), len)) return false;
     st_value flat = *out;
     if (two && !flat_view(I->a, out, &flat, I->err)) return false;
+    if (hist && holds_float(kids[2]->type)) return tree_histogram(I, kids[1], kids[2]->type, &flat, is, vs, two, dims);
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark mark = st_arena_get_mark(I->a);
         st_value iv, v;

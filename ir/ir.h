@@ -857,9 +857,10 @@ size_t st_value_leaves(const st_value *v, st_value *out, size_t max);
  * signed integers in [-50, 50), unsigned in [0, 100), floats in [0, 1), bools
  * half true. */
 void st_value_fill_random(st_value *v, uint64_t seed);
-/* Does got agree with want (the reference)? The same leaves and shapes;
- * integers and bools equal; floats within rtol·max(1, |want|), NaN matching
- * NaN. On disagreement *err says where, leaf and element. */
+/* Does got agree with want? The same leaves and shapes; integers and bools
+ * equal; floats within rtol·|want| (and the type's least normal number, for
+ * flushed subnormals), NaN matching NaN. On disagreement *err says where,
+ * leaf and element. */
 bool st_value_agree(const st_value *got, const st_value *want, double rtol, st_err *err);
 
 /* ------------------------------------------------------------------------ */
@@ -901,5 +902,32 @@ bool st_inputs_finish(st_inputs *in, const st_value **args, const st_binding **e
  * crashed on. */
 bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
              size_t nenv, st_arena *a, st_value *result, st_err *err);
+
+/* ------------------------------------------------------------------------ */
+/* The reference a device is checked against                                */
+/* ------------------------------------------------------------------------ */
+
+/* The interpreter's result of a def and, beside each of its floats, the
+ * scale of the rounding error a correct implementation in any order may
+ * make: (1 + √c)·m, m the magnitude of what it was computed from (for a
+ * sum Σ|x|) and c the count of roundings it went through (ir/magnitude.c).
+ * scale has value's shape, its float leaves f64 (its others value's own). */
+typedef struct st_expected {
+    st_value value, scale;
+} st_expected;
+
+bool st_eval_expected(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env, size_t nenv,
+                      st_arena *a, st_expected *out, st_err *err);
+
+/* How far a float may be from the reference: tolerance·ε·scale, ε its
+ * type's (2^-23 for f32, 2^-52 for f64); room for the order of operations
+ * of any tree or loop a rule makes, and for the few ulps of a device's
+ * division, sqrt, exp and log (docs/checking.md). */
+#define ST_TOLERANCE 8.0
+
+/* Does got agree with the reference? As st_value_agree, but a float within
+ * tolerance·ε·scale of the reference's value (an infinite bound where the
+ * scale is not a number). */
+bool st_expected_agree(const st_value *got, const st_expected *want, double tolerance, st_err *err);
 
 #endif

@@ -3,6 +3,7 @@
 #include "value.h"
 #include "scalar_ops.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,27 @@ static bool alloc_shaped(st_arena *a, const st_type *t, const int64_t *outer, ui
 bool st_value_alloc(st_arena *a, const st_type *t, const st_binding *env, size_t nenv,
                     st_value *out, st_err *err) {
     return alloc_shaped(a, t, NULL, 0, env, nenv, out, err);
+}
+
+bool st_value_alloc_rows(st_arena *a, const st_value *like, int64_t rows, st_value *out, st_err *err) {
+    *out = *like;
+    if (like->kind == ST_VALUE_TUPLE) {
+        st_value *items = st_arena_alloc(a, (like->n ? like->n : 1) * sizeof *items);
+        if (!items) return st_fail_internal(err, "out of memory");
+        for (uint32_t i = 0; i < like->n; i++)
+            if (!st_value_alloc_rows(a, &like->u.items[i], rows, &items[i], err)) return false;
+        out->u.items = items;
+        return true;
+    }
+    if (like->kind != ST_VALUE_ARRAY) return st_fail_internal(err, "rows of a scalar");
+    int64_t *dims = st_arena_alloc(a, like->n * sizeof *dims);
+    if (!dims) return st_fail_internal(err, "out of memory");
+    memcpy(dims, like->u.a.dims, like->n * sizeof *dims);
+    dims[0] = rows;
+    out->u.a.dims = dims;
+    size_t bytes = (size_t)rows * st_row_bytes(like);
+    out->u.a.data = st_arena_zalloc(a, bytes ? bytes : 1);
+    return out->u.a.data || st_fail_internal(err, "out of memory");
 }
 
 size_t st_value_leaves(const st_value *v, st_value *out, size_t max) {
@@ -252,7 +274,24 @@ bool st_value_clone(st_arena *a, const st_value *v, st_value *out, st_err *err) 
 
 /* ---- comparison ---- */
 
-static bool leaf_agree(size_t leaf, const st_value *got, const st_value *want, double rtol, st_err *err) {
+/* How a leaf's floats may differ: within rel times the scale leaf's
+ * element, or without one, times the reference's magnitude. */
+typedef struct leaf_bound {
+    const st_value *scale; /* NULL: |want| */
+    double rel;
+} leaf_bound;
+
+/* Kind k's least normal number: a device may flush a subnormal result to zero. */
+static double least_normal(st_scalar_kind k) { return k == ST_F32 ? FLT_MIN : DBL_MIN; }
+
+static double scale_at(const leaf_bound *b, int64_t i, double want) {
+    if (!b->scale) return fabs(want);
+    const st_value *s = b->scale;
+    double m = s->kind == ST_VALUE_ARRAY ? ((const double *)s->u.a.data)[i] : s->u.s.f64;
+    return isnan(m) ? INFINITY : m;
+}
+
+static bool leaf_agree(size_t leaf, const st_value *got, const st_value *want, const leaf_bound *bound, st_err *err) {
     if (got->kind != want->kind || got->scalar != want->scalar || got->n != want->n)
         return st_fail(err, (st_loc){0}, "result %zu has another type than the reference's", leaf);
     int64_t count = 1;
@@ -271,11 +310,13 @@ static bool leaf_agree(size_t leaf, const st_value *got, const st_value *want, d
         memcpy(&a, g + (size_t)i * size, size);
         memcpy(&b, w + (size_t)i * size, size);
         bool same;
+        double allowed = 0;
         if (got->scalar == ST_BOOL) {
             same = (a.bits & 0xff) == (b.bits & 0xff);
         } else if (st_scalar_is_float(got->scalar)) {
             double x = st_scalar_as_f64(got->scalar, a), y = st_scalar_as_f64(got->scalar, b);
-            same = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= rtol * fmax(1.0, fabs(y));
+            allowed = bound->rel * scale_at(bound, i, y) + least_normal(got->scalar);
+            same = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= allowed;
         } else {
             same = a.bits == b.bits;
         }
@@ -283,8 +324,12 @@ static bool leaf_agree(size_t leaf, const st_value *got, const st_value *want, d
         st_buf ta = {0}, tb = {0};
         st_scalar_format(got->scalar, a, &ta);
         st_scalar_format(got->scalar, b, &tb);
-        st_fail(err, (st_loc){0}, "result %zu differs at element %lld: %s where the reference has %s", leaf, (long long)i,
-                ta.data ? ta.data : "?", tb.data ? tb.data : "?");
+        if (st_scalar_is_float(got->scalar))
+            st_fail(err, (st_loc){0}, "result %zu differs at element %lld: %s where the reference has %s (within %.3g)", leaf,
+                    (long long)i, ta.data ? ta.data : "?", tb.data ? tb.data : "?", allowed);
+        else
+            st_fail(err, (st_loc){0}, "result %zu differs at element %lld: %s where the reference has %s", leaf,
+                    (long long)i, ta.data ? ta.data : "?", tb.data ? tb.data : "?");
         st_buf_free(&ta);
         st_buf_free(&tb);
         return false;
@@ -292,19 +337,31 @@ static bool leaf_agree(size_t leaf, const st_value *got, const st_value *want, d
     return true;
 }
 
-bool st_value_agree(const st_value *got, const st_value *want, double rtol, st_err *err) {
+/* got's leaves against want's, each with its bound (the scale's leaves,
+ * when there is a scale) */
+static bool leaves_agree(const st_value *got, const st_value *want, const st_value *scale, double rel, double rel64,
+                         st_err *err) {
     size_t n = st_value_leaves(got, NULL, 0);
     if (n != st_value_leaves(want, NULL, 0)) return st_fail(err, (st_loc){0}, "the results have another number of parts than the reference");
-    st_value small_g[16], small_w[16];
-    st_value *lg = n <= 16 ? small_g : malloc(n * sizeof *lg), *lw = n <= 16 ? small_w : malloc(n * sizeof *lw);
-    bool ok = lg && lw;
-    if (!ok) st_fail_internal(err, "out of memory");
-    if (ok) {
-        st_value_leaves(got, lg, n);
-        st_value_leaves(want, lw, n);
-        for (size_t i = 0; i < n && ok; i++) ok = leaf_agree(i, &lg[i], &lw[i], rtol, err);
+    st_value *lg = malloc(3 * n * sizeof *lg);
+    if (!lg) return st_fail_internal(err, "out of memory");
+    st_value *lw = lg + n, *ls = lw + n;
+    st_value_leaves(got, lg, n);
+    st_value_leaves(want, lw, n);
+    if (scale) st_value_leaves(scale, ls, n);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        leaf_bound b = {scale ? &ls[i] : NULL, lw[i].scalar == ST_F64 ? rel64 : rel};
+        ok = leaf_agree(i, &lg[i], &lw[i], &b, err);
     }
-    if (lg != small_g) free(lg);
-    if (lw != small_w) free(lw);
+    free(lg);
     return ok;
+}
+
+bool st_value_agree(const st_value *got, const st_value *want, double rtol, st_err *err) {
+    return leaves_agree(got, want, NULL, rtol, rtol, err);
+}
+
+bool st_expected_agree(const st_value *got, const st_expected *want, double tolerance, st_err *err) {
+    return leaves_agree(got, &want->value, &want->scale, tolerance * FLT_EPSILON, tolerance * DBL_EPSILON, err);
 }

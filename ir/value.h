@@ -16,6 +16,9 @@ size_t st_row_bytes(const st_value *v);
 bool st_value_elem(st_arena *a, const st_value *v, int64_t i, st_value *out, st_err *err);
 /* Copy v into element i of dst (shapes agree, as types guarantee). */
 void st_value_store(st_value *dst, int64_t i, const st_value *v);
+/* Fresh zeroed storage for `rows` elements shaped like the elements of the
+ * array (or tuple of arrays) like. */
+bool st_value_alloc_rows(st_arena *a, const st_value *like, int64_t rows, st_value *out, st_err *err);
 /* Copy src into dst's storage (same shape). */
 void st_value_copy_into(st_value *dst, const st_value *src);
 /* A deep copy of v in a: its dimensions, elements and tuples, so that it

@@ -180,16 +180,17 @@ static inline seeded seeded_inputs(const st_def *orig, const char *sets, uint64_
 static inline void agrees(st_exe *exe, const st_def *orig, const char *sets, uint64_t seed, const char *label) {
     seeded in = seeded_inputs(orig, sets, seed, label);
     st_err err = {0};
-    st_value want, got;
-    ck_assert_msg(st_eval(cx, orig, in.args, in.env, in.nenv, in.a, &want, &err), "%s, %s: the interpreter fails: %s",
-                  label, sets, err.message);
+    st_expected want;
+    st_value got;
+    ck_assert_msg(st_eval_expected(cx, orig, in.args, in.env, in.nenv, in.a, &want, &err),
+                  "%s, %s: the interpreter fails: %s", label, sets, err.message);
     st_launch *l = st_launch_new(exe, in.args, in.env, in.nenv, &err);
     ck_assert_msg(l != NULL, "%s, %s: st_launch_new: %s", label, sets, err.message);
     for (int run = 1; run <= 2; run++) {
         ck_assert_msg(st_launch_run(l, NULL, &err), "%s, %s, run %d: st_launch_run: %s", label, sets, run, err.message);
         ck_assert_msg(st_launch_read(l, in.a, &got, &err), "%s, %s, run %d: st_launch_read: %s", label, sets, run,
                       err.message);
-        ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err),
+        ck_assert_msg(st_expected_agree(&got, &want, ST_TOLERANCE, &err),
                       "%s, %s, run %d: the device disagrees with the interpreter: %s", label, sets, run, err.message);
     }
     st_launch_free(l);

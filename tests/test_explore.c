@@ -355,7 +355,7 @@ static const char *exploration_with(const char *counts) {
  * time a variant for ever. Counts are whole numbers in range, or the
  * description is refused, naming its file. */
 START_TEST(exploration_counts_outside_their_types) {
-    const char *good = "\"seed\": 18446744073709549568, \"runs\": 7, \"warmups\": 0, \"tolerance\": 0.001";
+    const char *good = "\"seed\": 18446744073709549568, \"runs\": 7, \"warmups\": 0, \"tolerance\": 8";
     static const char program[] = "def main(xs: [N]f32): [N]f32 = xs\n";
     write_text(in_dir("program.strata"), program, strlen(program));
     const char *text = exploration_with(good);
@@ -514,7 +514,7 @@ static void lab_setup(void) {
     lab.setup = (st_explore_setup){.cx = lab.cx, .program = p, .def = entry_ok(p), .reg = lab.reg,
                                    .program_path = "test.strata", .program_source = PROGRAM,
                                    .program_name = "scan_i32", .inputs = lab_inputs, .ninputs = 1, .seed = 1,
-                                   .device = NULL, .cache_dir = cache, .runs = 7, .warmups = 2, .rtol = 1e-3,
+                                   .device = NULL, .cache_dir = cache, .runs = 7, .warmups = 2, .tolerance = ST_TOLERANCE,
                                    .timeout_s = 60, .build_timeout_s = 60, .jobs = 2};
 }
 

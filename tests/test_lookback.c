@@ -78,7 +78,7 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 /* A launch of d on prefix inputs of length n (seeded). */
-static st_launch *launch_of(st_exe *exe, const st_def *d, int64_t n, st_arena *a, st_value *want) {
+static st_launch *launch_of(st_exe *exe, const st_def *d, int64_t n, st_arena *a, st_expected *want) {
     st_inputs *in = st_inputs_new(cx, d, a);
     st_err err = {0};
     ck_assert(st_inputs_set(in, text_of("N=%lld", (long long)n), &err));
@@ -87,7 +87,7 @@ static st_launch *launch_of(st_exe *exe, const st_def *d, int64_t n, st_arena *a
     const st_binding *env;
     size_t nenv;
     ck_assert(st_inputs_finish(in, &args, &env, &nenv, &err));
-    if (want) ck_assert_msg(st_eval(cx, d, args, env, nenv, a, want, &err), "%s", err.message);
+    if (want) ck_assert_msg(st_eval_expected(cx, d, args, env, nenv, a, want, &err), "%s", err.message);
     st_launch *l = st_launch_new(exe, args, env, nenv, &err);
     ck_assert_msg(l != NULL, "%s", err.message);
     return l;
@@ -165,14 +165,14 @@ START_TEST(the_state_is_reset_between_launches) {
     st_code code = generated(lowered(apply(orig, LB("M=4, WG=16"), label), label), label);
     st_exe *exe = built(&code, label);
     st_arena *a = st_arena_new();
-    st_value want;
+    st_expected want;
     st_launch *l = launch_of(exe, orig, 100003, a, &want);
     for (int run = 0; run < 5; run++) {
         st_err err = {0};
         st_value got;
         ck_assert_msg(st_launch_run(l, NULL, &err), "run %d: %s", run, err.message);
         ck_assert_msg(st_launch_read(l, a, &got, &err), "run %d: %s", run, err.message);
-        ck_assert_msg(st_value_agree(&got, &want, 1e-3, &err), "run %d: %s", run, err.message);
+        ck_assert_msg(st_expected_agree(&got, &want, ST_TOLERANCE, &err), "run %d: %s", run, err.message);
     }
     double samples[4];
     st_err err = {0};

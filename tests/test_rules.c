@@ -31,15 +31,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Reassociating an f32 scan (blocks, trees) changes rounding. The inputs
- * are in [0, 1) or affine maps of them, so a prefix of n elements carries an
- * error of at most about n·2^-24 of its magnitude, and in practice far less:
- * the largest relative difference these runs see is about 2e-6 (they still
- * pass at 1e-5). So floats compare within 1e-4 relative, absolute below 1.
- * The integer subjects run the same rules and compare exactly, so a lost or
- * doubled element cannot hide in the tolerance. Rules that do not
- * reassociate must give the very same floats. */
-#define F32_TOL 1e-4
+/* Reassociating an f32 scan (blocks, trees) changes rounding, and the
+ * interpreter combines the original's floats in a tree where a rewritten
+ * program's blocks go left to right: floats compare as a device's do with
+ * the reference (st_expected_agree, docs/checking.md). The integer subjects
+ * run the same rules and compare exactly, so a lost or doubled element
+ * cannot hide in the tolerance. */
 
 /* ------------------------------------------------------------------------ */
 /* Fixture: a context, an arena and the built-in rules for every test       */
@@ -228,11 +225,10 @@ static st_scalar leaf_at(const st_value *v, int64_t i) {
     return s;
 }
 
-static bool same_scalar(st_scalar_kind k, st_scalar a, st_scalar b, double tol) {
+static bool same_scalar(st_scalar_kind k, st_scalar a, st_scalar b) {
     if (!st_scalar_is_float(k)) return memcmp(&a, &b, st_scalar_size(k)) == 0;
     double x = st_scalar_as_f64(k, a), y = st_scalar_as_f64(k, b);
-    if ((isnan(x) && isnan(y)) || x == y) return true;
-    return tol > 0 && fabs(x - y) <= tol * fmax(1.0, fmax(fabs(x), fabs(y)));
+    return (isnan(x) && isnan(y)) || x == y;
 }
 
 static void scalar_text(st_scalar_kind k, st_scalar s, char *buf, size_t cap) {
@@ -242,8 +238,8 @@ static void scalar_text(st_scalar_kind k, st_scalar s, char *buf, size_t cap) {
     st_buf_free(&b);
 }
 
-/* Do a and b hold the same values (floats within tol)? If not, why. */
-static bool same_value(const st_value *a, const st_value *b, double tol, char *why, size_t cap) {
+/* Do a and b hold the same values? If not, why. */
+static bool same_value(const st_value *a, const st_value *b, char *why, size_t cap) {
     st_value la[16], lb[16];
     size_t na = st_value_leaves(a, la, 16), nb = st_value_leaves(b, lb, 16);
     if (na != nb || na > 16) return snprintf(why, cap, "%zu leaves against %zu", na, nb), false;
@@ -257,7 +253,7 @@ static bool same_value(const st_value *a, const st_value *b, double tol, char *w
                             (long long)leaf_count(&lb[k])), false;
         for (int64_t i = 0; i < n; i++) {
             st_scalar x = leaf_at(&la[k], i), y = leaf_at(&lb[k], i);
-            if (same_scalar(la[k].scalar, x, y, tol)) continue;
+            if (same_scalar(la[k].scalar, x, y)) continue;
             char tx[64], ty[64];
             scalar_text(la[k].scalar, x, tx, sizeof tx);
             scalar_text(la[k].scalar, y, ty, sizeof ty);
@@ -270,9 +266,11 @@ static bool same_value(const st_value *a, const st_value *b, double tol, char *w
 
 /* Run before and after on the same random inputs of every length; note
  * the first length where they disagree, or where the rewritten program fails
- * to run. */
+ * to run. Integers agree exactly; floats as a device's do with the
+ * reference (st_expected_agree): the original's reductions and scans of
+ * floats combine in a tree, a rewritten program's blocks left to right. */
 static void same_results_noted(faults *f, const char *label, const st_def *before, const st_def *after,
-                               const int64_t *lengths, int nlengths, double tol, uint64_t seed) {
+                               const int64_t *lengths, int nlengths, uint64_t seed) {
     const int before_n = f->n;
     for (int l = 0; l < nlengths; l++) {
         int64_t n = lengths[l];
@@ -280,15 +278,15 @@ static void same_results_noted(faults *f, const char *label, const st_def *befor
         st_binding env[4];
         size_t nenv = bind_sizes(before, n, env);
         const st_value *args = random_args(before, env, nenv, seed + (uint64_t)n);
-        st_value want, got;
+        st_expected want;
+        st_value got;
         st_err err = {0};
-        char why[256];
-        if (!st_eval(cx, before, args, env, nenv, ar, &want, &err))
+        if (!st_eval_expected(cx, before, args, env, nenv, ar, &want, &err))
             fault(f, "%s, length %lld: the original program fails: %s", label, (long long)n, err.message);
         else if (!st_eval(cx, after, args, env, nenv, ar, &got, &err))
             fault(f, "%s, length %lld: the rewritten program fails: %s", label, (long long)n, err.message);
-        else if (!same_value(&want, &got, tol, why, sizeof why))
-            fault(f, "%s, length %lld: %s", label, (long long)n, why);
+        else if (!st_expected_agree(&got, &want, ST_TOLERANCE, &err))
+            fault(f, "%s, length %lld: %s", label, (long long)n, err.message);
         st_arena_release(ar, mark);
         if (f->n > before_n) return; /* one line per program: the others stay visible */
     }
@@ -324,7 +322,7 @@ static void want_leaf(const st_value *v, size_t k, st_scalar_kind kind, const vo
     ck_assert_msg(k < count, "no leaf %zu (of %zu)", k, count);
     st_value expected = arr(kind, want, n);
     char why[256];
-    ck_assert_msg(same_value(&leaves[k], &expected, 0, why, sizeof why), "leaf %zu: %s (left: got, right: want)", k,
+    ck_assert_msg(same_value(&leaves[k], &expected, why, sizeof why), "leaf %zu: %s (left: got, right: want)", k,
                   why);
 }
 
@@ -453,64 +451,63 @@ typedef struct scan_case {
     int64_t fixed;     /* a constant length instead of N (a full tree); 0: N */
     int64_t bs;        /* the lengths BS−1, BS, BS+1 are tested */
     int scans, seqs;   /* scan and scanSeq nodes it leaves */
-    bool reassociates; /* f32 results may round differently */
     const char *refusal; /* its message for a length it cannot divide (multiple > 1) */
 } scan_case;
 
 static const scan_case SCAN_CASES[] = {
     /* listing 4: two scans left, the blocks' and the totals' */
-    {"scan-then-propagate(BS=1)", 1, 0, 1, 2, 0, true, NULL},
-    {"scan-then-propagate(BS=2)", 2, 0, 2, 2, 0, true, "a multiple of BS = 2"},
-    {"scan-then-propagate(BS=3)", 3, 0, 3, 2, 0, true, "a multiple of BS = 3"},
-    {"scan-then-propagate(BS=4)", 4, 0, 4, 2, 0, true, "a multiple of BS = 4"},
-    {"scan-then-propagate(BS=16)", 16, 0, 16, 2, 0, true, "a multiple of BS = 16"},
-    {"scan-then-propagate(BS=256)", 256, 0, 256, 2, 0, true, "a multiple of BS = 256"},
+    {"scan-then-propagate(BS=1)", 1, 0, 1, 2, 0, NULL},
+    {"scan-then-propagate(BS=2)", 2, 0, 2, 2, 0, "a multiple of BS = 2"},
+    {"scan-then-propagate(BS=3)", 3, 0, 3, 2, 0, "a multiple of BS = 3"},
+    {"scan-then-propagate(BS=4)", 4, 0, 4, 2, 0, "a multiple of BS = 4"},
+    {"scan-then-propagate(BS=16)", 16, 0, 16, 2, 0, "a multiple of BS = 16"},
+    {"scan-then-propagate(BS=256)", 256, 0, 256, 2, 0, "a multiple of BS = 256"},
     /* listing 5: the recursion point and one downsweep */
-    {"brent-kung-step(BF=2)", 2, 0, 2, 1, 1, true, "a multiple of BF = 2"},
-    {"brent-kung-step(BF=3)", 3, 0, 3, 1, 1, true, "a multiple of BF = 3"},
-    {"brent-kung-step(BF=4)", 4, 0, 4, 1, 1, true, "a multiple of BF = 4"},
+    {"brent-kung-step(BF=2)", 2, 0, 2, 1, 1, "a multiple of BF = 2"},
+    {"brent-kung-step(BF=3)", 3, 0, 3, 1, 1, "a multiple of BF = 3"},
+    {"brent-kung-step(BF=4)", 4, 0, 4, 1, 1, "a multiple of BF = 4"},
     /* listing 6: TD downsweeps and the sequential middle, no scan left */
-    {"brent-kung(BF=2, TD=0)", 1, 0, 16, 0, 1, false, NULL},
-    {"brent-kung(BF=2, TD=1)", 2, 0, 2, 0, 2, true, "2^1 does not divide the scan's length"},
-    {"brent-kung(BF=2, TD=3)", 8, 0, 8, 0, 4, true, "2^3 does not divide the scan's length"},
-    {"brent-kung(BF=3, TD=2)", 9, 0, 9, 0, 3, true, "3^2 does not divide the scan's length"},
-    {"brent-kung(BF=4, TD=2)", 16, 0, 16, 0, 3, true, "4^2 does not divide the scan's length"},
-    {"brent-kung(BF=2, TD=4)", 16, 0, 16, 0, 5, true, "2^4 does not divide the scan's length"},
+    {"brent-kung(BF=2, TD=0)", 1, 0, 16, 0, 1, NULL},
+    {"brent-kung(BF=2, TD=1)", 2, 0, 2, 0, 2, "2^1 does not divide the scan's length"},
+    {"brent-kung(BF=2, TD=3)", 8, 0, 8, 0, 4, "2^3 does not divide the scan's length"},
+    {"brent-kung(BF=3, TD=2)", 9, 0, 9, 0, 3, "3^2 does not divide the scan's length"},
+    {"brent-kung(BF=4, TD=2)", 16, 0, 16, 0, 3, "4^2 does not divide the scan's length"},
+    {"brent-kung(BF=2, TD=4)", 16, 0, 16, 0, 5, "2^4 does not divide the scan's length"},
     /* the full tree: BF^TD is the length, the middle scans one element */
-    {"brent-kung(BF=2, TD=4)", 1, 16, 16, 0, 5, true, NULL},
-    {"brent-kung(BF=4, TD=3)", 1, 64, 64, 0, 4, true, NULL},
-    {"brent-kung(BF=3, TD=3)", 1, 27, 27, 0, 4, true, NULL},
-    {"sequential-scan", 1, 0, 16, 0, 1, false, NULL},
+    {"brent-kung(BF=2, TD=4)", 1, 16, 16, 0, 5, NULL},
+    {"brent-kung(BF=4, TD=3)", 1, 64, 64, 0, 4, NULL},
+    {"brent-kung(BF=3, TD=3)", 1, 27, 27, 0, 4, NULL},
+    {"sequential-scan", 1, 0, 16, 0, 1, NULL},
     /* any length: lengths that BS divides are padded by nothing */
-    {"pad-scan(BS=16)", 1, 0, 16, 1, 0, false, NULL},
-    {"pad-scan(BS=7)", 1, 0, 7, 1, 0, false, NULL},
-    {"pad-scan(BS=256)", 1, 0, 256, 1, 0, false, NULL},
-    {"pad-scan(BS=4)", 1, 7, 4, 1, 0, false, NULL}, /* a constant length */
+    {"pad-scan(BS=16)", 1, 0, 16, 1, 0, NULL},
+    {"pad-scan(BS=7)", 1, 0, 7, 1, 0, NULL},
+    {"pad-scan(BS=256)", 1, 0, 256, 1, 0, NULL},
+    {"pad-scan(BS=4)", 1, 7, 4, 1, 0, NULL}, /* a constant length */
     /* listing 7, for every length, nested on the totals' scan until BS^levels
      * >= 65536 (at most 4 levels, TD + 1 scanSeqs each); the last totals'
      * scan stays */
-    {"parallel-scan(BS=16, BF=2, TD=2)", 1, 0, 16, 1, 4 * 3, true, NULL},
-    {"parallel-scan(BS=256, BF=2, SE=4)", 1, 0, 256, 1, 2 * 7, true, NULL},
-    {"parallel-scan(BS=32, BF=4, TD=2)", 1, 0, 32, 1, 4 * 3, true, NULL},
-    {"parallel-scan(BS=8, BF=2, TD=3)", 1, 0, 8, 1, 4 * 4, true, NULL},
-    {"parallel-scan(BS=16, BF=2, TD=0)", 1, 0, 16, 1, 4 * 1, true, NULL},
-    {"parallel-scan(BS=2, BF=2, TD=1)", 1, 0, 2, 1, 4 * 2, true, NULL},
-    {"parallel-scan(BS=27, BF=3, SE=3)", 1, 0, 27, 1, 4 * 3, true, NULL},
-    {"parallel-scan(BS=12, BF=2, SE=3)", 1, 0, 12, 1, 4 * 3, true, NULL},
-    {"parallel-scan(BS=64, BF=4, SE=64)", 1, 0, 64, 1, 3 * 1, true, NULL},
+    {"parallel-scan(BS=16, BF=2, TD=2)", 1, 0, 16, 1, 4 * 3, NULL},
+    {"parallel-scan(BS=256, BF=2, SE=4)", 1, 0, 256, 1, 2 * 7, NULL},
+    {"parallel-scan(BS=32, BF=4, TD=2)", 1, 0, 32, 1, 4 * 3, NULL},
+    {"parallel-scan(BS=8, BF=2, TD=3)", 1, 0, 8, 1, 4 * 4, NULL},
+    {"parallel-scan(BS=16, BF=2, TD=0)", 1, 0, 16, 1, 4 * 1, NULL},
+    {"parallel-scan(BS=2, BF=2, TD=1)", 1, 0, 2, 1, 4 * 2, NULL},
+    {"parallel-scan(BS=27, BF=3, SE=3)", 1, 0, 27, 1, 4 * 3, NULL},
+    {"parallel-scan(BS=12, BF=2, SE=3)", 1, 0, 12, 1, 4 * 3, NULL},
+    {"parallel-scan(BS=64, BF=4, SE=64)", 1, 0, 64, 1, 3 * 1, NULL},
     /* constant lengths: no level for totals that fit one block (7: one
      * level; 4099: 513, 65 and 9 totals of 8, four levels) */
-    {"parallel-scan(BS=16, BF=2, TD=2)", 1, 7, 16, 1, 3, true, NULL},
-    {"parallel-scan(BS=8, BF=2, TD=3)", 1, 4099, 8, 1, 4 * 4, true, NULL},
+    {"parallel-scan(BS=16, BF=2, TD=2)", 1, 7, 16, 1, 3, NULL},
+    {"parallel-scan(BS=8, BF=2, TD=3)", 1, 4099, 8, 1, 4 * 4, NULL},
     /* with the fact, no padding at the first level */
-    {"parallel-scan(BS=16, BF=2, TD=2)", 16, 0, 16, 1, 4 * 3, true, NULL},
-    {"parallel-scan(BS=16, BF=2, SE=2)", 16, 0, 16, 1, 4 * 4, true, NULL},
+    {"parallel-scan(BS=16, BF=2, TD=2)", 16, 0, 16, 1, 4 * 3, NULL},
+    {"parallel-scan(BS=16, BF=2, SE=2)", 16, 0, 16, 1, 4 * 4, NULL},
     /* the single pass: one scanLookback, for every length, in order */
-    {"lookback(M=4, WG=8)", 1, 0, 32, 0, 0, false, NULL},
-    {"lookback(M=3, WG=5, LW=5, LOAD=direct)", 1, 0, 15, 0, 0, false, NULL},
-    {"lookback(M=1, WG=1)", 1, 7, 1, 0, 0, false, NULL},
+    {"lookback(M=4, WG=8)", 1, 0, 32, 0, 0, NULL},
+    {"lookback(M=3, WG=5, LW=5, LOAD=direct)", 1, 0, 15, 0, 0, NULL},
+    {"lookback(M=1, WG=1)", 1, 7, 1, 0, 0, NULL},
     /* composed by hand, as DESIGN.md writes it */
-    {"scan-then-propagate(BS=64) ; first(scan, brent-kung(BF=2, TD=3))", 64, 0, 64, 1, 4, true,
+    {"scan-then-propagate(BS=64) ; first(scan, brent-kung(BF=2, TD=3))", 64, 0, 64, 1, 4,
      "a multiple of BS = 64"},
 };
 enum { NSCAN_CASES = sizeof SCAN_CASES / sizeof *SCAN_CASES };
@@ -604,14 +601,12 @@ START_TEST(scan_rule_preserves_results) {
             if (scans != c->scans || seqs != c->seqs)
                 fault(&f, "%s: left %d scans and %d scanSeqs, expected %d and %d", label, scans, seqs, c->scans,
                       c->seqs);
-            const double tol = c->reassociates ? F32_TOL : 0;
             const uint64_t seed = (uint64_t)_i * 1000 + (uint64_t)s * 10 + (uint64_t)fm;
-            same_results_noted(&f, label, d, now, lengths, nlengths, tol, seed);
+            same_results_noted(&f, label, d, now, lengths, nlengths, seed);
             /* what was printed runs the same (its short lengths suffice) */
             const st_def *back = reparse_noted(&f, label, p, d, now);
             if (back)
-                same_results_noted(&f, text_of("%s, parsed back", label), d, back, lengths, nlengths < 3 ? nlengths : 3,
-                                   tol, seed);
+                same_results_noted(&f, text_of("%s, parsed back", label), d, back, lengths, nlengths < 3 ? nlengths : 3, seed);
         }
     no_faults(&f);
 }
@@ -639,13 +634,11 @@ START_TEST(scan_rule_preserves_exscan_results) {
         if (!now) continue;
         if (count_prim(now->body, ST_PRIM_EXSCAN))
             fault(&f, "%s: an exscan is left after the rewrite", label);
-        const double tol = c->reassociates ? F32_TOL : 0;
         const uint64_t seed = (uint64_t)_i * 1000 + (uint64_t)s * 10 + 7;
-        same_results_noted(&f, label, d, now, lengths, nlengths, tol, seed);
+        same_results_noted(&f, label, d, now, lengths, nlengths, seed);
         const st_def *back = reparse_noted(&f, label, p, d, now);
         if (back)
-            same_results_noted(&f, text_of("%s, parsed back", label), d, back, lengths, nlengths < 3 ? nlengths : 3,
-                               tol, seed);
+            same_results_noted(&f, text_of("%s, parsed back", label), d, back, lengths, nlengths < 3 ? nlengths : 3, seed);
     }
     no_faults(&f);
 }
@@ -796,18 +789,19 @@ static int program_lengths(int64_t k, int64_t *out) {
     return lengths_for(&nominal, out);
 }
 
-/* src rewritten by strategy gives the same results on every length (floats
- * within tol), and prints and parses back; the rewritten def, or NULL. */
+/* src rewritten by strategy gives the same results on every length (as
+ * same_results_noted), and prints and parses back; the rewritten def, or
+ * NULL. */
 static const st_def *rewrite_preserves(faults *f, const char *label, const char *src, const char *strategy,
-                                       int64_t multiple, double tol, uint64_t seed, const st_def **before) {
+                                       int64_t multiple, uint64_t seed, const st_def **before) {
     int64_t lengths[16];
     int n = program_lengths(multiple, lengths);
     const st_program *p = parse_noted(f, label, src);
     const st_def *d = p ? entry_of(p) : NULL, *now = d ? rewrite_noted(f, label, d, strategy) : NULL;
     if (!now) return NULL;
-    same_results_noted(f, label, d, now, lengths, n, tol, seed);
+    same_results_noted(f, label, d, now, lengths, n, seed);
     const st_def *back = reparse_noted(f, label, p, d, now);
-    if (back) same_results_noted(f, text_of("%s, parsed back", label), d, back, lengths, n < 4 ? n : 4, tol, seed);
+    if (back) same_results_noted(f, text_of("%s, parsed back", label), d, back, lengths, n < 4 ? n : 4, seed);
     *before = d;
     return now;
 }
@@ -817,8 +811,7 @@ START_TEST(fusion_preserves_results) {
     faults f = {0};
     const char *label = text_of("%s: %s", c->strategy, c->what);
     const st_def *d = NULL;
-    /* fusion moves work, it does not reassociate: floats are exact */
-    const st_def *now = rewrite_preserves(&f, label, c->src, c->strategy, 1, 0, 77 + (uint64_t)_i, &d);
+    const st_def *now = rewrite_preserves(&f, label, c->src, c->strategy, 1, 77 + (uint64_t)_i, &d);
     if (now && c->fewer == ST_PRIM_COUNT) {
         if (scatters_of_pairs(now->body) != 1) fault(&f, "%s: no scatter of (index, value) pairs", label);
     } else if (now && count_prim(now->body, c->fewer) >= count_prim(d->body, c->fewer)) {
@@ -834,7 +827,6 @@ END_TEST
 typedef struct context_case {
     const char *what, *src, *strategy;
     int64_t multiple; /* the program's `where N % K == 0`; 1: none */
-    double tol;
 } context_case;
 
 #define BLOCK_SUMS(k) \
@@ -842,30 +834,30 @@ typedef struct context_case {
 #define ROW_SCANS "def main(xs: [N]f32) where N % 8 == 0 = xs |> split(8) |> map(r => r |> scan(+, 0.0)) |> join"
 
 static const context_case CONTEXT_CASES[] = {
-    {"a scan of N/4 block sums", BLOCK_SUMS(64), "first(scan, scan-then-propagate(BS=16))", 64, 0},
-    {"a scan of N/4 block sums", BLOCK_SUMS(64), "first(scan, parallel-scan(BS=8, BF=2, TD=2))", 64, 0},
-    {"a scan of N/4 block sums, padded", BLOCK_SUMS(4), "first(scan, parallel-scan(BS=16, BF=2, TD=2))", 4, 0},
+    {"a scan of N/4 block sums", BLOCK_SUMS(64), "first(scan, scan-then-propagate(BS=16))", 64},
+    {"a scan of N/4 block sums", BLOCK_SUMS(64), "first(scan, parallel-scan(BS=8, BF=2, TD=2))", 64},
+    {"a scan of N/4 block sums, padded", BLOCK_SUMS(4), "first(scan, parallel-scan(BS=16, BF=2, TD=2))", 4},
     {"a length with a fact that BS does not follow from",
-     "def main(xs: [N]i32) where N % 16 == 0 = xs |> scan(+, 0)", "parallel-scan(BS=32, BF=2, TD=2)", 16, 0},
+     "def main(xs: [N]i32) where N % 16 == 0 = xs |> scan(+, 0)", "parallel-scan(BS=32, BF=2, TD=2)", 16},
     {"a length with a fact that BS does not follow from",
-     "def main(xs: [N]i32) where N % 2 == 0 = xs |> scan(+, 0)", "parallel-scan(BS=16, BF=4, SE=1)", 2, 0},
-    {"scans of rows of 8", ROW_SCANS, "first(scan, parallel-scan(BS=4, BF=2, TD=1))", 8, F32_TOL},
-    {"scans of rows of 8, padded to 9", ROW_SCANS, "first(scan, parallel-scan(BS=3, BF=3, TD=1))", 8, F32_TOL},
-    {"scans of rows of 8", ROW_SCANS, "first(scan, pad-scan(BS=3))", 8, 0},
-    {"scans of rows of 8, the full tree", ROW_SCANS, "first(scan, brent-kung(BF=2, TD=3))", 8, F32_TOL},
+     "def main(xs: [N]i32) where N % 2 == 0 = xs |> scan(+, 0)", "parallel-scan(BS=16, BF=4, SE=1)", 2},
+    {"scans of rows of 8", ROW_SCANS, "first(scan, parallel-scan(BS=4, BF=2, TD=1))", 8},
+    {"scans of rows of 8, padded to 9", ROW_SCANS, "first(scan, parallel-scan(BS=3, BF=3, TD=1))", 8},
+    {"scans of rows of 8", ROW_SCANS, "first(scan, pad-scan(BS=3))", 8},
+    {"scans of rows of 8, the full tree", ROW_SCANS, "first(scan, brent-kung(BF=2, TD=3))", 8},
     {"two scans in a row",
      "def main(xs: [N]i32) = let a = xs |> scan(+, 0) in let b = a |> scan(max, " MIN_I32 ") in (a, b)",
-     "each(scan, parallel-scan(BS=4, BF=2, TD=1))", 1, 0},
+     "each(scan, parallel-scan(BS=4, BF=2, TD=1))", 1},
     {"a scan whose result is used twice",
      "def main(xs: [N]i32) = let s = xs |> scan(+, 0) in let t = s |> map(a => a * 2) in zip(s, t)",
-     "first(scan, parallel-scan(BS=4, BF=2, TD=2))", 1, 0},
+     "first(scan, parallel-scan(BS=4, BF=2, TD=2))", 1},
     {"a post-function capturing a parameter", "def main(xs: [N]f32, k: f32) = xs |> scan(+, 0.0) |> map(a => a * k)",
-     "fuse-scan-map ; parallel-scan(BS=16, BF=2, TD=2)", 1, F32_TOL},
+     "fuse-scan-map ; parallel-scan(BS=16, BF=2, TD=2)", 1},
     {"a fold and a post-function capturing a parameter",
      "def main(xs: [N]i32, k: i32) = xs |> map(x => x * k) |> scan(+, 0) |> map(a => a + k)",
-     "fuse-scan-map ; fuse-map-scan ; parallel-scan(BS=8, BF=2, SE=2)", 1, 0},
+     "fuse-scan-map ; fuse-map-scan ; parallel-scan(BS=8, BF=2, SE=2)", 1},
     {"a scanomap over iota", "def main(xs: [N]i32) = iota(N) |> map(i => i * i) |> scan(+, 0i64)",
-     "fuse-map-scan ; parallel-scan(BS=16, BF=4, TD=1)", 1, 0},
+     "fuse-map-scan ; parallel-scan(BS=16, BF=4, TD=1)", 1},
 };
 enum { NCONTEXT_CASES = sizeof CONTEXT_CASES / sizeof *CONTEXT_CASES };
 
@@ -873,7 +865,7 @@ START_TEST(scan_rules_in_context_preserve_results) {
     const context_case *c = &CONTEXT_CASES[_i];
     faults f = {0};
     const st_def *d = NULL;
-    rewrite_preserves(&f, text_of("%s: %s", c->strategy, c->what), c->src, c->strategy, c->multiple, c->tol,
+    rewrite_preserves(&f, text_of("%s: %s", c->strategy, c->what), c->src, c->strategy, c->multiple,
                       300 + (uint64_t)_i, &d);
     no_faults(&f);
 }
@@ -897,7 +889,7 @@ START_TEST(examples_keep_their_results) {
         for (size_t r = 0; r < sizeof scan_rules / sizeof *scan_rules; r++) {
             const st_def *d = NULL;
             rewrite_preserves(&f, text_of("%s on examples/%s", scan_rules[r], scanned[e]), example(scanned[e]),
-                              scan_rules[r], 1, F32_TOL, 40 + e, &d);
+                              scan_rules[r], 1, 40 + e, &d);
         }
     int64_t lengths[16];
     int n = program_lengths(1, lengths);
@@ -915,7 +907,7 @@ START_TEST(examples_keep_their_results) {
                 if (err.kind != ST_ERR_USER) fault(&f, "%s: refused with an internal error: %s", label, err.message);
                 continue;
             }
-            same_results_noted(&f, label, d, now, lengths, n, 0, 60 + r);
+            same_results_noted(&f, label, d, now, lengths, n, 60 + r);
             reparse_noted(&f, label, p, d, now);
         }
     }
@@ -977,7 +969,7 @@ START_TEST(fusion_respects_shadowing) {
             if (err.kind != ST_ERR_USER) fault(&f, "%s: refused with an internal error: %s", label, err.message);
             continue;
         }
-        same_results_noted(&f, label, d, now, lengths, n, 0, 900 + i);
+        same_results_noted(&f, label, d, now, lengths, n, 900 + i);
         reparse_noted(&f, label, p, d, now);
     }
     no_faults(&f);
@@ -1016,7 +1008,7 @@ START_TEST(canonical_names_depend_on_the_program_alone) {
         ck_assert_msg(c1 && c2, "%s: %s", label, err.message);
         if (c1->body != c2->body) fault(&f, "%s: two rewrites of one program have other canonical names", label);
         if (st_def_canonical(cx, c1, &err)->body != c1->body) fault(&f, "%s: not idempotent", label);
-        same_results_noted(&f, label, d, c1, lengths, n, F32_TOL, 700 + i);
+        same_results_noted(&f, label, d, c1, lengths, n, 700 + i);
         reparse_noted(&f, label, p, d, c1);
     }
     /* the names themselves: the first of a base keeps it, none takes a parameter's */
@@ -1048,7 +1040,7 @@ START_TEST(fusion_composes_with_scan_rules) {
     for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++) {
         const st_def *now = rewrite_noted(&f, strategies[i], d, strategies[i]);
         if (!now) continue;
-        same_results_noted(&f, strategies[i], d, now, lengths, 6, 0, 5 + i);
+        same_results_noted(&f, strategies[i], d, now, lengths, 6, 5 + i);
         reparse_noted(&f, strategies[i], p, d, now);
     }
     no_faults(&f);
@@ -1245,7 +1237,7 @@ START_TEST(parallel_scan_nests_on_the_block_totals) {
         }
         faults f = {0};
         const int64_t lengths[] = {0, 1, 7, 1000, 1000003};
-        same_results_noted(&f, cases[c].strategy, d, now, lengths, 5, 0, 7 + c);
+        same_results_noted(&f, cases[c].strategy, d, now, lengths, 5, 7 + c);
         no_faults(&f);
     }
 }
@@ -1364,7 +1356,7 @@ START_TEST(a_scan_total_inside_a_map_keeps_its_scan) {
     const st_def *before;
     for (int gpu = 0; gpu < 2; gpu++)
         rewrite_preserves(&f, gpu ? "the GPU default" : "the CPU default", src, st_default_strategy(gpu ? "GPU" : "CPU"), 1,
-                          0, 5, &before);
+                          5, &before);
     no_faults(&f);
 }
 END_TEST
@@ -1456,7 +1448,7 @@ START_TEST(map_read_by_a_post_function_is_not_fused) {
     ck_assert_msg(count_prim(after->body, ST_PRIM_MAP) == 0, "the cheap map is not fused");
     faults f = {0};
     static const int64_t lengths[] = {0, 1, 7, 1009};
-    same_results_noted(&f, "a cheap map read by a post-function", before, after, lengths, 4, 0, 7);
+    same_results_noted(&f, "a cheap map read by a post-function", before, after, lengths, 4, 7);
     no_faults(&f);
 }
 END_TEST
@@ -1494,8 +1486,8 @@ START_TEST(a_composite_acts_on_the_node_it_is_applied_to) {
              * scan-then-propagate leaves (brent-kung leaves none) */
             int want = tree_only ? 1 : 2, scans = count_prim(now->body, ST_PRIM_SCAN);
             if (scans != want) fault(&f, "%s: %d scans left, expected %d (the inner one untouched)", label, scans, want);
-            if (j == 0) same_results_noted(&f, label, d, now, any_length, 5, 0, 7 + i * 10 + j);
-            else same_results_noted(&f, label, d, now, multiples, 4, 0, 7 + i * 10 + j);
+            if (j == 0) same_results_noted(&f, label, d, now, any_length, 5, 7 + i * 10 + j);
+            else same_results_noted(&f, label, d, now, multiples, 4, 7 + i * 10 + j);
         }
     no_faults(&f);
 }
@@ -1664,7 +1656,7 @@ START_TEST(index_fusion_preserves_results) {
     *now = *d;
     now->body = body;
     const int64_t lengths[] = {1, 7, 1000, 1009};
-    same_results_noted(&f, c->what, d, now, lengths, 4, 0, 31 + (uint64_t)_i);
+    same_results_noted(&f, c->what, d, now, lengths, 4, 31 + (uint64_t)_i);
     if (c->stays && body != d->body) fault(&f, "%s: changed: %s", c->what, node_text(body));
     if (!c->stays && (producer_reads(d->body) == 0 || producer_reads(body) != 0))
         fault(&f, "%s: %d reads of a producer before, %d after: %s", c->what, producer_reads(d->body),
@@ -1707,7 +1699,7 @@ START_TEST(let_read_element_wise_is_inlined) {
         now->body = body;
         faults f = {0};
         const int64_t lengths[] = {1, 7, 1000, 1009};
-        same_results_noted(&f, cases[k].src, d, now, lengths, 4, 0, 9);
+        same_results_noted(&f, cases[k].src, d, now, lengths, 4, 9);
         no_faults(&f);
     }
 }
@@ -1734,7 +1726,7 @@ START_TEST(pad_scan_reads_its_input_as_a_view) {
         ck_assert_int_eq(producer_reads(now->body), 0);
         faults f = {0};
         const int64_t lengths[] = {1, 7, 1000, 1009};
-        same_results_noted(&f, srcs[k], d, now, lengths, 4, 0, 5);
+        same_results_noted(&f, srcs[k], d, now, lengths, 4, 5);
         no_faults(&f);
     }
 }

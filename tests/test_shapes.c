@@ -230,10 +230,11 @@ static const char *run_disagrees(st_exe *exe, const st_def *orig, const char *se
     size_t nenv;
     ck_assert_msg(st_inputs_generate(in, 7, &err) && st_inputs_finish(in, &args, &env, &nenv, &err),
                   "the test's inputs, %s: %s", sets, err.message);
-    st_value want, got;
+    st_expected want;
+    st_value got;
     const char *why = NULL;
     st_launch *l = NULL;
-    if (!st_eval(cx, orig, args, env, nenv, a, &want, &err))
+    if (!st_eval_expected(cx, orig, args, env, nenv, a, &want, &err))
         why = text_of("the interpreter fails: %s", short_message(err.message));
     else if (!(l = st_launch_new(exe, args, env, nenv, &err)))
         why = text_of("the launch is refused: %s", short_message(err.message));
@@ -241,7 +242,7 @@ static const char *run_disagrees(st_exe *exe, const st_def *orig, const char *se
         why = text_of("the run fails: %s", short_message(err.message));
     else if (!st_launch_read(l, a, &got, &err))
         why = text_of("reading the results fails: %s", short_message(err.message));
-    else if (!st_value_agree(&got, &want, 1e-3, &err))
+    else if (!st_expected_agree(&got, &want, ST_TOLERANCE, &err))
         why = text_of("wrong result: %s", short_message(err.message));
     st_launch_free(l);
     st_arena_free(a);
