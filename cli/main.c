@@ -1,6 +1,7 @@
 /* cli/main.c — the `strata` command: parses flags, calls the library, prints.
  *
- * Exit status: 0 success, 1 a user error (bad program, input, option),
+ * Exit status: 0 success, 1 a user error (bad program, input, option, or a
+ * plugin rule that broke its contract),
  * 2 an internal error (out of memory, a broken invariant). */
 #include "build_id.h"
 #include "cli.h"
@@ -575,7 +576,8 @@ static const command commands[] = {
      "compared with the interpreter (integers exactly, floats within a bound that scales with the magnitude\n"
      "of what they were computed from, docs/checking.md; with a guard region after every output); then\n"
      "each correct one is timed alone by profiling events: 2 warm-up runs, then --runs.\n"
-     "Every point gets a status: ok, constraint, build_error, launch_error, wrong_answer, timeout, crash.\n"
+     "Every point gets a status: ok, constraint, rule_error (a plugin's rule broke its contract there),\n"
+     "build_error, launch_error, wrong_answer, timeout, crash.\n"
      "DIR gets explore.json, program.strata, results.jsonl (one line per point, appended as each ends:\n"
      "run the same command again to resume), results.csv and results.svg (GB/s over the space). DIR is\n"
      "locked while strata explores it (explore.lock): a second strata into it is refused, naming the first.\n"

@@ -159,6 +159,7 @@ bool st_svg_bars(const st_chart *c, st_buf *out, st_err *err);
 typedef enum st_status {
     ST_STATUS_OK,
     ST_STATUS_CONSTRAINT,   /* `where`, a parameter's range or a rule's condition said no */
+    ST_STATUS_RULE_ERROR,   /* a plugin's rule broke its contract there (the message names it and says how) */
     ST_STATUS_BUILD_ERROR,  /* codegen or the OpenCL compiler refused it */
     ST_STATUS_LAUNCH_ERROR, /* it built but did not run (resources, a failed enqueue) */
     ST_STATUS_WRONG_ANSWER, /* it ran and disagreed with the interpreter, or wrote out of bounds */

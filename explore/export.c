@@ -188,8 +188,7 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
         snprintf(out->program_name, sizeof out->program_name, "%s", x.e.program_name);
         snprintf(rel, sizeof rel, "%s/%s", slug, x.e.program_name);
         snprintf(out->path, sizeof out->path, "%s/%s", s->into, rel);
-        st_buf prog = {0}, record = {0};
-        st_print_def(winner->lowered, &prog);
+        st_buf record = {0};
         describe_export(&x.e, &out->device, x.space, &out->best, winner, &record);
         bool cuda = out->device.backend == ST_BACKEND_CUDA;
         /* the files as a set: written into a fresh folder beside the export's,
@@ -204,14 +203,13 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
         ok = made && write_in(fresh, "kernels.cl", winner->code.opencl, err) &&
              (!cuda || write_in(fresh, "kernels.cu", winner->code.cuda, err)) &&
              write_in(fresh, "host.c", winner->code.host, err) &&
-             write_in(fresh, "program.strata", prog.data ? prog.data : "", err) &&
+             write_in(fresh, "program.strata", winner->program, err) &&
              write_in(fresh, "record.json", record.data ? record.data : "", err) &&
              st_folder_replace(fresh, out->path, err);
         if (made && !ok) st_folder_discard(fresh);
         ok = ok && index_add(s->into, &out->device, x.e.program_name, out->best.strategy, rel, out->best.median_ms,
                              out->best.gb_per_s, err);
         st_lock_release(&lock);
-        st_buf_free(&prog);
         st_buf_free(&record);
     }
     finish(&x);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const status_names[] = {"ok", "constraint", "build_error", "launch_error", "wrong_answer",
+static const char *const status_names[] = {"ok", "constraint", "rule_error", "build_error", "launch_error", "wrong_answer",
                                            "timeout", "crash"};
 
 const char *st_status_name(st_status s) {

@@ -25,23 +25,36 @@ static void set_message(variant *v, st_status status, const char *fmt, const cha
     snprintf(v->message, sizeof v->message, fmt, detail);
 }
 
-static bool prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
+/* The point's strategy text parsed into v->parsed (in the setup's context,
+ * where the children find it too). A value that a range or a rule's check
+ * refuses makes v a constraint. false for text that is not well-formed
+ * (every point would fail: err located in it) or an internal error. */
+static bool parse_point(const bench *b, variant *v, st_err *err) {
     const st_explore_setup *s = b->setup;
     st_err why = {0};
-    const st_strategy *strategy = st_strategy_parse(s->cx, s->reg, "space", v->strategy, &why);
-    if (!strategy) {
-        if (why.arg < 0) return *err = why, false; /* the text, not its values: every point would fail */
-        set_message(v, ST_STATUS_CONSTRAINT, "%.500s", why.message);
-        return true;
-    }
+    v->parsed = st_strategy_parse(s->cx, s->reg, "space", v->strategy, &why);
+    if (v->parsed) return true;
+    if (why.arg < 0) return *err = why, false; /* the text, not its values: every point would fail */
+    set_message(v, ST_STATUS_CONSTRAINT, "%.500s", why.message);
+    return true;
+}
+
+/* v's code made in this process, into a: rewritten with v->parsed, lowered
+ * and generated, the program printed. A strategy that does not apply makes
+ * v a constraint, a plugin rule that broke its contract a rule_error, code
+ * that cannot be generated a build_error. false only for an internal error. */
+static bool make_code(const bench *b, st_arena *a, variant *v, st_err *err) {
+    const st_explore_setup *s = b->setup;
+    st_err why = {0};
     st_rw *rw = st_rw_new(s->cx, s->reg);
     if (!rw) return st_fail_internal(err, "out of memory");
-    const st_def *def = st_rewrite_def(rw, strategy, s->def, &why);
+    const st_def *def = st_rewrite_def(rw, v->parsed, s->def, &why);
     if (def) def = st_rewrite_def(rw, st_default_lowering(s->cx, s->reg), def, &why);
     st_rw_free(rw);
     if (!def) {
         if (why.kind == ST_ERR_INTERNAL) return *err = why, false;
-        set_message(v, ST_STATUS_CONSTRAINT, "does not apply: %.480s", why.message);
+        if (why.kind == ST_ERR_RULE) set_message(v, ST_STATUS_RULE_ERROR, "%.500s", why.message);
+        else set_message(v, ST_STATUS_CONSTRAINT, "does not apply: %.480s", why.message);
         return true;
     }
     if (!st_codegen(s->cx, def, a, &v->code, &why)) {
@@ -49,8 +62,15 @@ static bool prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
         set_message(v, ST_STATUS_BUILD_ERROR, "codegen: %.490s", why.message);
         return true;
     }
-    v->have_code = true;
-    v->lowered = def;
+    st_buf program = {0};
+    st_print_def(def, &program);
+    size_t len = program.data ? program.len + 1 : 1;
+    char *text = program.failed ? NULL : st_arena_alloc(a, len);
+    if (text) memcpy(text, program.data ? program.data : "", len);
+    st_buf_free(&program);
+    if (!text) return st_fail_internal(err, "out of memory");
+    v->program = text;
+    v->have_code = v->code_here = true;
     st_sha256_hex(v->code.opencl, strlen(v->code.opencl), v->sha);
     return true;
 }
@@ -58,36 +78,121 @@ static bool prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
 /* ---- in the children ---- */
 
 static void reply_status(int fd, st_status status, const char *message);
+static void put_reply(int fd, st_buf *b);
 
-/* The point rewritten, lowered and generated, and nothing else: whether
- * that much ends at all. */
-static void prepare_probe_child(void *data, int fd) {
+/* The point made into code in a child (a plugin's rules run there, never
+ * in the exploration's process), and what the parent needs of it back:
+ * the status, and with code its sources and the program. An internal
+ * error says so ("internal"). */
+static void make_code_child(void *data, int fd) {
     const variant_job *job = data;
     variant v = *job->variant;
     st_arena *a = st_arena_new();
     st_err err = {0};
-    bool ok = a && prepare(job->bench, a, &v, &err);
-    reply_status(fd, ST_STATUS_OK, ok ? "" : err.message);
+    if (!a || !make_code(job->bench, a, &v, &err)) {
+        st_buf b = {0};
+        st_buf_puts(&b, "{\"status\": \"crash\", \"message\": ");
+        st_json_put_string(&b, a ? err.message : "out of memory");
+        st_buf_puts(&b, ", \"internal\": true}");
+        put_reply(fd, &b);
+    } else if (v.status != ST_STATUS_OK) {
+        reply_status(fd, v.status, v.message);
+    } else {
+        st_buf b = {0};
+        st_buf_puts(&b, "{\"status\": \"ok\", \"message\": \"\"");
+        const char *texts[][2] = {{"opencl", v.code.opencl}, {"cuda", v.code.cuda}, {"host", v.code.host},
+                                  {"program", v.program}};
+        for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+            if (!texts[i][1]) continue;
+            st_json_put_key(&b, ", ", texts[i][0]);
+            st_json_put_string(&b, texts[i][1]);
+        }
+        st_buf_puts(&b, "}");
+        put_reply(fd, &b);
+    }
     st_arena_free(a);
 }
 
-/* A plugin's rules run in this very process, and one that crashes or hangs
- * would end the whole exploration (or the autotuner's session). So with
- * plugins loaded a point is first made into code in a child: one that dies
- * or passes the time limit makes the point a crash or a timeout, and this
- * process never runs it. The built-in rules are trusted (and cheap to fork
- * for, but a space of thousands of points need not pay it). */
-bool variant_prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
-    if (st_registry_plugin_count(b->setup->reg) > 0) {
-        if (!variant_in_child(b, v, prepare_probe_child, b->setup->build_timeout_s, NULL, err)) return false;
-        if (v->status != ST_STATUS_OK) {
-            char said[sizeof v->message];
-            snprintf(said, sizeof said, "%s", v->message);
-            snprintf(v->message, sizeof v->message, "rewriting and generating code: %.470s", said);
-            return true;
+/* v made into code in a child: its status, and with code its sources and
+ * program (read into a, where they stay; v->code_here stays false: the
+ * check and time children make the code again). false as variant_prepare. */
+static bool code_from_child(const bench *b, st_arena *a, variant *v, st_err *err) {
+    child c;
+    variant_job job = {b, v};
+    if (!child_start(&c, make_code_child, &job, b->setup->build_timeout_s, err)) return false;
+    if (!child_finish(&c, b->setup->stop)) {
+        st_buf_free(&c.out);
+        return st_fail(err, (st_loc){0}, ST_EXPLORE_INTERRUPTED);
+    }
+    char said[sizeof v->message];
+    variant_outcome(&c, &v->status, said, sizeof said, NULL);
+    st_err why = {0};
+    const st_json *j = c.out.len ? st_json_parse(a, "child", c.out.data, c.out.len, &why) : NULL;
+    const st_json *internal = j ? st_json_get(j, "internal") : NULL;
+    bool ok = true;
+    if (c.out.len && !j) {
+        ok = st_fail_internal(err, "reading what the process making a point's code said: %s", why.message);
+    } else if (c.end == CHILD_EXITED && internal && internal->kind == ST_JSON_BOOL && internal->boolean) {
+        ok = st_fail_internal(err, "%s", st_json_get_string(j, "message") ? st_json_get_string(j, "message") : "?");
+    } else if (v->status == ST_STATUS_CRASH || v->status == ST_STATUS_TIMEOUT) {
+        snprintf(v->message, sizeof v->message, "rewriting and generating code: %.470s", said);
+    } else if (v->status != ST_STATUS_OK) {
+        snprintf(v->message, sizeof v->message, "%s", said);
+    } else {
+        v->code.opencl = st_json_get_string(j, "opencl");
+        v->code.cuda = st_json_get_string(j, "cuda");
+        v->code.host = st_json_get_string(j, "host");
+        v->program = st_json_get_string(j, "program");
+        if (!v->code.opencl || !v->code.host || !v->program) {
+            v->status = ST_STATUS_CRASH;
+            snprintf(v->message, sizeof v->message, "rewriting and generating code: the process making it sent no code");
+        } else {
+            v->have_code = true;
+            st_sha256_hex(v->code.opencl, strlen(v->code.opencl), v->sha);
         }
     }
-    return prepare(b, a, v, err);
+    st_buf_free(&c.out);
+    return ok;
+}
+
+/* A plugin's rules run in this very process, and one that crashes, hangs or
+ * scribbles over the context (a node changed after it was built) would end
+ * or spoil the whole exploration (or the autotuner's session). So with
+ * plugins loaded a point is made into code in a child, and only its
+ * sources come back: one that dies or passes the time limit makes the point
+ * a crash or a timeout, and no rule ever runs here. The check and time
+ * children make the code again for themselves. The built-in rules are
+ * trusted (and cheap to fork for, but a space of thousands of points need
+ * not pay it). */
+bool variant_prepare(const bench *b, st_arena *a, variant *v, st_err *err) {
+    if (!parse_point(b, v, err)) return false;
+    if (v->status != ST_STATUS_OK) return true;
+    if (st_registry_plugin_count(b->setup->reg) > 0) return code_from_child(b, a, v, err);
+    return make_code(b, a, v, err);
+}
+
+/* The variant's code, whole, in this child: v's own when it was made in
+ * the parent, else made again here into *local (in a). NULL, with the
+ * status and message to reply, when it cannot be made, or comes out other
+ * than it did the first time (a rule that is not deterministic). */
+static const st_code *code_here(const variant_job *job, st_arena *a, variant *local, st_status *status, st_err *err) {
+    const variant *v = job->variant;
+    if (v->code_here) return &v->code;
+    *local = *v;
+    local->status = ST_STATUS_OK;
+    *status = ST_STATUS_CRASH;
+    if (!make_code(job->bench, a, local, err)) return NULL;
+    if (local->status != ST_STATUS_OK || strcmp(local->sha, v->sha)) {
+        *status = ST_STATUS_RULE_ERROR;
+        if (local->status == ST_STATUS_OK)
+            st_fail(err, (st_loc){0}, "made into code again, this point gave other kernels than the first time: a rule "
+                    "that is not deterministic (a rule's result depends on its node and its arguments alone)");
+        else
+            st_fail(err, (st_loc){0}, "made into code again, this point gave another outcome than the first time (%.300s): "
+                    "a rule that is not deterministic", local->message);
+        return NULL;
+    }
+    return &local->code;
 }
 
 static void put_reply(int fd, st_buf *b) {
@@ -116,14 +221,19 @@ typedef struct loaded_variant {
     st_launch *launch;
 } loaded_variant;
 
-static bool load_and_run(const variant_job *job, loaded_variant *lv, st_status *status, st_err *err) {
+static bool load_and_run(const variant_job *job, st_arena *a, loaded_variant *lv, st_status *status, st_err *err) {
     const bench *b = job->bench;
     memset(lv, 0, sizeof *lv);
+    variant *local = st_arena_alloc(a, sizeof *local); /* (what st_exe may keep pointers into lives as long as a) */
+    *status = ST_STATUS_CRASH;
+    const st_code *code = local ? code_here(job, a, local, status, err) : NULL;
+    if (!local) st_fail_internal(err, "out of memory");
+    if (!code) return false;
     *status = ST_STATUS_LAUNCH_ERROR;
     if (!(lv->cl = st_cl_open(b->setup->device, err))) return false;
     st_cl_set_cache(lv->cl, b->setup->cache_dir);
     *status = ST_STATUS_BUILD_ERROR;
-    if (!(lv->exe = st_exe_build(lv->cl, &job->variant->code, err))) return false;
+    if (!(lv->exe = st_exe_build(lv->cl, code, err))) return false;
     *status = ST_STATUS_LAUNCH_ERROR;
     return (lv->launch = st_launch_new(lv->exe, b->args, b->env, b->nenv, err)) && st_launch_run(lv->launch, NULL, err);
 }
@@ -141,12 +251,12 @@ void variant_check_child(void *data, int fd) {
     const variant_job *job = data;
     st_err err = {0};
     st_status status;
-    loaded_variant lv;
+    loaded_variant lv = {0};
     st_arena *a = st_arena_new();
     st_value got;
     if (!a) {
         reply_status(fd, ST_STATUS_CRASH, "out of memory");
-    } else if (!load_and_run(job, &lv, &status, &err)) {
+    } else if (!load_and_run(job, a, &lv, &status, &err)) {
         reply_status(fd, status, err.message);
     } else if (!st_launch_read(lv.launch, a, &got, &err) ||
                !st_expected_agree(&got, &job->bench->want, job->bench->setup->tolerance, &err)) {
@@ -166,11 +276,14 @@ void variant_time_child(void *data, int fd) {
     st_status status;
     loaded_variant lv;
     double *ms = calloc(s->runs + 1, sizeof *ms);
-    if (!ms) {
+    st_arena *a = st_arena_new();
+    if (!ms || !a) {
         reply_status(fd, ST_STATUS_CRASH, "out of memory");
+        free(ms);
+        st_arena_free(a);
         return;
     }
-    bool ok = load_and_run(job, &lv, &status, &err);
+    bool ok = load_and_run(job, a, &lv, &status, &err);
     if (ok && !(ok = st_launch_time(lv.launch, s->warmups, s->runs, ms, NULL, &err))) status = ST_STATUS_LAUNCH_ERROR;
     if (ok) {
         st_buf reply = {0};
@@ -187,6 +300,7 @@ void variant_time_child(void *data, int fd) {
     }
     free(ms);
     unload(&lv);
+    st_arena_free(a);
 }
 
 static void device_probe_child(void *data, int fd) {

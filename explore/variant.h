@@ -1,5 +1,6 @@
-/* explore/variant.h — one point of a space made into code in the parent,
- * then built, checked and timed in child processes, and the descriptions
+/* explore/variant.h — one point of a space made into code (in the parent,
+ * or with plugins loaded in a child), then built, checked and timed in
+ * child processes, and the descriptions
  * of explorations (internal to explore/: the driver, merge and export share
  * it). */
 #ifndef STRATA_EXPLORE_VARIANT_H
@@ -20,12 +21,15 @@ typedef struct bench {
 typedef struct variant {
     uint64_t point;
     char *strategy;       /* malloc'ed */
+    const st_strategy *parsed; /* the strategy, parsed in the setup's context */
     st_status status;     /* ST_STATUS_OK until something says otherwise */
     char message[512];
-    const st_def *lowered;/* the def rewritten and lowered, when have_code */
-    st_code code;         /* when have_code */
-    bool have_code;
+    bool have_code;       /* the point made code: */
+    st_code code;         /* all of it when code_here, else its sources alone (opencl, cuda, host) */
+    const char *program;  /* the def rewritten and lowered, printed */
     char sha[65];         /* of code.opencl */
+    bool code_here;       /* made in this process; else in a child (plugins loaded), and the check and time
+                             children make it again for themselves */
     double build_ms;
 } variant;
 
@@ -37,10 +41,13 @@ bool bench_open(bench *b, const st_explore_setup *setup, st_arena *a, st_err *er
 bool bench_reference(bench *b, st_arena *a, st_err *err);
 
 /* Rewrite the def with v->strategy, lower it and generate its code (into
- * arena a). A strategy that a range or a rule's condition rejects, or that
- * does not apply, makes v a constraint; code that cannot be generated a
- * build error. false only for a strategy that is not well-formed text
- * (err located in it) or an internal error. */
+ * arena a): in this process, or with plugins loaded in a child, whose
+ * sources and program come back (variant.c says why). A strategy that a
+ * range or a rule's condition rejects, or that does not apply, makes v a
+ * constraint; a plugin rule that broke its contract a rule_error; code that
+ * cannot be generated a build error; a child that dies or hangs a crash or
+ * a timeout. false only for a strategy that is not well-formed text (err
+ * located in it) or an internal error. */
 bool variant_prepare(const bench *b, st_arena *a, variant *v, st_err *err);
 
 /* The children's work: data is a `variant_job`. Each writes one JSON object

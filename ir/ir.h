@@ -36,7 +36,13 @@ typedef struct st_loc {
 
 typedef enum st_err_kind {
     ST_ERR_USER,     /* bad input: syntax, types, sizes, files, values */
-    ST_ERR_INTERNAL  /* out of memory or a broken invariant: exit code 2 */
+    ST_ERR_INTERNAL, /* out of memory or a broken invariant: exit code 2 */
+    ST_ERR_RULE      /* a plugin's rule broke the contract of a rule (what it
+                        returned cannot stand where its node stood, or it failed
+                        with an internal error of its own): exit code 1, the
+                        plugin being the user's, the message naming the rule.
+                        It ends a rewrite as an internal error does: no `try`
+                        or `<+` moves past it */
 } st_err_kind;
 
 typedef struct st_err {
@@ -679,6 +685,14 @@ const st_node *st_node_placed_like(st_ctx *cx, const st_node *n, const st_node *
 const st_node *st_rebuild(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err);
 /* n with kid i alone replaced by kid (of the same type), through st_rebuild. */
 const st_node *st_replace_kid(st_ctx *cx, const st_node *n, uint32_t i, const st_node *kid, st_err *err);
+/* Is n a node cx made, as its constructors made it: the one node cx holds
+ * for n's contents (kind, type, payload, kids), its hash and depth those of
+ * its contents? What a rule returns is checked with this (rewrite/result.c),
+ * so the message says what went wrong: NULL when n is cx's, else why not,
+ * to follow "the node": "was changed after it was built", "is a copy of one
+ * of the context's nodes, …" or "was not made in the context …". Reads n
+ * and its kids' fields, nothing deeper. */
+const char *st_node_not_own(const st_ctx *cx, const st_node *n);
 /* Do x and y, of one kind, carry the same payload (a literal's bits, a
  * variable's name, an operator, a projection's index, a conversion, a
  * primitive)? Kids and types are not compared. */

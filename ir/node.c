@@ -85,6 +85,20 @@ static bool eq_node(const void *item, const void *key) {
 }
 
 
+const char *st_node_not_own(const st_ctx *cx, const st_node *n) {
+    uint32_t depth = 1;
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (n->kids[i]->depth >= depth) depth = n->kids[i]->depth + 1;
+    uint32_t h = hash_node(n);
+    if (h != n->hash || depth != n->depth)
+        return "was changed after it was built (nodes are immutable: a rule makes new ones with the constructors)";
+    const st_node *found = st_table_find(&cx->nodes, h, eq_node, n);
+    if (found == n) return NULL;
+    return found ? "is a copy of one of the context's nodes, not the node itself (nodes come only from the constructors, "
+                   "which make each one once)"
+                 : "was not made in the context of the rewrite (but in another context, or by hand)";
+}
+
 /* A node on the stack with room for its kids, to look up before allocating.
  * (A union may hold a struct with a flexible array member; a struct may not.) */
 typedef union {

@@ -6,7 +6,8 @@
  * traversal fails everywhere, the reason it gives is the most informative it
  * met: a rule whose shape fitted but whose condition failed says more than a
  * thousand nodes of the wrong shape. */
-#include "rewrite.h"
+#include "registry.h"
+#include "result.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,9 +128,13 @@ static void no_reason(st_err *e) {
     e->message[0] = e->file[0] = '\0';
 }
 
+/* An error that ends the rewrite, which no `try` or `<+` moves past: strata's
+ * (internal) or a plugin rule's fault, as opposed to a rule not applying. */
+static bool ends_rewrite(const st_err *e) { return e->kind != ST_ERR_USER; }
+
 /* Keep in *best the more informative of two failures. */
 static void keep_reason(st_err *best, const st_err *now) {
-    if (now->kind != ST_ERR_INTERNAL && best->message[0] && !(best->mismatch && !now->mismatch)) return;
+    if (!ends_rewrite(now) && best->message[0] && !(best->mismatch && !now->mismatch)) return;
     /* the texts as long as they are, not all of their buffers: a traversal
      * keeps a reason at most nodes */
     best->kind = now->kind;
@@ -220,19 +225,32 @@ __attribute__((noinline)) static const st_node *apply_rule(st_rw *rw, const st_s
     rw->depth++;
     st_err reason = {0};
     const st_node *out = NULL;
+    /* a plugin's own code failing is the plugin's fault (its helpers'
+     * "ill-typed expression" included), not strata's: the errors of the
+     * strategy a composite made are those of the rules in it */
+    const char *plugin = registry_plugin_of(rw->reg, r);
+    bool own_fault = false;
     if (r->expand) {
         const st_strategy *body = r->expand(rw, e, s->args, &reason);
         if (!body && !reason.message[0]) st_fail_internal(&reason, "%s made no strategy (out of memory?)", r->name);
+        own_fault = !body;
         out = body ? on_node(rw, body, e, &reason) : NULL;
     } else {
         out = r->apply(rw, e, s->args, &reason);
+        own_fault = true;
     }
     rw->depth--;
     if (!out) {
         if (!reason.message[0]) st_fail(&reason, (st_loc){0}, "%s does not apply here", r->name);
+        if (plugin && own_fault && reason.kind == ST_ERR_INTERNAL) rule_failed(s, plugin, &reason);
         /* a rule says why not; where is the node it was applied to */
-        if (reason.kind == ST_ERR_USER && reason.loc.line <= 0) st_err_at(&reason, st_node_loc(rw->cx, e));
+        if (reason.kind != ST_ERR_INTERNAL && reason.loc.line <= 0) st_err_at(&reason, st_node_loc(rw->cx, e));
         *why = reason;
+        return NULL;
+    }
+    /* what a plugin returned is looked at before anything reads it */
+    if (plugin && !r->expand && !rule_result_ok(rw->cx, rw->def, s, plugin, e, out, why)) {
+        if (why->kind == ST_ERR_RULE) st_err_at(why, st_node_loc(rw->cx, e));
         return NULL;
     }
     if (out->type != e->type) {
@@ -299,7 +317,7 @@ static bool too_deep(const st_node *e, st_err *why) {
  * that its copy of the reason is not on the stack of every level of a
  * traversal. */
 __attribute__((noinline)) static const st_node *nowhere(st_err *why, const char *traversal) {
-    if (why->kind == ST_ERR_INTERNAL) return NULL;
+    if (ends_rewrite(why)) return NULL;
     st_err best = *why;
     st_fail(why, best.loc, "%s applies nowhere%s%s", traversal, best.message[0] ? ": " : "", best.message);
     why->mismatch = best.mismatch || !best.message[0];
@@ -363,7 +381,7 @@ __attribute__((noinline)) static const st_node *derived(st_rw *rw, const st_stra
 /* a <+ b: a, or else b; failing, the more informative reason of the two */
 __attribute__((noinline)) static const st_node *choice(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     const st_node *r = run(rw, s->a, e, why);
-    if (r || why->kind == ST_ERR_INTERNAL) return r;
+    if (r || ends_rewrite(why)) return r;
     st_err second;
     no_reason(&second);
     if ((r = run(rw, s->b, e, &second))) return r;
@@ -383,7 +401,7 @@ __attribute__((noinline)) static const st_node *one(st_rw *rw, const st_strategy
         leave(rw, e);
         if (k) return replace_kid(rw, e, i, k, why);
         keep_reason(why, &inner);
-        if (inner.kind == ST_ERR_INTERNAL) return NULL;
+        if (ends_rewrite(&inner)) return NULL;
     }
     if (!s->quiet) return nowhere(why, "one");
     why->mismatch |= !why->message[0];
@@ -407,7 +425,7 @@ __attribute__((noinline)) static const st_node *repeat(st_rw *rw, const st_strat
     for (const st_node *cur = e;;) {
         st_err stop = {0};
         const st_node *r = run(rw, s->a, cur, &stop);
-        if (!r && (stop.kind == ST_ERR_INTERNAL || rw->steps >= MAX_STEPS)) return *why = stop, NULL;
+        if (!r && (ends_rewrite(&stop) || rw->steps >= MAX_STEPS)) return *why = stop, NULL;
         if (!r || r == cur) return cur; /* done, or no progress: stop rather than loop */
         if (too_deep(r, why)) return NULL;
         cur = r;

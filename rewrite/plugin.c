@@ -5,13 +5,14 @@
  * it runs, and `strata_plugin_register`, which adds its rules through
  * st_plugin_add_rule. Loading is all or nothing: a plugin refused halfway
  * leaves the registry as it was. */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _GNU_SOURCE /* realpath; dl_iterate_phdr */
 #include "plugin.h"
 #include "registry.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,6 +79,21 @@ static bool abi_agrees(const st_plugin_abi *abi, const char *path, st_err *err) 
     return true;
 }
 
+/* The span of a loaded module's executable segments, found by its path. */
+static int code_span(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    loaded_plugin *lp = data;
+    if (!info->dlpi_name || strcmp(info->dlpi_name, lp->path)) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (!lp->code_hi || lo < lp->code_lo) lp->code_lo = lo;
+        if (hi > lp->code_hi) lp->code_hi = hi;
+    }
+    return 1;
+}
+
 bool st_registry_load_plugin(st_registry *r, const char *path, st_err *err) {
     st_loc at = {path, 0, 0};
     if (!path || !*path) return st_fail(err, (st_loc){0}, "--plugin needs the path of a shared module (.so)");
@@ -132,8 +148,17 @@ bool st_registry_load_plugin(st_registry *r, const char *path, st_err *err) {
         free_plugin(&lp);
         return false;
     }
+    dl_iterate_phdr(code_span, &lp);
     r->plugins[r->nplugins++] = lp;
     return true;
+}
+
+const char *registry_plugin_of(const st_registry *r, const st_rule *rule) {
+    uintptr_t fn = rule->apply ? (uintptr_t)rule->apply : (uintptr_t)rule->expand;
+    for (size_t i = 0; r && i < r->nplugins; i++)
+        if (rule->origin == r->plugins[i].path || (fn >= r->plugins[i].code_lo && fn < r->plugins[i].code_hi))
+            return r->plugins[i].path;
+    return NULL;
 }
 
 size_t st_registry_plugin_count(const st_registry *r) { return r->nplugins; }

@@ -99,8 +99,8 @@ static inline bool st_scan_form_of(const st_node *e, st_scan_form *f) {
 /* Every helper takes nodes that may be NULL (an earlier step failed) and then
  * returns NULL itself, so a rule builds a whole expression and checks once
  * at the end. The first failure's message stays in b->err. A failure here is
- * a bug in a rule (its output would not type-check), so it is reported as an
- * internal error. */
+ * a bug in a rule (its output would not type-check): an internal error,
+ * which the engine reports as the rule's, naming it and its plugin. */
 
 typedef struct st_build {
     st_rw *rw;

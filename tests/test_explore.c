@@ -134,9 +134,9 @@ static void status_is(uint64_t point, st_status want) {
 /* ====================================================================== */
 
 START_TEST(status_names_read_back) {
-    static const char *const names[] = {"ok", "constraint", "build_error", "launch_error", "wrong_answer",
-                                        "timeout", "crash"};
-    ck_assert_int_eq(ST_STATUS_CRASH + 1, 7);
+    static const char *const names[] = {"ok", "constraint", "rule_error", "build_error", "launch_error",
+                                        "wrong_answer", "timeout", "crash"};
+    ck_assert_int_eq(ST_STATUS_CRASH + 1, 8);
     for (int s = 0; s <= ST_STATUS_CRASH; s++) {
         ck_assert_str_eq(st_status_name((st_status)s), names[s]);
         st_status back = ST_STATUS_OK;

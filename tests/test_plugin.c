@@ -209,6 +209,55 @@ START_TEST(a_plugin_given_twice_is_refused) {
 END_TEST
 
 /* ------------------------------------------------------------------------ */
+/* What a plugin's rule returns                                             */
+/* ------------------------------------------------------------------------ */
+
+/* What test-bad-result(K) (tests/plugins/bad_results.c) does wrong at each
+ * K from 1 to 6, as strata says it of prefix_sum's scan of [N]f32. */
+static const struct {
+    int k;
+    const char *says;
+} broken_results[] = {
+    {1, "returned an expression of type ([N]f32, [N]f32) in place of one of type [N]f32 (a rule never changes a type)"},
+    {2, "failed with an error in the rule itself, not in the program: a rule built an ill-typed expression: "
+        "scanSeq takes 3 arguments, but was given 2"},
+    {3, "returned a cyclic expression: a let in it is inside itself"},
+    {4, "returned an expression that uses the variable `ghost`, which is not bound there"},
+    {5, "returned an expression with a `scanSeq` in it that is a copy of one of the context's nodes, not the node itself"},
+    {6, "returned an expression with a `scan` in it that was not made in the context of the rewrite"},
+};
+
+/* A broken result is the rule's error (ST_ERR_RULE), which ends the
+ * rewrite: no try, <+ or traversal moves past it as past a rule that does
+ * not apply. */
+START_TEST(a_broken_result_is_the_rules_error_and_ends_the_rewrite) {
+    const char *module = test_module("bad_results");
+    load_ok(module);
+    char abs[PATH_MAX];
+    ck_assert(realpath(module, abs) != NULL);
+    static const char src[] = "def main(xs: [N]f32): [N]f32 = xs |> scan(+, 0.0)";
+    st_err err = {0};
+    const st_program *p = st_parse_program(cx, "p.strata", src, strlen(src), &err);
+    ck_assert_msg(p != NULL, "%s", err.message);
+    const char *const strategies[] = {"test-bad-result(K=1)", "try(test-bad-result(K=1))", "test-bad-result(K=1) <+ id",
+                                      "topdown(test-bad-result(K=1))", "test-bad-composite(K=1)"};
+    for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++) {
+        const st_strategy *st = st_strategy_parse(cx, reg, "s", strategies[i], &err);
+        ck_assert_msg(st != NULL, "%s", err.message);
+        st_rw *rw = st_rw_new(cx, reg);
+        st_err why = {0};
+        ck_assert_msg(st_rewrite_def(rw, st, &p->defs[0], &why) == NULL, "`%s` rewrote", strategies[i]);
+        st_rw_free(rw);
+        ck_assert_msg(why.kind == ST_ERR_RULE, "`%s`: kind %d: %s", strategies[i], why.kind, why.message);
+        ck_assert_has(why.message, text_of("the rule test-bad-result(K=1) of the plugin %s %s", abs, broken_results[0].says));
+        /* placed at the node the rule was given */
+        ck_assert_int_eq(why.loc.line, 1);
+        ck_assert_int_eq(why.loc.col, 38);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
 /* The examples through the plugin's rule, on the device                    */
 /* ------------------------------------------------------------------------ */
 
@@ -632,6 +681,88 @@ START_TEST(a_point_whose_process_dies_is_a_crash_and_the_rest_goes_on) {
 }
 END_TEST
 
+/* What a plugin's rule returns that cannot stand in place of its node is
+ * an error of the user's plugin (exit 1) naming the rule, its arguments and
+ * its plugin, never a crash or "a bug in strata": rewrite and run, the rule
+ * applied alone, inside try and inside a composite of the plugin's. */
+START_TEST(a_broken_result_names_the_rule_from_the_command_line) {
+    plugin_cli c;
+    cli_setup(&c);
+    const char *module = test_module_in(c.c.a, "bad_results");
+    char abs[PATH_MAX];
+    ck_assert(realpath(module, abs) != NULL);
+    const char *k = arena_text(c.c.a, "%d", broken_results[_i].k);
+    const char *const strategies[] = {arena_text(c.c.a, "test-bad-result(K=%s)", k),
+                                      arena_text(c.c.a, "try(first(scan, test-bad-composite(K=%s)))", k)};
+    const char *named = arena_text(c.c.a, "prefix_sum.strata:4:9: error: the rule test-bad-result(K=%s) of the plugin %s %s",
+                                   k, abs, broken_results[_i].says);
+    for (size_t i = 0; i < 2; i++) {
+        char *out, *err;
+        int rc = strata(&c, ARGS("rewrite", c.program, "--plugin", module, "-s", strategies[i]), &out, &err);
+        ck_assert_msg(rc == 1, "`%s`: exit %d\n%s", strategies[i], rc, err);
+        ck_assert_has(err, named);
+        ck_assert_str_eq(out, "");
+        ck_assert_ptr_null(strstr(err, "bug in strata"));
+        rc = strata(&c, ARGS("run", c.program, "--plugin", module, "-s", strategies[i], "--size", "N=100"), &out, &err);
+        ck_assert_msg(rc == 1, "`%s`: exit %d\n%s", strategies[i], rc, err);
+        ck_assert_has(err, named);
+    }
+    cli_teardown(&c);
+}
+END_TEST
+
+static const char *line_starting(st_arena *a, const char *text, const char *start) {
+    const char *at = strstr(text, arena_text(a, "\n%s", start));
+    ck_assert_msg(at != NULL, "no line starting `%s` in\n%s", start, text);
+    at++;
+    return arena_text(a, "%.*s", (int)strcspn(at, "\n"), at);
+}
+
+/* One bad point is a status, and the rest are explored: over K, the rule's
+ * broken results are rule_error naming the rule and what was wrong, its
+ * crash a crash and its hang a timeout of rewriting that point, a result
+ * that differs when made again (in the check's process) a rule_error, and
+ * K = 0 is explored, timed and exported as ok. No rule runs in strata's own
+ * process: K = 3 changes a node of the context it runs in. */
+START_TEST(a_point_whose_rule_breaks_its_contract_is_recorded_and_the_rest_goes_on) {
+    plugin_cli c;
+    cli_setup(&c);
+    const char *module = test_module_in(c.c.a, "bad_results");
+    const char *dir = arena_text(c.c.a, "%s/explored", c.c.dir), *cache = arena_text(c.c.a, "%s/cache", c.c.dir);
+    setenv("STRATA_TEST_RAN", arena_text(c.c.a, "%s/ran", c.c.dir), 1); /* K = 9's memory */
+    char *out, *err;
+    int rc = strata(&c, ARGS("explore", c.program, "--plugin", module, "--space", "test-bad-result(K=[0..9])", "--size",
+                             "N=1000", "--timeout", "10", "--jobs", "2", "--out", dir, "--cache", cache),
+                    &out, &err);
+    ck_assert_msg(rc == 0, "explore failed:\n%s", err);
+    ck_assert_has(out, "status: ok 1 rule_error 7 timeout 1 crash 1");
+    ck_assert_has(out, "best: test-bad-result(K=0)");
+    const char *csv = slurp_file(c.c.a, arena_text(c.c.a, "%s/results.csv", dir), NULL);
+    const char *records = slurp_file(c.c.a, arena_text(c.c.a, "%s/results.jsonl", dir), NULL);
+    ck_assert_has(line_starting(c.c.a, csv, "0,test-bad-result(K=0),0,ok,"), "");
+    for (size_t i = 0; i < sizeof broken_results / sizeof *broken_results; i++) {
+        int k = broken_results[i].k;
+        const char *line = line_starting(c.c.a, csv, arena_text(c.c.a, "%d,test-bad-result(K=%d),%d,rule_error,", k, k, k));
+        ck_assert_has(line, arena_text(c.c.a, "the rule test-bad-result(K=%d) of the plugin ", k));
+        ck_assert_has(line, broken_results[i].says);
+    }
+    ck_assert_has(line_starting(c.c.a, csv, "7,test-bad-result(K=7),7,crash,"),
+                  "rewriting and generating code: the process running it was killed by signal 11");
+    ck_assert_has(line_starting(c.c.a, csv, "8,test-bad-result(K=8),8,timeout,"),
+                  "rewriting and generating code: killed at its time limit of 10 s");
+    ck_assert_has(line_starting(c.c.a, csv, "9,test-bad-result(K=9),9,rule_error,"),
+                  "made into code again, this point gave other kernels than the first time: a rule that is not deterministic");
+    ck_assert_has(records, "\"strategy\": \"test-bad-result(K=4)\", \"values\": [4], \"status\": \"rule_error\", "
+                           "\"message\": \"the rule test-bad-result(K=4) of the plugin ");
+    /* and the good point is exported with its code */
+    const char *results = arena_text(c.c.a, "%s/results", c.c.dir);
+    rc = strata(&c, ARGS("export", dir, "--into", results, "--plugin", module, "--cache", cache), &out, &err);
+    ck_assert_msg(rc == 0, "export failed:\n%s", err);
+    ck_assert_has(out, "test-bad-result(K=0)");
+    cli_teardown(&c);
+}
+END_TEST
+
 /* A plugin that dies while it registers its rules ends strata with its
  * signal, as before, but not without a word: the line names the plugin. */
 /* The names the strata executable defines for the plugins it loads
@@ -706,6 +837,7 @@ static Suite *plugin_suite(void) {
     tcase_add_loop_test(refuse, each_refusal_leaves_the_registry_as_it_was, 0, (int)(sizeof refusals / sizeof *refusals));
     tcase_add_test(refuse, a_file_that_is_not_a_module_is_refused);
     tcase_add_test(refuse, a_plugin_given_twice_is_refused);
+    tcase_add_test(refuse, a_broken_result_is_the_rules_error_and_ends_the_rewrite);
     suite_add_tcase(s, refuse);
 
     TCase *ex = tcase_create("examples");
@@ -727,6 +859,9 @@ static Suite *plugin_suite(void) {
     tcase_add_test(cl, a_plugin_built_out_of_tree_loads_and_works);
     tcase_add_test(cl, a_plugin_that_crashes_while_loading_is_named);
     tcase_add_test(cl, a_point_whose_process_dies_is_a_crash_and_the_rest_goes_on);
+    tcase_add_loop_test(cl, a_broken_result_names_the_rule_from_the_command_line, 0,
+                        (int)(sizeof broken_results / sizeof *broken_results));
+    tcase_add_test(cl, a_point_whose_rule_breaks_its_contract_is_recorded_and_the_rest_goes_on);
     suite_add_tcase(s, cl);
     return s;
 }
