@@ -59,6 +59,8 @@ cl_program build_cache_load(const cl_api *api, const char *dir, const char *key,
     path_of(dir, key, path, sizeof path);
     size_t len = 0;
     st_err missing;
+    /* missing, or not a regular file (a FIFO is refused, never waited on):
+     * built again, and the entry written whole over it */
     char *text = st_read_file(path, &len, &missing);
     if (!text) return NULL;
     size_t size = 0;

@@ -17,7 +17,11 @@ bool workdir_lock(const char *dir, st_lock *lock, st_err *err) {
     char path[4200];
     workdir_path(dir, "explore.lock", path, sizeof path);
     st_err why;
-    if (!st_lock_take(lock, path, false, &why)) return st_fail(err, (st_loc){dir, 0, 0}, "%s", why.message);
+    /* a folder another strata works in is named as the folder; a lock
+     * that cannot be taken for another reason (a FIFO there), as itself */
+    if (!st_lock_take(lock, path, false, &why))
+        return strncmp(why.message, "in use by another strata", 24) ? (*err = why, false)
+                                                                    : st_fail(err, (st_loc){dir, 0, 0}, "%s", why.message);
     /* what writers killed before their rename left: theirs only, as every
      * writer of these files holds this lock */
     static const char *const kept[] = {"explore.json", "program.strata", "results.jsonl", "results.csv", "results.svg",
@@ -33,10 +37,10 @@ bool workdir_holds(const char *dir, const char *meta, bool *held, st_err *err) {
     char path[4200];
     workdir_path(dir, "explore.json", path, sizeof path);
     size_t len;
-    st_err ignored;
-    char *old = st_read_file(path, &len, &ignored);
+    bool absent;
+    char *old = st_read_file_if_any(path, ST_FILE_MAX, "a file", &len, &absent, err);
     *held = old != NULL;
-    if (!old) return true;
+    if (!old) return absent; /* absent: a new exploration */
     st_arena *a = st_arena_new();
     st_err why = {0};
     const st_json *was = a ? st_json_parse(a, path, old, len, &why) : NULL;

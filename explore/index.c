@@ -68,8 +68,9 @@ static const char *str(const st_json *j, const char *key) {
 static bool read_index(const char *into, const char *path, st_arena *a, entries *out, st_err *err) {
     memset(out, 0, sizeof *out);
     size_t len;
-    st_err missing;
-    char *text = st_read_file(path, &len, &missing);
+    bool absent;
+    char *text = st_read_file_if_any(path, ST_FILE_MAX, "a file", &len, &absent, err);
+    if (!text && !absent) return false;
     if (!text) { /* no index yet: room for the one entry to add */
         out->items = st_arena_zalloc(a, sizeof *out->items);
         return out->items || st_fail_internal(err, "out of memory");
@@ -277,20 +278,25 @@ bool st_results_lookup(const char *into, const st_device_info *dev, const char *
     return ok;
 }
 
-/* The date of an export's record, "" when it cannot be read: a listing
- * shows what is there, and a folder someone removed by hand is a gap in
- * it, not a reason to show nothing. */
-static const char *exported_at(const char *into, const entry *e, st_arena *a) {
+/* The date of an export's record, "" when there is none or it says none:
+ * a listing shows what is there, and a folder someone removed by hand is a
+ * gap in it, not a reason to show nothing. A record that is there and
+ * cannot be read (not a regular file, say) is an error. */
+static bool exported_at(const char *into, const entry *e, st_arena *a, const char **when, st_err *err) {
     char file[4400];
     snprintf(file, sizeof file, "%s/%s/record.json", into, e->path);
+    *when = "";
     size_t len;
-    st_err ignored = {0};
-    char *text = st_read_file_at_most(file, 64u << 20, "a record", &len, &ignored);
-    if (!text) return "";
-    const st_json *j = st_json_parse(a, file, text, len, &ignored);
+    bool absent;
+    st_err why = {0};
+    char *text = st_read_file_if_any(file, 64u << 20, "a record", &len, &absent, &why);
+    if (!text && !absent) return *err = why, false;
+    if (!text) return true;
+    const st_json *j = st_json_parse(a, file, text, len, &why);
     free(text);
-    const char *when = j ? st_json_get_string(j, "exported_at") : NULL;
-    return when ? when : "";
+    const char *at = j ? st_json_get_string(j, "exported_at") : NULL;
+    if (at) *when = at;
+    return true;
 }
 
 bool st_results_list(const char *into, st_arena *a, st_results_entry **out, size_t *n, st_err *err) {
@@ -301,7 +307,8 @@ bool st_results_list(const char *into, st_arena *a, st_results_entry **out, size
                                                   "DIR --into %s writes one)", into);
     entries es;
     if (!read_index(into, file, a, &es, err)) return false;
-    for (size_t i = 0; i < es.count; i++) es.items[i].exported_at = exported_at(into, &es.items[i], a);
+    for (size_t i = 0; i < es.count; i++)
+        if (!exported_at(into, &es.items[i], a, &es.items[i].exported_at, err)) return false;
     *out = es.items;
     *n = es.count;
     return true;

@@ -3,11 +3,12 @@
  * and the chart over all of them. */
 #include "explore.h"
 
-#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const status_names[] = {"ok", "constraint", "rule_error", "build_error", "launch_error", "wrong_answer",
                                            "timeout", "crash"};
@@ -179,10 +180,18 @@ static bool latest_only(st_records *rs) {
 bool st_records_read(const char *path, st_records *out, size_t *truncated, st_err *err) {
     memset(out, 0, sizeof *out);
     *truncated = 0;
-    FILE *f = fopen(path, "rb");
+    bool absent;
+    st_err why = {0};
+    int fd = st_open_regular(path, O_RDONLY, &absent, &why);
+    if (fd < 0) {
+        if (absent) return true; /* no records yet */
+        *err = why;
+        return false;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
-        if (errno == ENOENT) return true;
-        return st_fail(err, (st_loc){path, 0, 0}, "cannot read the records: %s", strerror(errno));
+        close(fd);
+        return st_fail_internal(err, "out of memory reading %s", path);
     }
     st_arena *a = st_arena_new();
     char *line = NULL;

@@ -96,10 +96,10 @@ static bool record_crash(st_session *ss, uint64_t point, const char *message, st
  * the mark removed) before anything else. A mark that names no point of
  * the space is refused, naming the file. */
 static bool crashed_before(st_session *ss, st_err *err) {
-    st_err missing;
+    bool absent;
     size_t len;
-    char *text = st_read_file(ss->evaluating, &len, &missing);
-    if (!text) return true; /* the last session ended between points */
+    char *text = st_read_file_if_any(ss->evaluating, ST_FILE_MAX, "a file", &len, &absent, err);
+    if (!text) return absent; /* absent: the last session ended between points */
     char *end;
     errno = 0;
     unsigned long long point = strtoull(text, &end, 10);

@@ -66,9 +66,9 @@ static bool claim_dir(const char *dir, const char *meta, const st_explore_setup 
  * starts on a line of its own. */
 static bool drop_partial_line(const char *path, st_err *err) {
     size_t len;
-    st_err ignored;
-    char *text = st_read_file(path, &len, &ignored);
-    if (!text) return true; /* no records yet */
+    bool absent;
+    char *text = st_read_file_if_any(path, ST_FILE_MAX, "a file", &len, &absent, err);
+    if (!text) return absent; /* absent: no records yet */
     size_t keep = len;
     while (keep && text[keep - 1] != '\n') keep--;
     free(text);
@@ -136,8 +136,7 @@ bool workdir_open(workdir *w, const st_explore_setup *s, const st_space *space, 
               st_records_read(w->records, &w->done, &truncated, err);
     st_buf_free(&meta);
     if (ok && !st_records_sort(&w->done)) ok = st_fail_internal(err, "out of memory");
-    if (ok && (w->journal = open(w->records, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0)
-        ok = st_fail(err, (st_loc){w->records, 0, 0}, "cannot append to the records: %s", strerror(errno));
+    if (ok && (w->journal = st_open_regular(w->records, O_WRONLY | O_APPEND | O_CREAT, NULL, err)) < 0) ok = false;
     return ok;
 }
 

@@ -1,8 +1,12 @@
-/* ir/files.c — files that are never seen half-written, and locks that end
- * with the process holding them. Everything strata keeps (results indexes,
- * explorations' descriptions and reports, exports, the build cache) is
- * written through st_write_file, so that a full disk, a crash or a kill -9
- * leaves the old file or the new one, never a cut one. */
+/* ir/files.c — files read only when they are files, files that are never
+ * seen half-written, and locks that end with the process holding them.
+ * Everything strata reads (programs, .npy inputs, explorations, results,
+ * records, plugins, the build cache) is opened through st_open_regular, so
+ * that a FIFO or a device put where a file should be is refused, never
+ * waited on. Everything strata keeps (results indexes, explorations'
+ * descriptions and reports, exports, the build cache) is written through
+ * st_write_file, so that a full disk, a crash or a kill -9 leaves the old
+ * file or the new one, never a cut one. */
 /* renameat2's RENAME_EXCHANGE (glibc 2.28, Linux 3.15): a folder swapped
  * for another in one step */
 #define _GNU_SOURCE
@@ -68,6 +72,125 @@ static bool write_all(int fd, const char *text, size_t len) {
     }
     return true;
 }
+
+
+/* ---- reading ---- */
+
+/* What a file of this mode is, for the message that refuses it. */
+static const char *kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO (a named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "something else";
+}
+
+int st_open_regular(const char *path, int flags, bool *absent, st_err *err) {
+    if (absent) *absent = false;
+    /* O_NONBLOCK: a FIFO without a writer (or, for writing, without a
+     * reader), or a device that waits for a carrier, opens or fails at
+     * once; then the descriptor's own fstat decides, so nothing can be
+     * put at path between a check and the open */
+    int fd;
+    do fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        int why = errno;
+        if (absent) *absent = why == ENOENT;
+        if (why == EISDIR) return st_fail(err, (st_loc){path, 0, 0}, "is a directory, not a regular file"), -1;
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot open the file: %s", strerror(why)), -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int why = errno;
+        close(fd);
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot open the file: %s", strerror(why)), -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return st_fail(err, (st_loc){path, 0, 0}, "is %s, not a regular file: strata reads only regular files",
+                       kind_of(st.st_mode)),
+               -1;
+    }
+    /* a regular file never blocks; the flag goes, so that it reads as any file does */
+    int now = fcntl(fd, F_GETFL);
+    if (now != -1) fcntl(fd, F_SETFL, now & ~O_NONBLOCK);
+    return fd;
+}
+
+/* "16 MiB", "1 GiB": a limit as people read it. */
+static void size_text(size_t bytes, char *out, size_t cap) {
+    if (bytes >= ((size_t)1 << 30) && bytes % ((size_t)1 << 30) == 0) snprintf(out, cap, "%zu GiB", bytes >> 30);
+    else if (bytes >= ((size_t)1 << 20) && bytes % ((size_t)1 << 20) == 0) snprintf(out, cap, "%zu MiB", bytes >> 20);
+    else snprintf(out, cap, "%zu bytes", bytes);
+}
+
+static char *too_large(const char *path, size_t max, const char *kind, st_err *err) {
+    char limit[32];
+    size_text(max, limit, sizeof limit);
+    st_fail(err, (st_loc){path, 0, 0}, "is larger than %s, the most strata reads of %s", limit, kind);
+    return NULL;
+}
+
+char *st_read_file_if_any(const char *path, size_t max, const char *kind, size_t *len, bool *absent, st_err *err) {
+    int fd = st_open_regular(path, O_RDONLY, absent, err);
+    if (fd < 0) return NULL;
+    struct stat st;
+    /* its size is known before reading; a file that grows meanwhile is
+     * read up to the limit and no further */
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > max) {
+        close(fd);
+        return too_large(path, max, kind, err);
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    bool over = false, failed = false;
+    while (buf) {
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            failed = got < 0;
+            break;
+        }
+        n += (size_t)got;
+        if (n < cap) continue;
+        if (n > max) {
+            over = true;
+            break;
+        }
+        size_t next = cap > max / 2 ? max + 1 : 2 * cap; /* one byte past the limit tells a longer file */
+        char *bigger = realloc(buf, next + 1);
+        if (!bigger) free(buf);
+        buf = bigger;
+        cap = next;
+    }
+    int why = errno;
+    over = over || n > max; /* a limit below the first buffer's size */
+    close(fd);
+    if (over) {
+        free(buf);
+        return too_large(path, max, kind, err);
+    }
+    if (!buf) return st_fail_internal(err, "out of memory reading %s", path), NULL;
+    if (failed) {
+        free(buf);
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot read the file: %s", strerror(why)), NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+char *st_read_file_at_most(const char *path, size_t max, const char *kind, size_t *len, st_err *err) {
+    return st_read_file_if_any(path, max, kind, len, NULL, err);
+}
+
+char *st_read_file(const char *path, size_t *len, st_err *err) {
+    return st_read_file_at_most(path, ST_FILE_MAX, "a file", len, err);
+}
+
+/* ---- writing ---- */
 
 bool st_write_file(const char *path, const char *text, size_t len, st_err *err) {
     /* a fresh name beside it (mkstemp: O_EXCL, so no other writer's file
@@ -185,8 +308,9 @@ static void describe_holder(char *out, size_t cap) {
 }
 
 bool st_lock_take(st_lock *l, const char *path, bool wait, st_err *err) {
-    l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (l->fd < 0) return st_fail(err, (st_loc){path, 0, 0}, "cannot open the lock: %s", strerror(errno));
+    /* (a lock file is read too: its holder's note) */
+    l->fd = st_open_regular(path, O_RDWR | O_CREAT, NULL, err);
+    if (l->fd < 0) return false;
     /* a POSIX record lock, not flock(): it belongs to this process alone,
      * so the children an exploration forks do not keep holding it after a
      * kill -9 of their parent, and it ends with the process however it ends */

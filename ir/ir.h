@@ -116,13 +116,25 @@ void st_err_format(const st_err *err, const char *source, size_t source_len, st_
 int st_closest_names(const char *name, const char *const *candidates, int ncandidates,
                      const char **out, int max);
 
-/* Files. Reading: the whole file NUL-terminated (malloc'ed; *len its
- * bytes) or NULL with a message naming it; st_read_file_at_most refuses a
- * file of more than max bytes (or one that never ends, /dev/zero) with a
- * message naming the limit and what the file is (`kind`: "a program"), and
- * st_read_file is it with ST_FILE_MAX, "a file". */
+/* Files (ir/files.c). Opening one to read (or to append to): path opened
+ * with open(2)'s flags (O_RDONLY; O_WRONLY | O_APPEND | O_CREAT, …; close
+ * on exec) only if it is a regular file: a FIFO, a device, a socket or a
+ * folder at path is refused with a message naming it, never waited on (it
+ * is opened without blocking and its descriptor's fstat decides, so
+ * nothing can be put there between a check and the open). The descriptor,
+ * or -1; *absent (when given) tells that path does not exist (an error all
+ * the same, for callers to whom an absent file means something). Every
+ * reader of a file strata did not make itself this run goes through it.
+ *
+ * Reading: the whole file NUL-terminated (malloc'ed; *len its bytes) or
+ * NULL with a message naming it; st_read_file_at_most refuses a file of
+ * more than max bytes with a message naming the limit and what the file is
+ * (`kind`: "a program"), st_read_file is it with ST_FILE_MAX, "a file", and
+ * st_read_file_if_any is it with *absent as st_open_regular sets it. */
+int st_open_regular(const char *path, int flags, bool *absent, st_err *err);
 char *st_read_file(const char *path, size_t *len, st_err *err);
 char *st_read_file_at_most(const char *path, size_t max, const char *kind, size_t *len, st_err *err);
+char *st_read_file_if_any(const char *path, size_t max, const char *kind, size_t *len, bool *absent, st_err *err);
 #define ST_FILE_MAX ((size_t)1 << 30)
 #define ST_PROGRAM_FILE_MAX ((size_t)16 << 20)
 /* Writing (ir/files.c): a fresh file beside path, synced, renamed over

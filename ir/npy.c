@@ -9,10 +9,12 @@
 #include "value.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const struct {
     const char *code;
@@ -280,11 +282,13 @@ bool st_npy_read_mem(st_arena *a, const char *what, const void *bytes, size_t le
 }
 
 bool st_npy_read(st_arena *a, const char *path, st_value *out, st_err *err) {
+    int fd = st_open_regular(path, O_RDONLY, NULL, err);
     struct stat st;
-    if (stat(path, &st) != 0) return st_fail(err, (st_loc){path, 0, 0}, "cannot open: %s", strerror(errno));
-    if (S_ISDIR(st.st_mode)) return st_fail(err, (st_loc){path, 0, 0}, "is a directory, not a .npy file");
-    FILE *f = fopen(path, "rb");
-    if (!f) return st_fail(err, (st_loc){path, 0, 0}, "cannot open: %s", strerror(errno));
+    FILE *f = fd >= 0 && fstat(fd, &st) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return fd < 0 ? false : st_fail(err, (st_loc){path, 0, 0}, "cannot read: %s", strerror(errno));
+    }
     bool ok = false;
     unsigned char *head = NULL;
     /* the prelude tells the header's length; then header, then data straight into place */
@@ -312,13 +316,12 @@ bool st_npy_read(st_arena *a, const char *path, st_value *out, st_err *err) {
     size_t need;
     if (!data_bytes(path, &h, &need, err)) goto done;
     /* the file's size says whether the data is all there, before any allocation */
-    size_t have_total = S_ISREG(st.st_mode) && (uint64_t)st.st_size > h.data_offset ? (size_t)st.st_size - h.data_offset : 0;
-    if (S_ISREG(st.st_mode) && have_total < need) {
+    size_t have_total = (uint64_t)st.st_size > h.data_offset ? (size_t)st.st_size - h.data_offset : 0;
+    if (have_total < need) {
         truncated(err, path, need, have_total);
         goto done;
     }
-    /* the data is allocated before it is read: from a pipe, whose length
-     * is not known in advance, a shape alone must not take all memory */
+    /* the data is allocated before it is read: however large the file */
     if (need > NPY_DATA_MAX) {
         st_fail(err, (st_loc){path, 0, 0}, "its shape needs %zu bytes of data, more than %d GiB, the most strata reads of a .npy file",
                 need, NPY_DATA_MAX_GIB);

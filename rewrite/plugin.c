@@ -11,11 +11,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 /* What st_plugin_add_rule needs: where the rules go. */
 struct st_plugin {
@@ -97,10 +98,6 @@ static int code_span(struct dl_phdr_info *info, size_t size, void *data) {
 bool st_registry_load_plugin(st_registry *r, const char *path, st_err *err) {
     st_loc at = {path, 0, 0};
     if (!path || !*path) return st_fail(err, (st_loc){0}, "--plugin needs the path of a shared module (.so)");
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return st_fail(err, at, "cannot load the plugin: %s", strerror(errno));
-    if (S_ISDIR(st.st_mode)) return st_fail(err, at, "cannot load the plugin: it is a directory, not a shared module");
     char abs[PATH_MAX];
     if (!realpath(path, abs)) return st_fail(err, at, "cannot load the plugin: %s", strerror(errno));
     for (size_t i = 0; i < r->nplugins; i++)
@@ -113,6 +110,21 @@ bool st_registry_load_plugin(st_registry *r, const char *path, st_err *err) {
     loaded_plugin lp = {.path = strdup(abs)};
     if (!lp.path) return st_fail_internal(err, "out of memory");
 
+    /* a regular file, checked as every file strata reads is (a FIFO is
+     * refused, not waited on, as dlopen would). dlopen takes a path, not
+     * the descriptor: loading /proc/self/fd/N instead would be matched by
+     * name against a module loaded before through a descriptor of the same
+     * number. The path stays open to a swap between the check and the
+     * load; a plugin is code you trust, and whoever can replace it there
+     * could as well replace it with other code. */
+    st_err why_not = {0};
+    int fd = st_open_regular(abs, O_RDONLY, NULL, &why_not);
+    if (fd < 0) {
+        st_fail(err, at, "cannot load the plugin: %s", why_not.message);
+        free_plugin(&lp);
+        return false;
+    }
+    close(fd);
     /* RTLD_NOW: a symbol the plugin needs and strata lacks is reported here,
      * not as a crash in the middle of a rewrite */
     dlerror();

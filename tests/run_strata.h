@@ -7,8 +7,10 @@
 #include "harness.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <time.h>
 
 extern char **environ;
 
@@ -113,6 +115,52 @@ extern char **environ;
 /* strata args in c's folder: its exit status, *out and *err its output */
 static inline int cli_strata(cli *c, const char *const *args, char **out, char **err) {
     return strata_spawn(c->a, c->dir, environ, args, out, err);
+}
+
+/* ---- strata under a watchdog: for tests of bugs that were hangs ---- */
+
+static inline double watchdog_now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Wait for pid (from program_start in c's folder) at most limit_s seconds;
+ * past it, kill it and fail, saying `what`. Its wait status; its output in
+ * *out and *err. A sanitizer's report fails the test. */
+static inline int end_within(cli *c, pid_t pid, double limit_s, const char *what, char **out, char **err) {
+    int status;
+    for (double until = watchdog_now_s() + limit_s;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) break;
+        if (watchdog_now_s() > until) {
+            kill(pid, SIGKILL);
+            program_end(c->a, c->dir, pid, out, err);
+            ck_abort_msg("%s: still running after %.0f s; stderr:\n%.2000s", what, limit_s, *err);
+        }
+        nanosleep(&(struct timespec){0, 50000000}, NULL);
+    }
+    *out = slurp_file(c->a, arena_text(c->a, "%s/.stdout", c->dir), NULL);
+    *err = slurp_file(c->a, arena_text(c->a, "%s/.stderr", c->dir), NULL);
+    ck_assert_msg(!strstr(*err, "Sanitizer") && !strstr(*err, "runtime error:"), "%s tripped a sanitizer:\n%.3000s", what,
+                  *err);
+    return status;
+}
+
+/* Start strata with args in c's folder (standard input /dev/null). */
+static inline pid_t strata_start(cli *c, const char *const *args) {
+    const char *bin = getenv("STRATA");
+    ck_assert_msg(bin != NULL, "STRATA is not set (run through meson test)");
+    return program_start(c->dir, environ, bin, args, "/dev/null");
+}
+
+/* strata args in c's folder, which must end within limit_s: its exit
+ * status (a signal fails the test). */
+static inline int strata_within(cli *c, const char *const *args, double limit_s, char **out, char **err) {
+    int status = end_within(c, strata_start(c, args), limit_s, strata_command_line(c->a, args), out, err);
+    ck_assert_msg(WIFEXITED(status), "`%s` was killed by signal %d; stderr:\n%.2000s", strata_command_line(c->a, args),
+                  WTERMSIG(status), *err);
+    return WEXITSTATUS(status);
 }
 
 /* examples/NAME.strata */

@@ -14,8 +14,10 @@
 #include "harness.h"
 #include "run_strata.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* C that takes over strata_run when it reaches the glue raw (after a `*` `/`
  * that ends the glue's first comment): its own strata_run fails with a
@@ -254,6 +256,130 @@ START_TEST(a_record_whose_strategy_is_not_its_points_is_refused) {
 }
 END_TEST
 
+/* ---- files that are not files ---- */
+
+/* A FIFO put where strata reads a file (`at`, relative to c's folder; its
+ * folder is made and a file there kept aside), then strata run with args
+ * ("@" in an argument is c's folder): it is refused at once, naming the
+ * path, exit 1, never waited on (a watchdog). The file is put back. */
+static void refuses_a_fifo_at(cli *c, const char *at, const char *const *args) {
+    const char *path = arena_text(c->a, "%s/%s", c->dir, at);
+    size_t len = 0;
+    const char *kept = access(path, F_OK) == 0 ? slurp_file(c->a, path, &len) : NULL;
+    for (char *slash = strchr(path + strlen(c->dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = 0;
+        mkdir(path, 0700);
+        *slash = '/';
+    }
+    unlink(path);
+    ck_assert_msg(mkfifo(path, 0600) == 0, "mkfifo %s", path);
+    const char *argv[32];
+    size_t n = 0;
+    for (; args[n]; n++) {
+        ck_assert(n < 31);
+        const char *mark = strchr(args[n], '@');
+        argv[n] = mark ? arena_text(c->a, "%.*s%s%s", (int)(mark - args[n]), args[n], c->dir, mark + 1) : args[n];
+    }
+    argv[n] = NULL;
+    char *out, *err;
+    int rc;
+    if (argv[0][0] == '/') { /* a command of its own (a shell that runs strata) */
+        int status = end_within(c, program_start(c->dir, environ, argv[0], argv + 1, "/dev/null"), 60, argv[0], &out, &err);
+        ck_assert(WIFEXITED(status));
+        rc = WEXITSTATUS(status);
+    } else {
+        rc = strata_within(c, argv, 60, &out, &err);
+    }
+    ck_assert_msg(rc == 1, "`%s` with a FIFO at %s: exit %d\n%s", strata_command_line(c->a, argv), at, rc, err);
+    ck_assert_msg(strstr(err, arena_text(c->a, "%s: error: ", at)) &&
+                      strstr(err, "is a FIFO (a named pipe), not a regular file: strata reads only regular files"),
+                  "`%s` with a FIFO at %s says:\n%s", strata_command_line(c->a, argv), at, err);
+    unlink(path);
+    if (kept) ck_assert(st_write_file(path, kept, len, NULL));
+}
+
+#define PSUM_SPACE "parallel-scan(BS=[32, 64], BF=2, SE=2)"
+/* (the command explored() ran, to go on with its exploration) */
+#define EXPLORE_AGAIN(...)                                                                                          \
+    ARGS("explore", example_path(&c, "prefix_sum.strata"), "--space", PSUM_SPACE, "--size", "N=3001", "--runs", "7", "--out",       \
+         "@/explored", "--cache", "@/cache", __VA_ARGS__)
+
+/* Every file strata reads, a FIFO in its place: programs, arrays, plugins,
+ * results (index, records), explorations (description, program, records,
+ * the serve mark, the lock). */
+START_TEST(a_fifo_where_a_file_is_read_is_refused) {
+    cli c;
+    cli_open(&c, "hostile");
+    const char *source = slurp_file(c.a, example_path(&c, "prefix_sum.strata"), NULL);
+    const char *program = arena_text(c.a, "%s/prefix_sum.strata", c.dir);
+    ck_assert(st_write_file(program, source, strlen(source), NULL));
+    explored(&c);
+    const char *index = "{\"strata_results\": 1, \"devices\": {\"cpu\": {\"name\": \"x\", \"vendor\": \"v\", "
+                        "\"type\": \"CPU\", \"programs\": {\"dot\": {\"strategy\": \"map\", \"path\": \"cpu/dot\"}}}}}";
+    ck_assert(mkdir(arena_text(c.a, "%s/listed", c.dir), 0700) == 0);
+    ck_assert(st_write_file(arena_text(c.a, "%s/listed/index.json", c.dir), index, strlen(index), NULL));
+    /* the issue's: `strata results R` and `strata run` (./results by default) */
+    refuses_a_fifo_at(&c, "R/index.json", ARGS("results", "@/R"));
+    refuses_a_fifo_at(&c, "R/index.json", ARGS("run", "@/prefix_sum.strata", "--size", "N=10", "--results", "@/R"));
+    /* ./results, in the folder strata runs in */
+    refuses_a_fifo_at(&c, "results/index.json",
+                      ARGS("/bin/sh", "-c", "cd @ && exec \"$0\" run prefix_sum.strata --size N=10", getenv("STRATA")));
+    refuses_a_fifo_at(&c, "listed/cpu/dot/record.json", ARGS("results", "@/listed"));
+    refuses_a_fifo_at(&c, "fifo.strata", ARGS("check", "@/fifo.strata"));
+    refuses_a_fifo_at(&c, "xs.npy", ARGS("eval", "@/prefix_sum.strata", "--input", "xs=@/xs.npy"));
+    refuses_a_fifo_at(&c, "rules.so", ARGS("check", "@/prefix_sum.strata", "--plugin", "@/rules.so"));
+    const char *kept[] = {"explored/explore.json", "explored/results.jsonl", "explored/program.strata"};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        refuses_a_fifo_at(&c, kept[i], ARGS("export", "@/explored", "--into", "@/results", "--cache", "@/cache"));
+        refuses_a_fifo_at(&c, kept[i], ARGS("merge", "@/explored", "--out", "@/merged"));
+    }
+    refuses_a_fifo_at(&c, "explored/explore.json", EXPLORE_AGAIN("--jobs", "1"));
+    refuses_a_fifo_at(&c, "explored/results.jsonl", EXPLORE_AGAIN("--jobs", "1"));
+    refuses_a_fifo_at(&c, "explored/explore.lock", EXPLORE_AGAIN("--jobs", "1"));
+    refuses_a_fifo_at(&c, "explored/serve-evaluating", EXPLORE_AGAIN("--serve"));
+    cli_close(&c);
+}
+END_TEST
+
+/* The build cache's entries are checked, and one that is not right is
+ * built again and replaced: a FIFO among them is not waited on, and a
+ * regular entry takes its place. */
+START_TEST(a_fifo_in_the_build_cache_is_replaced) {
+    cli c;
+    cli_open(&c, "hostile");
+    explored(&c);
+    const char *cache = arena_text(c.a, "%s/cache", c.dir);
+    DIR *d = opendir(cache);
+    ck_assert(d != NULL);
+    int fifos = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *entry = arena_text(c.a, "%s/%s", cache, e->d_name);
+        struct stat st;
+        if (e->d_name[0] == '.' || stat(entry, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        ck_assert(unlink(entry) == 0 && mkfifo(entry, 0600) == 0);
+        fifos++;
+    }
+    closedir(d);
+    ck_assert_int_gt(fifos, 0);
+    char *out, *err;
+    const char *again = arena_text(c.a, "%s/again", c.dir);
+    int rc = strata_within(&c,
+                           ARGS("explore", example_path(&c, "prefix_sum.strata"), "--space", PSUM_SPACE, "--size",
+                                "N=3001", "--runs", "7", "--out", again, "--cache", cache),
+                           120, &out, &err);
+    ck_assert_msg(rc == 0, "explore with FIFOs in the cache: exit %d\n%s", rc, err);
+    ck_assert_has(out, "status: ok 2");
+    d = opendir(cache);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        struct stat st;
+        ck_assert(lstat(arena_text(c.a, "%s/%s", cache, e->d_name), &st) == 0);
+        ck_assert_msg(!S_ISFIFO(st.st_mode), "the cache's %s is still a FIFO", e->d_name);
+    }
+    if (d) closedir(d);
+    cli_close(&c);
+}
+END_TEST
+
 static Suite *hostile_suite(void) {
     Suite *s = suite_create("hostile");
     TCase *code = tcase_create("code");
@@ -269,6 +395,11 @@ static Suite *hostile_suite(void) {
     tcase_add_test(folders, device_folders_and_names_are_one_safe_component);
     tcase_add_test(folders, a_record_whose_strategy_is_not_its_points_is_refused);
     suite_add_tcase(s, folders);
+    TCase *files = tcase_create("not files");
+    tcase_set_timeout(files, 300);
+    tcase_add_test(files, a_fifo_where_a_file_is_read_is_refused);
+    tcase_add_test(files, a_fifo_in_the_build_cache_is_replaced);
+    suite_add_tcase(s, files);
     return s;
 }
 

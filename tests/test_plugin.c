@@ -157,7 +157,7 @@ static const refusal refusals[] = {
     {"refuses", "registration failed: this plugin needs a GPU with 128 KiB of local memory"},
     {"undefined", "st_no_such_function"},
     {"/no/such/plugin.so", "No such file or directory"},
-    {"/tmp", "it is a directory"},
+    {"/tmp", "is a directory, not a regular file"},
 };
 
 START_TEST(each_refusal_leaves_the_registry_as_it_was) {
