@@ -104,6 +104,15 @@ void first_line(const st_node *n, char *out, size_t cap);
 void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args, const st_node *before,
                 const st_node *after);
 
+/* cli/safe_text.c: text from files or the OpenCL driver, as a terminal
+ * should see it. safe_text appends text's len bytes to out with every
+ * control character (ESC, CR, BEL, …; C1's too), and every byte that is
+ * not UTF-8, as `?`; line breaks and tabs are kept when lines is true.
+ * Returns the characters appended (a table's width). say is fprintf
+ * through it, lines kept: every message of strata that carries such text. */
+size_t safe_text(st_buf *out, const char *text, size_t len, bool lines);
+void say(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* cli/run.c */
 extern const option run_options[];
 int run_run(const command *cmd, int argc, char **argv);

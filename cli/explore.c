@@ -83,7 +83,7 @@ static void show_progress(void *data, const st_explore_progress *p) {
         fprintf(stderr, "\r\033[K%s%s [%.*s%*s] %llu/%llu  %s, eta %s", batch, building ? "check" : "time ", filled,
                 "########################", width - filled, "", (unsigned long long)p->done,
                 (unsigned long long)p->total, elapsed, eta);
-        if (p->best) fprintf(stderr, "  best %.4g ms %.60s", p->best->median_ms, p->best->strategy);
+        if (p->best) say(stderr, "  best %.4g ms %.60s", p->best->median_ms, p->best->strategy);
         d->bar_shown = true;
         if (p->done == p->total) {
             fputc('\n', stderr);
@@ -102,10 +102,12 @@ static void show_progress(void *data, const st_explore_progress *p) {
     fprintf(stderr, "[%llu/%llu] %-12s ", (unsigned long long)p->done, (unsigned long long)p->total,
             st_status_name(r->status));
     if (r->status == ST_STATUS_OK) fprintf(stderr, "%9.4f ms %8.3f GB/s  ", r->median_ms, r->gb_per_s);
-    fprintf(stderr, "%s", r->strategy);
+    /* (a record's strategy and message: what a resumed exploration read
+     * from results.jsonl, what a device compiler said) */
+    say(stderr, "%s", r->strategy);
     if (r->status != ST_STATUS_OK && r->message && r->message[0]) {
         size_t n = strcspn(r->message, "\n");
-        fprintf(stderr, "\n    %.*s", (int)(n > 200 ? 200 : n), r->message);
+        say(stderr, "\n    %.*s", (int)(n > 200 ? 200 : n), r->message);
     }
     fputc('\n', stderr);
 }
@@ -223,7 +225,7 @@ int run_explore(const command *cmd, int argc, char **argv) {
         st_explore_summary_free(&sum);
         goto fail;
     }
-    printf("device: %s (%s)\n", sum.device.name, sum.device.platform);
+    say(stdout, "device: %s (%s)\n", sum.device.name, sum.device.platform);
     printf("points: %llu in this shard, %llu already recorded\n", (unsigned long long)sum.points,
            (unsigned long long)sum.skipped);
     print_summary(&sum, dir);
@@ -251,7 +253,7 @@ static void print_summary(const st_explore_summary *sum, const char *dir) {
         if (sum->counts[s]) printf(" %s %llu", st_status_name((st_status)s), (unsigned long long)sum->counts[s]);
     printf("\n");
     if (sum->best.strategy)
-        printf("best: %s\n      median %.4f ms (min %.4f, max %.4f over %u runs), %.3f GB/s\n", sum->best.strategy,
+        say(stdout, "best: %s\n      median %.4f ms (min %.4f, max %.4f over %u runs), %.3f GB/s\n", sum->best.strategy,
                sum->best.median_ms, sum->best.min_ms, sum->best.max_ms, sum->best.nsamples, sum->best.gb_per_s);
     else
         printf("best: none (no variant ran correctly)\n");
@@ -269,7 +271,7 @@ int run_merge(const command *cmd, int argc, char **argv) {
     st_explore_summary sum;
     bool ok = st_merge(a.positional, (uint32_t)a.npositional, opt(&a, "--out"), &sum, &err);
     for (const char *w = sum.warnings.data; w && *w; w = strchr(w, '\n') + 1)
-        fprintf(stderr, "warning: %.*s\n", (int)strcspn(w, "\n"), w);
+        say(stderr, "warning: %.*s\n", (int)strcspn(w, "\n"), w); /* (of records: their strategies) */
     if (!ok) {
         st_explore_summary_free(&sum);
         return report(&err, NULL);
@@ -315,8 +317,8 @@ int run_export(const command *cmd, int argc, char **argv) {
     if (!st_export(&setup, reg, &res, &err)) {
         rc = report(&err, NULL);
     } else {
-        printf("device: %s\n", res.device.name);
-        printf("best of %u: %s\n      median %.4f ms (min %.4f, max %.4f over %u runs), %.3f GB/s\n", res.measured,
+        say(stdout, "device: %s\n", res.device.name);
+        say(stdout, "best of %u: %s\n      median %.4f ms (min %.4f, max %.4f over %u runs), %.3f GB/s\n", res.measured,
                res.best.strategy, res.best.median_ms, res.best.min_ms, res.best.max_ms, res.best.nsamples,
                res.best.gb_per_s);
         printf("kernels: %s/kernels.cl, %s/host.c\nrecord: %s/record.json\nindex: %s/index.json\n", res.path, res.path,
@@ -334,12 +336,15 @@ const option results_options[] = {
     {"--json", NULL, NULL, false, "one JSON object on standard output, for scripts"},
     {0}};
 
-/* A cell of the table as a terminal should see it: index.json is data from
- * elsewhere (a device's name), so no control character reaches the screen. */
-static void put_cell(const char *text, int width) {
-    int n = 0;
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++, n++) putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
-    printf("%*s", width > n ? width - n : 0, "");
+/* A cell of the table, one line, as a terminal should see it: index.json
+ * is data from elsewhere (a device's name). */
+static int put_cell(const char *text, int width, bool put) {
+    st_buf b = {0};
+    int n = (int)safe_text(&b, text, strlen(text), false);
+    if (put && b.data) fwrite(b.data, 1, b.len, stdout);
+    st_buf_free(&b);
+    if (put) printf("%*s", width > n ? width - n : 0, "");
+    return n;
 }
 
 /* A row's six cells; ms and gbs are the caller's buffers of 32 */
@@ -356,17 +361,17 @@ static void put_table(const st_results_entry *es, size_t n) {
     int w[6];
     char ms[32], gbs[32];
     const char *cells[6];
-    for (int c = 0; c < 6; c++) w[c] = (int)strlen(heads[c]);
+    for (int c = 0; c < 6; c++) w[c] = put_cell(heads[c], 0, false);
     for (size_t i = 0; i < n; i++) {
         cells_of(&es[i], ms, gbs, cells);
         for (int c = 0; c < 6; c++)
-            if ((int)strlen(cells[c]) > w[c]) w[c] = (int)strlen(cells[c]);
+            if (put_cell(cells[c], 0, false) > w[c]) w[c] = put_cell(cells[c], 0, false);
     }
-    for (int c = 0; c < 6; c++) put_cell(heads[c], c < 5 ? w[c] + 2 : 0);
+    for (int c = 0; c < 6; c++) put_cell(heads[c], c < 5 ? w[c] + 2 : 0, true);
     putchar('\n');
     for (size_t i = 0; i < n; i++) {
         cells_of(&es[i], ms, gbs, cells);
-        for (int c = 0; c < 6; c++) put_cell(cells[c], c < 5 ? w[c] + 2 : 0);
+        for (int c = 0; c < 6; c++) put_cell(cells[c], c < 5 ? w[c] + 2 : 0, true);
         putchar('\n');
     }
 }

@@ -140,7 +140,9 @@ const char *opt(const args *a, const char *name) {
 int report(const st_err *err, const char *source) {
     st_buf b = {0};
     st_err_format(err, source, source ? strlen(source) : 0, &b);
-    fputs(b.data ? b.data : "error\n", stderr);
+    /* a message carries what files and the driver said (a build log, a
+     * record's field): made safe for the terminal */
+    say(stderr, "%s", b.data ? b.data : "error\n");
     st_buf_free(&b);
     return err->kind == ST_ERR_INTERNAL ? EXIT_INTERNAL : EXIT_USER;
 }
@@ -515,10 +517,11 @@ static int run_devices(const command *cmd, int argc, char **argv) {
         const st_device_info *d = &list[i];
         if (d->platform_index != platform) {
             platform = d->platform_index;
-            printf("platform %u: %s (%s)\n", platform, d->platform, d->platform_version);
+            say(stdout, "platform %u: %s (%s)\n", platform, d->platform, d->platform_version);
         }
-        printf("  device %u: %s [%s]\n", d->index, d->name, d->type);
-        printf("    %s, driver %s; %u compute units, %.1f GiB global, %llu KiB local memory, work-groups up to %zu\n",
+        /* (the driver's words) */
+        say(stdout, "  device %u: %s [%s]\n", d->index, d->name, d->type);
+        say(stdout, "    %s, driver %s; %u compute units, %.1f GiB global, %llu KiB local memory, work-groups up to %zu\n",
                d->version, d->driver, d->compute_units, (double)d->global_mem_bytes / (1024.0 * 1024 * 1024),
                (unsigned long long)(d->local_mem_bytes / 1024), d->max_work_group);
         if (strstr(d->platform, "Portable Computing Language") && !strcmp(d->type, "CPU")) {

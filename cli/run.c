@@ -115,10 +115,11 @@ static const st_def *lowered_best(const args *a, const loaded *l, const st_regis
                            &from, err))
         return NULL;
     if (found) {
-        fprintf(stderr, "strategy: %s (%s; -s picks another)\n", strategy.data, from.data);
+        /* (index.json's words: the strategy, the device's name) */
+        say(stderr, "strategy: %s (%s; -s picks another)\n", strategy.data, from.data);
         st_err why = {0};
         if (!(def = lowered(strategy.data, l, reg, &why)))
-            fprintf(stderr, "warning: the exported strategy does not apply (%s%s); using the default\n", why.message,
+            say(stderr, "warning: the exported strategy does not apply (%s%s); using the default\n", why.message,
                     strstr(why.message, "unknown rule") ? "; was it exported with rules from a plugin? give it with --plugin"
                                                         : "");
     }
@@ -187,7 +188,7 @@ int run_run(const command *cmd, int argc, char **argv) {
         fprintf(stderr, "program, rewritten and lowered:\n%s", prog.data ? prog.data : "");
         st_buf_free(&prog);
     }
-    fprintf(stderr, "device %u: %s (%s); %u kernels\n", dev->index, dev->name, dev->platform, code.nkernels);
+    say(stderr, "device %u: %s (%s); %u kernels\n", dev->index, dev->name, dev->platform, code.nkernels);
     if (!(exe = st_exe_build(cl, &code, &err))) goto fail;
     if (!(launch = st_launch_new(exe, values, env, nenv, &err))) goto fail;
     if (!st_launch_run(launch, NULL, &err)) goto fail;

@@ -380,6 +380,67 @@ START_TEST(a_fifo_in_the_build_cache_is_replaced) {
 }
 END_TEST
 
+/* ---- terminal escapes ---- */
+
+/* No control character but line breaks, and no C1 control (U+009B, CSI, in
+ * UTF-8), in what strata printed. */
+static void prints_no_escapes(const char *what, const char *text) {
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        ck_assert_msg((*p >= 0x20 && *p != 0x7f && !(p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)) || *p == '\n' ||
+                          *p == '\t',
+                      "%s printed the byte 0x%02x raw:\n%s", what, *p, text);
+}
+
+/* index.json's device name and strategy with ESC, CR, BEL and CSI in them
+ * (a doctored index): `strata run --results` and `strata results` show
+ * them with `?` for each, as does an error that quotes an exploration's
+ * doctored device. */
+START_TEST(text_from_files_reaches_the_terminal_without_escapes) {
+    cli c;
+    cli_open(&c, "hostile");
+    st_device_info *list;
+    size_t n;
+    st_err e = {0};
+    ck_assert_msg(st_devices_list(&list, &n, &e), "%s", e.message);
+    const char *results = arena_text(c.a, "%s/R", c.dir);
+    const char *index = arena_text(c.a,
+                                   "{\"strata_results\": 1, \"devices\": {\"cpu\": {\"name\": "
+                                   "\"dev\\u001b[31mRED\\r\\u0007\\u009b\", \"vendor\": \"v\", \"type\": \"%s\", \"programs\": "
+                                   "{\"prefix_sum\": {\"strategy\": \"parallel-scan(BS=32, BF=2, SE=2)\\u001b]0;pwned\\u0007\", "
+                                   "\"path\": \"cpu/prefix_sum\"}}}}}",
+                                   list[0].type); /* the type of the device the test runs on: run takes it */
+    free(list);
+    ck_assert(mkdir(results, 0700) == 0);
+    ck_assert(st_write_file(arena_text(c.a, "%s/index.json", results), index, strlen(index), NULL));
+    char *out, *err;
+    int rc = cli_strata(&c, ARGS("run", example_path(&c, "prefix_sum.strata"), "--size", "N=100", "--results", results),
+                        &out, &err);
+    ck_assert_msg(rc == 0, "strata run: exit %d\n%s", rc, err);
+    prints_no_escapes("strata run", err);
+    ck_assert_has(err, "strategy: parallel-scan(BS=32, BF=2, SE=2)?]0;pwned? (");
+    ck_assert_has(err, "exported for dev?[31mRED???, the default for its type");
+    rc = cli_strata(&c, ARGS("results", results), &out, &err);
+    ck_assert_msg(rc == 0, "strata results: exit %d\n%s", rc, err);
+    prints_no_escapes("strata results", out);
+    ck_assert_has(out, "parallel-scan(BS=32, BF=2, SE=2)?]0;pwned?\n");
+    /* an error that quotes a file: two explorations, one of a doctored device */
+    const char *a = explored(&c), *b = arena_text(c.a, "%s/other", c.dir);
+    ck_assert(mkdir(b, 0700) == 0);
+    const char *files[] = {"explore.json", "program.strata", "results.jsonl"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t len;
+        const char *text = slurp_file(c.a, arena_text(c.a, "%s/%s", a, files[i]), &len);
+        ck_assert(st_write_file(arena_text(c.a, "%s/%s", b, files[i]), text, len, NULL));
+    }
+    doctor(&c, b, "device", "x\\u001b[2J\\r\\u0007");
+    rc = cli_strata(&c, ARGS("merge", a, b, "--out", arena_text(c.a, "%s/merged", c.dir)), &out, &err);
+    ck_assert_msg(rc == 1, "merge of two devices' explorations: exit %d\n%s", rc, err);
+    prints_no_escapes("strata merge", err);
+    ck_assert_has(err, "device=x?[2J?" "?)"); /* (split: no trigraph) */
+    cli_close(&c);
+}
+END_TEST
+
 static Suite *hostile_suite(void) {
     Suite *s = suite_create("hostile");
     TCase *code = tcase_create("code");
@@ -400,6 +461,10 @@ static Suite *hostile_suite(void) {
     tcase_add_test(files, a_fifo_where_a_file_is_read_is_refused);
     tcase_add_test(files, a_fifo_in_the_build_cache_is_replaced);
     suite_add_tcase(s, files);
+    TCase *terminal = tcase_create("terminal");
+    tcase_set_timeout(terminal, 300);
+    tcase_add_test(terminal, text_from_files_reaches_the_terminal_without_escapes);
+    suite_add_tcase(s, terminal);
     return s;
 }
 
