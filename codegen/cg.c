@@ -72,6 +72,18 @@ const char *cg_str(cg *g, const char *fmt, ...) {
     return out;
 }
 
+const char *cg_if(cg *g, const char *expr) {
+    size_t n = strlen(expr);
+    bool wrapped = n >= 2 && expr[0] == '(' && expr[n - 1] == ')';
+    /* the first parenthesis closes at the last character, not before */
+    for (size_t i = 0, depth = 0; wrapped && i + 1 < n; i++) {
+        depth += expr[i] == '(';
+        depth -= expr[i] == ')';
+        wrapped = depth > 0;
+    }
+    return wrapped ? cg_str(g, "if %s {", expr) : cg_str(g, "if (%s) {", expr);
+}
+
 /* C identifiers from IR names: IR names are letters, digits and `_`, so a
  * prefix keeps them clear of C and OpenCL keywords and built-ins. */
 const char *cg_name(cg *g, const char *base) {

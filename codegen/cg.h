@@ -285,6 +285,11 @@ static inline const st_node *cg_generating(cg *g, const st_node *e) {
 }
 const char *cg_str(cg *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *cg_name(cg *g, const char *base);  /* a fresh C identifier */
+/* `if (COND) {` for a condition expr: without the parentheses that wrap
+ * all of expr, so that an equality is not written `if ((a == b))`, which
+ * clang warns about (-Wparentheses-equality) and PoCL's build then reports
+ * on the process's stderr ("N warnings generated."). */
+const char *cg_if(cg *g, const char *expr);
 /* Text from outside the generator (a program's path, a printed node) as
  * generated C, OpenCL C and CUDA may carry it: the inside of a C string
  * literal, printable ASCII only, that is also safe in a comment. The one

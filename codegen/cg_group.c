@@ -152,7 +152,7 @@ static void group_into(cg *g, const st_node *e, const cg_binding *env, const cg_
         const st_node *cond = cg_hoist(g, e->kids[0], &env, &group);
         cg_group_sync(g);
         cg_value c = cg_thread_value(g, cond, env);
-        cg_line(g, "if (%s) {", c.c);
+        cg_line(g, "%s", cg_if(g, c.c));
         g->indent++;
         cg_group_into(g, e->kids[1], env, p);
         cg_group_sync(g);

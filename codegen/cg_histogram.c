@@ -196,7 +196,7 @@ static void plain_update(cg *g, const hist *h, const cg_place *place, const char
 
 static void update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_place *locks,
                    const char *lock_at, const cg_value *v, const char *exclusive) {
-    cg_open(g, cg_str(g, "if (%s) {", exclusive));
+    cg_open(g, cg_if(g, exclusive));
     plain_update(g, h, place, at, v);
     g->indent--;
     cg_line(g, "} else {");

@@ -248,7 +248,7 @@ static cg_value if_chain(cg *g, const st_node *e, const cg_binding *env) {
         cg_value c0 = cg_thread_value(g, e->kids[0], env);
         cg_value c = cg_materialize(g, &c0);
         const cg_binding *holds = cg_range_refine(g, e->kids[0], env);
-        cg_open(g, cg_str(g, then ? "if (!%s) {" : "if (%s) {", c.c));
+        cg_open(g, then ? cg_str(g, "if (!%s) {", c.c) : cg_if(g, c.c));
         cg_value leaf = cg_thread_value(g, e->kids[then ? 2 : 1], then ? env : holds);
         cg_assign(g, &r, &leaf);
         cg_line(g, "break;");
@@ -279,7 +279,7 @@ static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
         r = ternary(g, c.c, &a, &b);
     } else {
         r = declare(g, e->type);
-        cg_line(g, "if (%s) {", c.c);
+        cg_line(g, "%s", cg_if(g, c.c));
         cg_emit_text(g, &ta, 0, NULL, NULL);
         g->indent++;
         cg_assign(g, &r, &a);
@@ -829,7 +829,7 @@ static void thread_into(cg *g, const st_node *e, const cg_binding *env, const cg
     }
     if (e->kind == ST_NODE_IF && !cg_is_plain(e->type)) {
         cg_value c = cg_thread_value(g, e->kids[0], env);
-        cg_line(g, "if (%s) {", c.c);
+        cg_line(g, "%s", cg_if(g, c.c));
         g->indent++;
         cg_thread_into(g, e->kids[1], cg_range_refine(g, e->kids[0], env), p);
         g->indent--;

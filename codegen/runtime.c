@@ -333,9 +333,13 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
     exe->code = code;
     const cl_api *api = cl->api;
     const char *name = cl->info.name;
-    /* the work-groups the device runs at once, for a direct look-back's prefetch */
+    /* the work-groups the device runs at once, for a direct look-back's
+     * prefetch. -w (OpenCL's own option): no warnings, since PoCL's clang
+     * prints its "N warnings generated." on the process's standard error,
+     * where the library never writes; the generated code is meant to have
+     * none (cg_if), and a build that fails shows its log's errors. */
     char options[64];
-    snprintf(options, sizeof options, "-cl-std=CL1.2 -DSTRATA_COMPUTE_UNITS=%u",
+    snprintf(options, sizeof options, "-cl-std=CL1.2 -w -DSTRATA_COMPUTE_UNITS=%u",
              cl->info.compute_units ? cl->info.compute_units : 1u);
     cl_int rc = CL_SUCCESS;
     const char *source = cl->info.backend == ST_BACKEND_CUDA ? code->cuda : code->opencl;

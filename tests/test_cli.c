@@ -1259,6 +1259,31 @@ START_TEST(rewrite_deep_result_parses_again) {
 }
 END_TEST
 
+/* ---- the device compiler's noise ---- */
+
+/* A scan of rows: its kernels compare in `if`s, which codegen once wrote
+ * `if ((x == 0L))`. PoCL's clang warned about them (-Wparentheses-equality)
+ * and printed "14 warnings generated." on strata's standard error. Built
+ * afresh (PoCL's kernel cache off), the run says nothing of the kind. */
+START_TEST(the_device_compiler_says_nothing_of_a_good_build) {
+    const char *program = write_text("rows.strata", "def main(xss: [N][K]i32) =\n"
+                                                    "  xss |> scan((a, b) => zip(a, b) |> map((x, y) => x + y), "
+                                                    "replicate(K, 0))\n");
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = st_arena_alloc(ar, (n + 2) * sizeof *env);
+    memcpy(env, environ, n * sizeof *env);
+    env[n] = "POCL_KERNEL_CACHE=0";
+    env[n + 1] = NULL;
+    char *out, *err;
+    const char *const *args = ARGS("run", program, "--size", "N=1000", "--size", "K=3", "--results", path_of("none"));
+    int rc = strata_spawn(ar, dir, env, args, &out, &err);
+    ck_assert_msg(rc == 0, "`%s` exited %d\n%s", describe(args), rc, err);
+    ck_assert_msg(!strstr(err, "warning") && !strstr(err, "generated."), "`%s` let the device compiler speak:\n%s",
+                  describe(args), err);
+}
+END_TEST
+
 static TCase *tcase(Suite *s, const char *name) {
     TCase *tc = tcase_create(name);
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -1341,6 +1366,8 @@ int main(void) {
     tcase_add_test(rewrite, rewrite_long_strategy_chains);
     tcase_add_test(rewrite, rewrite_endless_repeat_is_reported);
     tcase_add_test(rewrite, rewrite_deep_result_parses_again);
+    TCase *device = tcase(s, "device compiler");
+    tcase_add_test(device, the_device_compiler_says_nothing_of_a_good_build);
     scratch_make(root, sizeof root, "cli");
     int rc = run_suite(s);
     scratch_remove(root);
