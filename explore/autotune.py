@@ -21,9 +21,14 @@ Workers of one study share its work:
   - a point some worker has finished is not evaluated again: a trial that
     draws it takes that trial's result (and a trial that draws a point
     another is evaluating waits for it);
-  - every worker beats a heartbeat into the storage; a trial whose worker
-    stopped beating (killed, its machine gone) is failed by the others
-    after a grace period and its point tried again, once at least.
+  - every worker beats a heartbeat into the storage, a database's or a
+    journal's alike; a trial whose worker stopped beating (killed, its
+    machine gone) is failed by the others after a grace period and its
+    point tried again, once at least. A trial that waits for a point another
+    is evaluating watches that one's heartbeat while it waits: when it
+    stops, the trial is failed and the waiting one evaluates the point
+    itself (strata answers from its own record of the point, when it has
+    one), so that no wait lasts forever.
 
     ./dev.sh autotune examples/prefix_sum.strata --size N=4194304 \\
         --space 'parallel-scan(BS=[32..512 pow2], BF=2, SE=[1..16 pow2])' \\
@@ -62,6 +67,8 @@ PENALTY_MS = 1e9
 MAX_RESTARTS = 5
 # How often a worker polls for a point another worker is evaluating.
 WAIT_POLL_S = 0.5
+# The system attribute a journal's heartbeat counts in.
+BEAT = "strata_heartbeat"
 
 
 class StrataDied(Exception):
@@ -79,8 +86,12 @@ class Server:
 
     def start(self):
         # stderr is ours: strata's messages reach the user as they are
-        self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, bufsize=1)
+        try:
+            self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         text=True, bufsize=1)
+        except OSError as e:
+            raise SystemExit(f"autotune: cannot run strata ({self.command[0]}): {e.strerror}; build it "
+                             "(./dev.sh build makes build/strata) and give its path with --strata or $STRATA")
         line = self.proc.stdout.readline()
         if not line:
             code = self.proc.wait()
@@ -121,6 +132,7 @@ class Space:
     """The dimensions strata announced, and the point numbering."""
 
     def __init__(self, hello):
+        self.hello = hello
         self.dims = hello["dims"]
         self.npoints = hello["points"]
 
@@ -142,6 +154,29 @@ class Space:
             p = p * len(d["values"]) + w
         return p
 
+    def foreign_to(self, study):
+        """Why the study is of another space, or None (then it is marked as
+        this space's). Its points are numbered in its own space: taken for
+        this one's, another worker's result would stand for another point.
+        A study from before the mark is judged by its trials' parameters."""
+        mine = self.hello["space"]
+        theirs = study.user_attrs.get("strata_space")
+        if theirs is not None:
+            return None if theirs == mine else f"`{theirs}`"
+        values = {d["name"]: d["values"] for d in self.dims}
+        for t in study.get_trials(deepcopy=False):
+            for name, dist in t.distributions.items():
+                if name not in values:
+                    return f"its trials have a parameter {name}, which this space has not"
+                want = list(values[name]) if isinstance(dist, optuna.distributions.CategoricalDistribution) \
+                    else (0, len(values[name]) - 1)
+                have = list(dist.choices) if isinstance(dist, optuna.distributions.CategoricalDistribution) \
+                    else (getattr(dist, "low", None), getattr(dist, "high", None))
+                if want != have:
+                    return f"its trials' {name} is not this space's"
+        study.set_user_attr("strata_space", mine)
+        return None
+
 
 def sampler_of(name, seed, startup):
     """startup: the random points a model-based sampler begins with."""
@@ -156,31 +191,131 @@ def sampler_of(name, seed, startup):
     raise SystemExit(f"autotune: no sampler `{name}` (tpe, cmaes or random)")
 
 
+class JournalWithHeartbeat(optuna.storages.JournalStorage, optuna.storages._heartbeat.BaseHeartbeat):
+    """optuna's journal file, with the heartbeats optuna gives databases
+    only: without them a worker that died left its trial running, and a
+    trial drawing that point waited for it forever. A beat is a count in
+    the trial's system attributes, written every `interval` seconds while
+    the trial runs. A trial is stale once this process has seen its count
+    stand still for the grace period, timed by this process's own clock
+    (the workers sharing a journal may be on machines whose clocks differ)."""
+
+    def __init__(self, backend, interval, callback):
+        super().__init__(backend)
+        self._interval = interval
+        self._grace = 2 * interval
+        self._callback = callback
+        self._beats = {}  # trial id: the beats this process wrote for it
+        self._seen = {}  # trial id: (its count when last seen to change, time.monotonic() then)
+
+    def record_heartbeat(self, trial_id):
+        self._beats[trial_id] = self._beats.get(trial_id, 0) + 1
+        try:
+            self.set_trial_system_attr(trial_id, BEAT, self._beats[trial_id])
+        except optuna.exceptions.UpdateFinishedTrialError:
+            pass  # failed by another worker meanwhile: it has no heart to beat
+
+    def _get_stale_trial_ids(self, study_id):
+        now, stale = time.monotonic(), []
+        for t in self.get_all_trials(study_id, deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+            beat, seen = t.system_attrs.get(BEAT), self._seen.get(t._trial_id)
+            if seen is None or seen[0] != beat:
+                self._seen[t._trial_id] = (beat, now)
+            elif now - seen[1] > self._grace:
+                stale.append(t._trial_id)
+        return stale
+
+    def get_heartbeat_interval(self):
+        return self._interval
+
+    def get_heartbeat_stale_trial_callback(self):
+        return self._callback
+
+
+def journal_damage(path):
+    """What is wrong with a journal file, or None: each of its lines is one
+    JSON object of optuna's, ended by a line break. A line cut short (its
+    writer killed) or text that is not optuna's would make optuna fail
+    later, in the middle of a study, with a traceback."""
+    try:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, start=1):
+                if not line.endswith(b"\n"):
+                    return (f"its last line, line {number}, is cut short (a worker killed while it wrote?); "
+                            "remove that line (everything after the last line break), or start another journal")
+                try:
+                    if not isinstance(json.loads(line), dict):
+                        raise ValueError("not a JSON object")
+                except ValueError as e:
+                    return (f"line {number} is not a line of optuna's journal ({e}); the file was damaged or is "
+                            "not a journal: give the path of a journal, or of a new file for a new study")
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"it cannot be read: {e.strerror}"
+    return None
+
+
 def storage_of(url, heartbeat):
-    """optuna's storage for a URL: a database with heartbeats, so that the
-    trial of a worker that died is failed and its point tried again; or, for
-    `journal:PATH`, a journal file that workers sharing a file system append
-    to (no server; no heartbeats: a dead worker's trial stays running)."""
+    """optuna's storage for a URL, with heartbeats, so that the trial of a
+    worker that died is failed and its point tried again: a database
+    (SQLite, PostgreSQL: optuna's own heartbeats), or, for `journal:PATH`,
+    a journal file that workers sharing a file system append to (no server;
+    JournalWithHeartbeat's heartbeats). A URL that names nothing usable is
+    refused, saying why, before anything starts."""
+    with warnings.catch_warnings():  # heartbeats are "experimental" in optuna 5
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3)
     if url.startswith("journal:"):
-        backend = optuna.storages.journal.JournalFileBackend(url[len("journal:"):])
-        return optuna.storages.JournalStorage(backend)
+        path = url[len("journal:"):]
+        folder = os.path.dirname(path) or "."
+        if not path:
+            raise SystemExit("autotune: --storage journal:PATH needs the journal file's path")
+        if not os.path.isdir(folder):
+            raise SystemExit(f"autotune: --storage {url}: the folder {folder} does not exist; make it "
+                             f"(mkdir -p {folder}), or give a journal in a folder that does")
+        damage = journal_damage(path)
+        if damage:
+            raise SystemExit(f"autotune: the journal {path} cannot be used: {damage}")
+        try:
+            backend = optuna.storages.journal.JournalFileBackend(path)
+        except OSError as e:
+            raise SystemExit(f"autotune: cannot open the journal {path}: {e.strerror}")
+        return JournalWithHeartbeat(backend, heartbeat, retry)
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        folder = os.path.dirname(url[len("sqlite:///"):]) or "."
+        if not os.path.isdir(folder):
+            raise SystemExit(f"autotune: --storage {url}: the folder {folder} does not exist; make it "
+                             f"(mkdir -p {folder}), or give a database in a folder that does")
     for plain in ("postgresql://", "postgres://"):
         if url.startswith(plain):  # SQLAlchemy's default driver is psycopg2; .venv has psycopg 3
             url = "postgresql+psycopg://" + url[len(plain):]
     import sqlalchemy.exc  # optuna's own dependency
-    with warnings.catch_warnings():  # heartbeats are "experimental" in optuna 5
+    kinds = "sqlite:///PATH, postgresql://USER@HOST:PORT/DB or journal:PATH"
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3)
         # Workers started at once on an empty database each create its tables;
         # one wins, the others fail on its types or keys and find them made.
         for attempt in range(5):
             try:
                 return optuna.storages.RDBStorage(url, heartbeat_interval=heartbeat, grace_period=2 * heartbeat,
                                                   heartbeat_stale_trial_callback=retry)
-            except sqlalchemy.exc.DBAPIError:
+            except (sqlalchemy.exc.ArgumentError, sqlalchemy.exc.NoSuchModuleError, ValueError) as e:
+                raise SystemExit(f"autotune: --storage {url}: not a storage autotune can use ({first_line(e)}); "
+                                 f"give {kinds}")
+            except ImportError as e:
+                raise SystemExit(f"autotune: --storage {url}: its driver is not installed in .venv "
+                                 f"({first_line(e)}); install it there (.venv/bin/pip install …)")
+            except sqlalchemy.exc.DBAPIError as e:
                 if attempt == 4:
-                    raise
+                    raise SystemExit(f"autotune: cannot use the database {url}: {first_line(e.orig or e)}")
                 time.sleep(0.5 + attempt)
+
+
+def first_line(e):
+    """An exception's message, its first line (a driver's can run to pages)."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def settled_by_another(study, trial, p):
@@ -196,6 +331,29 @@ def settled_by_another(study, trial, p):
         if t.state == optuna.trial.TrialState.RUNNING and t.number < trial.number:
             running = t
     return running
+
+
+def wait_for_point(study, trial, p):
+    """The trial that has p's result, once it has it, or None: p is this
+    trial's to evaluate. While another trial evaluates p, its heartbeat is
+    watched: fail_stale_trials fails it once its worker stopped beating
+    (killed, its machine gone), here, where nobody else may be starting a
+    trial to do it, and then p is this trial's. So the wait ends."""
+    other = settled_by_another(study, trial, p)
+    lost = None
+    while other is not None and other.state == optuna.trial.TrialState.RUNNING:
+        time.sleep(WAIT_POLL_S)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(study)
+        waited, other = other, settled_by_another(study, trial, p)
+        if other is None or other.number != waited.number:
+            lost = waited.number
+    if lost is not None and (other is None or other.state != optuna.trial.TrialState.COMPLETE):
+        print(f"autotune: trial {lost + 1}, which was evaluating point {p}, lost its worker (its heartbeat "
+              f"stopped): it is failed, and trial {trial.number + 1} evaluates the point", file=sys.stderr,
+              flush=True)
+    return other
 
 
 def strata_command(a):
@@ -268,12 +426,38 @@ def main(argv=None):
         ap.error("--heartbeat must be at least 1")
     sampler = sampler_of(a.sampler, a.sampler_seed, a.startup)
 
+    # the storage first: one that cannot be used is refused before strata starts
+    storage = a.storage
+    if storage is None:  # in the exploration's directory, which strata would make
+        try:
+            os.makedirs(a.out, exist_ok=True)
+        except OSError as e:
+            raise SystemExit(f"autotune: cannot make --out {a.out}: {e.strerror}")
+        storage = f"sqlite:///{os.path.abspath(os.path.join(a.out, 'study.db'))}"
+    opened = storage_of(storage, a.heartbeat)
+    try:
+        return tune(a, sampler, storage, opened)
+    except ValueError:
+        # optuna reading a journal that a worker damaged meanwhile (a line cut
+        # short, then another after it): say so, not a traceback
+        damage = journal_damage(storage[len("journal:"):]) if storage.startswith("journal:") else None
+        if damage:
+            raise SystemExit(f"autotune: the journal {storage[len('journal:'):]} was damaged during the study: {damage}")
+        raise
+
+
+def tune(a, sampler, storage, opened):
+    """The study run: strata started, trials until the budget, the best measured again."""
     server = Server(strata_command(a))
     space = Space(server.hello)
-    storage = a.storage or f"sqlite:///{os.path.abspath(os.path.join(a.out, 'study.db'))}"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(study_name=a.study, storage=storage_of(storage, a.heartbeat), sampler=sampler,
-                                direction="minimize", load_if_exists=True)
+    study = optuna.create_study(study_name=a.study, storage=opened, sampler=sampler, direction="minimize",
+                                load_if_exists=True)
+    other_space = space.foreign_to(study)
+    if other_space:
+        server.close()
+        raise SystemExit(f"autotune: the study `{a.study}` in {storage} is of another space ({other_space}); "
+                         f"this one is `{server.hello['space']}`. Give another --study (or --storage), or its --space")
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     remaining = None if a.trials is None else max(0, a.trials - len(done))
     total = a.trials if a.trials is not None else "?"
@@ -303,10 +487,7 @@ def main(argv=None):
     def objective(trial):
         p = space.point(space.suggest(trial))
         trial.set_user_attr("point", p)  # first: a worker that draws p after this waits for us
-        other = settled_by_another(study, trial, p)
-        while other is not None and other.state == optuna.trial.TrialState.RUNNING:
-            time.sleep(WAIT_POLL_S)
-            other = settled_by_another(study, trial, p)
+        other = wait_for_point(study, trial, p)
         if other is not None:  # finished elsewhere: its result, not a second evaluation
             for key in ("strategy", "status", "gb_per_s"):
                 if key in other.user_attrs:

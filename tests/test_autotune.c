@@ -493,6 +493,157 @@ START_TEST(a_strata_that_dies_is_recorded_as_crash_and_replaced) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Workers of one study that die                                            */
+/* ------------------------------------------------------------------------ */
+
+/* One point: every trial of every worker draws it. */
+#define ONE_POINT "parallel-scan(BS=32, BF=2, SE=2)"
+
+/* The arguments of a worker of study `shared` in storage, tuning ONE_POINT
+ * into DIR/NAME (after the Python that runs it, argv[0]); a point takes
+ * long enough (150 runs of 2^16) to be killed in. */
+static const char **worker_args(fixture *f, const char *storage, const char *heartbeat, const char *name) {
+    const char *args[] = {env_path("STRATA_PYTHON"), env_path("STRATA_AUTOTUNE"), f->program, "--out",
+                          arena_text(f->a, "%s/%s", f->dir, name), "--size", "N=65536", "--runs", "150", "--cache",
+                          f->cache, "--strata", env_path("STRATA"), "--space", ONE_POINT, "--trials", "2", "--sampler",
+                          "random", "--storage", storage, "--study", "shared", "--heartbeat", heartbeat, NULL};
+    const char **argv = st_arena_alloc(f->a, sizeof args);
+    memcpy(argv, args, sizeof args);
+    return argv;
+}
+
+/* That worker started in a process group of its own (its output in
+ * DIR/NAME.out and .err). */
+static pid_t start_worker(fixture *f, const char *storage, const char *heartbeat, const char *name) {
+    const char **argv = worker_args(f, storage, heartbeat, name);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, arena_text(f->a, "%s/%s.out", f->dir, name), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    posix_spawn_file_actions_addopen(&fa, 2, arena_text(f->a, "%s/%s.err", f->dir, name), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    return pid;
+}
+
+typedef struct storage_kind {
+    const char *name, *scheme, *file, *heartbeat; /* the URL: SCHEME + the test's folder + / + FILE */
+} storage_kind;
+
+/* (SQLite's heartbeat is slower, so that the second worker starts within
+ * the grace period and waits, as the issue's did, rather than finding the
+ * trial failed already) */
+static const storage_kind storages[] = {
+    {"journal", "journal:", "study.log", "1"},
+    {"sqlite", "sqlite:///", "study.db", "3"},
+};
+
+/* A worker killed (kill -9 of its process group: the autotuner and its
+ * strata) while its strata evaluates a point leaves its trial running. A
+ * second worker whose trial draws that point waited for it forever; now
+ * it sees the first's heartbeat stop, fails its trial and evaluates the
+ * point itself: the study ends with the killed trial failed and the point
+ * evaluated by a finished one. */
+START_TEST(a_worker_killed_mid_point_is_not_waited_for) {
+    const storage_kind *kind = &storages[_i];
+    fixture f;
+    setup(&f);
+    const char *storage = arena_text(f.a, "%s%s/%s", kind->scheme, f.dir, kind->file);
+    pid_t first = start_worker(&f, storage, kind->heartbeat, "first");
+    const char *mark = arena_text(f.a, "%s/first/serve-evaluating", f.dir);
+    int status;
+    for (int waited = 0; access(mark, F_OK) != 0; waited++) {
+        ck_assert_msg(waitpid(first, &status, WNOHANG) == 0, "the first worker ended before it evaluated a point:\n%s",
+                      slurp_file(f.a, arena_text(f.a, "%s/first.err", f.dir), NULL));
+        ck_assert_msg(waited < 30000, "the first worker evaluated no point in 300 s");
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    kill(-first, SIGKILL);
+    ck_assert(waitpid(first, &status, 0) == first);
+    /* the second, under a watchdog: the bug was a wait without end */
+    cli c = {.a = f.a};
+    snprintf(c.dir, sizeof c.dir, "%s", f.dir);
+    const char **second = worker_args(&f, storage, kind->heartbeat, "second");
+    char *out, *err;
+    status = end_within(&c, program_start(f.dir, environ, second[0], second + 1, "/dev/null"), 300,
+                        "the second worker", &out, &err);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the second worker failed:\n%.2000s\n%.2000s", out, err);
+    ck_assert_has(out, "best: " ONE_POINT " (point 0");
+    if (!strcmp(kind->name, "journal")) /* (a journal's heartbeat is judged while waiting, always) */
+        ck_assert_has(err, "autotune: trial 1, which was evaluating point 0, lost its worker (its heartbeat stopped): it "
+                           "is failed, and trial 2 evaluates the point");
+    /* the study, as optuna reads it: the killed trial failed, the point evaluated by a finished trial */
+    const char *script = "import sys, optuna\n"
+                         "optuna.logging.set_verbosity(optuna.logging.WARNING)\n"
+                         "url = sys.argv[1]\n"
+                         "storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url[8:])) "
+                         "if url.startswith('journal:') else url\n"
+                         "for t in optuna.load_study(study_name='shared', storage=storage).trials:\n"
+                         "    print(t.number, t.state.name, t.user_attrs.get('point'), 'reused_from' in t.user_attrs)\n";
+    int rc = program_spawn(f.a, f.dir, environ, env_path("STRATA_PYTHON"), ARGS("-c", script, storage), &out, &err);
+    ck_assert_msg(rc == 0, "reading the study failed:\n%s", err);
+    ck_assert_msg(!strncmp(out, "0 FAIL 0 False\n", 15), "the killed worker's trial is not failed:\n%s", out);
+    ck_assert_msg(strstr(out, "COMPLETE 0 False\n") != NULL, "no finished trial evaluated the point:\n%s", out);
+    ck_assert_ptr_null(strstr(out, "RUNNING"));
+    teardown(&f);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Bad input: a message that names the thing and the fix, exit 1          */
+/* ------------------------------------------------------------------------ */
+
+/* autotune with args fails with status 1 and a message holding `says`,
+ * never a Python traceback. */
+static char *refused(fixture *f, const char *const *args, const char *says) {
+    char *out, *err;
+    int rc = autotune(f, args, &out, &err);
+    ck_assert_msg(rc == 1, "autotune %s: exit %d\n%.2000s\n%.2000s", args[1], rc, out, err);
+    ck_assert_msg(!strstr(err, "Traceback"), "autotune %s gave a traceback:\n%.3000s", args[1], err);
+    ck_assert_has(err, says);
+    return err;
+}
+
+START_TEST(bad_storages_spaces_and_stratas_are_refused_with_a_message) {
+    fixture f;
+    setup(&f);
+    const char *missing = arena_text(f.a, "journal:%s/no/such/folder/study.log", f.dir);
+    refused(&f, ARGS("--space", SMALL_SPACE, "--storage", missing),
+            arena_text(f.a, "the folder %s/no/such/folder does not exist; make it", f.dir));
+    const char *journal = arena_text(f.a, "%s/study.log", f.dir);
+    const char *damaged = "{\"op_code\": 0}\nnot json\n", *cut = "{\"op_code\": 0}\n{\"op_co";
+    ck_assert(st_write_file(journal, damaged, strlen(damaged), NULL));
+    refused(&f, ARGS("--space", SMALL_SPACE, "--storage", arena_text(f.a, "journal:%s", journal)),
+            arena_text(f.a, "the journal %s cannot be used: line 2 is not a line of optuna's journal", journal));
+    ck_assert(st_write_file(journal, cut, strlen(cut), NULL));
+    refused(&f, ARGS("--space", SMALL_SPACE, "--storage", arena_text(f.a, "journal:%s", journal)),
+            "its last line, line 2, is cut short (a worker killed while it wrote?); remove that line");
+    refused(&f, ARGS("--space", SMALL_SPACE, "--storage", "nosuchdb://somewhere/study"),
+            "--storage nosuchdb://somewhere/study: not a storage autotune can use");
+    refused(&f, ARGS("--space", "parallel-scan(BS=[32, ", "--trials", "1"), "autotune: strata stopped before serving");
+    refused(&f, ARGS("--space", SMALL_SPACE, "--strata", "/no/such/strata"),
+            "autotune: cannot run strata (/no/such/strata): No such file or directory");
+    /* a study of one space, then another space on it */
+    char *out, *err;
+    const char *storage = arena_text(f.a, "sqlite:///%s/shared.db", f.dir);
+    int rc = autotune(&f, ARGS("--space", ONE_POINT, "--storage", storage, "--trials", "1"), &out, &err);
+    ck_assert_msg(rc == 0, "the first study failed:\n%.2000s", err);
+    f.out = arena_text(f.a, "%s/other", f.dir);
+    err = refused(&f, ARGS("--space", SMALL_SPACE, "--storage", storage), "autotune: the study `strata` in ");
+    ck_assert_has(err, "is of another space (`" ONE_POINT "`); this one is `" SMALL_SPACE "`");
+    teardown(&f);
+}
+END_TEST
+
 static Suite *autotune_suite(void) {
     Suite *s = suite_create("autotune");
     TCase *sv = tcase_create("serve");
@@ -511,6 +662,12 @@ static Suite *autotune_suite(void) {
     tcase_add_test(at, a_plugin_rule_that_crashes_is_a_crash_and_not_the_end);
     tcase_add_test(at, a_strata_that_dies_is_recorded_as_crash_and_replaced);
     suite_add_tcase(s, at);
+    TCase *workers = tcase_create("workers");
+    tcase_set_timeout(workers, 600);
+    tcase_add_loop_test(workers, a_worker_killed_mid_point_is_not_waited_for, 0,
+                        (int)(sizeof storages / sizeof *storages));
+    tcase_add_test(workers, bad_storages_spaces_and_stratas_are_refused_with_a_message);
+    suite_add_tcase(s, workers);
     return s;
 }
 
