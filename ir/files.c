@@ -99,7 +99,9 @@ int st_open_regular(const char *path, int flags, bool *absent, st_err *err) {
         int why = errno;
         if (absent) *absent = why == ENOENT;
         if (why == EISDIR) return st_fail(err, (st_loc){path, 0, 0}, "is a directory, not a regular file"), -1;
-        return st_fail(err, (st_loc){path, 0, 0}, "cannot open the file: %s", strerror(why)), -1;
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot %s the file: %s",
+                       (flags & O_ACCMODE) == O_RDONLY ? "read" : "open", strerror(why)),
+               -1;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
