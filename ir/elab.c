@@ -1459,6 +1459,27 @@ static bool def(elab *e, const ast_def *d, st_def *out) {
     return true;
 }
 
+/* A def may not take the name of a primitive, a type (its conversion) or
+ * min/max: a call of the name means the built-in wherever it is written,
+ * and rules write min and max into rewritten programs, which would print
+ * as calls of the def. sqrt, exp, log, abs, map2 and map3 came later and
+ * yield to a def of the name instead (the call's lookup), so that programs
+ * written before them keep their meaning; no rule writes them. */
+static bool name_is_free(const ast_def *d, st_err *err) {
+    st_prim p;
+    st_scalar_kind k;
+    size_t len = strlen(d->name);
+    if (st_prim_from_name(d->name, len, &p))
+        return st_fail(err, d->loc, "`%s` is a primitive of the language, and every call of the name means it; "
+                                    "give the def another name", d->name);
+    if (st_scalar_from_name(d->name, len, &k))
+        return st_fail(err, d->loc, "`%s` is a type, and %s(x) its conversion; give the def another name", d->name, d->name);
+    if (!strcmp(d->name, "min") || !strcmp(d->name, "max"))
+        return st_fail(err, d->loc, "`%s` is a built-in function (rewrite rules write it too, so a def of the name would "
+                                    "change what a rewritten program means); give the def another name", d->name);
+    return true;
+}
+
 const st_program *st_ast_elaborate(st_ctx *cx, const char *file, const ast_program *p,
                                    st_err *err) {
     st_program *prog = st_ctx_alloc(cx, sizeof *prog);
@@ -1473,6 +1494,7 @@ const st_program *st_ast_elaborate(st_ctx *cx, const char *file, const ast_progr
         for (uint32_t j = 0; j < i && ok; j++)
             if (p->defs[j].name == p->defs[i].name)
                 ok = st_fail(err, p->defs[i].loc, "`%s` is defined twice (first at line %d)", p->defs[i].name, p->defs[j].loc.line);
+        ok = ok && name_is_free(&p->defs[i], err);
         e.stack[0] = &p->defs[i];
         e.depth = 1;
         ok = ok && def(&e, &p->defs[i], &defs[i]);

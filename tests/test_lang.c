@@ -534,6 +534,43 @@ START_TEST(math_functions_are_refused_at_their_place) {
 }
 END_TEST
 
+/* A def named like a primitive, a type or min/max was accepted and every
+ * call of the name took the built-in: refused at the def's name. sqrt,
+ * exp, log, abs, map2, map3 yield to the def instead. */
+START_TEST(a_def_named_like_a_builtin_is_refused_or_wins) {
+    ck_assert_error(cx, "def min(x: i32, y: i32): i32 = x * 1000 + y\ndef main(a: i32, b: i32): i32 = min(a, b)\n", 1, 5,
+                    "`min` is a built-in function");
+    ck_assert_error(cx, "def main(a: i32): i32 = a\ndef max(x: i32, y: i32): i32 = x\n", 2, 5, "`max` is a built-in function");
+    ck_assert_error(cx, "def i32(x: i32): i32 = x + 100\ndef main(a: i32): i32 = i32(a)\n", 1, 5,
+                    "`i32` is a type, and i32(x) its conversion");
+    ck_assert_error(cx, "def  bool(x: i32): bool = x > 0\ndef main(a: i32) = bool(a)\n", 1, 6, "`bool` is a type");
+    ck_assert_error(cx, "def map(x: i32): i32 = x + 100\ndef main(a: i32): i32 = map(a)\n", 1, 5,
+                    "`map` is a primitive of the language");
+    const char *prims[] = {"reduce", "scan", "zip", "unzip", "iota", "get", "filter", "take", "concat", "exscan",
+                           "toLocal", "mapSeq", "scatter_2d", "u8", "f64"};
+    for (size_t i = 0; i < sizeof prims / sizeof *prims; i++) {
+        char src[128];
+        snprintf(src, sizeof src, "def %s(x: i32): i32 = x\ndef main(a: i32): i32 = a\n", prims[i]);
+        st_err e = parse_fails(cx, src);
+        ck_assert_msg(e.loc.line == 1 && e.loc.col == 5 && strstr(e.message, prims[i]), "%s: %d:%d %s", prims[i],
+                      e.loc.line, e.loc.col, e.message);
+    }
+    /* the later functions: the def is the program's own, every call means it */
+    const char *later[] = {"sqrt", "exp", "log", "abs", "map2", "map3"};
+    for (size_t i = 0; i < sizeof later / sizeof *later; i++) {
+        char src[160];
+        snprintf(src, sizeof src, "def %s(x: i32): i32 = x + 100\ndef main(a: i32): i32 = %s(a) + (a |> %s)\n", later[i],
+                 later[i], later[i]);
+        const st_program *p = parse_ok(cx, src);
+        const st_value arg = st_value_scalar(ST_I32, (st_scalar){.i32 = 3});
+        st_value r;
+        st_err err = {0};
+        ck_assert_msg(st_eval(cx, &p->defs[1], &arg, NULL, 0, ar, &r, &err), "%s: %s", later[i], err.message);
+        ck_assert_int_eq(r.u.s.i32, 206);
+    }
+}
+END_TEST
+
 static Suite *lang_suite(void) {
     Suite *s = suite_create("lang");
     TCase *dev = tcase_create("device");
@@ -550,6 +587,7 @@ static Suite *lang_suite(void) {
     tcase_add_test(syn, bad_programs_are_refused_at_their_place);
     tcase_add_test(syn, a_slice_beyond_the_inputs_is_refused_at_the_slice);
     tcase_add_test(syn, math_functions_are_refused_at_their_place);
+    tcase_add_test(syn, a_def_named_like_a_builtin_is_refused_or_wins);
     suite_add_tcase(s, syn);
     return s;
 }
