@@ -509,9 +509,12 @@ static ast *parse_unary(parser *p) {
     ast *a;
     if (t->kind == K_MINUS || t->kind == K_BANG) {
         next(p);
+        /* `-128i8` is one literal, whose range is checked as a whole; `-(128i8)`
+         * negates the literal 128i8, which must fit on its own */
+        bool bare = peek(p)->kind != K_LPAREN;
         ast *operand = parse_unary(p);
         if (!operand) return NULL;
-        if (t->kind == K_MINUS && (operand->kind == A_INT || operand->kind == A_FLOAT) && !operand->negative) {
+        if (t->kind == K_MINUS && bare && (operand->kind == A_INT || operand->kind == A_FLOAT) && !operand->negative) {
             operand->negative = true;
             operand->loc = t->loc;
             a = operand;

@@ -596,6 +596,60 @@ START_TEST(error_literal_too_large) {
 }
 END_TEST
 
+/* A literal's range is checked as written: `-128i8` is one literal and
+ * fits, `-(128i8)` negates the literal 128i8, which does not (it was read
+ * as -128i8 and accepted). At every width's edges, suffixed and typed by
+ * context. */
+START_TEST(error_literal_range_at_every_width) {
+    static const struct {
+        const char *type, *min, *max, *over, *under;
+    } w[] = {
+        {"i8", "-128", "127", "128", "-129"},
+        {"u8", "0", "255", "256", "-1"},
+        {"i16", "-32768", "32767", "32768", "-32769"},
+        {"u16", "0", "65535", "65536", "-1"},
+        {"i32", "-2147483648", "2147483647", "2147483648", "-2147483649"},
+        {"u32", "0", "4294967295", "4294967296", "-1"},
+        {"i64", "-9223372036854775808", "9223372036854775807", "9223372036854775808", "-9223372036854775809"},
+        {"u64", "0", "18446744073709551615", NULL, "-1"},
+    };
+    char src[256], needle[64];
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++) {
+        const char *t = w[i].type;
+        /* the edges fit, suffixed and from the context */
+        snprintf(src, sizeof src, "def main(x: %s) = (%s%s, %s%s, x + %s, x + %s)", t, w[i].min, t, w[i].max, t, w[i].min,
+                 w[i].max);
+        (void)body(src);
+        /* one past them does not */
+        if (w[i].over) {
+            snprintf(src, sizeof src, "def main(x: %s) = x + %s%s", t, w[i].over, t);
+            snprintf(needle, sizeof needle, "%s%s", w[i].over, t);
+            ck_assert_error_at(src, needle, "does not fit");
+            snprintf(src, sizeof src, "def main(x: %s) = x + %s", t, w[i].over);
+            ck_assert_error_at(src, w[i].over, "does not fit");
+        }
+        snprintf(src, sizeof src, "def main(x: %s) = x + %s%s", t, w[i].under, t);
+        snprintf(needle, sizeof needle, "%s%s", w[i].under, t);
+        ck_assert_error_at(src, needle, "does not fit");
+        snprintf(src, sizeof src, "def main(x: %s) = x + %s", t, w[i].under);
+        ck_assert_error_at(src, w[i].under, "does not fit");
+        /* a signed minimum negated in parentheses: its magnitude is a literal of its own, out of range */
+        if (w[i].min[0] == '-') {
+            snprintf(src, sizeof src, "def main(x: %s) = x + -(%s%s)", t, w[i].min + 1, t);
+            snprintf(needle, sizeof needle, "%s%s", w[i].min + 1, t);
+            ck_assert_error_at(src, needle, "does not fit");
+            snprintf(src, sizeof src, "def main(x: %s) = x + -((%s))", t, w[i].min + 1);
+            ck_assert_error_at(src, w[i].min + 1, "does not fit");
+        }
+    }
+    /* the message names the literal and the range */
+    ck_assert_error_at("def main() = -(128i8)", "128i8", "128 does not fit in i8 (-128 to 127)");
+    ck_assert_error_at("def main() = -(2147483648)", "2147483648", "2147483648 does not fit in i32");
+    /* a negated literal that fits is still a literal, and unsigned negation wraps as `-x` does */
+    ck_assert_sexp("def main() = (-(127i8), -(0u8), -(1u8), -(-128i8))", "(tuple -127:i8 0:u8 255:u8 -128:i8)");
+}
+END_TEST
+
 START_TEST(error_empty_files) {
     ck_assert_error(cx, "", 1, 1, "defines nothing");
     ck_assert_error(cx, "-- only a comment\n-- and another", 1, 1, "defines nothing");
@@ -801,6 +855,7 @@ int main(void) {
     tcase_add_test(bad, error_missing_in);
     tcase_add_test(bad, error_bad_literal_suffix);
     tcase_add_test(bad, error_literal_too_large);
+    tcase_add_test(bad, error_literal_range_at_every_width);
     tcase_add_test(bad, error_empty_files);
     tcase_add_test(bad, error_def_shape);
     tcase_add_test(bad, error_nested_too_deeply);
