@@ -181,12 +181,19 @@ typedef struct builder {
     bool overflow, too_big;
 } builder;
 
+/* field by field: a factor's padding is whatever the copy it came from held */
+static bool same_monomial(const factor *f, const factor *g, uint32_t nf) {
+    for (uint32_t i = 0; i < nf; i++)
+        if (f[i].atom != g[i].atom || f[i].exp != g[i].exp) return false;
+    return true;
+}
+
 static void b_add_term(builder *b, int64_t coef, const factor *f, uint32_t nf) {
     if (coef == 0) return;
     if (nf > MAX_FACTORS) { b->too_big = true; return; }
     /* merge with an equal monomial */
     for (uint32_t i = 0; i < b->n; i++) {
-        if (b->t[i].nf != nf || (nf && memcmp(b->t[i].f, f, nf * sizeof *f) != 0)) continue;
+        if (b->t[i].nf != nf || !same_monomial(b->t[i].f, f, nf)) continue;
         if (__builtin_add_overflow(b->t[i].coef, coef, &b->t[i].coef)) b->overflow = true;
         return;
     }
@@ -310,8 +317,59 @@ static bool term_divides(const term *m, const term *t, bterm *q) {
     return j == m->nf;
 }
 
+static bool mono_mul(const term *s, const term *t, factor *out, uint32_t *nout);
+
+enum { MAX_DIVISION_STEPS = 4 * MAX_TERMS };
+
+/* Exact division of a by the polynomial d of several terms, the quotient
+ * into *q: long division by d's leading term (normal forms lead with their
+ * greatest monomial, degree first, and the order is one of monomials, so
+ * the leading term of q·d is q's times d's). d divides a exactly iff the
+ * remainder comes to nothing; a leading term d's does not divide, a
+ * coefficient it does not divide in the integers, or a step past the
+ * bound say no (sound: only "yes" is ever acted on). Atoms are taken as
+ * variables of their own, so (B + 1)·(B + 1) is known to be a multiple of
+ * B + 1 and (N + 1)·(N + 2) of N + 2. */
+static bool poly_divides(const st_size *d, const st_size *a, builder *q) {
+    builder r = {0};
+    b_add_poly(&r, a, 1);
+    const term *lead = &d->terms[0];
+    for (int step = 0; step < MAX_DIVISION_STEPS; step++) {
+        if (r.overflow || r.too_big || q->overflow || q->too_big) return false;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < r.n; i++)
+            if (r.t[i].coef != 0) r.t[n++] = r.t[i];
+        r.n = n;
+        if (n == 0) return true;
+        uint32_t m = 0;
+        for (uint32_t i = 1; i < n; i++) {
+            term ti = {r.t[i].coef, r.t[i].nf, r.t[i].f}, tm = {r.t[m].coef, r.t[m].nf, r.t[m].f};
+            if (cmp_mono(&ti, &tm) < 0) m = i;
+        }
+        term top = {r.t[m].coef, r.t[m].nf, r.t[m].f};
+        bterm t;
+        if (!term_divides(lead, &top, &t)) return false;
+        b_add_term(q, t.coef, t.f, t.nf);
+        term tt = {t.coef, t.nf, t.f};
+        for (uint32_t j = 0; j < d->nterms; j++) {
+            factor f[MAX_FACTORS];
+            uint32_t nf;
+            int64_t c;
+            if (__builtin_mul_overflow(t.coef, d->terms[j].coef, &c) || c == INT64_MIN || !mono_mul(&tt, &d->terms[j], f, &nf))
+                return false;
+            b_add_term(&r, -c, f, nf);
+        }
+    }
+    return false;
+}
+
 bool st_size_divides(const st_size *d, const st_size *s) {
-    if (d->nterms != 1) return d == s;
+    if (d == s) return true;
+    if (d->nterms == 0) return false;
+    if (d->nterms > 1) {
+        builder q = {0};
+        return poly_divides(d, s, &q);
+    }
     bterm q;
     for (uint32_t i = 0; i < s->nterms; i++)
         if (!term_divides(&d->terms[0], &s->terms[i], &q)) return false;
@@ -718,6 +776,11 @@ const st_size *st_size_div(st_ctx *cx, const st_size *a, const st_size *b, st_er
         }
         return b_finish(cx, &q, err);
     }
+    if (b->nterms > 1) {
+        builder q = {0};
+        if (a == b) return st_size_const(cx, 1);
+        if (poly_divides(b, a, &q)) return b_finish(cx, &q, err);
+    }
     return make_atom(cx, S_DIV, a, b, err);
 }
 
@@ -744,7 +807,7 @@ const st_size *st_size_mod(st_ctx *cx, const st_size *a, const st_size *b, st_er
         }
         return make_atom(cx, S_MOD, rs, b, err);
     }
-    if (b->nterms == 1 && st_size_divides(b, a)) return st_size_const(cx, 0);
+    if (st_size_divides(b, a)) return st_size_const(cx, 0);
     return make_atom(cx, S_MOD, a, b, err);
 }
 
