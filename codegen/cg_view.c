@@ -1,8 +1,9 @@
 /* codegen/cg_view.c — arrays as views over strided memory, and places to
  * write them. Nothing here copies: a split, join or transpose of memory is
  * the same memory with other strides; of anything else, a view that does the
- * index arithmetic when an element is read. Arrays of tuples are always zips
- * (the constructors push zip outward), so unzip is free. */
+ * index arithmetic when an element is read. Arrays of tuples in memory are
+ * zips (the constructors push zip outward), so their unzip is free; an index
+ * map making tuples unzips into a map per component. */
 #include "cg.h"
 
 #include <string.h>
@@ -487,18 +488,35 @@ cg_value cg_zip(cg *g, const st_type *t, uint32_t n, const cg_value *arrs) {
     return cg_array(t, z);
 }
 
-cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr) {
-    if (g->failed || arr->kind != CG_ARRAY || !arr->view) return *arr; /* after an error: anything */
-    if (arr->kind == CG_TUPLE) return *arr; /* already apart */
-    const cg_view *v = arr->view;
-    if (arr->kind != CG_ARRAY || v->kind != CG_V_ZIP) {
-        cg_fail(g, NULL, "unzip of an array that is not a zip");
+/* Component k of an array of tuples that is no zip (an index map making
+ * tuples, or a view of one): the map `x => x.k` over it, read where it is
+ * read, as the array itself would be. */
+static cg_value component_view(cg *g, const st_type *t, const cg_value *arr, uint32_t k) {
+    st_err e = {0};
+    const char *name = st_fresh_name(g->cx, "x");
+    const st_node *x = name ? st_var(g->cx, name, arr->type->elem, NULL) : NULL;
+    const st_node *body = x ? st_proj(g->cx, x, k, &e) : NULL;
+    const st_node *fn = body ? st_lambda(g->cx, 1, &x, body, &e) : NULL;
+    if (!fn) {
+        cg_fail(g, NULL, "%s", e.message[0] ? e.message : "out of memory");
         return *arr;
     }
-    cg_value *items = cg_alloc(g, v->n * sizeof *items);
+    return cg_map_view(g, t, fn, NULL, arr);
+}
+
+cg_value cg_unzip(cg *g, const st_type *t, const cg_value *arr) {
+    if (g->failed || arr->kind != CG_ARRAY || !arr->view) return *arr; /* after an error: anything */
+    const cg_view *v = arr->view;
+    if (v->kind != CG_V_ZIP && (t->kind != ST_TYPE_TUPLE || arr->type->elem->kind != ST_TYPE_TUPLE)) {
+        cg_fail(g, NULL, "unzip of an array whose elements are not tuples");
+        return *arr;
+    }
+    uint32_t n = v->kind == CG_V_ZIP ? v->n : t->n;
+    cg_value *items = cg_alloc(g, n * sizeof *items);
     if (!items) return *arr;
-    for (uint32_t k = 0; k < v->n; k++) items[k] = cg_array(t->items[k], v->items[k]);
-    return (cg_value){.kind = CG_TUPLE, .type = t, .n = v->n, .items = items};
+    for (uint32_t k = 0; k < n; k++)
+        items[k] = v->kind == CG_V_ZIP ? cg_array(t->items[k], v->items[k]) : component_view(g, t->items[k], arr, k);
+    return (cg_value){.kind = CG_TUPLE, .type = t, .n = n, .items = items};
 }
 
 /* A prefix of memory is that memory with a shorter first dimension, so an

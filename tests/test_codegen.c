@@ -620,6 +620,68 @@ START_TEST(compositions_agree) {
 }
 END_TEST
 
+/* What the interpreter runs, codegen runs (issue 46, item 14): an unzip of
+ * an array of tuples that is no zip in memory (an index map making pairs,
+ * a literal of pairs, a slice or rows of one), and lengths that are
+ * products of sums ((B + 1)*(B + 1) flattened by a 2-D scatter and split
+ * by B + 1, (N + 1)*(N + 2) split by N + 2). Each under lowering alone
+ * (`run -s id`) and the device's default, against the interpreter. */
+typedef struct valid_case {
+    const char *name, *src;
+    const char *sets[5];
+} valid_case;
+
+static const valid_case valid_cases[] = {
+    {"unzip of an index map of pairs",
+     "def main(xs: [N]i32): ([N]i64, [N]i32) = iota(N) |> map(i => (i, xs[i] - 1)) |> unzip\n",
+     {"N=1", "N=7", "N=1000", "N=1000003"}},
+    {"unzip of an index map of pairs read by get in a map",
+     "def main(xs: [N]i32): [N]i32 =\n"
+     "  iota(N) |> map(i => let (a, b) = iota(N) |> map(j => (xs[j], i32(j))) |> unzip in a[i] + b[i])\n",
+     {"N=1", "N=7", "N=1000"}},
+    {"unzip of an index map of pairs in a map",
+     "def main(xs: [N]i32): [N]i64 =\n"
+     "  iota(N) |> map(i => let (a, b) = iota(4) |> map(j => (j, i + j)) |> unzip in reduce(+, 0, b) + reduce(+, 0, a))\n",
+     {"N=1", "N=7", "N=1000003"}},
+    {"unzip of a literal of pairs", "def main(xs: [N]i32): ([2]i32, [2]i32) = [(1, 2), (3, 4)] |> unzip\n", {"N=1"}},
+    {"unzip of a slice of an index map",
+     "def main(xs: [N]i32): ([N - 1]i64, [N - 1]i32) = (iota(N) |> map(i => (i, xs[i] * 3)))[1:N] |> unzip\n",
+     {"N=1", "N=7", "N=1000003"}},
+    {"unzip of the rows of a split index map",
+     "def main(xs: [N]i32): [N]i64 =\n"
+     "  iota(N) |> map(i => (i, xs[i])) |> split(1) |> map(r => let (a, b) = unzip(r) in a[0] + i64(b[0]))\n",
+     {"N=1", "N=7", "N=1000003"}},
+    {"scatter_2d on a (B + 1) x (B + 1) grid",
+     "def main(B: i64): [B + 1][B + 1]i32 = scatter_2d(replicate(B + 1, replicate(B + 1, 0i32)), [(0i64, 0i64)], [1])\n",
+     {"B=0", "B=1", "B=7", "B=1000"}},
+    {"reduce_by_index_2d on an (N + 1) x (N + 2) grid",
+     "def main(xs: [N]i32): [N + 1][N + 2]i32 =\n"
+     "  reduce_by_index_2d(replicate(N + 1, replicate(N + 2, 0i32)), +, 0, iota(N) |> map(i => (i % 3, i % 5)), xs)\n",
+     {"N=1", "N=7", "N=1000"}},
+    {"(N + 1)*(N + 2) split by N + 2 and by N + 1",
+     "def main(xs: [N]i32): ([N + 1][N + 2]i32, [N + 2]i64) =\n"
+     "  (replicate((N + 1) * (N + 2), 1i32) |> split(N + 2),\n"
+     "   iota((N + 1) * (N + 2)) |> split(N + 1) |> map(r => reduce(+, 0, r)))\n",
+     {"N=1", "N=7", "N=1000"}},
+    {"a cube split by a square",
+     "def main(xs: [N]i32): [N + 1][N + 1]i64 =\n"
+     "  iota((N + 1) * (N + 1) * (N + 1)) |> split((N + 1) * (N + 1)) |> map(r => r |> split(N + 1) |> map(q => reduce(+, 0, q)))\n",
+     {"N=1", "N=7", "N=100"}},
+};
+enum { NVALID_CASES = sizeof valid_cases / sizeof *valid_cases };
+
+START_TEST(what_evaluates_runs) {
+    const valid_case *c = &valid_cases[_i / 2];
+    const char *strategy = _i % 2 ? st_default_strategy(st_cl_device(device())->type) : NULL;
+    const char *label = text_of("%s under %s", c->name, strategy ? "the default" : "no strategy");
+    const st_def *orig = def_of(c->src);
+    st_code code = generated(lowered(apply(orig, strategy, label), label), label);
+    st_exe *exe = built(&code, label);
+    for (size_t k = 0; k < 5 && c->sets[k]; k++) agrees(exe, orig, c->sets[k], 53 + k, label);
+    st_exe_free(exe);
+}
+END_TEST
+
 /* Rows as elements (issue 18, item 5): programs whose elements, accumulators
  * or buckets are arrays of symbolic length, with no strategy (lower-opencl
  * alone, as `run -s id`). A work-item of a parallel kernel keeps such a row
@@ -1121,6 +1183,7 @@ int main(void) {
     tcase_add_checked_fixture(comp, rules_setup, pipeline_teardown);
     tcase_set_timeout(comp, 300);
     tcase_add_loop_test(comp, compositions_agree, 0, NCOMPOSE_CASES);
+    tcase_add_loop_test(comp, what_evaluates_runs, 0, 2 * NVALID_CASES);
     suite_add_tcase(s, comp);
 
     TCase *rows = tcase_create("rows");

@@ -618,6 +618,29 @@ START_TEST(check_passes_on_edge_sizes) {
 }
 END_TEST
 
+/* Valid programs that `strata eval` ran and `run` refused (issue 46, item
+ * 14): an unzip of an index map of pairs ("unzip of an array that is not a
+ * zip") and a scatter_2d on a (B + 1) x (B + 1) grid, whose flattened
+ * length (B + 1)² split by B + 1 was "not a multiple", exit 2. Under -s id
+ * and the default. */
+START_TEST(what_eval_runs_run_runs) {
+    const char *unzip = write_text("unzip.strata", "def main(xs: [n]i32): ([n]i64, [n]i32) =\n"
+                                                   "  iota(n) |> map(i => (i, xs[i] - 1)) |> unzip\n");
+    const char *grid = write_text("grid.strata", "def main(B: i64): [B + 1][B + 1]i32 =\n"
+                                                 "  scatter_2d(replicate(B + 1, replicate(B + 1, 0i32)), [(0i64, 0i64)], [1])\n");
+    const char *ns[] = {"n=1", "n=7", "n=1000", "n=1000003"}, *bs[] = {"B=1", "B=8", "B=1000"};
+    for (int id = 0; id < 2; id++) {
+        for (size_t k = 0; k < sizeof ns / sizeof *ns; k++)
+            run_checked(id ? ARGS("run", unzip, "-s", "id", "--size", ns[k], "--check")
+                           : ARGS("run", unzip, "--size", ns[k], "--check"));
+        for (size_t k = 0; k < sizeof bs / sizeof *bs; k++)
+            run_checked(id ? ARGS("run", grid, "-s", "id", "--input", bs[k], "--check")
+                           : ARGS("run", grid, "--input", bs[k], "--check"));
+    }
+    ck_assert_has(run_ok(ARGS("run", grid, "--input", "B=8"), NULL), "0: [9][9]i32 = [1, 0, 0, 0, 0, 0, 0, 0, …, 0, 0]");
+}
+END_TEST
+
 /* ---- errors ---- */
 
 START_TEST(missing_program) {
@@ -820,6 +843,7 @@ int main(void) {
     tcase_add_test(ok, entry_picks_a_def);
     tcase_add_test(ok, check_passes_on_every_example);
     tcase_add_test(ok, check_passes_on_edge_sizes);
+    tcase_add_test(ok, what_eval_runs_run_runs);
 
     TCase *errors = tcase(s, "errors");
     tcase_add_test(errors, missing_program);
