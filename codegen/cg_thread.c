@@ -262,7 +262,40 @@ static cg_value if_chain(cg *g, const st_node *e, const cg_binding *env) {
     return r;
 }
 
+/* An array literal is an index map choosing among its elements by a
+ * balanced tree of ifs on the index (elab.c select_tree): a kernel holds
+ * its elements as code, which device compilers take in time superlinear
+ * in their number (seconds at a few thousand on PoCL, minutes at 10^5).
+ * Past MAX_LITERAL it is refused, at the literal, with its size. */
+enum { MAX_LITERAL = 8192 };
+
+static bool selects_on(const st_node *e, const st_node **i) {
+    if (e->kind != ST_NODE_IF) return false;
+    const st_node *c = e->kids[0];
+    if (c->kind != ST_NODE_BINOP || c->u.binop != ST_OP_LT || c->kids[0]->kind != ST_NODE_VAR ||
+        c->kids[1]->kind != ST_NODE_LIT || (*i && c->kids[0] != *i))
+        return false;
+    *i = c->kids[0];
+    return true;
+}
+
+/* The choices of the tree of ifs on one index that e is, up to `cap` */
+static uint64_t choices(const st_node *e, const st_node *i, uint64_t cap) {
+    if (!selects_on(e, &i)) return 1;
+    uint64_t a = choices(e->kids[1], i, cap);
+    return a >= cap ? a : a + choices(e->kids[2], i, cap - a);
+}
+
 static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
+    const st_node *i = NULL;
+    uint64_t n = selects_on(e, &i) ? choices(e, i, MAX_LITERAL + 1) : 1;
+    if (n > MAX_LITERAL) {
+        n = choices(e, i, UINT64_MAX);
+        cg_fail(g, e, "an array literal of %llu elements: a kernel holds one of at most %d, as code; "
+                      "pass the array as an input (a .npy file) instead",
+                (unsigned long long)n, MAX_LITERAL);
+        return cg_scalar(e->type, "0");
+    }
     if (chain_length(e) >= CHAIN_FROM) return if_chain(g, e, env);
     cg_value c0 = cg_thread_value(g, e->kids[0], env);
     cg_value c = cg_materialize(g, &c0);

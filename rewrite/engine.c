@@ -16,8 +16,13 @@
 /* Budgets for one rewrite, enough for any real strategy: rule applications,
  * strategy steps of any kind (so that iterate(1000000, iterate(1000000, id))
  * ends too), and rules nested within rules (a composite expanding into
- * itself). A strategy that would go on is reported instead of hanging. */
-enum { MAX_STEPS = 10000, MAX_WORK = 10000000, MAX_NESTING = 200 };
+ * itself). A strategy that would go on is reported instead of hanging.
+ * A traversal takes steps at every node of the tree it walks, so the steps
+ * grow with the program: MAX_WORK and WORK_PER_NODE for each node of its
+ * tree (shared nodes counted at each use, as the traversals meet them, up
+ * to TREE_CAP), so that a strategy that ends on a small program ends on a
+ * large one (an array literal of 10^5 elements is 5·10^5 nodes). */
+enum { MAX_STEPS = 10000, MAX_WORK = 10000000, MAX_NESTING = 200, WORK_PER_NODE = 100, TREE_CAP = 1000000 };
 
 /* A rule application, kept for the trace until the strategy's outcome is
  * known: entries of a branch that failed are dropped. */
@@ -33,7 +38,7 @@ struct st_rw {
     const st_registry *reg;
     st_trace_fn trace;
     void *trace_data;
-    uint64_t steps, work;
+    uint64_t steps, work, max_work;
     const st_def *def;
     fired *log; /* for the trace */
     size_t nlog, caplog;
@@ -409,8 +414,9 @@ __attribute__((noinline)) static const st_node *one(st_rw *rw, const st_strategy
 }
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
-    if (++rw->work > MAX_WORK)
-        return st_fail(why, (st_loc){0}, "stopped after %d strategy steps: the strategy does not seem to end", MAX_WORK), NULL;
+    if (++rw->work > rw->max_work)
+        return st_fail(why, (st_loc){0}, "stopped after %llu strategy steps (%d, and %d for each node of the program): "
+                       "the strategy does not seem to end", (unsigned long long)rw->max_work, MAX_WORK, WORK_PER_NODE), NULL;
     size_t mark = rw->nlog;
     const st_node *r = run_kind(rw, s, e, why);
     if (!r) rw->nlog = mark;
@@ -518,10 +524,26 @@ static const st_node *run_kind(st_rw *rw, const st_strategy *s, const st_node *e
     return st_fail_internal(why, "unknown strategy"), NULL;
 }
 
+/* The nodes of e as a tree, at most TREE_CAP (each node's count once). */
+static uint64_t tree_size(const st_node *e, st_ptrmap *memo, bool *ok) {
+    uintptr_t v;
+    if (st_ptrmap_get(memo, e, &v)) return v;
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < e->nkids && n < TREE_CAP; i++) n += tree_size(e->kids[i], memo, ok);
+    if (n > TREE_CAP) n = TREE_CAP;
+    *ok &= st_ptrmap_put(memo, e, (uintptr_t)n);
+    return n;
+}
+
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
     rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
     rw->nlog = 0;
+    st_ptrmap memo = {0};
+    bool ok = true;
+    rw->max_work = MAX_WORK + WORK_PER_NODE * tree_size(e, &memo, &ok);
+    st_ptrmap_free(&memo);
+    if (!ok) return st_fail_internal(why, "out of memory"), NULL;
     /* seeds that are no neutral element come out of scans and reduces, and
      * exscans become scans of their shifted inputs, before any rule looks:
      * every rule then takes them as the scans they are (rewrite.h says why) */

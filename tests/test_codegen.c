@@ -990,6 +990,37 @@ START_TEST(private_array_of_unknown_length) {
 }
 END_TEST
 
+/* An array literal is code in a kernel, which a device compiler takes in
+ * time superlinear in its elements (minutes at 10^5 on PoCL): one past the
+ * limit is refused at the literal, with its size; one at the limit is
+ * generated. */
+static const char *literal_of(int n, const char *tail) {
+    st_buf b = {0};
+    st_buf_printf(&b, "def main(xs: [N]i32): [%d]i32 =\n  [", n);
+    for (int i = 0; i < n; i++) st_buf_printf(&b, "%s%d", i ? ", " : "", i % 1000);
+    st_buf_printf(&b, "]%s\n", tail);
+    const char *t = text_of("%s", b.data);
+    st_buf_free(&b);
+    return t;
+}
+
+START_TEST(array_literal_too_large) {
+    const char *parts[] = {"an array literal of 8193 elements: a kernel holds one of at most 8192", "as an input", NULL};
+    for (int fused = 0; fused < 2; fused++) {
+        const char *src = literal_of(8193, fused ? " |> map(x => x * 2)" : "");
+        const st_def *d = def_of(src);
+        codegen_fails(lowered(d, "8193"), parts);
+        codegen_fails(lowered(apply(d, st_default_strategy("CPU"), "8193"), "8193"), parts);
+        st_code code;
+        st_err err = {0};
+        ck_assert(!st_codegen(cx, lowered(d, "8193"), ar, &code, &err));
+        ck_assert_int_eq(err.loc.line, 2); /* at the literal's `[` */
+        ck_assert_int_eq(err.loc.col, 3);
+    }
+    (void)generated(lowered(def_of(literal_of(8192, " |> map(x => x * 2)")), "8192"), "8192");
+}
+END_TEST
+
 /* parallel-scan with BS=16384, BF=2 asks for work-groups of 8192 work-items
  * in its first layer; PoCL allows 4096. The glue either runs it in smaller
  * groups (a mapLcl is a loop strided by the group's size) and gets it right,
@@ -1203,6 +1234,7 @@ int main(void) {
     tcase_add_test(err, map_lcl_at_the_top);
     tcase_add_test(err, parallel_maps_inside_groups_and_work_items);
     tcase_add_test(err, private_array_of_unknown_length);
+    tcase_add_test(err, array_literal_too_large);
     tcase_add_test(err, work_group_too_large);
     tcase_add_test(err, local_memory_too_large);
     tcase_add_test(err, local_memory_that_fits);

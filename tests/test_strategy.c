@@ -1076,6 +1076,28 @@ START_TEST(engine_nested_iterate_ends) {
 }
 END_TEST
 
+/* A traversal takes steps at every node, so the budget grows with the
+ * program: the default strategy on an array literal of 10^5 elements (5·10^5
+ * nodes, 1.4·10^7 steps) stopped as "does not seem to end" at 10^7. A
+ * strategy without end on it is still stopped, with the budget in the
+ * message. */
+START_TEST(engine_budget_grows_with_the_program) {
+    enum { N = 100000 };
+    st_buf b = {0};
+    st_buf_printf(&b, "def main(): [%d]i32 = [", N);
+    for (int i = 0; i < N; i++) st_buf_printf(&b, "%s%d", i ? ", " : "", i * 7 % 13);
+    st_buf_puts(&b, "]\n");
+    const st_def *d = def_of(b.data);
+    st_buf_free(&b);
+    st_err why = {0};
+    const st_def *now = st_rewrite_def(rw, strat(st_default_strategy("CPU")), d, &why);
+    ck_assert_msg(now != NULL, "%s", why.message);
+    ck_assert_ptr_eq(now->body, d->body); /* nothing to rewrite in a literal */
+    why = rewrite_fails("iterate(1000000, iterate(1000000, id))", body_of("def main(x: i32) = x + 1"));
+    ck_assert_has(why.message, "stopped after 10000300 strategy steps (10000000, and 100 for each node of the program)");
+}
+END_TEST
+
 /* A composite that expands into itself for ever is an error, not a crash. */
 START_TEST(engine_self_expanding_composite) {
     const st_node *x = body_of("def main(x: i32) = x");
@@ -1789,5 +1811,10 @@ int main(void) {
     tcase_set_timeout(limits, 10);
     tcase_add_test(limits, engine_nested_iterate_ends);
     suite_add_tcase(s, limits);
+    TCase *large = tcase_create("large");
+    tcase_add_checked_fixture(large, setup, teardown);
+    tcase_set_timeout(large, 120);
+    tcase_add_test(large, engine_budget_grows_with_the_program);
+    suite_add_tcase(s, large);
     return run_suite(s);
 }
