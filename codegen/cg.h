@@ -196,14 +196,16 @@ static inline bool cg_is_argument(const cg_buffer *b) { return b->role == CG_BUF
 /* A place in the kernels that can record a fault (cg_fault.c). */
 typedef enum cg_fault_kind {
     CG_FAULT_INDEX,    /* an index out of range: the value is the index */
+    CG_FAULT_DIVISION, /* an integer divided by zero (/ or %) */
     CG_FAULT_ALGORITHM /* a kernel-making primitive's own fault (its descriptor's fault_glue) */
 } cg_fault_kind;
 typedef struct cg_fault_site {
     cg_fault_kind kind;
     const cg_kernel *kernel;    /* the kernel it is in */
     const char *length_c;       /* INDEX: the array's length, a C expression over the scalars */
-    const char *what;           /* INDEX: the expression, printed; ALGORITHM: the kernel's name */
+    const char *what;           /* INDEX, DIVISION: the expression, printed; ALGORITHM: the kernel's name */
     const struct cg_algorithm *alg; /* ALGORITHM: whose fault */
+    int line, col;              /* INDEX, DIVISION: where it stands in the program (line 0: nowhere known) */
 } cg_fault_site;
 
 typedef struct cg {
@@ -431,6 +433,10 @@ void cg_range_conv(cg_value *r, st_scalar_kind to, const cg_value *a);
 const cg_binding *cg_range_refine(cg *g, const st_node *cond, const cg_binding *env);
 /* env for the branch where cond fails: `i == lo` puts i above lo */
 const cg_binding *cg_range_refine_not(cg *g, const st_node *cond, const cg_binding *env);
+/* Might `a op d` divide an integer by zero: op is / or % of integers of kind
+ * k, and the divisor (its node, when there is one, and its value d, when
+ * known) is neither a nonzero literal nor in a range above 0? */
+bool cg_divides_by_zero(st_binop op, st_scalar_kind k, const st_node *divisor, const cg_value *d);
 /* Is i surely an index of an array of this length? */
 bool cg_in_range(cg *g, const cg_value *i, const st_size *length);
 
@@ -608,6 +614,10 @@ const char *cg_fault_name(int code);
  * holding it, 0 when it is out of range, which is then recorded as a fault
  * of the expression at (get) that the glue reports after the launch. */
 const char *cg_checked_index(cg *g, const char *i, const st_size *length, const st_node *at);
+/* d (a C expression, an integer divisor not known to be nonzero) checked:
+ * where it is 0, a fault of the division at (a / or %, or the operator
+ * applied) that the glue reports after the launch. */
+void cg_checked_divisor(cg *g, const char *d, const st_node *at);
 /* The current kernel records a's fault, with `value` (a C expression;
  * one site a kernel). */
 void cg_fault_of(cg *g, const cg_algorithm *a, const char *value);

@@ -14,7 +14,12 @@ static bool closed_scalar(const st_node *e, const st_node *const *bound, uint32_
         for (uint32_t i = 0; i < nbound; i++)
             if (bound[i]->u.name == e->u.name) return true;
         return false;
-    case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_BINOP: case ST_NODE_CONV:
+    case ST_NODE_BINOP:
+        /* a divisor that may be 0 is checked, which a C function of its own
+         * cannot record (the fault words are the kernel's) */
+        if (cg_divides_by_zero(e->u.binop, e->kids[0]->type->scalar, e->kids[1], NULL)) return false;
+        __attribute__((fallthrough));
+    case ST_NODE_TUPLE: case ST_NODE_PROJ: case ST_NODE_UNOP: case ST_NODE_CONV:
     case ST_NODE_IF:
         for (uint32_t i = 0; i < e->nkids; i++)
             if (!closed_scalar(e->kids[i], bound, nbound)) return false;
@@ -113,7 +118,12 @@ cg_value cg_apply(cg *g, const st_node *f, uint32_t nargs, const cg_value *args,
             cg_fail(g, f, "an operator applied to other than two scalars");
             return cg_scalar(f->type->elem, "0");
         }
-        return cg_scalar(f->type->elem, cg_binop(g, f->u.binop, args[0].type->scalar, args[0].c, args[1].c));
+        cg_value d = args[1];
+        if (cg_divides_by_zero(f->u.binop, args[0].type->scalar, NULL, &d)) {
+            d = cg_materialize(g, &d);
+            cg_checked_divisor(g, d.c, f);
+        }
+        return cg_scalar(f->type->elem, cg_binop(g, f->u.binop, args[0].type->scalar, args[0].c, d.c));
     }
     if (f->kind != ST_NODE_LAMBDA) {
         cg_fail(g, f, "a function argument that is not a lambda or an operator");

@@ -1,8 +1,8 @@
 /* codegen/cg_fault.c — what a kernel finds wrong, and how the glue says it.
  *
  * A kernel cannot stop a run or print: what goes wrong on the device (an
- * index out of range, or a fault of a kernel-making primitive's own, which
- * its descriptor reports) is recorded
+ * index out of range, an integer divided by zero, or a fault of a
+ * kernel-making primitive's own, which its descriptor reports) is recorded
  * in three words of one global buffer per program, the faults, and the
  * glue reads them once, after the last launch (a wait between launches
  * would count in a run's time; a kernel after a fault reads element 0 for
@@ -21,6 +21,7 @@
  * only numbers: their text does not depend on where the program was read. */
 #include "cg.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const prelude =
@@ -60,8 +61,8 @@ void cg_fault_of(cg *g, const cg_algorithm *a, const char *value) {
     cg_line(g, "st_fault(%s, %d, (long)(%s));", faults_of(g), site, value);
 }
 
-const char *cg_checked_index(cg *g, const char *i, const st_size *length, const st_node *at) {
-    const char *n = cg_size(g, length);
+/* the expression at, as the interpreter prints it, and its def */
+static const char *expression_at(cg *g, const st_node *at) {
     st_buf b = {0};
     st_print_node(at, &b);
     const char *text = b.data ? b.data : "";
@@ -69,7 +70,22 @@ const char *cg_checked_index(cg *g, const char *i, const st_size *length, const 
     const char *what = cg_str(g, "`%.*s%s` (in def %s)", (int)(len > 80 ? 80 : len), text,
                               len > 80 || text[len] ? " ..." : "", g->def->name);
     st_buf_free(&b);
-    int site = new_site(g, (cg_fault_site){.kind = CG_FAULT_INDEX, .length_c = n, .what = what});
+    return what;
+}
+
+/* The place a site names: the expression at (expression_at), and its line
+ * and column in the program (a rewrite's node stands where what it
+ * replaced stood), which the message begins with. */
+static cg_fault_site site_at(cg *g, cg_fault_kind kind, const st_node *at) {
+    st_loc loc = st_node_loc_or(g->cx, at, st_node_loc(g->cx, g->at));
+    return (cg_fault_site){.kind = kind, .what = expression_at(g, at), .line = loc.line, .col = loc.col};
+}
+
+const char *cg_checked_index(cg *g, const char *i, const st_size *length, const st_node *at) {
+    const char *n = cg_size(g, length);
+    cg_fault_site fault = site_at(g, CG_FAULT_INDEX, at);
+    fault.length_c = n;
+    int site = new_site(g, fault);
     const char *c = cg_name(g, "i");
     cg_line(g, "long %s = %s;", c, i);
     /* out of range: recorded, and element 0 read instead, so that nothing
@@ -81,6 +97,12 @@ const char *cg_checked_index(cg *g, const char *i, const st_size *length, const 
     g->indent--;
     cg_line(g, "}");
     return c;
+}
+
+void cg_checked_divisor(cg *g, const char *d, const st_node *at) {
+    int site = new_site(g, site_at(g, CG_FAULT_DIVISION, at));
+    /* the quotient itself is st_div's, 0, and the run goes on to the glue's report */
+    cg_line(g, "if (%s == 0) st_fault(%s, %d, 0);", d, faults_of(g), site);
 }
 
 void cg_fault_glue(const cg *g, st_buf *out) {
@@ -96,14 +118,21 @@ void cg_fault_glue(const cg *g, st_buf *out) {
     for (uint32_t i = 0; i < g->nsites; i++) {
         const cg_fault_site *s = &g->sites[i];
         st_buf_printf(out, "        if (fault[0] == %u) {\n", i + 1);
+        /* LINE:COL: first, which the runtime turns into the error's place (st_launch_run) */
+        char at[48] = "";
+        if (s->line > 0) snprintf(at, sizeof at, "%d:%d: ", s->line, s->col);
         if (s->kind == CG_FAULT_INDEX) {
-            st_buf_puts(out, "            snprintf(msg, msgcap, \"index %ld out of range for an array of length %ld in %s\",\n"
-                             "                     value, (long)(");
+            st_buf_printf(out, "            snprintf(msg, msgcap, \"%sindex %%ld out of range for an array of length %%ld in %%s\",\n"
+                               "                     value, (long)(", at);
             st_buf_printf(out, "%s), ", s->length_c);
             st_buf_puts(out, "\"");
             cg_put_escaped(out, s->what, strlen(s->what));
             st_buf_puts(out, "\"");
             st_buf_puts(out, ");\n            err = STRATA_INDEX_OUT_OF_RANGE;\n");
+        } else if (s->kind == CG_FAULT_DIVISION) {
+            st_buf_printf(out, "            snprintf(msg, msgcap, \"%sdivision by zero in %%s\", \"", at);
+            cg_put_escaped(out, s->what, strlen(s->what));
+            st_buf_puts(out, "\");\n            err = STRATA_DIVISION_BY_ZERO;\n");
         } else {
             s->alg->fault_glue(out, s->what);
         }

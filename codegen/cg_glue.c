@@ -212,6 +212,8 @@ static const char *glue_prelude_rest =
     "#define STRATA_INDEX_OUT_OF_RANGE (-9002)\n"
     "/* what strata_run returns when take's or drop's count lies outside 0..the length of its array */\n"
     "#define STRATA_COUNT_OUT_OF_RANGE (-9003)\n"
+    "/* what strata_run returns when a kernel divided an integer by zero (/ or %) */\n"
+    "#define STRATA_DIVISION_BY_ZERO (-9004)\n"
     "#define STRATA_CPU_GROUP_PRIVATE ((cl_ulong)1 << 18)\n"
     "\n"
     "static inline long st_div_long(long a, long b) { return b == 0 ? 0 : a / b; }\n"
@@ -557,7 +559,8 @@ const char *cg_glue(cg *g) {
     for (uint32_t i = 0; cg_algorithms[i]; i++)
         if (cg_algorithms[i]->fault_contract) st_buf_puts(&out, cg_algorithms[i]->fault_contract);
     st_buf_puts(&out, "a take or drop whose count lies outside 0..the length\n"
-                      " * of its array STRATA_COUNT_OUT_OF_RANGE (all below), with a sentence in msg.\n */\n");
+                      " * of its array STRATA_COUNT_OUT_OF_RANGE, an integer divided by zero\n"
+                      " * STRATA_DIVISION_BY_ZERO (all below), with a sentence in msg.\n */\n");
     st_buf_puts(&out, glue_prelude);
     for (uint32_t i = 0; cg_algorithms[i]; i++)
         if (cg_algorithms[i]->fault_name)

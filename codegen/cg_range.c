@@ -152,6 +152,18 @@ void cg_range_conv(cg_value *r, st_scalar_kind to, const cg_value *a) {
     r->hi_full = a->hi_full;
 }
 
+/* A literal other than 0, or one negated. */
+static bool nonzero_literal(const st_node *n) {
+    if (n->kind == ST_NODE_UNOP && n->u.unop == ST_OP_NEG) n = n->kids[0];
+    return n->kind == ST_NODE_LIT && n->u.lit.bits != 0;
+}
+
+bool cg_divides_by_zero(st_binop op, st_scalar_kind k, const st_node *divisor, const cg_value *d) {
+    if ((op != ST_OP_DIV && op != ST_OP_MOD) || !st_scalar_is_int(k)) return false;
+    if (divisor && nonzero_literal(divisor)) return false;
+    return !(d && d->kind == CG_SCALAR && d->hi && d->lo >= 1); /* in [lo, hi) with lo ≥ 1 */
+}
+
 bool cg_in_range(cg *g, const cg_value *i, const st_size *length) {
     return i->kind == CG_SCALAR && i->hi && i->lo >= 0 && length && at_most(g, i->hi, length, false);
 }

@@ -711,6 +711,33 @@ static const char *group_quotient(cg *g, const cg_value *a, const cg_value *b, c
                   cg_binop(g, ST_OP_DIV, a->type->scalar, a->group_first, b->c), quotient);
 }
 
+/* a && b, a || b: b is evaluated only where a does not decide, as the
+ * interpreter does, so that what b checks (an index, a divisor) is checked
+ * only there: `k < n && xs[k] > 0` reads nothing at k = n. */
+static cg_value short_circuit(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value a = cg_thread_value(g, e->kids[0], env);
+    st_buf saved = cg_capture_begin(g);
+    g->indent++;
+    cg_value b = cg_thread_value(g, e->kids[1], env);
+    g->indent--;
+    st_buf tb = cg_capture_end(g, saved);
+    cg_value r;
+    if (!tb.len) {
+        r = cg_scalar(e->type, cg_binop(g, e->u.binop, ST_BOOL, a.c, b.c));
+    } else {
+        r = declare(g, e->type);
+        cg_assign(g, &r, &a);
+        cg_line(g, "if (%s%s) {", e->u.binop == ST_OP_AND ? "" : "!", r.c);
+        cg_emit_text(g, &tb, 0, NULL, NULL);
+        g->indent++;
+        cg_assign(g, &r, &b);
+        g->indent--;
+        cg_line(g, "}");
+    }
+    st_buf_free(&tb);
+    return r;
+}
+
 /* Brackets nested deeper than this in one expression go through a variable. */
 enum { FLAT_DEPTH = 64 };
 
@@ -775,8 +802,13 @@ static cg_value thread_value_of(cg *g, const st_node *e, const cg_binding *env) 
         return cg_scalar(e->type, cg_unop(g, e->u.unop, a.type->scalar, a.c));
     }
     case ST_NODE_BINOP: {
+        if (e->u.binop == ST_OP_AND || e->u.binop == ST_OP_OR) return short_circuit(g, e, env);
         cg_value a = cg_thread_value(g, e->kids[0], env);
         cg_value b = cg_thread_value(g, e->kids[1], env);
+        if (cg_divides_by_zero(e->u.binop, a.type->scalar, e->kids[1], &b)) {
+            b = cg_materialize(g, &b);
+            cg_checked_divisor(g, b.c, e);
+        }
         cg_value r = cg_scalar(e->type, cg_binop(g, e->u.binop, a.type->scalar, a.c, b.c));
         /* i < n that i's range decides (a padded array's test) */
         const char *known = e->u.binop == ST_OP_LT ? cg_range_below(g, &a, e->kids[1], r.c) : NULL;

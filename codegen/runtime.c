@@ -66,6 +66,7 @@ static const char *cl_error_name(cl_int rc) {
         E(CL_PLATFORM_NOT_FOUND_KHR)
     case -9002: return "STRATA_INDEX_OUT_OF_RANGE"; /* the glue's own (cg_glue.c) */
     case -9003: return "STRATA_COUNT_OUT_OF_RANGE";
+    case -9004: return "STRATA_DIVISION_BY_ZERO";
     default: break;
     }
     const char *fault = cg_fault_name(rc); /* a kernel-making primitive's (cg.h) */
@@ -687,6 +688,16 @@ static void release_events(st_launch *l) {
         }
 }
 
+/* A fault's message from the glue begins with the line and column of what
+ * faulted (cg_fault.c): that becomes the error's place, in the program's
+ * file, as the interpreter's error has it, and the rest is the message. */
+static const char *fault_place(const char *msg, const st_def *def, st_loc *at) {
+    int line = 0, col = 0, used = 0;
+    if (sscanf(msg, "%9d:%9d: %n", &line, &col, &used) != 2 || used == 0 || line <= 0 || col <= 0) return msg;
+    *at = (st_loc){def->loc.file, line, col};
+    return msg + used;
+}
+
 bool st_launch_run(st_launch *l, double *ms, st_err *err) {
     st_cl *cl = l->exe->cl;
     char msg[256] = "";
@@ -700,9 +711,12 @@ bool st_launch_run(st_launch *l, double *ms, st_err *err) {
     if (rc != CL_SUCCESS || done != CL_SUCCESS) {
         release_events(l);
         char why[700];
-        if (rc != CL_SUCCESS)
-            return st_fail(err, (st_loc){0}, "running on %s: %s (%s)", cl->info.name,
-                           msg[0] ? msg : "the host glue failed", error_text(cl, rc, why, sizeof why));
+        if (rc != CL_SUCCESS) {
+            st_loc at = {0};
+            const char *text = fault_place(msg, l->exe->code->def, &at);
+            return st_fail(err, at, "running on %s: %s (%s)", cl->info.name, text[0] ? text : "the host glue failed",
+                           error_text(cl, rc, why, sizeof why));
+        }
         return st_fail(err, (st_loc){0}, "running on %s: the kernels failed (%s)", cl->info.name,
                        error_text(cl, done, why, sizeof why));
     }

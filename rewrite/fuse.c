@@ -10,7 +10,17 @@
  *
  * Every step replaces a read of a producer with reads of what the producer
  * reads, so the element is the same value the unfused read gives, and the
- * work never grows: f runs once where the map ran it n times. */
+ * work never grows: f runs once where the map ran it n times.
+ *
+ * A read out of range is an error (the interpreter's), and stays one: each
+ * step keeps a read whose index is checked against the length of the array
+ * the program indexes, the view's own, not the longer one behind it. A map
+ * or a zip reads its input at the same index, which that read checks (a map
+ * whose function reads no element is not fused); a read of iota or
+ * replicate stays as it is, a view codegen checks, and the index into a
+ * join or a split's row is checked where it is (`iota(n) |> get(i)`, the
+ * index once checked). Codegen emits no test where cg_range.c proves an
+ * index in range. */
 #include "rewrite.h"
 
 #include <stdlib.h>
@@ -24,6 +34,7 @@ typedef struct fuser {
     st_err *err;
     st_ptrmap done; /* node -> its fused form */
     bool oom;
+    const st_node *read; /* the read being fused: the reads and checks it becomes stand where it stood */
 } fuser;
 
 static const st_node *memo_get(const fuser *f, const st_node *k) {
@@ -35,12 +46,41 @@ static void memo_put(fuser *f, const st_node *k, const st_node *v) {
     if (!st_ptrmap_put(&f->done, k, (uintptr_t)v)) f->oom = true;
 }
 
-/* ---- fusion ---- */
+/* ---- the depth of what runs ---- */
 
+static bool is_checked_index(const st_node *e) { return st_is_prim(e, ST_PRIM_GET) && st_is_prim(e->kids[1], ST_PRIM_IOTA); }
+
+/* the length of a checked index is a bound to compare with, not work */
+static uint32_t cost_depth(const st_node *e, st_ptrmap *memo, bool *oom) {
+    if (is_checked_index(e)) return cost_depth(e->kids[0], memo, oom);
+    if (e->nkids == 0) return e->depth;
+    uintptr_t v;
+    if (st_ptrmap_get(memo, e, &v)) return (uint32_t)v;
+    uint32_t d = 0;
+    for (uint32_t k = 0; k < e->nkids; k++) {
+        uint32_t dk = cost_depth(e->kids[k], memo, oom);
+        if (dk > d) d = dk;
+    }
+    if (!st_ptrmap_put(memo, e, d + 1)) *oom = true;
+    return d + 1;
+}
+
+uint32_t st_cost_depth(const st_node *e) {
+    /* out of memory: the plain depth, never less */
+    st_ptrmap memo = {0};
+    bool oom = false;
+    uint32_t d = cost_depth(e, &memo, &oom);
+    st_ptrmap_free(&memo);
+    return oom ? e->depth : d;
+}
+
+/* ---- fusion ---- */
 
 /* An index expression cheap enough to repeat (a zip reads it once per
  * component, a join twice): arithmetic over variables and reads. */
-static bool cheap(const st_node *i) { return i->type->kind == ST_TYPE_SCALAR && st_is_view(i, false) && i->depth <= 8; }
+static bool cheap(const st_node *i) {
+    return i->type->kind == ST_TYPE_SCALAR && st_is_view(i, false) && (i->depth <= 8 || st_cost_depth(i) <= 8);
+}
 
 /* A read this cheap may be repeated wherever the array is read (see
  * inline_reads): arithmetic and reads, no loop, a bounded expression. */
@@ -62,6 +102,19 @@ static const st_node *length_value(fuser *f, const st_size *s) {
 
 static const st_node *fuse(fuser *f, const st_node *e);
 static const st_node *fuse_get(fuser *f, const st_node *i, const st_node *xs);
+
+/* i checked against n (i64): `iota(n) |> get(i)`, whose value is i where
+ * i is in [0, n) and which is an error elsewhere. An index checked already
+ * against the same length is itself; NULL (quietly) where the def's sizes
+ * cannot write n. */
+static const st_node *checked(fuser *f, const st_node *i, const st_size *n) {
+    if (is_checked_index(i) && i->kids[1]->type->size == n) return i;
+    const st_node *len = length_value(f, n), *wide = len ? as_i64(f, i) : NULL;
+    const st_node *iota = wide ? st_prim_node(f->cx, ST_PRIM_IOTA, 1, &len, f->err) : NULL;
+    const st_node *args[2] = {wide, iota};
+    const st_node *r = iota ? st_prim_node(f->cx, ST_PRIM_GET, 2, args, f->err) : NULL;
+    return st_node_placed_like(f->cx, r, f->read);
+}
 
 /* `let j = i in body(j)` when i is too costly to repeat: with is the
  * variable to use, *var the binding (NULL when i is used as it is). */
@@ -121,9 +174,20 @@ static const st_node *apply(fuser *f, const st_node *fn, const st_node *x) {
     return st_let(f->cx, k, fn->kids, x, body, f->err);
 }
 
+/* A lambda whose body reads none of its parameters. */
+static bool ignores_parameters(const st_node *fn) {
+    if (fn->kind != ST_NODE_LAMBDA) return false;
+    for (uint32_t k = 0; k < st_lambda_nparams(fn); k++)
+        if (st_occurs(st_lambda_body(fn), fn->kids[k])) return false;
+    return true;
+}
+
 /* element i of xs, both fused already: what reads only that element */
 static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) {
     if ((st_is_prim(xs, ST_PRIM_MAP) || st_is_prim(xs, ST_PRIM_MAP_SEQ)) && xs->nkids == 2) {
+        /* a function that reads no parameter would drop the read of its
+         * element, and with it the check of i: the map's own read keeps it */
+        if (ignores_parameters(xs->kids[0])) return NULL;
         const st_node *x = fuse_get(f, i, xs->kids[1]);
         const st_node *r = x ? apply(f, xs->kids[0], x) : NULL;
         return r ? fuse(f, r) : NULL; /* the function's body may read an element of x */
@@ -143,24 +207,41 @@ static const st_node *fused_read(fuser *f, const st_node *i, const st_node *xs) 
         const st_node *inner = fuse_get(f, i, st_let_body(xs));
         return inner ? st_let(f->cx, st_let_nvars(xs), xs->kids, st_let_value(xs), inner, f->err) : NULL;
     }
-    if (st_is_prim(xs, ST_PRIM_IOTA)) return as_i64(f, i);
-    if (st_is_prim(xs, ST_PRIM_REPLICATE) || st_is_prim(xs, ST_PRIM_SCRATCH)) return xs->kids[1];
+    /* element i of iota(n) is i checked against n: the read itself */
+    if (st_is_prim(xs, ST_PRIM_IOTA)) return NULL;
+    /* element i of replicate(n, x) is x, once i is checked against n: the
+     * read itself, which codegen reads as a view (no memory) */
+    if (st_is_prim(xs, ST_PRIM_REPLICATE) || st_is_prim(xs, ST_PRIM_SCRATCH)) return NULL;
     if (st_is_prim(xs, ST_PRIM_JOIN)) {
+        /* of rows a variable, rows[j / m][j % m] is this read again (below),
+         * which codegen checks against n·m as it is */
         const st_node *rows = xs->kids[0], *m = length_value(f, rows->type->elem->size);
-        if (!m) return NULL;
-        const st_node *wide = as_i64(f, i);
-        const st_node *var, *j = wide ? shared_index(f, wide, &var) : NULL;
-        if (!j) return NULL;
+        if (!m || rows->kind == ST_NODE_VAR) return NULL;
+        /* j in [0, n·m) is row j / m < n and element j % m < m: checked
+         * once, against the join's length */
+        const st_node *wide = checked(f, i, xs->type->size);
+        if (!wide) return NULL;
+        /* named by what it spans, as an index map's variable is (elab.c):
+         * one program fuses to one program, whatever fused before */
+        char name[32];
+        const st_node *spans[3] = {wide, rows, m};
+        st_index_name(spans, 3, name, sizeof name);
+        const char *interned = st_intern_cstr(f->cx, name);
+        const st_node *var = interned ? st_let_var(f->cx, interned, wide) : NULL, *j = var;
+        if (!j) return st_fail_internal(f->err, "out of memory"), NULL;
         const st_node *row_i = st_binary(f->cx, ST_OP_DIV, j, m, f->err);
         const st_node *col = row_i ? st_binary(f->cx, ST_OP_MOD, j, m, f->err) : NULL;
         const st_node *row = col ? fuse_get(f, row_i, rows) : NULL;
         return bind_index(f, var, wide, row ? fuse_get(f, col, row) : NULL);
     }
     if (st_is_prim(xs, ST_PRIM_GET) && st_is_prim(xs->kids[1], ST_PRIM_SPLIT)) {
-        /* element i of row r of split(k, ys) is ys[r·k + i] */
+        /* element i of row r of split(k, ys) is ys[r·k + i], with r checked
+         * against the rows' count and i against k (r·k + i alone may be in
+         * ys where i is not in its row) */
+        const st_size *rows = xs->kids[1]->type->size;
         const st_node *k = length_value(f, xs->type->size);
         if (!k) return NULL;
-        const st_node *r = as_i64(f, xs->kids[0]), *c = as_i64(f, i);
+        const st_node *r = checked(f, xs->kids[0], rows), *c = r ? checked(f, i, xs->type->size) : NULL;
         const st_node *start = r ? st_binary(f->cx, ST_OP_MUL, r, k, f->err) : NULL;
         const st_node *at = start && c ? st_binary(f->cx, ST_OP_ADD, start, c, f->err) : NULL;
         return at ? fuse_get(f, at, xs->kids[1]->kids[1]) : NULL;
@@ -192,6 +273,7 @@ static const st_node *fuse_get(fuser *f, const st_node *i, const st_node *xs) {
     const st_node *args[2] = {i, xs};
     const st_node *plain = st_prim_node(f->cx, ST_PRIM_GET, 2, args, f->err);
     if (!plain) return NULL;
+    st_node_placed_like(f->cx, plain, f->read);
     if (f->err->message[0]) return NULL;
     const st_node *r = fused_read(f, i, xs);
     if (f->err->message[0]) return NULL;
@@ -239,7 +321,9 @@ static const st_node *inline_reads(fuser *f, const st_node *let) {
     const st_node *k = st_fresh_var(f->cx, "k", st_type_scalar(f->cx, ST_I64));
     const st_node *read = k ? fuse_get(f, k, value) : NULL;
     if (f->err->message[0]) return NULL;
-    if (!read || read->depth > CHEAP_READ_DEPTH || !st_is_view_scalar(read) || reads_of(read, var)) return NULL;
+    if (!read || (read->depth > CHEAP_READ_DEPTH && st_cost_depth(read) > CHEAP_READ_DEPTH) || !st_is_view_scalar(read) ||
+        reads_of(read, var))
+        return NULL;
     const st_node *r = st_subst(f->cx, body, var, value, f->err);
     r = r ? fuse(f, r) : NULL;
     while (r && n-- > 0) r = st_let(f->cx, st_let_nvars(chain[n]), chain[n]->kids, st_let_value(chain[n]), r, f->err);
@@ -258,7 +342,15 @@ static const st_node *fuse(fuser *f, const st_node *e) {
         changed |= k[j] != e->kids[j];
     }
     const st_node *r = changed ? st_rebuild(f->cx, e, k, f->err) : e;
-    if (r && st_is_prim(r, ST_PRIM_GET)) r = fuse_get(f, r->kids[0], r->kids[1]);
+    /* what a read becomes stands where it stood: a check made here (of an
+     * index into a view) names the user's line and column */
+    if (r && st_is_prim(r, ST_PRIM_GET)) {
+        const st_node *outer = f->read;
+        f->read = r;
+        r = fuse_get(f, r->kids[0], r->kids[1]);
+        st_node_placed_like(f->cx, r, f->read);
+        f->read = outer;
+    }
     if (r && r->kind == ST_NODE_LET) {
         const st_node *inlined = inline_reads(f, r);
         if (f->err->message[0]) r = NULL;

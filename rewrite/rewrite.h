@@ -289,6 +289,13 @@ const st_def *st_def_canonical(st_ctx *cx, const st_def *def, st_err *err);
 /* How often var occurs free in e, and whether one of those is inside a lambda
  * (where fusing into it would repeat work once per element). */
 uint32_t st_count_uses(const st_node *e, const st_node *var, bool *under_lambda);
+/* How deep e nests as code that runs: its depth, where an index checked
+ * against a length (`iota(n) |> get(i)`, what index fusion leaves of a read
+ * of a view, rewrite/fuse.c) counts as its index alone, the length being a
+ * bound to compare with, not work. What decides whether an expression is
+ * cheap enough to repeat reads this, so that checking an index makes
+ * nothing that was fused unfused. */
+uint32_t st_cost_depth(const st_node *e);
 /* Does var occur free in e? */
 bool st_occurs(const st_node *e, const st_node *var);
 /* Are a and b the same up to the names of the variables they bind (the

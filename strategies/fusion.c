@@ -71,7 +71,7 @@ enum { CHEAP_MAP_DEPTH = 16 };
 static bool cheap_map(const st_node *m) {
     if (!st_is_prim(m, ST_PRIM_MAP) || m->kids[0]->kind != ST_NODE_LAMBDA) return false;
     const st_node *body = st_lambda_body(m->kids[0]);
-    return body->depth <= CHEAP_MAP_DEPTH && st_is_view_scalar(body);
+    return (body->depth <= CHEAP_MAP_DEPTH || st_cost_depth(body) <= CHEAP_MAP_DEPTH) && st_is_view_scalar(body);
 }
 
 /* Is every occurrence of v in e an input read element by element: the data

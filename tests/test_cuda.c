@@ -55,6 +55,13 @@ typedef struct program_case {
     "def main(is: [N]i32, vs: [N]i16, H: i64): [H]i16 =\n  reduce_by_index(replicate(H, 0i16), min, i16.max, is, vs)\n"
 /* an index the kernel checks, recording a fault (codegen/cg_fault.c) */
 #define CHECKED_GET "def main(xs: [N]f32, ks: [M]i64): [M]f32 =\n  ks |> map(k => xs |> get(k))\n"
+/* issue 46: divisors the kernel checks, reads through views it checks, in a map and in a look-back's operator */
+#define CHECKED_DIVISION                                                                              \
+    "def main(xs: [N]i32, ys: [N]u64): [N]i32 =\n  map2((x, y) => x / (x - 1) + x % i32(y) + i32(y / y), xs, ys)\n"
+#define CHECKED_VIEWS                                                                                 \
+    "def main(xs: [N]i64, is: [M]i64): [M]i64 =\n"                                                   \
+    "  let s = xs[2:4] in map(i => s[i] + [1i64, 2i64, 3i64][i] + iota(5)[i], is)\n"
+#define DIVIDING_SCAN "def main(xs: [N]i32): [N]i32 =\n  xs |> scan((a, b) => a + 100 / b, 0)\n"
 #define TOP_LOOP_SCAN "def main(xs: [N]u32, k: i64): [N]u32 =\n  loop ys = xs for i < k do ys |> scan(+, 0u32)\n"
 #define WHILE_IN_MAP                                                                                  \
     "def main(xs: [N]i32): [N]i32 =\n  xs |> map(x => let (a, b) = loop (a, b) = ((x & 127) + 1, 0) while a != 1 do " \
@@ -80,6 +87,9 @@ static const program_case program_cases[] = {
     {"a bool scan", BOOL_SCAN, NULL},
     {"a u32 sum", U32_SUM, NULL},
     {"a checked get", CHECKED_GET, NULL},
+    {"checked divisions", CHECKED_DIVISION, NULL},
+    {"checked reads of views", CHECKED_VIEWS, NULL},
+    {"a dividing scan", DIVIDING_SCAN, NULL},
     {"8/16-bit operators", SMALL_OPS, NULL},
     {"a u16 scan", U16_SCAN, NULL},
     {"a u16 scan", U16_SCAN, "parallel-scan(BS=256, BF=2, SE=4)"},

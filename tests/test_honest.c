@@ -5,6 +5,15 @@
  *            never garbage with exit 0 or a crash; an index in range still
  *            reads; the indices rules make (iota's elements, max(i - 1, 0))
  *            go unchecked
+ *   views    (issue 46) a get through a view (a slice, an array literal,
+ *            iota, replicate, zip, join, a split's row) is checked against
+ *            the view's own length, at the user's line and column; one that
+ *            cannot leave it is not checked
+ *   division (issue 46) an integer divided by zero on the device (/ and %,
+ *            an operator passed as a function) is an error at the
+ *            division's line and column; MIN / -1 wraps and MIN % -1 is 0,
+ *            as in the interpreter; a && b and a || b check b only where a
+ *            does not decide; a divisor known to be nonzero is not checked
  *   stdout   a command whose standard output cannot be written (/dev/full)
  *            fails and says why
  *   caller   the exported strata_run, compiled with the system C compiler
@@ -124,6 +133,177 @@ START_TEST(indices_rules_make_go_unchecked) {
     rc = cli_strata(&c, ARGS("run", cli_file(&c, "wraps", wraps), "--size", "N=10", "--emit", dir), &out, &err);
     ck_assert_msg(strstr(slurp_file(c.a, arena_text(c.a, "%s/kernels.cl", dir), NULL), "st_fault("),
                   "an i32 product that may wrap is not checked");
+}
+END_TEST
+
+/* ---- views ---- */
+
+/* strata run PROG ARGS…: exit 1, and stderr has the place (PROG:LINE:COL, or a prefix of it) and the message */
+static void fails_at(const char *prog, const char *const *args, const char *place, const char *message) {
+    const char *argv[16] = {"run", prog};
+    int n = 2;
+    for (; *args; args++) argv[n++] = *args;
+    argv[n] = NULL;
+    char *out, *err;
+    int rc = cli_strata(&c, argv, &out, &err);
+    ck_assert_msg(rc == 1, "%s: exit %d\n%s%s", strata_command_line(c.a, argv), rc, out, err);
+    ck_assert_has(err, arena_text(c.a, "%s:%s", prog, place));
+    ck_assert_has(err, "error: running on ");
+    ck_assert_has(err, message);
+}
+
+/* strata run PROG ARGS… --check: exit 0 */
+static void agrees(const char *prog, const char *const *args) {
+    const char *argv[16] = {"run", prog};
+    int n = 2;
+    for (; *args; args++) argv[n++] = *args;
+    argv[n++] = "--check";
+    argv[n] = NULL;
+    char *out, *err;
+    int rc = cli_strata(&c, argv, &out, &err);
+    ck_assert_msg(rc == 0, "%s: exit %d\n%s%s", strata_command_line(c.a, argv), rc, out, err);
+    ck_assert_has(err, "check: the results equal the interpreter's");
+}
+
+/* The issue's slice: indices 2, 3, -1 and -2 read past the view into xs;
+ * the view's own length, 2, is what they are checked against. */
+START_TEST(slice_read_is_checked_against_the_slice) {
+    const int64_t xs[] = {100, 101, 102, 103, 104, 105, 106, 107, 108, 109}, bad[] = {0, 1, 2, 3, -1, -2}, good[] = {1, 0};
+    const char *prog = cli_file(&c, "slice", "def main(xs: [N]i64, is: [M]i64): [M]i64 =\n"
+                                             "  let s = xs[2:4] in map(i => s[i], is)\n");
+    const char *in = arena_text(c.a, "xs=%s", npy("xs", ST_I64, 10, xs));
+    fails_at(prog, ARGS("--input", in, "--input", arena_text(c.a, "is=%s", npy("bad", ST_I64, 6, bad))), "2:32:",
+             "index 2 out of range for an array of length 2");
+    agrees(prog, ARGS("--input", in, "--input", arena_text(c.a, "is=%s", npy("good", ST_I64, 2, good))));
+}
+END_TEST
+
+/* An array literal, iota and replicate indexed out of their lengths: errors at the index; in range, read. */
+START_TEST(literal_iota_replicate_are_checked) {
+    const char *lit = cli_file(&c, "lit", "def main(k: i64): i32 =\n  [10, 20, 30][k]\n");
+    fails_at(lit, ARGS("--input", "k=-1"), "2:15:", "index -1 out of range for an array of length 3");
+    fails_at(lit, ARGS("--input", "k=3"), "2:15:", "index 3 out of range for an array of length 3");
+    agrees(lit, ARGS("--input", "k=1"));
+    const char *iota = cli_file(&c, "iota", "def main(k: i64): i64 =\n  iota(5)[k]\n");
+    fails_at(iota, ARGS("--input", "k=7"), "2:10:", "index 7 out of range for an array of length 5");
+    agrees(iota, ARGS("--input", "k=4"));
+    const char *rep = cli_file(&c, "rep", "def main(k: i64): i32 =\n  replicate(5, 7)[k]\n");
+    fails_at(rep, ARGS("--input", "k=7"), "2:18:", "index 7 out of range for an array of length 5");
+    agrees(rep, ARGS("--input", "k=0"));
+    /* a map whose function reads no element still reads its array's length */
+    const char *ignoring = cli_file(&c, "ignoring", "def main(k: i64): i32 =\n  map(x => 5, iota(3))[k]\n");
+    fails_at(ignoring, ARGS("--input", "k=3"), "2:23:", "index 3 out of range for an array of length 3");
+}
+END_TEST
+
+/* zip, join and a split's row: each against its own length, not the longer array behind it. */
+START_TEST(zip_join_split_are_checked) {
+    const char *zip = cli_file(&c, "zip", "def main(k: i64): (i64, i32) =\n  zip(iota(3), replicate(3, 1))[k]\n");
+    fails_at(zip, ARGS("--input", "k=3"), "2:32:", "index 3 out of range for an array of length 3");
+    agrees(zip, ARGS("--input", "k=2"));
+    const char *join = cli_file(&c, "join", "def main(k: i64): i64 =\n"
+                                            "  join(map(i => map(j => i * 10 + j, iota(3)), iota(2)))[k]\n");
+    fails_at(join, ARGS("--input", "k=6"), "2:57:", "index 6 out of range for an array of length 6");
+    fails_at(join, ARGS("--input", "k=-3"), "2:57:", "index -3 out of range for an array of length 6");
+    agrees(join, ARGS("--input", "k=5"));
+    /* element 2 of row 0 of a split by 2 is in the array (at 2), not in the row */
+    const char *split = cli_file(&c, "split", "def main(r: i64, c: i64): i64 =\n  split(2, iota(6))[r][c]\n");
+    fails_at(split, ARGS("--input", "r=0", "--input", "c=2"), "2:23:", "index 2 out of range for an array of length 2");
+    fails_at(split, ARGS("--input", "r=3", "--input", "c=0"), "2:23:", "index 3 out of range for an array of length 3");
+    agrees(split, ARGS("--input", "r=2", "--input", "c=1"));
+}
+END_TEST
+
+/* What cannot leave its view is not checked: a literal read at i % 3, a
+ * slice read at an element of iota of its own length. */
+START_TEST(views_in_range_go_unchecked) {
+    const char *prog = cli_file(&c, "unchecked", "def main(xs: [N]i32): [N]i32 =\n"
+                                                  "  iota(N) |> map(i => [10, 20, 30][i % 3] + (xs |> get(i)))\n");
+    const char *dir = arena_text(c.a, "%s/unchecked", c.dir);
+    char *out, *err;
+    int rc = cli_strata(&c, ARGS("run", prog, "--size", "N=100", "--check", "--emit", dir), &out, &err);
+    ck_assert_msg(rc == 0, "exit %d\n%s", rc, err);
+    const char *kernels = slurp_file(c.a, arena_text(c.a, "%s/kernels.cl", dir), NULL);
+    const char *check = strstr(kernels, "st_fault(");
+    ck_assert_msg(!check, "an index in range is checked:\n%.600s", check ? check : "");
+}
+END_TEST
+
+/* ---- division ---- */
+
+#define DIVIDE(OP) "def main(xs: [N]i32, ys: [N]i32): [N]i32 =\n  map2((x, y) => x " OP " y, xs, ys)\n"
+
+START_TEST(division_by_zero_is_an_error) {
+    const int32_t xs[] = {7, 8, 9, 10}, zero[] = {1, 2, 0, 3}, nonzero[] = {1, 2, 5, -3};
+    const char *in = arena_text(c.a, "xs=%s", npy("xs", ST_I32, 4, xs));
+    const char *with_zero = arena_text(c.a, "ys=%s", npy("zero", ST_I32, 4, zero));
+    const char *without = arena_text(c.a, "ys=%s", npy("nonzero", ST_I32, 4, nonzero));
+    const char *div = cli_file(&c, "div", DIVIDE("/")), *mod = cli_file(&c, "mod", DIVIDE("%"));
+    fails_at(div, ARGS("--input", in, "--input", with_zero), "2:20:", "division by zero in `x / y` (in def main)");
+    fails_at(mod, ARGS("--input", in, "--input", with_zero), "2:20:", "division by zero in `x % y` (in def main)");
+    agrees(div, ARGS("--input", in, "--input", without));
+    agrees(mod, ARGS("--input", in, "--input", without));
+    /* an operator passed as a function */
+    const char *reduce = cli_file(&c, "reduce", "def main(ys: [N]i32): i32 =\n  reduce(/, 1000, ys)\n");
+    fails_at(reduce, ARGS("--input", with_zero), "2:3:", "division by zero in");
+    /* unsigned and 8-bit divisions, in one work-item */
+    const char *u8 = cli_file(&c, "u8", "def main(x: u8, y: u8): u8 =\n  x / y\n");
+    fails_at(u8, ARGS("--input", "x=5", "--input", "y=0"), "2:5:", "division by zero in `x / y`");
+}
+END_TEST
+
+/* MIN / -1 overflows, undefined in C: the interpreter wraps it (MIN) and
+ * MIN % -1 is 0; the device does the same, for each width. */
+START_TEST(min_over_minus_one_wraps) {
+    const int32_t mins[] = {INT32_MIN, INT32_MIN, 7}, minus[] = {-1, -1, -1};
+    const int64_t lmins[] = {INT64_MIN, 5}, lminus[] = {-1, -1};
+    const char *in = arena_text(c.a, "xs=%s", npy("mins", ST_I32, 3, mins));
+    const char *ys = arena_text(c.a, "ys=%s", npy("minus", ST_I32, 3, minus));
+    for (int op = 0; op < 2; op++) {
+        const char *prog = cli_file(&c, op ? "mod" : "div", op ? DIVIDE("%") : DIVIDE("/"));
+        const char *dir = arena_text(c.a, "%s/min%d", c.dir, op);
+        char *out, *err;
+        int rc = cli_strata(&c, ARGS("run", prog, "--input", in, "--input", ys, "--check", "--output", dir), &out, &err);
+        ck_assert_msg(rc == 0, "exit %d\n%s", rc, err);
+        st_value r = npy_read_ok(c.a, arena_text(c.a, "%s/0.npy", dir));
+        const int32_t *got = r.u.a.data;
+        ck_assert_int_eq(got[0], op ? 0 : INT32_MIN);
+        ck_assert_int_eq(got[2], op ? 0 : -7);
+    }
+    const char *wide = cli_file(&c, "wide", "def main(xs: [N]i64, ys: [N]i64): [N]i64 =\n"
+                                            "  map2((x, y) => x / y + x % y, xs, ys)\n");
+    agrees(wide, ARGS("--input", arena_text(c.a, "xs=%s", npy("lmins", ST_I64, 2, lmins)), "--input",
+                      arena_text(c.a, "ys=%s", npy("lminus", ST_I64, 2, lminus))));
+    const char *narrow = cli_file(&c, "narrow", "def main(x: i8, y: i8): (i8, i8) =\n  (x / y, x % y)\n");
+    agrees(narrow, ARGS("--input", "x=-128", "--input", "y=-1"));
+}
+END_TEST
+
+/* `y != 0 && x / y > 1` divides only where y is not 0, as the interpreter
+ * does; so does an if; a divisor known to be nonzero (a literal, i + 1 of
+ * an index) is not checked. */
+START_TEST(division_guarded_or_known_nonzero) {
+    const int32_t xs[] = {7, 8, 9, 10}, zero[] = {1, 2, 0, 3};
+    const char *in = arena_text(c.a, "xs=%s", npy("xs", ST_I32, 4, xs));
+    const char *ys = arena_text(c.a, "ys=%s", npy("zero", ST_I32, 4, zero));
+    const char *both = cli_file(&c, "both", "def main(xs: [N]i32, ys: [N]i32): [N]bool =\n"
+                                          "  map2((x, y) => y != 0 && x / y > 1, xs, ys)\n");
+    const char *either = cli_file(&c, "either", "def main(xs: [N]i32, ys: [N]i32): [N]bool =\n"
+                                        "  map2((x, y) => y == 0 || x % y == 1, xs, ys)\n");
+    const char *branch = cli_file(&c, "branch", "def main(xs: [N]i32, ys: [N]i32): [N]i32 =\n"
+                                                "  map2((x, y) => if y == 0 then 0 else x / y, xs, ys)\n");
+    agrees(both, ARGS("--input", in, "--input", ys));
+    agrees(either, ARGS("--input", in, "--input", ys));
+    agrees(branch, ARGS("--input", in, "--input", ys));
+    const char *known = cli_file(&c, "known", "def main(xs: [N]i32): [N]i64 =\n"
+                                              "  iota(N) |> map(i => i64(xs[i] / 2) + i64(xs[i] % -3) + i64(xs[i]) / (i + 1))\n");
+    const char *dir = arena_text(c.a, "%s/known", c.dir);
+    char *out, *err;
+    int rc = cli_strata(&c, ARGS("run", known, "--input", in, "--check", "--emit", dir), &out, &err);
+    ck_assert_msg(rc == 0, "exit %d\n%s", rc, err);
+    const char *kernels = slurp_file(c.a, arena_text(c.a, "%s/kernels.cl", dir), NULL);
+    const char *check = strstr(kernels, "st_fault(");
+    ck_assert_msg(!check, "a divisor known to be nonzero is checked:\n%.600s", check ? check : "");
 }
 END_TEST
 
@@ -295,6 +475,15 @@ int main(void) {
     tcase_add_test(index, in_range_get_reads);
     tcase_add_test(index, out_of_range_in_a_parallel_map);
     tcase_add_test(index, indices_rules_make_go_unchecked);
+    TCase *views = tcase(s, "views");
+    tcase_add_test(views, slice_read_is_checked_against_the_slice);
+    tcase_add_test(views, literal_iota_replicate_are_checked);
+    tcase_add_test(views, zip_join_split_are_checked);
+    tcase_add_test(views, views_in_range_go_unchecked);
+    TCase *division = tcase(s, "division");
+    tcase_add_test(division, division_by_zero_is_an_error);
+    tcase_add_test(division, min_over_minus_one_wraps);
+    tcase_add_test(division, division_guarded_or_known_nonzero);
     tcase_add_test(tcase(s, "stdout"), full_disk_is_an_error);
     tcase_add_test(tcase(s, "caller"), exported_strata_run_refuses_bad_arguments);
     TCase *nesting = tcase(s, "nesting");
