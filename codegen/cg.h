@@ -188,6 +188,7 @@ typedef struct cg_buffer {
     st_scalar_kind kind;
     const st_size *count;
     const char *count_c;        /* the count as a C expression of the glue's, when not NULL */
+    int line, col;              /* the place in the program of what it holds (line 0: none known) */
 } cg_buffer;
 
 /* An input or an output: strata_run's caller hands it over. */
@@ -207,6 +208,13 @@ typedef struct cg_fault_site {
     const struct cg_algorithm *alg; /* ALGORITHM: whose fault */
     int line, col;              /* INDEX, DIVISION: where it stands in the program (line 0: nowhere known) */
 } cg_fault_site;
+
+/* A size some text computes, with the place of what was being generated
+ * when it was first written (cg_sizes.c checks each in the glue). */
+typedef struct cg_noted_size {
+    const st_node *expr;        /* over the def's sizes and integer parameters */
+    int line, col;
+} cg_noted_size;
 
 typedef struct cg {
     st_ctx *cx;
@@ -237,6 +245,8 @@ typedef struct cg {
     const cg_place *faults;     /* the fault words (cg_fault.c), once a kernel can record one */
     uint32_t nsites, capsites;
     cg_fault_site *sites;
+    uint32_t nsizes, capsizes;
+    cg_noted_size *sizes;       /* every size a kernel or the glue computes (cg_sizes.c) */
     uint32_t nmarks, capmarks;
     cg_glue_mark *marks;        /* top-level loops (cg_host.c), in order */
     uint32_t ntotals, captotals;
@@ -624,6 +634,14 @@ void cg_fault_of(cg *g, const cg_algorithm *a, const char *value);
 const char *cg_fault_prelude(const cg *g);            /* the kernels' st_fault, where one is used */
 void cg_fault_zero(const cg *g, st_buf *out);         /* glue: the words zeroed, before the launches */
 void cg_fault_glue(const cg *g, st_buf *out);         /* glue: after the last launch, what they recorded */
+
+/* ---- cg_sizes.c: the sizes, checked in the glue before anything is allocated ---- */
+void cg_size_note(cg *g, const st_size *s);           /* a text computes s (cg_size calls it) */
+const char *cg_sizes_prelude(void);                   /* glue: strata_add … strata_bytes, strata_items, strata_sum */
+/* glue: each noted size computed with every operation checked (the glue's
+ * `int bad`, its scalars s_NAME read), returning STRATA_SIZE_OVERFLOW with
+ * a sentence where one overflows */
+void cg_sizes_checked(cg *g, st_buf *out);
 
 /* ---- cg_compaction.c: is a look-back pass a compaction ---- */
 enum { CG_LINEAR_MAX = 8 };

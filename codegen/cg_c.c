@@ -247,6 +247,7 @@ static const char *size_node(cg *g, const st_node *n) {
 const char *cg_size(cg *g, const st_size *s) {
     int64_t v;
     if (st_size_is_const(s, &v)) return cg_str(g, "%" PRId64 "L", v);
+    cg_size_note(g, s); /* checked in the glue before anything runs */
     st_err e = {0};
     s = cg_exist_sized(g, s);
     const st_node *n = st_size_expr(g->cx, g->sized ? g->sized : g->def, s, &e);

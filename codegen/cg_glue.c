@@ -178,6 +178,7 @@ static const char *glue_prelude =
     "#define CL_DEVICE_MAX_WORK_GROUP_SIZE 0x1004\n"
     "#define CL_DEVICE_LOCAL_MEM_SIZE 0x1023\n"
     "#define CL_DEVICE_GLOBAL_MEM_CACHE_SIZE 0x101E\n"
+    "#define CL_DEVICE_MAX_MEM_ALLOC_SIZE 0x1010\n"
     "#define CL_QUEUE_DEVICE 0x1091\n"
     "#define CL_KERNEL_WORK_GROUP_SIZE 0x11B0\n"
     "#define CL_KERNEL_LOCAL_MEM_SIZE 0x11B2\n"
@@ -214,6 +215,8 @@ static const char *glue_prelude_rest =
     "#define STRATA_COUNT_OUT_OF_RANGE (-9003)\n"
     "/* what strata_run returns when a kernel divided an integer by zero (/ or %) */\n"
     "#define STRATA_DIVISION_BY_ZERO (-9004)\n"
+    "/* what strata_run returns when a size, or a buffer's bytes or a launch's work-items, overflow 64 bits */\n"
+    "#define STRATA_SIZE_OVERFLOW (-9005)\n"
     "#define STRATA_CPU_GROUP_PRIVATE ((cl_ulong)1 << 18)\n"
     "\n"
     "static inline long st_div_long(long a, long b) { return b == 0 ? 0 : a / b; }\n"
@@ -290,10 +293,28 @@ static const char *glue_prelude_rest =
     "    return CL_SUCCESS;\n"
     "}\n\n";
 
+/* global = n groups of `group` work-items, refused where a size_t cannot count them */
+static void items_checked(const cg_kernel *k, st_buf *out) {
+    st_buf_printf(out, "        global = strata_items(n, group, &bad);\n"
+                       "        if (bad) {\n"
+                       "            snprintf(msg, msgcap, \"launching %s: %%lu groups of %%lu work-items overflow 64 bits\",\n"
+                       "                     (unsigned long)n, (unsigned long)group);\n"
+                       "            err = STRATA_SIZE_OVERFLOW;\n"
+                       "            goto done;\n"
+                       "        }\n", k->name);
+}
+
 static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) {
     st_buf_printf(out, "    /* %s — %s: %s */\n", k->name, shape_name(k), k->what);
     const char *count = k->shape == CG_SHAPE_SINGLE ? "1" : k->count_c ? k->count_c : cg_size(g, k->count);
-    st_buf_printf(out, "    n = (size_t)(%s);\n    if (n > 0) {\n", count);
+    st_buf_printf(out, "    n = (size_t)(%s);\n", count);
+    if (k->count_c) /* the glue's own values' arithmetic (a descriptor's), checked as it goes */
+        st_buf_printf(out, "    if (bad) {\n"
+                           "        snprintf(msg, msgcap, \"launching %s: its count of work-items overflows 64 bits\");\n"
+                           "        err = STRATA_SIZE_OVERFLOW;\n"
+                           "        goto done;\n"
+                           "    }\n", k->name);
+    st_buf_puts(out, "    if (n > 0) {\n");
     st_buf_puts(out, "        local_bytes = 0;\n");
     for (uint32_t i = 0; i < k->nargs; i++) {
         const cg_arg *a = &k->args[i];
@@ -312,9 +333,14 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
             st_buf_printf(out, "        err = clSetKernelArg(kernels[%u], %u, sizeof(long), &%s);\n", index, i, a->name);
             break;
         case CG_ARG_LOCAL:
-            st_buf_printf(out, "        bytes = %zu * (size_t)(%s);\n", st_scalar_size(a->elem),
-                          a->count_c ? a->count_c : cg_size(g, a->count));
-            st_buf_printf(out, "        local_bytes += bytes ? bytes : 1;\n");
+            st_buf_printf(out, "        bytes = strata_bytes(%s, %zu, 0, &bad);\n",
+                          a->count_c ? a->count_c : cg_size(g, a->count), st_scalar_size(a->elem));
+            st_buf_printf(out, "        if (bad) {\n"
+                               "            snprintf(msg, msgcap, \"%s: its local memory %s overflows 64 bits\");\n"
+                               "            err = STRATA_SIZE_OVERFLOW;\n"
+                               "            goto done;\n"
+                               "        }\n", k->name, a->name);
+            st_buf_printf(out, "        local_bytes = strata_sum(local_bytes, bytes ? bytes : 1);\n");
             st_buf_printf(out, "        err = clSetKernelArg(kernels[%u], %u, bytes ? bytes : 1, NULL);\n", index, i);
             break;
         }
@@ -350,8 +376,8 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
                           k->lanes_c ? "" : "    ", cg_size(g, k->lanes[i]), cg_size(g, k->lanes[i]));
         if (!k->lanes_c && k->nlanes) st_buf_puts(out, "        }\n");
         st_buf_printf(out, "        err = strata_fits(queue, kernels[%u], \"%s\", &group, local_bytes, msg, msgcap);\n"
-                           "        if (err != CL_SUCCESS) goto done;\n"
-                           "        global = n * group;\n", index, k->name);
+                           "        if (err != CL_SUCCESS) goto done;\n", index, k->name);
+        items_checked(k, out);
         break;
     case CG_SHAPE_EXACT: {
         /* the kernel's local arrays are sized for exactly this many */
@@ -364,8 +390,8 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
                            "                     \"(choose a smaller WG)\", (unsigned long)(%s), (unsigned long)group);\n"
                            "            err = CL_INVALID_WORK_GROUP_SIZE;\n"
                            "            goto done;\n"
-                           "        }\n"
-                           "        global = n * group;\n", want, index, k->name, want, k->name, want);
+                           "        }\n", want, index, k->name, want, k->name, want);
+        items_checked(k, out);
         break;
     }
     }
@@ -412,9 +438,12 @@ static bool is_size(const cg *g, const char *name) {
  * missing is refused with CL_INVALID_VALUE, CL_INVALID_BUFFER_SIZE,
  * CL_INVALID_MEM_OBJECT or CL_INVALID_KERNEL and a sentence, before anything
  * is read or launched; no msg to write it in (NULL, or msgcap 0) is
- * CL_INVALID_VALUE alone. The scalars are read once checked. */
+ * CL_INVALID_VALUE alone. The scalars are read once checked; the buffers
+ * (buffers_checked) once the sizes are. */
 static void arguments_checked(cg *g, st_buf *out) {
-    st_buf_puts(out, "    if (!msg || msgcap == 0) return CL_INVALID_VALUE;\n"
+    st_buf_puts(out, "    int bad = 0; /* a size's arithmetic overflowed (strata_mul …) */\n"
+                     "    (void)bad;\n"
+                     "    if (!msg || msgcap == 0) return CL_INVALID_VALUE;\n"
                      "    msg[0] = 0;\n"
                      "    if (!kernels || !events) {\n"
                      "        snprintf(msg, msgcap, \"strata_run: kernels and events must not be NULL\");\n"
@@ -455,8 +484,12 @@ static void arguments_checked(cg *g, st_buf *out) {
                                "    }\n",
                           s->name, s->name, s->name);
     }
-    /* every input and output at least as large as its elements (the
-     * runtime's outputs have a guard region after them: larger is fine) */
+}
+
+/* Every input and output at least as large as its elements (the
+ * runtime's outputs have a guard region after them: larger is fine), once
+ * the sizes are known not to overflow (cg_sizes_checked). */
+static void buffers_checked(cg *g, st_buf *out) {
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
         if (!cg_is_argument(b)) continue;
@@ -479,6 +512,8 @@ static void arguments_checked(cg *g, st_buf *out) {
                       array, b->index, elem);
     }
 }
+
+static void glue_body(cg *g, st_buf *out);
 
 void cg_glue_call(st_buf *out, const char *what, const char *call_fmt, ...) {
     va_list ap, again;
@@ -567,14 +602,40 @@ const char *cg_glue(cg *g) {
             st_buf_printf(&out, "/* what strata_run returns when %s */\n#define %s (%d)\n", cg_algorithms[i]->fault_when,
                           cg_algorithms[i]->fault_name, cg_algorithms[i]->fault_code);
     st_buf_puts(&out, glue_prelude_rest);
+    st_buf_puts(&out, cg_sizes_prelude());
     for (uint32_t i = 0; cg_algorithms[i]; i++)
         if (cg_uses_algorithm(g, i) && cg_algorithms[i]->glue_prelude) cg_algorithms[i]->glue_prelude(&out);
     st_buf_puts(&out, "int strata_run_timed(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
                       "                     cl_mem *outputs, const void *const *scalars, cl_event *events,\n"
                       "                     cl_event *first_events, char *msg, size_t msgcap) {\n");
     arguments_checked(g, &out);
+    /* the rest first, so that every size it computes is noted before the
+     * sizes are checked, ahead of it (cg_sizes.c) */
+    st_buf rest = {0};
+    glue_body(g, &rest);
+    cg_sizes_checked(g, &out);
+    if (rest.data) st_buf_puts(&out, rest.data);
+    if (rest.failed) out.failed = true;
+    st_buf_free(&rest);
+    st_buf_puts(&out, "int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
+                      "               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,\n"
+                      "               size_t msgcap) {\n"
+                      "    return strata_run_timed(context, queue, kernels, inputs, outputs, scalars, events, NULL, msg, msgcap);\n"
+                      "}\n");
+    const char *r = cg_str(g, "%s", out.data ? out.data : "");
+    if (out.failed) cg_fail(g, NULL, "out of memory");
+    st_buf_free(&out);
+    return r;
+}
+
+/* strata_run after its arguments and sizes are checked: the buffers given,
+ * then the temporaries, the launches and what the kernels found wrong. */
+static void glue_body(cg *g, st_buf *outp) {
+    st_buf out = *outp;
+    buffers_checked(g, &out);
     st_buf_puts(&out, "    cl_int err = CL_SUCCESS;\n    size_t n, bytes, group, global;\n    cl_ulong local_bytes;\n"
-                      "    (void)bytes;\n    (void)local_bytes;\n    (void)context;\n");
+                      "    cl_ulong max_alloc = strata_device_ulong(queue, CL_DEVICE_MAX_MEM_ALLOC_SIZE);\n"
+                      "    (void)bytes;\n    (void)local_bytes;\n    (void)max_alloc;\n    (void)context;\n");
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
         if (!cg_is_argument(b))
@@ -589,14 +650,31 @@ const char *cg_glue(cg *g) {
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const cg_buffer *b = &g->buffers[i];
         if (b->role != CG_BUF_TEMP) continue;
-        st_buf_printf(&out, "    bytes = %zu * (size_t)(%s);\n%s"
+        const char *count = b->count_c ? b->count_c : cg_size(g, b->count);
+        /* LINE:COL: first, the error's place (runtime.c's st_launch_run) */
+        char at[48] = "";
+        if (b->line > 0) snprintf(at, sizeof at, "%d:%d: ", b->line, b->col);
+        /* whole 32-bit words where elements are narrower, which an atomic
+         * compare-and-swap on a narrow element takes */
+        st_buf_printf(&out, "    bytes = strata_bytes(%s, %zu, %d, &bad);\n"
+                            "    if (bad) {\n"
+                            "        snprintf(msg, msgcap, \"%sallocating %s: %%ld elements of %zu bytes overflow 64 bits\",\n"
+                            "                 (long)(%s));\n"
+                            "        err = STRATA_SIZE_OVERFLOW;\n"
+                            "        goto done;\n"
+                            "    }\n"
+                            "    if (max_alloc && bytes > max_alloc) {\n"
+                            "        snprintf(msg, msgcap, \"%sallocating %%lu bytes for %s: the device allocates at most %%lu bytes \"\n"
+                            "                 \"in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)\", (unsigned long)bytes, (unsigned long)max_alloc);\n"
+                            "        err = CL_INVALID_BUFFER_SIZE;\n"
+                            "        goto done;\n"
+                            "    }\n"
                             "    %s = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);\n"
                             "    if (err != CL_SUCCESS) {\n"
                             "        snprintf(msg, msgcap, \"allocating %%lu bytes for %s\", (unsigned long)bytes);\n"
                             "        goto done;\n    }\n",
-                      st_scalar_size(b->kind), b->count_c ? b->count_c : cg_size(g, b->count),
-                      /* whole 32-bit words, which an atomic compare-and-swap on a narrow element takes */
-                      st_scalar_size(b->kind) < 4 ? "    bytes = (bytes + 3) / 4 * 4;\n" : "", b->name, b->name);
+                      count, st_scalar_size(b->kind), st_scalar_size(b->kind) < 4, at, b->name, st_scalar_size(b->kind), count,
+                      at, b->name, b->name, b->name);
     }
     cg_fault_zero(g, &out);
     st_buf_puts(&out, "\n");
@@ -612,13 +690,5 @@ const char *cg_glue(cg *g) {
         if (g->buffers[i].role == CG_BUF_TEMP)
             st_buf_printf(&out, "    if (%s) clReleaseMemObject(%s);\n", g->buffers[i].name, g->buffers[i].name);
     st_buf_puts(&out, "    return err;\n}\n\n");
-    st_buf_puts(&out, "int strata_run(cl_context context, cl_command_queue queue, cl_kernel *kernels, cl_mem *inputs,\n"
-                      "               cl_mem *outputs, const void *const *scalars, cl_event *events, char *msg,\n"
-                      "               size_t msgcap) {\n"
-                      "    return strata_run_timed(context, queue, kernels, inputs, outputs, scalars, events, NULL, msg, msgcap);\n"
-                      "}\n");
-    const char *r = cg_str(g, "%s", out.data ? out.data : "");
-    if (out.failed) cg_fail(g, NULL, "out of memory");
-    st_buf_free(&out);
-    return r;
+    *outp = out;
 }

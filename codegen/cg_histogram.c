@@ -274,7 +274,7 @@ static void size_buffer(cg *g, const cg_mem *m, const char *count_c) { g->buffer
 
 /* narrow buckets: whole 32-bit words of them (narrow_cas) */
 static void add_local(cg *g, const cg_mem *m, const char *count_c) {
-    if (narrow(m->kind)) count_c = cg_str(g, "((%s + 3) / 4 * 4)", count_c);
+    if (narrow(m->kind)) count_c = cg_str(g, "(strata_add(%s, 3, &bad) / 4 * 4)", count_c);
     cg_add_local_c(g, m->base, m->kind, count_c);
 }
 
@@ -310,7 +310,7 @@ static const cg_place *sized_temp(cg *g, const st_type *elem, const char *count_
 static void init_kernel(cg *g, const hist *h) {
     const char *v = h->v;
     cg_kernel_begin(g, CG_SHAPE_GLB, NULL, "hist_init", h->e);
-    g->k->count_c = cg_str(g, "(%s_local ? 0 : %s_S * %s_H)", v, v, v);
+    g->k->count_c = cg_str(g, "(%s_local ? 0 : strata_mul(%s_S, %s_H, &bad))", v, v, v);
     g->k->what = "the global subhistograms filled with the neutral element, their locks opened";
     g->level = CG_THREAD;
     const char *all = cg_str(g, "%s * %s", val(g, h, "S"), val(g, h, "H"));
@@ -441,7 +441,7 @@ static void local_kernel(cg *g, const hist *h) {
     k->lanes_c = cg_str(g, "%s_B", v);
     g->level = CG_THREAD;
     const char *H = val(g, h, "H"), *all = cg_str(g, "%s * %s", val(g, h, "hpb"), H);
-    const char *count_c = cg_str(g, "%s_hpb * %s_H", v, v);
+    const char *count_c = cg_str(g, "strata_mul(%s_hpb, %s_H, &bad)", v, v);
     /* the subhistograms, and their locks, in local memory */
     const cg_place *lh = cg_place_new(g, st_type_array(g->cx, st_size_const(g->cx, 1), h->t), CG_LOCAL, "hs_sub");
     const cg_place *ll = h->atomic == ST_HIST_XCHG
@@ -536,9 +536,9 @@ static void histogram_emit(cg *g, const st_node *e, const cg_binding *env, const
     }
     h.v = cg_name(g, "hist");
     choose(g, &h, cg_size(g, cg_upper(g, h.is->type->size)), cg_size(g, kids[0]->type->size));
-    h.subs = sized_temp(g, h.t, cg_str(g, "%s_nsub * %s_H", h.v, h.v), "subhistograms");
+    h.subs = sized_temp(g, h.t, cg_str(g, "strata_mul(%s_nsub, %s_H, &bad)", h.v, h.v), "subhistograms");
     if (h.atomic == ST_HIST_XCHG)
-        h.locks = sized_temp(g, st_type_scalar(g->cx, ST_I32), cg_str(g, "%s_S * %s_H", h.v, h.v), "locks");
+        h.locks = sized_temp(g, st_type_scalar(g->cx, ST_I32), cg_str(g, "strata_mul(%s_S, %s_H, &bad)", h.v, h.v), "locks");
     if (!h.subs || (h.atomic == ST_HIST_XCHG && !h.locks)) return;
     init_kernel(g, &h); /* global memory may be the fallback of local */
     global_kernel(g, &h);

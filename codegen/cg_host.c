@@ -16,7 +16,10 @@
 
 static int new_buffer(cg *g, cg_buffer_role role, const char *name, st_scalar_kind kind, const st_size *count) {
     if (!cg_grow(g, (void **)&g->buffers, g->nbuffers, &g->capbuffers, sizeof *g->buffers)) return 0;
-    g->buffers[g->nbuffers] = (cg_buffer){name, role, (int)cg_buffers_of(g, role), kind, count, NULL};
+    /* where what it holds is computed: the node being generated */
+    st_loc at = st_node_loc(g->cx, g->at);
+    g->buffers[g->nbuffers] =
+        (cg_buffer){name, role, (int)cg_buffers_of(g, role), kind, count, NULL, .line = at.line, .col = at.col};
     return (int)g->nbuffers++;
 }
 
@@ -567,7 +570,7 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
     /* the first turn writes `last` when the count is odd: the last turn does */
     for (uint32_t i = 0; i < n; i++)
         glue_mark(g, "    %s = %s;\n    %s = %s ? %s : %s;\n", h_acc[i]->base, h_first[i]->base, h_next[i]->base,
-                  is_while ? "0" : cg_str(g, "((%s_n - 1) & 1)", lp), h_spare[i]->base, h_last[i]->base);
+                  is_while ? "0" : cg_str(g, "((%s_n & 1) == 0)", lp), h_spare[i]->base, h_last[i]->base);
     if (!is_while) glue_mark(g, "    for (%s_i = 0; %s_i < %s_n; %s_i++) {\n", lp, lp, lp, lp);
     else glue_mark(g, "    for (;;) {\n");
     g->loop_depth++;

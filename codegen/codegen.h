@@ -63,6 +63,7 @@ typedef struct st_device_info {
     const char *type;        /* "GPU", "CPU", "accelerator", "other" */
     uint32_t compute_units;
     uint64_t global_mem_bytes, local_mem_bytes;
+    uint64_t max_alloc_bytes; /* the largest buffer it allocates (CL_DEVICE_MAX_MEM_ALLOC_SIZE); 0: not said */
     size_t max_work_group;
 } st_device_info;
 

@@ -69,6 +69,7 @@ static void describe(const cuda_driver *d, const cu_device *cd, uint32_t index, 
     info->compute_units = (uint32_t)cd->units;
     info->global_mem_bytes = cd->global_bytes;
     info->local_mem_bytes = (uint64_t)cd->shared_optin;
+    info->max_alloc_bytes = cd->global_bytes; /* cuMemAlloc takes all of it in one piece */
     info->max_work_group = (size_t)cd->max_threads;
 }
 
@@ -167,7 +168,7 @@ cl_int cu_GetDeviceInfo(cl_device_id device, cl_device_info what, size_t cap, vo
         cl_ulong b = (cl_ulong)d->l2_bytes;
         return cu_put_info(&b, sizeof b, cap, value, size_ret);
     }
-    case CL_DEVICE_GLOBAL_MEM_SIZE: {
+    case CL_DEVICE_GLOBAL_MEM_SIZE: case CL_DEVICE_MAX_MEM_ALLOC_SIZE: { /* cuMemAlloc takes all of it in one piece */
         cl_ulong b = d->global_bytes;
         return cu_put_info(&b, sizeof b, cap, value, size_ret);
     }

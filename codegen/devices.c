@@ -72,17 +72,19 @@ bool st_devices_list(st_device_info **out, size_t *count, st_err *err) {
             device_text(devs[d], CL_DRIVER_VERSION, info->driver, sizeof info->driver);
             cl_device_type type = 0;
             cl_uint units = 0;
-            cl_ulong global = 0, local = 0;
+            cl_ulong global = 0, local = 0, max_alloc = 0;
             size_t wg = 0;
             clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof type, &type, NULL);
             clGetDeviceInfo(devs[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
             clGetDeviceInfo(devs[d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
             clGetDeviceInfo(devs[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+            clGetDeviceInfo(devs[d], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
             clGetDeviceInfo(devs[d], CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
             info->type = type_name(type);
             info->compute_units = units;
             info->global_mem_bytes = global;
             info->local_mem_bytes = local;
+            info->max_alloc_bytes = max_alloc;
             info->max_work_group = wg;
             n++;
         }

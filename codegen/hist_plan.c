@@ -36,7 +36,13 @@
  *          answers with the L2 (cuda_device.c).
  *
  * At most 256 MiB of global subhistograms: more work-items to each when
- * they would take more. */
+ * they would take more.
+ *
+ * H is the program's (a parameter, as large as a caller says): H·bytes is
+ * taken at most as the largest long, and every quotient rounded up is
+ * a / b + (a % b != 0), so that nothing here overflows whatever H and N
+ * are, and the counts it gives (S·H, hpb·H: at most the bytes above, or H)
+ * are what the glue multiplies, checked (cg_sizes.c). */
 #include "codegen.h"
 
 typedef st_hist_plan strata_hist_plan;
@@ -49,38 +55,41 @@ typedef st_hist_plan strata_hist_plan;
     static const char source[] = "typedef struct strata_hist_plan {" ST_HIST_PLAN_FIELDS(FIELD_TEXT)          \
         " } strata_hist_plan;\n" #__VA_ARGS__ "\n";
 
-BOTH(static inline void strata_hist_choose(strata_hist_plan *p) {
-    long room, by_work, by_cache, want;
+BOTH(static inline long strata_hist_ceil(long a, long b) { return a / b + (a % b != 0); }
+     static inline void strata_hist_choose(strata_hist_plan *p) {
+    long room, by_work, by_cache, want, hb;
+    /* the bytes of one histogram, H·bytes, or the most a long holds where that is more */
+    hb = p->H > (long)(~0UL >> 1) / p->bytes ? (long)(~0UL >> 1) : p->H * p->bytes;
     p->B = p->cpu && !p->C ? 1 : 256;
     p->Cl = p->C ? p->C : p->H < p->B ? p->H : p->B;
     if (p->Cl < 1) p->Cl = 1;
     if (p->Cl > p->B) p->Cl = p->B;
-    p->hpb = (p->B + p->Cl - 1) / p->Cl;
+    p->hpb = strata_hist_ceil(p->B, p->Cl);
     if (p->cpu && !p->C)
-        for (p->hpb = 1; p->hpb < 4 && 2 * p->hpb * p->H * p->bytes <= 16384;) p->hpb *= 2;
-    room = p->H > 0 ? p->local_bytes / (p->H * p->bytes) : 0;
+        for (p->hpb = 1; p->hpb < 4 && hb <= 16384 / (2 * p->hpb);) p->hpb *= 2;
+    room = p->H > 0 ? p->local_bytes / hb : 0;
     if (p->hpb > room) p->hpb = room;
     p->local = p->may_local && p->hpb >= 1;
-    if (p->local) p->Cl = (p->B + p->hpb - 1) / p->hpb;
-    p->G = (p->N + p->B - 1) / p->B;
+    if (p->local) p->Cl = strata_hist_ceil(p->B, p->hpb);
+    p->G = strata_hist_ceil(p->N, p->B);
     if (p->G > 4 * p->units) p->G = 4 * p->units;
-    p->T = (p->N + 255) / 256 * 256;
+    p->T = p->N > 2048 * p->units ? 2048 * p->units : strata_hist_ceil(p->N, 256) * 256;
     if (p->T > 2048 * p->units) p->T = 2048 * p->units;
     p->Cg = p->C ? p->C : p->H;
     if (p->Cg < 1) p->Cg = 1;
     if (!p->C && !p->cpu && p->H > 0 && p->cache_bytes > 0) {
         by_work = p->N / p->H;
-        by_cache = p->cache_bytes / 4 / (p->H * p->bytes);
+        by_cache = p->cache_bytes / 4 / hb;
         want = by_work < by_cache ? by_work : by_cache;
-        if (want > (p->T + p->Cg - 1) / p->Cg) p->Cg = (p->T + want - 1) / want;
+        if (want > strata_hist_ceil(p->T, p->Cg)) p->Cg = strata_hist_ceil(p->T, want);
     }
-    p->S = (p->T + p->Cg - 1) / p->Cg;
+    p->S = strata_hist_ceil(p->T, p->Cg);
     if (p->S < 1) p->S = 1;
-    want = p->H > 0 ? (256L << 20) / (p->H * p->bytes) : 1;
+    want = p->H > 0 ? (256L << 20) / hb : 1;
     if (want < 1) want = 1;
     if (p->S > want) {
         p->S = want;
-        p->Cg = (p->T + p->S - 1) / p->S;
+        p->Cg = strata_hist_ceil(p->T, p->S);
     }
     p->nsub = p->N == 0 || p->H == 0 ? 0 : p->local ? p->G : p->S - 1;
 })

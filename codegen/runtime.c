@@ -67,6 +67,7 @@ static const char *cl_error_name(cl_int rc) {
     case -9002: return "STRATA_INDEX_OUT_OF_RANGE"; /* the glue's own (cg_glue.c) */
     case -9003: return "STRATA_COUNT_OUT_OF_RANGE";
     case -9004: return "STRATA_DIVISION_BY_ZERO";
+    case -9005: return "STRATA_SIZE_OVERFLOW";
     default: break;
     }
     const char *fault = cg_fault_name(rc); /* a kernel-making primitive's (cg.h) */
@@ -424,11 +425,15 @@ struct st_launch {
  * rest can multiply freely. */
 static bool count_of(const st_size *length, st_scalar_kind k, const st_binding *env, size_t nenv,
                      int64_t *count, size_t *bytes, st_err *err) {
-    if (!st_size_eval(length, env, nenv, count, err)) return false;
-    if (*count >= 0 && !__builtin_mul_overflow((size_t)*count, st_scalar_size(k), bytes)) return true;
+    st_err inner = {0};
+    bool known = st_size_eval(length, env, nenv, count, &inner);
+    if (known && *count >= 0 && !__builtin_mul_overflow((size_t)*count, st_scalar_size(k), bytes)) return true;
     st_buf b = {0};
     st_size_print(length, &b);
-    if (*count < 0)
+    if (!known) {
+        st_fail(err, (st_loc){0}, "an array of length %s: %s", b.data ? b.data : "?", inner.message);
+        if (err) err->kind = inner.kind;
+    } else if (*count < 0)
         st_fail(err, (st_loc){0}, "the array length %s is negative (%lld)", b.data ? b.data : "?", (long long)*count);
     else
         st_fail(err, (st_loc){0}, "an array of %s = %lld %s is too large for a buffer", b.data ? b.data : "?",
@@ -443,6 +448,12 @@ static cl_mem new_buffer(st_launch *l, size_t bytes, const void *host, st_err *e
     cl_int rc;
     const st_cl *cl = l->exe->cl;
     char why[700];
+    if (cl->info.max_alloc_bytes && bytes > cl->info.max_alloc_bytes) {
+        st_fail(err, (st_loc){0}, "cannot allocate %zu bytes on %s: it allocates at most %llu bytes in one buffer "
+                                  "(CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                bytes, cl->info.name, (unsigned long long)cl->info.max_alloc_bytes);
+        return NULL;
+    }
     cl_mem m = cl->api->CreateBuffer(cl->context, CL_MEM_READ_WRITE | (host && bytes ? CL_MEM_COPY_HOST_PTR : 0),
                               bytes ? bytes : 1, host && bytes ? (void *)host : NULL, &rc);
     if (!m)
@@ -457,6 +468,10 @@ static cl_mem new_buffer(st_launch *l, size_t bytes, const void *host, st_err *e
 enum { GUARD_BYTES = 4096, GUARD_PATTERN = 0xA5 };
 
 static cl_mem new_output(st_launch *l, size_t bytes, st_err *err) {
+    if (bytes > SIZE_MAX - GUARD_BYTES) {
+        st_fail(err, (st_loc){0}, "an output of %zu bytes is more than a buffer can hold", bytes);
+        return NULL;
+    }
     cl_mem m = new_buffer(l, bytes + GUARD_BYTES, NULL, err);
     unsigned char guard[GUARD_BYTES];
     memset(guard, GUARD_PATTERN, sizeof guard);
@@ -583,8 +598,10 @@ st_launch *st_launch_new(st_exe *exe, const st_value *args, const st_binding *en
     for (uint32_t i = 0; i < code->noutputs; i++) {
         size_t bytes = 0;
         if (!count_of(code->outputs[i].length, code->outputs[i].kind, env, nenv, &l->out_counts[i], &bytes, err) ||
-            !(l->outputs[i] = new_output(l, bytes, err)))
+            !(l->outputs[i] = new_output(l, bytes, err))) {
+            if (err && !err->loc.line) st_err_at(err, code->def->loc); /* the def's result */
             goto fail;
+        }
         l->bytes += bytes;
     }
     if (code->nlengths && !(l->outputs[code->noutputs] = new_buffer(l, code->nlengths * sizeof(int64_t), NULL, err)))

@@ -339,6 +339,26 @@ START_TEST(a_gpu_gets_the_thesis_and_its_cache) {
 }
 END_TEST
 
+/* H is the caller's (a parameter) and N an input's length: at the largest
+ * longs the plan's arithmetic does not overflow (the sanitizer build would
+ * say so), and what the glue multiplies stays within what it allocates:
+ * S·H·bytes within 256 MiB or one histogram, hpb·H·bytes within the
+ * group's local memory (issue 46). */
+START_TEST(huge_counts_do_not_overflow_the_plan) {
+    const long most = 0x7fffffffffffffffL;
+    const long hs[] = {most, most / 4, most / 4 + 1, 1L << 40, 3}, ns[] = {most, most - 255, 1L << 40, 0};
+    for (size_t i = 0; i < sizeof hs / sizeof *hs; i++)
+        for (size_t j = 0; j < sizeof ns / sizeof *ns; j++)
+            for (int gpu = 0; gpu < 2; gpu++) {
+                st_hist_plan p = gpu ? on_gpu(ns[j], hs[i], 0, 50L << 20) : on_cpu(ns[j], hs[i], 0);
+                ck_assert_msg(p.S >= 1 && p.S <= (256L << 20) / 4 + 1 && p.T >= 0 && p.G >= 0 && p.Cg >= 1,
+                              "H=%ld N=%ld: S=%ld T=%ld G=%ld Cg=%ld", hs[i], ns[j], p.S, p.T, p.G, p.Cg);
+                ck_assert_msg(p.S == 1 || p.S <= (256L << 20) / p.bytes / hs[i], "H=%ld N=%ld: S=%ld", hs[i], ns[j], p.S);
+                ck_assert_msg(p.hpb == 0 || p.hpb <= p.local_bytes / p.bytes / hs[i], "H=%ld: hpb=%ld", hs[i], p.hpb);
+            }
+}
+END_TEST
+
 /* The glue runs the same code: the plan's text is in every histogram's glue. */
 START_TEST(the_glue_carries_the_plan) {
     const char *src = st_hist_plan_source();
@@ -373,6 +393,7 @@ static Suite *histogram_suite(void) {
     tcase_add_test(plan, a_cpu_gets_its_own_subhistograms);
     tcase_add_test(plan, a_gpu_gets_the_thesis_and_its_cache);
     tcase_add_test(plan, the_glue_carries_the_plan);
+    tcase_add_test(plan, huge_counts_do_not_overflow_the_plan);
     suite_add_tcase(s, plan);
     TCase *cl = tcase_create("cli");
     tcase_set_timeout(cl, 600);

@@ -9,6 +9,14 @@
  *            iota, replicate, zip, join, a split's row) is checked against
  *            the view's own length, at the user's line and column; one that
  *            cannot leave it is not checked
+ *   sizes    (issue 46) a size the glue or a kernel computes that overflows
+ *            64 bits (k · k at k = 2^32), a buffer whose bytes do (8 · k · k
+ *            at k = 2^31), and one larger than the device allocates, are
+ *            refused with a sentence, the values and the place, exit 1,
+ *            before anything is allocated (the result's too, which the
+ *            runtime allocates, at the def): never a buffer of the wrapped
+ *            size that a kernel writes past; at the edges of 64 bits the
+ *            checks (compiled by libtcc) are exact
  *   division (issue 46) an integer divided by zero on the device (/ and %,
  *            an operator passed as a function) is an error at the
  *            division's line and column; MIN / -1 wraps and MIN % -1 is 0,
@@ -307,6 +315,45 @@ START_TEST(division_guarded_or_known_nonzero) {
 }
 END_TEST
 
+/* ---- sizes ---- */
+
+#define SQUARES "def main(k: i64): i64 =\n" \
+                "  let m = map(i => map(j => i * j, iota(k)), iota(k)) in reduce(+, 0i64, join(m))\n"
+
+START_TEST(sizes_that_overflow_are_refused) {
+    const char *prog = cli_file(&c, "squares", SQUARES);
+    /* the issue's: 8 · k · k bytes wrapped to 1, and the kernel wrote past them */
+    fails_at(prog, ARGS("--input", "k=2147483648", "-s", "lower-opencl"), "2:3:",
+             "4611686018427387904 elements of 8 bytes overflow 64 bits (STRATA_SIZE_OVERFLOW)");
+    /* k · k itself wraps (to 0), under the default strategy */
+    fails_at(prog, ARGS("--input", "k=4294967296"), "2:",
+             "overflows 64 bits at k = 4294967296 (STRATA_SIZE_OVERFLOW)");
+    /* at the edge: 3037000500² is past 2^63 - 1, 3037000499² is not (but its 8 bytes each are) */
+    fails_at(prog, ARGS("--input", "k=3037000500", "-s", "lower-opencl"), "2:",
+             "the size k * k in `main` overflows 64 bits at k = 3037000500 (STRATA_SIZE_OVERFLOW)");
+    fails_at(prog, ARGS("--input", "k=3037000499", "-s", "lower-opencl"), "2:3:",
+             "9223372030926249001 elements of 8 bytes overflow 64 bits");
+    /* 2 PiB: more than any device allocates in one buffer */
+    fails_at(prog, ARGS("--input", "k=16777216", "-s", "lower-opencl"), "2:3:", "(CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
+    agrees(prog, ARGS("--input", "k=100", "-s", "lower-opencl"));
+    /* the same of the result, which the runtime allocates: refused at the def */
+    const char *result = cli_file(&c, "result", "def main(k: i64): [k][k]i64 =\n"
+                                                "  map(i => map(j => i * j, iota(k)), iota(k))\n");
+    static const struct {
+        const char *k, *message;
+    } results[] = {{"k=4294967296", "an array of length k*k: size arithmetic overflows 64 bits"},
+                   {"k=2147483648", "an array of k*k = 4611686018427387904 i64 is too large for a buffer"},
+                   {"k=16777216", "in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)"}};
+    for (size_t i = 0; i < sizeof results / sizeof *results; i++) {
+        char *out, *err;
+        int rc = cli_strata(&c, ARGS("run", result, "--input", results[i].k), &out, &err);
+        ck_assert_msg(rc == 1, "%s: exit %d\n%s", results[i].k, rc, err);
+        ck_assert_has(err, arena_text(c.a, "%s:1:5: error: ", result));
+        ck_assert_has(err, results[i].message);
+    }
+}
+END_TEST
+
 /* ---- stdout ---- */
 
 /* strata args with its standard output on /dev/full: its exit status, *err its stderr */
@@ -480,6 +527,7 @@ int main(void) {
     tcase_add_test(views, literal_iota_replicate_are_checked);
     tcase_add_test(views, zip_join_split_are_checked);
     tcase_add_test(views, views_in_range_go_unchecked);
+    tcase_add_test(tcase(s, "sizes"), sizes_that_overflow_are_refused);
     TCase *division = tcase(s, "division");
     tcase_add_test(division, division_by_zero_is_an_error);
     tcase_add_test(division, min_over_minus_one_wraps);

@@ -471,7 +471,7 @@ START_TEST(a_top_level_loop_keeps_its_kernels_at_the_top) {
      * write the output and a spare in turn, the last the output; only a
      * loop of no turns copies the input */
     ck_assert_has(code.host, "loop0_acc = in_xs;");
-    ck_assert_has(code.host, "loop0_next = ((loop0_n - 1) & 1) ? ");
+    ck_assert_has(code.host, "loop0_next = ((loop0_n & 1) == 0) ? ");
     ck_assert_has(code.host, "loop0_next = loop0_next == out0 ? ");
     ck_assert_has(code.host, "if (loop0_acc != out0) {");
     /* a while loop writes the output first: a copy after it only when its count was even */

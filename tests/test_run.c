@@ -492,14 +492,14 @@ static unsigned kernels_in(const char *d) {
     return n;
 }
 
-/* The glue sizes each local argument on the line before it adds it up
- * (`bytes = …;` then `local_bytes += bytes …`): none of those sizes may
+/* The glue sizes each local argument before it adds it up (`bytes =
+ * strata_bytes(…);`, then `local_bytes = strata_sum(local_bytes, bytes …)`): none of those sizes may
  * follow N, or a kernel's local memory grows with N and fails on large
  * inputs. */
 static void local_memory_is_constant(const char *d, const char *label) {
     const char *host = slurp(arena_printf("%s/%s", d, "host.c"), NULL);
     unsigned locals = 0;
-    for (const char *c = host; (c = strstr(c, "local_bytes += bytes")); c++, locals++) {
+    for (const char *c = host; (c = strstr(c, "local_bytes = strata_sum(local_bytes, bytes")); c++, locals++) {
         const char *line = c;
         while (line > host && strncmp(line, "bytes = ", 8)) line--;
         char size[256];
