@@ -213,7 +213,7 @@ const cg_algorithm *cg_algorithm_of(st_prim p) {
 bool cg_uses_algorithm(const cg *g, uint32_t i) { return (g->algorithms >> i) & 1u; }
 
 void cg_run_algorithm(cg *g, const cg_algorithm *a, const st_node *e, const cg_binding *env, const cg_place *p,
-                      const st_node *scatter) {
+                      const cg_scatter *scatter) {
     for (uint32_t i = 0; cg_algorithms[i]; i++)
         if (cg_algorithms[i] == a) g->algorithms |= 1u << i;
     a->emit(g, e, env, p, scatter);

@@ -450,6 +450,30 @@ bool cg_divides_by_zero(st_binop op, st_scalar_kind k, const st_node *divisor, c
 /* Is i surely an index of an array of this length? */
 bool cg_in_range(cg *g, const cg_value *i, const st_size *length);
 
+/* ---- cg_winners.c: a scatter's last write in index order ---- */
+/* How a scatter's elements write (cg_winners.c says why): all of them as
+ * they come (CG_ALL: a scatterDistinct, a reduce_by_index, one work-item
+ * running them in order), or in two passes over them, each element in
+ * bounds first claiming its place (CG_CLAIM: the largest element index
+ * that writes a place is its winner), then writing where it won (CG_WON). */
+typedef enum cg_pass { CG_ALL, CG_CLAIM, CG_WON } cg_pass;
+typedef struct cg_winners cg_winners;
+typedef struct cg_scatter {
+    const st_node *e;           /* the scatter (or reduce_by_index) */
+    cg_pass pass;
+    const cg_winners *winners;  /* CG_CLAIM and CG_WON: cg_winners_new's */
+} cg_scatter;
+/* The winners of scatter e, a scatter whose indices may repeat, of
+ * `sources` elements: a global buffer of one per place, and the kernel
+ * that sets them all to none (-1). NULL where e's places are distinct (a
+ * scatterDistinct, a reduce_by_index) or it has at most one element:
+ * then every element writes as it comes. */
+const cg_winners *cg_winners_new(cg *g, const st_node *e, const st_size *sources);
+/* In a kernel, element j (a C long) claims place `at` (a C long in bounds). */
+void cg_winners_claim(cg *g, const cg_winners *w, const char *at, const char *j);
+/* In a kernel after the claims: does element j hold place `at`? C text. */
+const char *cg_winners_won(cg *g, const cg_winners *w, const char *at, const char *j);
+
 /* ---- cg_thread.c: one work-item ---- */
 cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env);
 void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
@@ -477,14 +501,16 @@ const cg_binding *cg_bind_place(cg *g, const cg_binding *env, const st_node *let
                                 const cg_place *place);
 /* A view is generated where it is read; anything else is computed into memory. */
 static inline bool cg_is_view(const st_node *e) { return st_is_view(e, false) || cg_cut_view(e); }
-/* scatter and reduce_by_index, shared by the sequential loop and the kernel */
+/* scatter and reduce_by_index, shared by the sequential loop and the kernels */
 void cg_scatter_sources(cg *g, const st_node *e, const cg_binding *env, cg_value *is, cg_value *vs);
-void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *is,
+/* Element j (a C long) of s->e's sources, written as s says. */
+void cg_scatter_step(cg *g, const cg_scatter *s, const cg_binding *env, const cg_place *p, const cg_value *is,
                      const cg_value *vs, const char *j);
-/* One write of e (a scatter or reduce_by_index into p): value v at index i,
- * ignored when i is out of bounds. */
-void cg_scatter_write(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *i,
-                      const cg_value *v);
+/* One write of s->e (a scatter or reduce_by_index into p) by its element j
+ * (a C long): value v at index i, ignored when i is out of bounds; in the
+ * pass s says (a claim writes nothing into p). */
+void cg_scatter_write(cg *g, const cg_scatter *s, const cg_binding *env, const cg_place *p, const cg_value *i,
+                      const cg_value *v, const char *j);
 /* The code generated next runs once per slot (a C expression) of n: a
  * parallel loop's iteration, nested in the slots open before. Returns what
  * to give cg_scratch_leave when the loop closes. */
@@ -573,8 +599,9 @@ typedef struct cg_algorithm {
     const char *rewrites;       /*   the refusal where it appears inside a kernel */
     /* e into p at the top of a def: its kernels. With scatter (fuses_scatter
      * only: a scatter of e's (index, value) pairs into p, whose destination
-     * is in p already), each pair is written by e's own kernel. */
-    void (*emit)(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter);
+     * is in p already), each pair is written by e's own kernel, in the pass
+     * scatter->pass says (the caller runs e once per pass). */
+    void (*emit)(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_scatter *scatter);
     bool fuses_scatter;
     /* where its kernels are used, text the shared parts carry once: */
     const char *int64_atomics;  /* OpenCL: why it needs 64-bit base atomics (a comment line), or NULL */
@@ -615,7 +642,7 @@ bool cg_uses_algorithm(const cg *g, uint32_t i);
 /* e (a kernel-making primitive of descriptor a) into p at the top, with
  * the texts a needs marked used. */
 void cg_run_algorithm(cg *g, const cg_algorithm *a, const st_node *e, const cg_binding *env, const cg_place *p,
-                      const st_node *scatter);
+                      const cg_scatter *scatter);
 /* The name of a fault code a descriptor defines, or NULL. */
 const char *cg_fault_name(int code);
 

@@ -5,7 +5,9 @@
  * from a start, in order, and the others nowhere (a filter) or to
  * consecutive places from another start (a partition, whose elements carry
  * their index). The look-back's compress-store loop (cg_lookback.c) writes
- * such a pass 16 elements at a time.
+ * such a pass 16 elements at a time, where its scatter is a scatterDistinct
+ * (a plain scatter claims each place for its last writer first, and writes
+ * one element at a time: cg_winners.c).
  *
  * Users write the place in more than one form: filter-scatter's and
  * partition-scatter's `if`, and the branch-free arithmetic of a radix sort's

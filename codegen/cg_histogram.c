@@ -496,7 +496,7 @@ static void final_kernel(cg *g, const hist *h) {
 }
 
 /* subhistograms e into p: its destination first, then the kernels. */
-static void histogram_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter) {
+static void histogram_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_scatter *scatter) {
     (void)scatter;
     e = cg_host_hoist_args(g, e, ST_HIST_SIZES + 1, &env); /* the indices and values, unless fusible */
     if (!e) return;

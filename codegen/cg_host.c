@@ -307,11 +307,26 @@ static void kernel_copy(cg *g, const st_node *e, const cg_binding *env, const cg
     cg_kernel_end(g);
 }
 
-/* scatter(dest, …): dest into place, then the writes in parallel. Writes
- * to one index from two elements land in an unspecified order. A scatter
- * of the (index, value) pairs a kernel-making primitive makes whose
+/* One pass of scatter s->e's elements, one work-item each. */
+static void scatter_kernel(cg *g, const cg_scatter *s, const cg_binding *env, const cg_place *p, const char *hint) {
+    const st_node *e = s->e;
+    cg_kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
+    g->level = CG_THREAD;
+    cg_value is, vs;
+    cg_scatter_sources(g, e, env, &is, &vs);
+    st_buf saved;
+    cg_value i = glb_begin(g, cg_length(&is), &saved);
+    cg_scatter_step(g, s, env, p, &is, &vs, i.c);
+    glb_end(g, cg_length(&is), i.c, saved);
+    cg_kernel_end(g);
+}
+
+/* scatter(dest, …): dest into place, then the writes in parallel; where
+ * indices may repeat (a scatter, not a scatterDistinct), a pass of claims
+ * first, so that the last write in index order stays (cg_winners.c). A
+ * scatter of the (index, value) pairs a kernel-making primitive makes whose
  * descriptor fuses scatters (a single-pass scan) is that primitive's
- * kernel, writing each pair as it stores. */
+ * kernel, writing each pair as it stores; run once per pass. */
 static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     const st_node *pairs = e->nkids == 2 ? e->kids[1] : NULL;
     while (pairs && pairs->kind == ST_NODE_PRIM && pairs->u.prim == ST_PRIM_TO_GLOBAL) pairs = pairs->kids[0];
@@ -320,20 +335,16 @@ static void kernel_scatter(cg *g, const st_node *e, const cg_binding *env, const
     const cg_algorithm *a = pairs && pairs->kind == ST_NODE_PRIM ? cg_algorithm_of(pairs->u.prim) : NULL;
     if (a && a->fuses_scatter) {
         if (fill) host_into(g, e->kids[0], env, p);
-        cg_run_algorithm(g, a, pairs, env, p, e);
+        const cg_winners *w = cg_winners_new(g, e, pairs->type->size);
+        if (w) cg_run_algorithm(g, a, pairs, env, p, &(cg_scatter){e, CG_CLAIM, w});
+        cg_run_algorithm(g, a, pairs, env, p, &(cg_scatter){e, w ? CG_WON : CG_ALL, w});
         return;
     }
     e = cg_hoist_args(g, e, 1, &env, &top);
     if (fill) host_into(g, e->kids[0], env, p);
-    cg_kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);
-    g->level = CG_THREAD;
-    cg_value is, vs;
-    cg_scatter_sources(g, e, env, &is, &vs);
-    st_buf saved;
-    cg_value i = glb_begin(g, cg_length(&is), &saved);
-    cg_scatter_step(g, e, env, p, &is, &vs, i.c);
-    glb_end(g, cg_length(&is), i.c, saved);
-    cg_kernel_end(g);
+    const cg_winners *w = cg_winners_new(g, e, e->kids[1]->type->size);
+    if (w) scatter_kernel(g, &(cg_scatter){e, CG_CLAIM, w}, env, p, "scatter_claims");
+    scatter_kernel(g, &(cg_scatter){e, w ? CG_WON : CG_ALL, w}, env, p, hint);
 }
 
 /* ---- loops at the top ---- */
@@ -746,7 +757,7 @@ static void host_node_into(cg *g, const st_node *e, const cg_binding *env, const
             if (cg_is_view(e)) break; /* an index map: copied below like any view */
             cg_fail(g, e, "a map that was not lowered; apply lower-opencl (or map-glb, map-wrg) first");
             return;
-        case ST_PRIM_SCATTER: kernel_scatter(g, e, env, p, "scatter"); return;
+        case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT: kernel_scatter(g, e, env, p, "scatter"); return;
         case ST_PRIM_LOOP: case ST_PRIM_WHILE:
             /* a loop over arrays is the glue's; any other one work-item's, below */
             if (!st_is_array_loop(e)) break;

@@ -435,11 +435,12 @@ static void distribute(cg *g, const lookback *lb, const char *v) {
  * select of the address instead: the slot, or the group's sink, a line of
  * scratch memory of its own that nobody reads. Taken for a scatter (not a
  * reduce_by_index, which reads its slot) into one array of numbers in
- * global memory; the sink is per group so that no two cores write one
+ * global memory, as it writes all its elements or those that won their
+ * places (below); the sink is per group so that no two cores write one
  * line. */
-static const cg_place *sink_of(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter) {
-    if (!lb->direct || !scatter || scatter->u.prim != ST_PRIM_SCATTER || p->tuple || p->mem.space != CG_GLOBAL ||
-        p->mem.rank != 1 || p->mem.buffer < 0 || p->mem.kind == ST_BOOL)
+static const cg_place *sink_of(cg *g, const lookback *lb, const cg_place *p, const cg_scatter *scatter) {
+    if (!lb->direct || !scatter || scatter->pass == CG_CLAIM || !st_is_scatter(scatter->e) || p->tuple ||
+        p->mem.space != CG_GLOBAL || p->mem.rank != 1 || p->mem.buffer < 0 || p->mem.kind == ST_BOOL)
         return NULL;
     st_err err = {0};
     int64_t line = 64 / (int64_t)st_scalar_size(p->mem.kind);
@@ -448,23 +449,33 @@ static const cg_place *sink_of(cg *g, const lookback *lb, const cg_place *p, con
     return cg_host_temp(g, st_type_array(g->cx, slots, st_type_scalar(g->cx, p->mem.kind)), "lookback_sink");
 }
 
-static void scatter_select(cg *g, const lookback *lb, const st_node *scatter, const cg_place *p, const cg_value *i,
+static void scatter_select(cg *g, const lookback *lb, const cg_scatter *scatter, const cg_place *p, const cg_value *i,
                            const cg_value *v) {
-    const char *at = cg_name(g, "at"), *to = cg_name(g, "to");
+    const char *at = cg_name(g, "at"), *in = cg_name(g, "in"), *to = cg_name(g, "to");
     const cg_place *slot = cg_place_index(g, p, at);
     const char *t = cg_ctype(g, st_type_scalar(g->cx, p->mem.kind));
     int64_t line = 64 / (int64_t)st_scalar_size(p->mem.kind);
     cg_line(g, "const long %s = (long)%s;", at, i->c);
-    cg_line(g, "__global %s *%s = (ulong)%s < (ulong)%s ? %s + (%s) : %s + lb_id * %lldL;", t, to, at,
-            cg_size(g, scatter->type->size), buffer_of(g, p), slot->mem.offset, buffer_of(g, lb->sink),
-            (long long)line);
-    cg_line(g, "*%s = %s;", to, v->c);
+    cg_line(g, "const bool %s = (ulong)%s < (ulong)%s;", in, at, cg_size(g, scatter->e->type->size));
+    cg_line(g, "__global %s *%s = %s ? %s + (%s) : %s + lb_id * %lldL;", t, to, in, buffer_of(g, p), slot->mem.offset,
+            buffer_of(g, lb->sink), (long long)line);
+    if (scatter->pass != CG_WON) {
+        cg_line(g, "*%s = %s;", to, v->c);
+        return;
+    }
+    /* of those that won: a test that holds for every element where no place
+     * is written twice (a permutation, a compaction), and so is predicted,
+     * where the address made from the winner's read would wait for that
+     * read; the winner read at 0 out of bounds, and `|`, so that the read
+     * needs no branch of its own */
+    const char *won = cg_winners_won(g, scatter->winners, cg_str(g, "(%s ? %s : 0L)", in, at), "lb_i");
+    cg_line(g, "if (!%s | (%s)) *%s = %s;", in, won, to, v->c);
 }
 
 /* Element lb_i of the result, from its accumulator and its element:
  * through the post-function, into p or as a scatter's (index, value) pair. */
 static void store_one(cg *g, const lookback *lb, const cg_value *acc, const cg_value *x, const cg_place *p,
-                      const st_node *scatter) {
+                      const cg_scatter *scatter) {
     cg_value y = *acc;
     if (lb->post) {
         cg_value args[2] = {*acc, *x};
@@ -473,17 +484,17 @@ static void store_one(cg *g, const lookback *lb, const cg_value *acc, const cg_v
     if (!scatter) {
         cg_store(g, cg_place_index(g, p, "lb_i"), &y);
     } else if (y.kind != CG_TUPLE || y.n != 2) {
-        cg_fail(g, scatter, "scatter over pairs that are not pairs");
+        cg_fail(g, scatter->e, "scatter over pairs that are not pairs");
     } else if (lb->sink && y.items[1].kind == CG_SCALAR) {
         scatter_select(g, lb, scatter, p, &y.items[0], &y.items[1]);
     } else {
-        cg_scatter_write(g, scatter, lb->env, p, &y.items[0], &y.items[1]);
+        cg_scatter_write(g, scatter, lb->env, p, &y.items[0], &y.items[1], "lb_i");
     }
 }
 
 /* The block out, coalesced, from local memory. */
 static void store_block(cg *g, const lookback *lb, const char *n, const char *v, const cg_place *p,
-                        const st_node *scatter) {
+                        const cg_scatter *scatter) {
     cg_open(g, cg_str(g, "for (int lb_k = 0; lb_k < %lld; lb_k++) {", (long long)lb->m));
     cg_line(g, "const int lb_q = lb_k * %lld + lb_l;", (long long)lb->wg);
     padded_index(g, lb);
@@ -580,7 +591,7 @@ static void held_load(cg *g, const lookback *lb, const char *n) {
  * The stores go one at a time (unroll 1): the held elements of later
  * rounds are still live, and unrolled stores' addresses would spill them. */
 static void held_store(cg *g, const lookback *lb, const char *n, const char *v, const char *u, const cg_place *p,
-                       const st_node *scatter) {
+                       const cg_scatter *scatter) {
     round_begin(g, lb);
     round_own_begin(g, lb);
     cg_line(g, "%s[lb_pq] = %s[lb_j];", u, v);
@@ -870,7 +881,7 @@ static bool fold_of_a_map(const lookback *lb, st_binop b) {
 /* Emits the vector scan of the work-item's runs, setting lb_vec, when the
  * scan is one it takes; the scalar loop runs where lb_vec is 0. n: the
  * array's end. */
-static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const st_node *scatter) {
+static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const cg_scatter *scatter) {
     cg_line(g, "int lb_vec = 0;");
     st_binop b;
     int64_t k = chains_of(lb), w = lanes_of(lb), run = lb->m / k;
@@ -967,10 +978,11 @@ static uint32_t moved_arrays(const cg_compaction *c, const st_node **out) {
 
 /* Is the pass a compaction (cg_is_compaction) of arrays of 32-bit scalars
  * into as many global arrays? */
-static bool is_compaction(cg *g, const lookback *lb, const cg_place *p, const st_node *scatter, cg_compaction *out) {
+static bool is_compaction(cg *g, const lookback *lb, const cg_place *p, const cg_scatter *scatter, cg_compaction *out) {
     st_binop b;
-    if (!scatter || !lb->fold || !lb->post || !commutative_op(lb, &b) || b != ST_OP_ADD ||
-        scatter->type->size != lb->xs->type->size || !cg_is_compaction(g->cx, lb->fold, lb->z, lb->post, lb->xs, out))
+    if (!scatter || scatter->pass != CG_ALL || !lb->fold || !lb->post || !commutative_op(lb, &b) || b != ST_OP_ADD ||
+        scatter->e->type->size != lb->xs->type->size ||
+        !cg_is_compaction(g->cx, lb->fold, lb->z, lb->post, lb->xs, out))
         return false;
     const st_node *moved[MAX_MOVED];
     uint32_t m = moved_arrays(out, moved);
@@ -1012,7 +1024,7 @@ static bool lane_element(cg *g, const lookback *lb, const st_node *xs, const st_
 /* Emits the compress-store loop of the work-item's runs, setting lb_vec,
  * when is_compaction says so: each moved array j read by vectors from
  * lb_src<j> and stored by compress-stores to lb_dst<j>, one mask for all. */
-static void compaction_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const st_node *scatter) {
+static void compaction_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const cg_scatter *scatter) {
     int64_t k = chains_of(lb), run = lb->m / k;
     cg_compaction shape;
     if (!lb->direct || run % 16 || !is_compaction(g, lb, p, scatter, &shape)) return;
@@ -1077,7 +1089,7 @@ static void compaction_store(cg *g, const lookback *lb, const char *n, const cg_
 /* The scalar loop of the scan pass: the runs side by side, each element
  * folded into its run's lb_p<c> and stored; n: the array's end, or NULL in a
  * whole block. */
-static void scalar_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const st_node *scatter) {
+static void scalar_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const cg_scatter *scatter) {
     int64_t k = chains_of(lb);
     cg_open(g, cg_str(g, "for (int lb_j = 0; lb_j < %lld; lb_j++) {", (long long)(lb->m / k)));
     for (int64_t c = 0; c < k; c++) {
@@ -1094,7 +1106,7 @@ static void scalar_scan_store(cg *g, const lookback *lb, const char *n, const cg
 
 /* Each work-item folds its runs again, each from its prefix, and stores
  * each result as it goes. */
-static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const st_node *scatter) {
+static void thread_scan_store(cg *g, const lookback *lb, const char *n, const cg_place *p, const cg_scatter *scatter) {
     int64_t k = chains_of(lb);
     cg_line(g, "%s lb_p0 = lb_prefix;", lb->acc_c);
     cg_open(g, "if (lb_l > 0) {");
@@ -1219,7 +1231,7 @@ static void reset_kernel(cg *g, const lookback *lb) {
     cg_kernel_end(g);
 }
 
-static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *scatter) {
+static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const cg_scatter *scatter) {
     st_ctx *cx = g->cx;
     cg_kernel_begin(g, CG_SHAPE_EXACT, lb->groups, "lookback", lb->e);
     g->k->alg = &cg_lookback_algorithm;
@@ -1292,7 +1304,7 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const st_node *s
  * kernel. With scatter (a scatter of e's (index, value) pairs into p, whose
  * destination is in p already), each pair is written as it is stored.
  * Without p, its total alone (cg_total_only). */
-static void lookback_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const st_node *scatter) {
+static void lookback_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_scatter *scatter) {
     const cg_place *total = g->failed ? NULL : total_of(g, e);
     if (g->failed || (!p && !total)) return;
     e = cg_host_hoist_args(g, e, ST_LOOKBACK_SIZES, &env);

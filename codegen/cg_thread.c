@@ -475,27 +475,33 @@ void cg_scatter_sources(cg *g, const st_node *e, const cg_binding *env, cg_value
 
 /* Element j of a scatter or reduce_by_index: an index out of bounds is
  * ignored, as the interpreter does. */
-void cg_scatter_step(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *is,
+void cg_scatter_step(cg *g, const cg_scatter *s, const cg_binding *env, const cg_place *p, const cg_value *is,
                      const cg_value *vs, const char *j) {
     cg_value i = cg_index_in(g, is, j), v = cg_index_in(g, vs, j);
-    if (e->nkids == 2) {
+    if (s->e->nkids == 2) {
         if (i.kind != CG_TUPLE || i.n != 2) {
-            cg_fail(g, e, "scatter over pairs that are not pairs");
+            cg_fail(g, s->e, "scatter over pairs that are not pairs");
             return;
         }
         v = i.items[1];
         i = i.items[0];
     }
-    cg_scatter_write(g, e, env, p, &i, &v);
+    cg_scatter_write(g, s, env, p, &i, &v, j);
 }
 
-void cg_scatter_write(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_value *i,
-                      const cg_value *value) {
+void cg_scatter_write(cg *g, const cg_scatter *s, const cg_binding *env, const cg_place *p, const cg_value *i,
+                      const cg_value *value, const char *j) {
+    const st_node *e = s->e;
     cg_value v = *value;
     const char *idx = cg_name(g, "at");
     cg_line(g, "long %s = (long)%s;", idx, i->c);
-    cg_line(g, "if (%s >= 0 && %s < %s) {", idx, idx, cg_size(g, e->type->size));
-    g->indent++;
+    cg_open(g, cg_str(g, "if (%s >= 0 && %s < %s) {", idx, idx, cg_size(g, e->type->size)));
+    if (s->pass == CG_CLAIM) {
+        cg_winners_claim(g, s->winners, idx, j);
+        cg_close(g);
+        return;
+    }
+    if (s->pass == CG_WON) cg_open(g, cg_str(g, "if (%s) {", cg_winners_won(g, s->winners, idx, j)));
     const cg_place *slot = cg_place_index(g, p, idx);
     if (e->u.prim == ST_PRIM_REDUCE_BY_INDEX) {
         cg_value old = cg_value_of_place(g, e->type->elem, slot);
@@ -503,18 +509,19 @@ void cg_scatter_write(cg *g, const st_node *e, const cg_binding *env, const cg_p
         v = cg_apply(g, e->kids[1], 2, args, env);
     }
     cg_store(g, slot, &v);
-    g->indent--;
-    cg_line(g, "}");
+    if (s->pass == CG_WON) cg_close(g);
+    cg_close(g);
 }
 
 /* scatter(dest, is, vs), scatter(dest, ivs), reduce_by_index(dest, f, z, is, vs):
- * the destination first, then each element in order. */
+ * the destination first, then each element in order (so of a repeated
+ * index the last write stays, as in the interpreter). */
 static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     cg_thread_into(g, e->kids[0], env, p);
     cg_value is, vs;
     cg_scatter_sources(g, e, env, &is, &vs);
     const char *j = loop_begin(g, cg_length(&is));
-    cg_scatter_step(g, e, env, p, &is, &vs, j);
+    cg_scatter_step(g, &(cg_scatter){.e = e, .pass = CG_ALL}, env, p, &is, &vs, j);
     loop_end(g);
 }
 
@@ -910,7 +917,9 @@ static void thread_into(cg *g, const st_node *e, const cg_binding *env, const cg
         switch (e->u.prim) {
         case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: map_into(g, e, env, p); return;
         case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: scan_into(g, e, env, p); return;
-        case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: scatter_into(g, e, env, p); return;
+        case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT: case ST_PRIM_REDUCE_BY_INDEX:
+            scatter_into(g, e, env, p);
+            return;
         default: {
             const cg_algorithm *a = cg_algorithm_of(e->u.prim);
             if (!a) break;

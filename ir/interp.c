@@ -6,7 +6,8 @@
  * prefix, as the rewrite rules produce, means what it says); scatter and
  * reduce_by_index (and their 2-D forms, at r*m + c of each (r, c) pair) skip
  * indices outside the destination, and for repeated
- * indices scatter's last write wins.
+ * indices scatter's last write wins (codegen makes the device's the same);
+ * scatterDistinct, whose rule promises distinct indices, fails on one.
  *
  * filter, partition, take and drop bind the existential length they make
  * (?k) in the interpreter's size environment when they run, so that every
@@ -554,6 +555,13 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
     st_value flat = *out;
     if (two && !flat_view(I->a, out, &flat, I->err)) return false;
     if (hist && holds_float(kids[2]->type)) return tree_histogram(I, kids[1], kids[2]->type, &flat, is, vs, two, dims);
+    /* scatterDistinct promises distinct places: each one written is marked */
+    uint8_t *written = NULL;
+    if (p == ST_PRIM_SCATTER_DISTINCT) {
+        int64_t places = dims[0] * (two ? dims[1] : 1);
+        if (!(written = st_arena_alloc(I->a, (size_t)(places / 8 + 1)))) return st_fail_internal(I->err, "out of memory");
+        memset(written, 0, (size_t)(places / 8 + 1));
+    }
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark mark = st_arena_get_mark(I->a);
         st_value iv, v;
@@ -563,6 +571,11 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
             st_arena_release(I->a, mark);
             continue;
         }
+        if (written && (written[idx / 8] >> (idx % 8) & 1))
+            return runtime_error(I, n, "scatterDistinct: element %lld writes place %lld, which an earlier element wrote: "
+                                 "its indices are not distinct (scatter keeps the last write of a place)",
+                                 (long long)i, (long long)idx);
+        if (written) written[idx / 8] |= (uint8_t)(1u << (idx % 8));
         if (!st_value_elem(I->a, vs, i, &v, I->err)) return false;
         if (hist) {
             st_value args[2], r;
@@ -708,7 +721,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
         *out = map_leaves(&a[0], &t, transpose_leaf);
         return !t.failed || st_fail_internal(I->err, "out of memory");
     }
-    case ST_PRIM_SCATTER: case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_SUBHISTOGRAMS:
+    case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT: case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_SUBHISTOGRAMS:
     case ST_PRIM_SCATTER_2D: case ST_PRIM_REDUCE_BY_INDEX_2D: return scatter(I, n, a, out);
     case ST_PRIM_ITERATE: case ST_PRIM_LOOP: case ST_PRIM_WHILE: return loop(I, n, a, out);
     case ST_PRIM_GET: {
@@ -738,7 +751,7 @@ static bool keepable(const st_node *n) {
     switch (n->u.prim) {
     case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_EXSCAN: case ST_PRIM_SCAN_TOTAL:
     case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D:
-    case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_2D: return true;
+    case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT: case ST_PRIM_SCATTER_2D: return true;
     default: return false;
     }
 }

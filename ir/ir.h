@@ -533,6 +533,15 @@ typedef enum st_prim {
                                 it is read is unspecified. A rule makes it only where every
                                 element the program observes is written first (filter-scatter's
                                 buffer: the kept ones, the places 0..k-1, before take(k, ·)) */
+    ST_PRIM_SCATTER_DISTINCT, /* scatterDistinct(dest, is, vs), scatterDistinct(dest, ivs): a scatter whose
+                                indices in bounds are distinct, so that no order of its writes
+                                matters. A plain scatter's repeated index keeps its last write in
+                                index order, on the device too, which costs codegen a pass that
+                                finds each place's last writer; this one writes as its elements
+                                come. A rule makes it where it knows the indices are distinct
+                                (filter-scatter's and partition-scatter's places, counted by a scan
+                                of flags); the interpreter checks that they are, and fails where
+                                two elements write one place */
     ST_PRIM_COUNT
 } st_prim;
 
@@ -747,6 +756,11 @@ bool st_is_array_loop(const st_node *e);
 /* Is n (which may be NULL) the primitive p? */
 static inline bool st_is_prim(const st_node *n, st_prim p) {
     return n && n->kind == ST_NODE_PRIM && n->u.prim == p;
+}
+
+/* Is n a 1-D scatter, plain or of distinct indices (scatterDistinct)? */
+static inline bool st_is_scatter(const st_node *n) {
+    return st_is_prim(n, ST_PRIM_SCATTER) || st_is_prim(n, ST_PRIM_SCATTER_DISTINCT);
 }
 
 /* A scan or a reduce in any of its forms, decoded in one place:

@@ -787,15 +787,15 @@ static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node
             return need_array(a[0], p, 0, "an array of arrays", err);
         *out = st_type_array(cx, t->elem->size, st_type_array(cx, t->size, t->elem->elem));
         return a[0];
-    case ST_PRIM_SCATTER:
+    case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT:
         if (n == 2) { /* scatter(dest, ivs): (index, value) pairs */
             t = a[0]->type;
             const st_type *ivs = a[1]->type;
             if (t->kind != ST_TYPE_ARRAY) return need_array(a[0], p, 0, "a destination array", err);
             if (ivs->kind != ST_TYPE_ARRAY || ivs->elem->kind != ST_TYPE_TUPLE || ivs->elem->n != 2 ||
                 !st_type_is_int(ivs->elem->items[0]) || ivs->elem->items[1] != t->elem) {
-                return fail_at(err, 1, "scatter with two arguments needs an array of (index, value) pairs, an integer index and a %s, but this has type %s",
-                               type_name(t->elem).s, type_name(ivs).s);
+                return fail_at(err, 1, "%s with two arguments needs an array of (index, value) pairs, an integer index and a %s, but this has type %s",
+                               pname(p), type_name(t->elem).s, type_name(ivs).s);
             }
             *out = t;
             return a[0];

@@ -48,6 +48,7 @@ static const st_prim_info table[ST_PRIM_COUNT] = {
     [ST_PRIM_CONCAT] = {"concat", {"dd"}, false, false, false},
     [ST_PRIM_SCAN_TOTAL] = {"scanTotal", {"d"}, false, false, true},
     [ST_PRIM_SCRATCH] = {"scratch", {"dd"}, false, false, true},
+    [ST_PRIM_SCATTER_DISTINCT] = {"scatterDistinct", {"ddd", "dd"}, false, false, true},
 };
 
 const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }
@@ -151,8 +152,8 @@ bool st_prim_sizes_at_run_time(st_prim p) {
 static bool works_over_arrays(st_prim p) {
     switch (p) {
     case ST_PRIM_MAP: case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_EXSCAN: case ST_PRIM_FILTER:
-    case ST_PRIM_PARTITION: case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_2D: case ST_PRIM_REDUCE_BY_INDEX:
-    case ST_PRIM_REDUCE_BY_INDEX_2D: case ST_PRIM_CONCAT:
+    case ST_PRIM_PARTITION: case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT: case ST_PRIM_SCATTER_2D:
+    case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D: case ST_PRIM_CONCAT:
     case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS:
     case ST_PRIM_SCAN_TOTAL: case ST_PRIM_MAP_SEQ: case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ:
         return true;

@@ -85,7 +85,8 @@
 /* Each `try` per scan: a scan lookback refuses stays for parallel-scan
  * (which nests itself on its block sums). A scatter's scan first, where the
  * device's shape for it differs (one(…) reaches the scatter's scan: the
- * destination is no scan). */
+ * destination is no scan): a user's scatter's, and a filter's or a
+ * partition's (scatterDistinct). */
 #define DEFAULT_FOR(scatter_lookback, lookback, reduces)                                                     \
     HOIST FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
     HISTOGRAMS
@@ -95,5 +96,7 @@ const char *st_fusion_strategy(void) { return FUSION; }
 const char *st_default_strategy(const char *device_type) {
     if (device_type && !strcmp(device_type, "CPU"))
         return DEFAULT_FOR("", "lookback(M=16384, WG=1, LOAD=direct)", CPU_REDUCES);
-    return DEFAULT_FOR("try(each(scatter, try(one(" GPU_SCATTER_LOOKBACK ")))) ; ", GPU_LOOKBACK, REDUCES);
+    return DEFAULT_FOR("try(each(scatter, try(one(" GPU_SCATTER_LOOKBACK ")))) ; "
+                       "try(each(scatterDistinct, try(one(" GPU_SCATTER_LOOKBACK ")))) ; ",
+                       GPU_LOOKBACK, REDUCES);
 }

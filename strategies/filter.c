@@ -1,14 +1,15 @@
-/* strategies/filter.c — filter and partition as flags, a scan and a scatter.
+/* strategies/filter.c — filter and partition as flags, a scan and a scatter
+ * of distinct places (scatterDistinct).
  *
  *   filter-scatter      filter(p, xs)
  *                    -> let flags = xs |> map(x => if p(x) then 1i64 else 0i64)
  *                       let offsets = flags |> scan(+, 0i64)
  *                       let k = flags |> reduce(+, 0i64)
  *                       let idx = zip(flags, offsets) |> map((f, o) => if f == 1i64 then o - 1i64 else -1i64)
- *                       let res = scatter(scratch(n, zero), idx, xs)
+ *                       let res = scatterDistinct(scratch(n, zero), idx, xs)
  *                       in take(k, res)
  *   partition-scatter   partition(p, xs)
- *                    -> the same flags, offsets and k, then one scatter into one buffer of n:
+ *                    -> the same flags, offsets and k, then one scatterDistinct into one buffer of n:
  *                       a kept element at o - 1, a dropped one at k + (i - o), i its index;
  *                       in (take(k, buf), drop(k, buf))
  *   concat-split        concat(take(k, b), drop(k, b)) -> b
@@ -177,9 +178,13 @@ static const st_node *scattered(st_build *b, const st_node *places, const st_nod
     /* a scratch buffer (nothing written first): a filter's is read only
      * through take(k, ·), whose places 0..k-1 the kept elements fill, and a
      * partition's every place is written, its scatter a permutation (of an
-     * input of run-time length, of the places take(m, ·) or drop(d, ·) below keeps) */
+     * input of run-time length, of the places take(m, ·) or drop(d, ·) below keeps).
+     * The places are distinct (each kept element's count of the kept ones up
+     * to it, each dropped one's of the dropped ones, on two sides of k; a
+     * filter's dropped ones nowhere), so no order of the writes matters:
+     * scatterDistinct says so, and codegen looks for no last writer */
     const st_node *dest = ST_PRIM(b, ST_PRIM_SCRATCH, st_b_size(b, worst_case(b, xs)), zero_of(b, xs->type->elem));
-    const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER, dest, idx, xs);
+    const st_node *buf_v = ST_PRIM(b, ST_PRIM_SCATTER_DISTINCT, dest, idx, xs);
     /* a partition's dropped part runs to the input's end: of a buffer of the
      * worst case, the part the input's numbering covers */
     if (num && num->take) buf_v = ST_PRIM(b, ST_PRIM_TAKE, num->take, buf_v);
@@ -320,7 +325,7 @@ static const st_node *concat_split(st_rw *rw, const st_node *e, const int64_t *a
  * scatter writes), or NULL. */
 static const st_node *scan_run_by(const st_node *v) {
     while (st_is_prim(v, ST_PRIM_TO_GLOBAL)) v = v->kids[0];
-    if (st_is_prim(v, ST_PRIM_SCATTER) && v->nkids == 2) v = v->kids[1];
+    if (st_is_scatter(v) && v->nkids == 2) v = v->kids[1];
     while (st_is_prim(v, ST_PRIM_TO_GLOBAL)) v = v->kids[0];
     return st_is_prim(v, ST_PRIM_SCAN_LOOKBACK) ? v : NULL;
 }
@@ -494,16 +499,17 @@ const st_node *st_filters_as_scatters(st_build *b, const st_node *e) {
 
 static const st_rule filter_rules[] = {
     {.name = "filter-scatter",
-     .summary = "filter(p, xs) as flags of p, their inclusive scan into a scatter (kept element at its offset - 1, the "
-                "others ignored) into a scratch buffer of n, and take(k, buffer) with k the flags' sum (the seed's filter)",
+     .summary = "filter(p, xs) as flags of p, their inclusive scan into a scatter of distinct places (scatterDistinct: "
+                "kept element at its offset - 1, the others ignored) into a scratch buffer of n, and take(k, buffer) "
+                "with k the flags' sum (the seed's filter)",
      .conditions = "a filter whose elements are scalars or tuples of scalars (not rows); an input of a length known "
                    "only at run time (a filter's, a take's) gets a buffer of its worst case",
      .origin = "built-in",
      .apply = filter_scatter},
     {.name = "partition-scatter",
-     .summary = "partition(p, xs) as one scan of flags and one scatter into one buffer of n, stable: a kept element "
-                "at its offset - 1, a dropped one at k + (i - offset); then (take(k, buf), drop(k, buf)), k the "
-                "flags' sum",
+     .summary = "partition(p, xs) as one scan of flags and one scatter of distinct places (scatterDistinct) into one "
+                "buffer of n, stable: a kept element at its offset - 1, a dropped one at k + (i - offset); then "
+                "(take(k, buf), drop(k, buf)), k the flags' sum",
      .conditions = "a partition whose elements are scalars or tuples of scalars (not rows), and whose input's length "
                    "is written with the def's sizes, or is take(k, src) with src as long as the input's worst case (a "
                    "filter's result, a take of the def's array)",

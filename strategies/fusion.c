@@ -358,7 +358,7 @@ static const st_node *fuse_scan_map(st_rw *rw, const st_node *e, const int64_t *
 static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
     const char *shape = "fuse-scan-scatter needs scatter(dest, is, vs) whose indices are a scan";
     st_scan_form p;
-    if (!st_is_prim(e, ST_PRIM_SCATTER) || e->nkids != 3 || !st_scan_form_of(e->kids[1], &p))
+    if (!st_is_scatter(e) || e->nkids != 3 || !st_scan_form_of(e->kids[1], &p))
         return st_no_match(why, "%s", shape);
     const st_node *s = e->kids[1], *vs = e->kids[2];
     if (!p.fold) p.fold = p.op;
@@ -377,11 +377,12 @@ static const st_node *scan_scatter(st_rw *rw, const st_node *e, st_err *why) {
     }
     const st_node *index = scanned(b, &p, acc, elem);
     const st_node *pairs = ST_PRIM(b, ST_PRIM_SCAN, p.op, p.fold, ST_LAMBDA(b, ST_TUPLE(b, index, value), acc, x), p.z, p.xs);
-    return ST_PRIM(b, ST_PRIM_SCATTER, e->kids[0], pairs);
+    /* a scatterDistinct stays one: its places are the same */
+    return ST_PRIM(b, e->u.prim, e->kids[0], pairs);
 }
 
 static bool feeds_scatter(const st_node *c, const st_node *v) {
-    return st_is_prim(c, ST_PRIM_SCATTER) && c->nkids == 3 && c->kids[1] == v;
+    return st_is_scatter(c) && c->nkids == 3 && c->kids[1] == v;
 }
 
 static const st_node *fuse_scan_scatter(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {

@@ -80,6 +80,7 @@ static bool reduces(const st_node *n) {
     switch (n->u.prim) {
     case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_EXSCAN: case ST_PRIM_SCAN_TOTAL:
     case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D: case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_2D:
+    case ST_PRIM_SCATTER_DISTINCT:
         return true;
     default: return false;
     }

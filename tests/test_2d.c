@@ -35,13 +35,15 @@ typedef struct program {
     int64_t n, m;         /* the grid */
 } program;
 
-/* A histogram of few buckets (collisions), and a scatter on a grid with a
- * cell for each of 1000003 pairs, so that its pairs in bounds are distinct:
- * which of two writes to one cell wins is left to the device. */
+/* A histogram of few buckets (collisions), a scatter on a grid with a cell
+ * for each of 1000003 pairs (its pairs in bounds distinct), and one on the
+ * histogram's grid, whose pairs repeat: the last write of a cell in index
+ * order stays, on the device as in the interpreter (issue 46). */
 static const program hist = {"reduce_by_index_2d", HIST_2D, false, false, false, 13, 37};
 static const program hist_i32 = {"reduce_by_index_2d of (i32, i32)", HIST_2D_I32, false, true, false, 13, 37};
 static const program hist_max = {"reduce_by_index_2d by max on f32", MAX_2D, false, false, true, 13, 37};
 static const program scatter = {"scatter_2d", SCATTER_2D, true, false, false, 1009, 1013};
+static const program scatter_repeated = {"scatter_2d of repeated pairs", SCATTER_2D, true, false, false, 13, 37};
 
 static const int64_t sizes[] = {1, 7, 1000, 1000003};
 #define NSIZES (sizeof sizes / sizeof *sizes)
@@ -180,6 +182,7 @@ START_TEST(the_interpreter_equals_c) {
     interpreter_agrees(&hist_i32);
     interpreter_agrees(&hist_max);
     interpreter_agrees(&scatter);
+    interpreter_agrees(&scatter_repeated);
 }
 END_TEST
 
@@ -236,13 +239,19 @@ static const device_case device_cases[] = {
     {&scatter, NULL},
     {&scatter, "default"},
     {&scatter, "each(scatter_2d, flatten-2d)"},
+    {&scatter_repeated, NULL},
+    {&scatter_repeated, "default"},
+    {&scatter_repeated, "GPU"},
+    {&scatter_repeated, "each(scatter_2d, flatten-2d)"},
 };
 
 START_TEST(the_device_equals_c) {
     const device_case *c = &device_cases[_i];
     const program *p = c->p;
+    /* "default": the device's; "GPU": a GPU's, run here */
     const char *strategy = c->strategy && !strcmp(c->strategy, "default") ? st_default_strategy(st_cl_device(device())->type)
-                                                                          : c->strategy;
+                           : c->strategy && !strcmp(c->strategy, "GPU") ? st_default_strategy("GPU")
+                                                                        : c->strategy;
     const char *label = text_of("%s under %s", p->what, c->strategy ? c->strategy : "no strategy");
     const st_def *d = def_of(p->src);
     const st_def *now = apply(d, strategy, label);

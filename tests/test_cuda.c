@@ -67,6 +67,19 @@ typedef struct program_case {
     "def main(xs: [N]i32): [N]i32 =\n  xs |> map(x => let (a, b) = loop (a, b) = ((x & 127) + 1, 0) while a != 1 do " \
     "(if a % 2 == 0 then a / 2 else 3 * a + 1, b + 1) in b)\n"
 
+/* a scatter whose indices repeat: its winners claimed by atomic max (32-bit
+ * words or 64-bit, as the length says when it runs), then its writes; of a
+ * scan's indices, the look-back run once to claim and once to write */
+#define REPEATED_SCATTER "def main(xs: [N]i32): [4]i64 =\n  scatter(replicate(4, -1i64), map(x => i64(x) & 3, xs), iota(N))\n"
+#define REPEATED_SCATTER_1000                                                                          \
+    "def main(xs: [1000]i32): [4]f32 =\n  scatter(replicate(4, 0.0), map(x => i64(x) & 3, xs), xs |> map(x => f32(x)))\n"
+#define SCANNED_SCATTER                                                                                 \
+    "def main(xs: [N]i32): [16]i32 =\n  let c = xs |> map(x => i64(x & 1)) |> scan(+, 0i64)\n"            \
+    "  in scatter(replicate(16, -7), c |> map(k => k % 20 - 2), xs)\n"
+#define GPU_DEFAULT_SCATTER                                                                             \
+    "try(each(any, try(fuse-map-scan))) ; try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter))) ; " \
+    "try(each(scatter, try(one(lookback(M=12, WG=256, LW=32)))))"
+
 static const program_case program_cases[] = {
     /* the default lowering, and every scan rule of the paper */
     {"prefix_sum", NULL, NULL},
@@ -105,6 +118,11 @@ static const program_case program_cases[] = {
     {"loop_recurrence", NULL, NULL},
     {"a top-level loop of scans", TOP_LOOP_SCAN, "try(each(top scan, lookback(M=12, WG=256, LW=32)))"},
     {"a while loop of pairs in a map", WHILE_IN_MAP, NULL},
+    /* scatters whose indices repeat */
+    {"a scatter of repeated indices", REPEATED_SCATTER, NULL},
+    {"a scatter of repeated indices, 1000 of them", REPEATED_SCATTER_1000, NULL},
+    {"a scatter of a scan's repeated indices", SCANNED_SCATTER, GPU_DEFAULT_SCATTER},
+    {"radix_sort", NULL, GPU_DEFAULT_SCATTER},
 };
 
 static st_code code_of(const char *what, const char *src, const char *strategy) {

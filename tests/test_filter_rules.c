@@ -190,7 +190,8 @@ START_TEST(the_default_strategy_makes_one_pass_and_a_count) {
              * (one scan runs); a partition's is read before its scatter */
             /* (a partition's count, on a GPU, the total of a look-back of its own) */
             ck_assert_msg(count_of(text, "scanLookback(") == (k ? 1 + d : 2), "not one scanLookback:\n%s", text);
-            ck_assert_msg(count_of(text, "scatter(scratch(N, 0), ") == 1 && count_of(text, "scatter(") == 1,
+            /* a scatterDistinct: the rule knows its places are distinct */
+            ck_assert_msg(count_of(text, "scatterDistinct(scratch(N, 0), ") == 1 && count_of(text, "scatter") == 1,
                           "the scatter is not fused with the scan:\n%s", text);
             /* a partition's count: on a CPU a reduce in chunks (of the chunks, of their partials, of
                the tail), on a GPU a look-back's total */
@@ -214,7 +215,7 @@ static st_err refusal(const char *src, const char *strategy);
 START_TEST(lookback_takes_a_filter_and_a_partition) {
     for (int k = 0; k < 2; k++) {
         const char *text = printed_def(apply(def_of(CASES[k ? 10 : 2].src), "lookback(M=16, WG=8)", "lookback"));
-        ck_assert_msg(count_of(text, "scanLookback(16, 8, 1, 0, ") == (k ? 1 : 2) && count_of(text, "scatter(") == 1 &&
+        ck_assert_msg(count_of(text, "scanLookback(16, 8, 1, 0, ") == (k ? 1 : 2) && count_of(text, "scatterDistinct(") == 1 &&
                           count_of(text, "reduce(") == (k ? 1 : 0) && count_of(text, "scanTotal(") == (k ? 0 : 1) &&
                           !strstr(text, "map("),
                       "%s", text);
@@ -232,7 +233,7 @@ START_TEST(filter_scatter_is_the_seeds_form) {
     ck_assert_has(text, "let offsets = flags |> scan(+, 0)");
     ck_assert_has(text, "flags |> reduce(+, 0)");
     ck_assert_has(text, "zip(flags, offsets) |> map((f, o) => if f == 1 then o - 1 else -1)");
-    ck_assert_has(text, "scatter(scratch(N, 0), idx, xs)");
+    ck_assert_has(text, "scatterDistinct(scratch(N, 0), idx, xs)");
     ck_assert_has(text, "in take(k");
     rules_teardown(); /* a context of its own, so the names are the rule's own */
     rules_setup();

@@ -447,7 +447,10 @@ END_TEST
  * elements one array or several zipped) stores by compress-stores where the
  * device's compiler has AVX-512 (ST_COMPRESS); a near miss keeps the scalar
  * loop. Both agree with the interpreter at lengths of whole blocks, of a
- * tail, and tiny ones. */
+ * tail, and tiny ones. A scatter is such a pass where its places are known
+ * distinct: a filter's and a partition's (scatterDistinct, which their rules
+ * make), and the hand-written ones below written so (the interpreter checks
+ * that they are); a user's scatter claims its places first. */
 /* a radix sort's split by bit 3 of xs, up to the place of (i, k), o the set
  * ones up to it */
 #define SPLIT_BY_BIT_3                                                                        \
@@ -468,7 +471,7 @@ START_TEST(compactions_store_compressed) {
          "  let flags = xs |> map(x => if x % 3u32 == 0u32 then 1i64 else 0)\n"
          "  let offsets = flags |> scan(+, 0)\n"
          "  let idx = zip(xs, offsets) |> map((x, o) => if x % 3u32 == 0u32 then o - 1 else -1)\n"
-         "  in scatter(replicate(N, 7u32), idx, xs)",
+         "  in scatterDistinct(replicate(N, 7u32), idx, xs)",
          true},
         /* partitions: the others after the kept, each side in its order */
         {"def main(xs: [N]i32): ([?k]i32, [N - ?k]i32) = xs |> partition(x => x % 3 == 0)", true},
@@ -482,7 +485,7 @@ START_TEST(compactions_store_compressed) {
         {"def main(xs: [N]u32): [N]u32 =\n"
          SPLIT_BY_BIT_3
          "    in (i - o) + set * (zeros + o - 1 - (i - o)))\n"
-         "  in scatter(scratch(N, 0u32), places, xs)",
+         "  in scatterDistinct(scratch(N, 0u32), places, xs)",
          true},
         /* the same split by an if, the index first */
         {"def main(xs: [N]i32): [N]i32 =\n"
@@ -490,13 +493,13 @@ START_TEST(compactions_store_compressed) {
          "  let odd = xs |> map(k => if k % 2 == 0 then 0i64 else 1) |> scan(+, 0i64)\n"
          "  let places = zip(zip(iota(N), xs), odd) |> map((ik, o) =>\n"
          "    let (i, k) = ik in if k % 2 == 0 then i - o else o - 1 + zeros)\n"
-         "  in scatter(scratch(N, 0), places, xs)",
+         "  in scatterDistinct(scratch(N, 0), places, xs)",
          true},
         /* key-value: the pairs moved, each array by its own compress-stores */
         {"def main(xs: [N]u32, ys: [N]i32): ([N]u32, [N]i32) =\n"
          SPLIT_BY_BIT_3
          "    in (i - o) + set * (zeros + o - 1 - (i - o)))\n"
-         "  in scatter(scratch(N, (0u32, 0)), places, zip(xs, ys)) |> unzip",
+         "  in scatterDistinct(scratch(N, (0u32, 0)), places, zip(xs, ys)) |> unzip",
          true},
         {"def main(ks: [N]u32, vs: [N]f32) =\n"
          "  let (a, b) = zip(ks, vs) |> partition((k, v) => k % 3u32 == 0u32)\n"
@@ -509,26 +512,40 @@ START_TEST(compactions_store_compressed) {
          "  let offsets = flags |> exscan(+, 0)\n"
          "  let count = flags |> reduce(+, 0)\n"
          "  let idx = zip(flags, offsets) |> map((f, o) => if f == 1 then o else -1)\n"
-         "  in (scatter(replicate(N, 0), idx, xs), count)",
+         "  in (scatterDistinct(replicate(N, 0), idx, xs), count)",
          true},
         /* the same, the exscan of the map written inline, the values a pair */
         {"def main(ks: [N]u32, vs: [N]f32): ([N]u32, [N]f32) =\n"
          "  let offsets = ks |> map(k => if k % 5u32 < 2u32 then 1i64 else 0) |> exscan(+, 0)\n"
          "  let idx = zip(ks, offsets) |> map((k, o) => if k % 5u32 < 2u32 then o else -1)\n"
-         "  in scatter(replicate(N, (0u32, 0.0)), idx, zip(ks, vs)) |> unzip",
+         "  in scatterDistinct(replicate(N, (0u32, 0.0)), idx, zip(ks, vs)) |> unzip",
          true},
         /* the clear ones reversed: a permutation, not a compaction */
         {"def main(xs: [N]u32): [N]u32 =\n"
          SPLIT_BY_BIT_3
          "    in (zeros - 1 - (i - o)) + set * (zeros + o - 1 - (zeros - 1 - (i - o))))\n"
-         "  in scatter(scratch(N, 0u32), places, xs)",
+         "  in scatterDistinct(scratch(N, 0u32), places, xs)",
          false},
         /* counted and placed by two predicates: not a compaction */
         {"def main(xs: [N]i32): [N]i32 =\n"
          "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
          "  let offsets = flags |> scan(+, 0)\n"
          "  let idx = zip(xs, offsets) |> map((x, o) => if x > 1 then o - 1 else -1)\n"
-         "  in scatter(replicate(N, 0), idx, xs)",
+         "  in scatterDistinct(replicate(N, 0), idx, xs)",
+         false},
+        /* a compaction's or a split's places by a user's scatter: distinct,
+         * but nothing says so, so it claims its places first and writes
+         * where it won (cg_winners.c), one element at a time */
+        {"def main(xs: [N]u32): [N]u32 =\n"
+         "  let flags = xs |> map(x => if x % 3u32 == 0u32 then 1i64 else 0)\n"
+         "  let offsets = flags |> scan(+, 0)\n"
+         "  let idx = zip(xs, offsets) |> map((x, o) => if x % 3u32 == 0u32 then o - 1 else -1)\n"
+         "  in scatter(replicate(N, 7u32), idx, xs)",
+         false},
+        {"def main(xs: [N]u32): [N]u32 =\n"
+         SPLIT_BY_BIT_3
+         "    in (i - o) + set * (zeros + o - 1 - (i - o)))\n"
+         "  in scatter(scratch(N, 0u32), places, xs)",
          false},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {

@@ -555,6 +555,28 @@ START_TEST(scatter_of_tuples) {
 }
 END_TEST
 
+/* scatterDistinct (what filter-scatter and partition-scatter make): a
+ * scatter, in both forms, while its places in bounds are distinct; a
+ * place written twice is an error that names the element, where scatter
+ * keeps the last write. */
+START_TEST(scatter_distinct_semantics) {
+    st_value r = RUN("def main(is: [N]i32, vs: [N]i32) = scatterDistinct(replicate(5, 0), is, vs)",
+                     I32S(1, -1, 5, 4, 3, 100, -1), I32S(10, 20, 30, 40, 50, 60, 70));
+    WANT_I32(r, 0, 10, 0, 50, 40);
+    r = RUN("def main(is: [N]i64, vs: [N]i32) = scatterDistinct(replicate(3, 9), zip(is, vs))", I64S(2, 0, 3),
+            I32S(1, 2, 3));
+    WANT_I32(r, 2, 9, 1);
+    /* out of bounds more than once is no place written */
+    r = RUN("def main(is: [N]i32) = scatterDistinct(replicate(2, 0), is, is)", I32S(-1, 1, -1, 7, 7));
+    WANT_I32(r, 0, 1);
+    FAILS("def main(is: [N]i32, vs: [N]i32) = scatterDistinct(replicate(5, 0), is, vs)",
+          "element 3 writes place 1, which an earlier element wrote", "scatterDistinct", I32S(1, -1, 0, 1),
+          I32S(10, 20, 30, 40));
+    FAILS("def main(is: [N]i64, vs: [N]i32) = scatterDistinct(replicate(5, 0), zip(is, vs))",
+          "its indices are not distinct", "scatterDistinct", I64S(4, 4), I32S(1, 2));
+}
+END_TEST
+
 START_TEST(reduce_by_index_semantics) {
     /* counts; -1 and 4 are out of range for 4 buckets */
     st_value r = RUN("def main(is: [N]i32) = reduce_by_index(replicate(4, 0), +, 0, is, replicate(N, 1))",
@@ -1916,8 +1938,8 @@ int main(void) {
          {split_and_join, maps_and_folds_over_rows, transpose_rows_and_columns, transpose_of_tuples,
           rank_three_arrays, a_value_kept_is_computed_again_when_what_it_reads_changes}},
         {"scatter",
-         {scatter_semantics, scatter_of_tuples, reduce_by_index_semantics, scatter_does_not_alias_its_destination,
-          scatter_boundary_on_a_large_destination}},
+         {scatter_semantics, scatter_of_tuples, scatter_distinct_semantics, reduce_by_index_semantics,
+          scatter_does_not_alias_its_destination, scatter_boundary_on_a_large_destination}},
         {"expressions",
          {let_and_if, tuple_results_and_leaves, logic_short_circuits, nested_tuples, lambdas_capture_their_scope}},
         {"edges", {every_primitive_on_empty_arrays, every_primitive_on_singletons}},

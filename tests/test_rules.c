@@ -777,7 +777,7 @@ static const fusion_case FUSION_CASES[] = {
 enum { NFUSION_CASES = sizeof FUSION_CASES / sizeof *FUSION_CASES };
 
 static int scatters_of_pairs(const st_node *n) {
-    int c = is_prim(n, ST_PRIM_SCATTER) && n->nkids == 2;
+    int c = st_is_scatter(n) && n->nkids == 2;
     for (uint32_t i = 0; i < n->nkids; i++) c += scatters_of_pairs(n->kids[i]);
     return c;
 }
