@@ -315,7 +315,7 @@ START_TEST(the_example_compacts_on_the_device) {
     if (EXAMPLE_STRATEGIES[_i] && !strncmp(EXAMPLE_STRATEGIES[_i], COMPACTION_FUSED, strlen(COMPACTION_FUSED))) {
         /* the offsets' map and the scatter are in the scan: a scatter of pairs */
         const char *text = printed_def(now);
-        ck_assert_msg(strstr(text, "scatter(replicate(N, 0), zip(") != NULL, "not fused:\n%s", text);
+        ck_assert_msg(strstr(text, "scatterDistinct(replicate(N, 0), zip(") != NULL, "not fused:\n%s", text);
     }
     st_code code = generated(lowered(now, label), label);
     st_exe *exe = built(&code, label);

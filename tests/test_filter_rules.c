@@ -495,7 +495,7 @@ START_TEST(the_compaction_idiom_is_one_pass) {
     for (int d = 0; d < 2; d++) {
         const char *text = printed_def(apply(orig, st_default_strategy(d ? "GPU" : "CPU"), "exscan_scatter"));
         ck_assert_msg(count_of(text, "let count = scanTotal(xs |> scanLookback(") == 1 && !strstr(text, "reduce(") &&
-                          count_of(text, "scatter(") == 1 && !strstr(text, "flags") && !strstr(text, "offsets"),
+                          count_of(text, "scatterDistinct(") == 1 && !strstr(text, "flags") && !strstr(text, "offsets"),
                       "%s:\n%s", d ? "GPU" : "CPU", text);
     }
 }

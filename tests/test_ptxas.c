@@ -177,7 +177,12 @@ START_TEST(the_lookback_at_the_gpu_defaults_fits_sm90) {
      * user's scatter, whose places may repeat for all codegen knows: the
      * scan runs twice, claiming its places and then writing where it won
      * (codegen/cg_winners.c), and neither pass spills */
-    code = code_of("filter", NULL, FUSED FILTER_LOOKBACK);
+    code = code_of("filter", "def main(xs: [N]i32): [N]i32 =\n"
+                             "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"
+                             "  let offsets = flags |> scan(+, 0)\n"
+                             "  let idx = zip(xs, offsets) |> map((x, o) => if x > 0 then o - 1 else -1)\n"
+                             "  in scatter(replicate(N, 0), idx, xs)\n",
+                   FUSED FILTER_LOOKBACK);
     st_ptxas_kernel *ks = NULL;
     uint32_t nks = 0, scans = 0;
     st_err err = {0};

@@ -36,6 +36,14 @@
     "    scatter(acc, xs |> map(x => i64((x >> i32(d)) & 7)), xs |> map(x => x + i32(d)))\n"
 /* indices that are a scan (the count of odd elements so far, 20 places of
  * which 16 in bounds), which fuse-scan-scatter puts in the scan's kernel */
+/* examples/exscan_scatter.strata with a scatter where it says scatterDistinct */
+#define COMPACTION \
+    "def main(xs: [N]i32) =\n"                                                           \
+    "  let flags = xs |> map(x => if x > 0 then 1i64 else 0)\n"                           \
+    "  let offsets = flags |> exscan(+, 0)\n"                                              \
+    "  let count = flags |> reduce(+, 0)\n"                                                \
+    "  let idx = zip(flags, offsets) |> map((f, o) => if f == 1 then o else -1)\n"        \
+    "  in (scatter(replicate(N, 0), idx, xs), count)\n"
 #define SCANNED                                                                                       \
     "def main(xs: [N]i32): [16]i32 =\n"                                                               \
     "  let c = xs |> map(x => i64(x & 1)) |> scan(+, 0i64)\n"                                         \
@@ -169,8 +177,11 @@ START_TEST(a_scatter_claims_before_it_writes) {
     ck_assert_int_eq(scans_of(&code), 2);
     /* the fused scan's compaction shape (a radix sort's, a compaction's)
      * is no promise: a user's compaction claims too */
-    code = generated(lowered(apply(example_def("exscan_scatter"), st_default_strategy("CPU"), "exscan_scatter"), "x"), "x");
+    code = code_of(COMPACTION, st_default_strategy("CPU"), "a compaction");
     ck_assert_int_eq(kernels_named(&code, "winners_reset"), 1);
+    /* the example says its places are distinct */
+    code = generated(lowered(apply(example_def("exscan_scatter"), st_default_strategy("CPU"), "exscan_scatter"), "x"), "x");
+    ck_assert_int_eq(kernels_named(&code, "winners_reset"), 0);
 }
 END_TEST
 
