@@ -318,6 +318,28 @@ static size_t lines_in(const char *path) {
 
 #define BIG_SPACE "parallel-scan(BS=[16..512 pow2], BF=2, SE=[1..16 pow2])"
 
+/* argv (argv[0] a path) started in a process group of its own, so that a
+ * test can kill it and its children at once; standard input /dev/null,
+ * its output in DIR/NAME.out and DIR/NAME.err. */
+static pid_t spawn_in_group(fixture *f, const char *const *argv, const char *name) {
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, arena_text(f->a, "%s/%s.out", f->dir, name), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    posix_spawn_file_actions_addopen(&fa, 2, arena_text(f->a, "%s/%s.err", f->dir, name), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    return pid;
+}
+
 /* A study on BIG_SPACE started and left running, in a process group of its
  * own: its output goes to DIR/tune.out and tune.err. Returns its pid once
  * `records` points are in results.jsonl. */
@@ -325,18 +347,7 @@ static pid_t tune_in_background(fixture *f, const char *trials, const char *seed
     const char *argv[] = {env_path("STRATA_PYTHON"), env_path("STRATA_AUTOTUNE"), f->program, "--out", f->out,
                           "--size", "N=3001", "--runs", "7", "--cache", f->cache, "--strata", env_path("STRATA"),
                           "--space", BIG_SPACE, "--trials", trials, "--sampler", "random", "--sampler-seed", seed, NULL};
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, arena_text(f->a, "%s/tune.out", f->dir), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&fa, 2, arena_text(f->a, "%s/tune.err", f->dir), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    pid_t pid = spawn_in_group(f, argv, "tune");
     const char *path = arena_text(f->a, "%s/results.jsonl", f->out);
     for (int waited = 0; lines_in(path) < records && waited < 3000; waited++)
         nanosleep(&(struct timespec){0, 100000000}, NULL);
@@ -516,23 +527,7 @@ static const char **worker_args(fixture *f, const char *storage, const char *hea
 /* That worker started in a process group of its own (its output in
  * DIR/NAME.out and .err). */
 static pid_t start_worker(fixture *f, const char *storage, const char *heartbeat, const char *name) {
-    const char **argv = worker_args(f, storage, heartbeat, name);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, arena_text(f->a, "%s/%s.out", f->dir, name), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    posix_spawn_file_actions_addopen(&fa, 2, arena_text(f->a, "%s/%s.err", f->dir, name), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    pid_t pid;
-    ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, &at, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    return pid;
+    return spawn_in_group(f, worker_args(f, storage, heartbeat, name), name);
 }
 
 typedef struct storage_kind {
