@@ -174,18 +174,6 @@ static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) 
 
 enum { TREE_LEAF = 8 }; /* elements a leaf of the tree folds left to right */
 
-static bool holds_float(const st_type *t) {
-    switch (t->kind) {
-    case ST_TYPE_SCALAR: return st_scalar_is_float(t->scalar);
-    case ST_TYPE_ARRAY: return holds_float(t->elem);
-    case ST_TYPE_TUPLE:
-        for (uint32_t i = 0; i < t->n; i++)
-            if (holds_float(t->items[i])) return true;
-        return false;
-    default: return false;
-    }
-}
-
 /* into = op(x, y) */
 static bool combine(interp *I, const st_node *op, const st_value *x, const st_value *y, st_value *into) {
     st_arena_mark m = st_arena_get_mark(I->a);
@@ -319,7 +307,7 @@ static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_v
     const st_node *step = seq || k == 3 ? kids[0] : kids[1];
     const st_node *post = k == 5 ? kids[2] : NULL;
     const st_value *z = &a[k - 2], *xs = &a[k - 1];
-    if (!seq && k == 3 && holds_float(kids[1]->type)) return tree_fold(I, n, step, kids[1]->type, z, xs, keep, out);
+    if (!seq && k == 3 && st_type_holds_float(kids[1]->type)) return tree_fold(I, n, step, kids[1]->type, z, xs, keep, out);
     st_value acc, next;
     if (!alloc(I, kids[k - 2]->type, &acc) || !alloc(I, kids[k - 2]->type, &next)) return false;
     if (keep && !alloc(I, n->type, out)) return false;
@@ -554,7 +542,7 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
     if (!same_length(I, n, st_value_length(vs), len)) return false;
     st_value flat = *out;
     if (two && !flat_view(I->a, out, &flat, I->err)) return false;
-    if (hist && holds_float(kids[2]->type)) return tree_histogram(I, kids[1], kids[2]->type, &flat, is, vs, two, dims);
+    if (hist && st_type_holds_float(kids[2]->type)) return tree_histogram(I, kids[1], kids[2]->type, &flat, is, vs, two, dims);
     /* scatterDistinct promises distinct places: each one written is marked */
     uint8_t *written = NULL;
     if (p == ST_PRIM_SCATTER_DISTINCT) {

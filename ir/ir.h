@@ -416,6 +416,8 @@ bool st_type_is_int(const st_type *t); /* an integer scalar */
 bool st_type_is_plain(const st_type *t);
 /* an array, or a tuple of arrays (what unzip gives): a value that needs memory */
 bool st_type_holds_arrays(const st_type *t);
+/* Is there an f32 or f64 anywhere in t (its elements, its components)? */
+bool st_type_holds_float(const st_type *t);
 void st_type_print(const st_type *t, st_buf *out); /* "[N](i32, f32)" */
 
 /* ------------------------------------------------------------------------ */

@@ -265,20 +265,22 @@ static const st_def *twin_def(st_ctx *cx, const st_def *def, st_err *err) {
 
 /* ---- values ---- */
 
-/* |v| as f64, of a float leaf (a scalar or an array) */
-static bool magnitude_leaf(st_arena *a, const st_value *v, st_value *out, st_err *err) {
+/* An f64 leaf shaped like the float leaf v (a scalar or an array): |v|,
+ * or zeros. */
+static bool f64_leaf(st_arena *a, const st_value *v, bool magnitude, st_value *out, st_err *err) {
     if (v->kind == ST_VALUE_SCALAR) {
-        *out = st_value_scalar(ST_F64, (st_scalar){.f64 = fabs(st_scalar_as_f64(v->scalar, v->u.s))});
+        double m = magnitude ? fabs(st_scalar_as_f64(v->scalar, v->u.s)) : 0;
+        *out = st_value_scalar(ST_F64, (st_scalar){.f64 = m});
         return true;
     }
     int64_t count;
     st_leaf_count(v, &count);
     *out = *v;
     out->scalar = ST_F64;
-    double *m = st_arena_alloc(a, (size_t)(count ? count : 1) * sizeof *m);
+    double *m = st_arena_zalloc(a, (size_t)(count ? count : 1) * sizeof *m);
     if (!m) return st_fail_internal(err, "out of memory");
     size_t size = st_scalar_size(v->scalar);
-    for (int64_t i = 0; i < count; i++)
+    for (int64_t i = 0; magnitude && i < count; i++)
         m[i] = fabs(st_scalar_as_f64(v->scalar, st_scalar_load(v->scalar, (const char *)v->u.a.data + (size_t)i * size)));
     out->u.a.data = m;
     return true;
@@ -298,13 +300,7 @@ static bool twin_value(st_arena *a, const st_value *v, st_value *out, st_err *er
     st_value *parts = st_arena_alloc(a, 3 * sizeof *parts);
     if (!parts) return st_fail_internal(err, "out of memory");
     parts[0] = *v;
-    if (!magnitude_leaf(a, v, &parts[1], err) || !magnitude_leaf(a, v, &parts[2], err)) return false;
-    if (v->kind == ST_VALUE_SCALAR) parts[2].u.s.f64 = 0;
-    else {
-        int64_t count;
-        st_leaf_count(v, &count);
-        memset(parts[2].u.a.data, 0, (size_t)count * sizeof(double));
-    }
+    if (!f64_leaf(a, v, true, &parts[1], err) || !f64_leaf(a, v, false, &parts[2], err)) return false;
     *out = st_value_tuple(3, parts);
     return true;
 }
@@ -348,20 +344,10 @@ static bool split_twin(st_arena *a, const st_type *t, const st_value *r, st_valu
     return true;
 }
 
-static bool holds_float(const st_type *t) {
-    if (t->kind == ST_TYPE_ARRAY) return holds_float(t->elem);
-    if (t->kind == ST_TYPE_TUPLE) {
-        for (uint32_t i = 0; i < t->n; i++)
-            if (holds_float(t->items[i])) return true;
-        return false;
-    }
-    return is_float_scalar(t);
-}
-
 bool st_eval_expected(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env, size_t nenv,
                       st_arena *a, st_expected *out, st_err *err) {
     memset(out, 0, sizeof *out);
-    if (!holds_float(def->result)) {
+    if (!st_type_holds_float(def->result)) {
         if (!st_eval(cx, def, args, env, nenv, a, &out->value, err)) return false;
         out->scale = out->value;
         return true;

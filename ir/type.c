@@ -74,6 +74,18 @@ bool st_type_holds_arrays(const st_type *t) {
     return true;
 }
 
+bool st_type_holds_float(const st_type *t) {
+    switch (t->kind) {
+    case ST_TYPE_SCALAR: return st_scalar_is_float(t->scalar);
+    case ST_TYPE_ARRAY: return st_type_holds_float(t->elem);
+    case ST_TYPE_TUPLE:
+        for (uint32_t i = 0; i < t->n; i++)
+            if (st_type_holds_float(t->items[i])) return true;
+        return false;
+    default: return false;
+    }
+}
+
 bool st_type_is_plain(const st_type *t) {
     if (t->kind == ST_TYPE_SCALAR) return true;
     if (t->kind != ST_TYPE_TUPLE) return false;
