@@ -23,8 +23,10 @@ Workers of one study share its work:
     another is evaluating waits for it);
   - every worker beats a heartbeat into the storage, a database's or a
     journal's alike; a trial whose worker stopped beating (killed, its
-    machine gone) is failed by the others after a grace period and its
-    point tried again, once at least. A trial that waits for a point another
+    machine gone) is failed by the others after a grace period (at once,
+    when it ran on the same machine and its process is gone) and its
+    point tried again, once at least; the last worker out watches the
+    others' running trials for a grace period before it leaves. A trial that waits for a point another
     is evaluating watches that one's heartbeat while it waits: when it
     stops, the trial is failed and the waiting one evaluates the point
     itself (strata answers from its own record of the point, when it has
@@ -333,18 +335,20 @@ def settled_by_another(study, trial, p):
     return running
 
 
-def wait_for_point(study, trial, p):
+def wait_for_point(study, trial, p, me):
     """The trial that has p's result, once it has it, or None: p is this
     trial's to evaluate. While another trial evaluates p, its heartbeat is
     watched: fail_stale_trials fails it once its worker stopped beating
     (killed, its machine gone), here, where nobody else may be starting a
-    trial to do it, and then p is this trial's. So the wait ends."""
+    trial to do it, and then p is this trial's; at once when that worker
+    ran on this machine and its process is gone. So the wait ends."""
     other = settled_by_another(study, trial, p)
     lost = None
     while other is not None and other.state == optuna.trial.TrialState.RUNNING:
         time.sleep(WAIT_POLL_S)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            fail_gone(study, me)
             optuna.storages.fail_stale_trials(study)
         waited, other = other, settled_by_another(study, trial, p)
         if other is None or other.number != waited.number:
@@ -354,6 +358,75 @@ def wait_for_point(study, trial, p):
               f"stopped): it is failed, and trial {trial.number + 1} evaluates the point", file=sys.stderr,
               flush=True)
     return other
+
+
+def this_worker():
+    """Who runs a trial, as a user attribute: the kernel's boot and PID
+    namespace on Linux (so a process elsewhere never looks like ours), and
+    the process. Elsewhere None: only heartbeats tell."""
+    try:
+        boot = open("/proc/sys/kernel/random/boot_id").read().strip()
+        return f"{boot}/{os.readlink('/proc/self/ns/pid')}/{os.getpid()}"
+    except OSError:
+        return None
+
+
+def gone_here(worker, me):
+    """Whether a trial's worker ran on this machine, in this PID namespace,
+    and its process is gone (or a zombie): no heartbeat needs waiting for."""
+    if not worker or not me or worker.rsplit("/", 1)[0] != me.rsplit("/", 1)[0]:
+        return False
+    pid = int(worker.rsplit("/", 1)[1])
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def fail_gone(study, me):
+    """The RUNNING trials whose worker is gone from this machine, failed now
+    and their points queued again, as a stale heartbeat would have them."""
+    storage = study._storage
+    retry = storage.get_heartbeat_stale_trial_callback() if hasattr(storage, "get_heartbeat_stale_trial_callback") \
+        else None
+    for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        if not gone_here(t.user_attrs.get("worker"), me):
+            continue
+        try:
+            storage.set_trial_state_values(t._trial_id, state=optuna.trial.TrialState.FAIL)
+        except (optuna.exceptions.UpdateFinishedTrialError, RuntimeError):
+            continue  # another worker failed it first
+        print(f"autotune: trial {t.number + 1}, which was evaluating point {t.user_attrs.get('point')}, lost its "
+              "worker (its process on this machine is gone): it is failed, and its point evaluated again",
+              file=sys.stderr, flush=True)
+        if retry is not None:
+            retry(study, storage.get_trial(t._trial_id))
+
+
+def settle_running(study, heartbeat, me):
+    """Before a worker leaves, the trials other workers still run are
+    watched for one grace period and a beat: one whose worker died is failed
+    (and its point queued again, for this worker to take), one whose worker
+    lives finishes or beats meanwhile and is left to it. Without this wait the
+    last worker out would leave a dead worker's trial RUNNING whenever its
+    heartbeat had not yet gone stale when the budget was reached."""
+    deadline = time.monotonic() + 3 * heartbeat  # optuna's grace is two beats
+    running = lambda: study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    told = False
+    while True:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            fail_gone(study, me)
+            optuna.storages.fail_stale_trials(study)
+        left = running()
+        if not left or time.monotonic() >= deadline:
+            return
+        if not told:
+            print(f"autotune: {len(left)} trial(s) of other workers still running; waiting up to "
+                  f"{3 * heartbeat} s to find whether their workers live", file=sys.stderr, flush=True)
+            told = True
+        time.sleep(min(WAIT_POLL_S, heartbeat))
 
 
 def strata_command(a):
@@ -458,6 +531,8 @@ def tune(a, sampler, storage, opened):
         server.close()
         raise SystemExit(f"autotune: the study `{a.study}` in {storage} is of another space ({other_space}); "
                          f"this one is `{server.hello['space']}`. Give another --study (or --storage), or its --space")
+    me = this_worker()
+    fail_gone(study, me)  # a killed run's trial on this machine: queued again, the first we take
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     remaining = None if a.trials is None else max(0, a.trials - len(done))
     total = a.trials if a.trials is not None else "?"
@@ -487,7 +562,9 @@ def tune(a, sampler, storage, opened):
     def objective(trial):
         p = space.point(space.suggest(trial))
         trial.set_user_attr("point", p)  # first: a worker that draws p after this waits for us
-        other = wait_for_point(study, trial, p)
+        if me:
+            trial.set_user_attr("worker", me)
+        other = wait_for_point(study, trial, p, me)
         if other is not None:  # finished elsewhere: its result, not a second evaluation
             for key in ("strategy", "status", "gb_per_s"):
                 if key in other.user_attrs:
@@ -514,9 +591,7 @@ def tune(a, sampler, storage, opened):
     if remaining != 0:
         study.optimize(objective, timeout=timeout, callbacks=until)
         # the points of trials whose worker died, failed since and queued again: ours to finish
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            optuna.storages.fail_stale_trials(study)
+        settle_running(study, a.heartbeat, me)
         waiting = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
         if waiting:
             study.optimize(objective, n_trials=len(waiting), timeout=timeout)

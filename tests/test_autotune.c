@@ -532,15 +532,25 @@ static pid_t start_worker(fixture *f, const char *storage, const char *heartbeat
 
 typedef struct storage_kind {
     const char *name, *scheme, *file, *heartbeat; /* the URL: SCHEME + the test's folder + / + FILE */
+    bool elsewhere; /* the killed worker made to look as if it ran on another machine */
 } storage_kind;
 
 /* (SQLite's heartbeat is slower, so that the second worker starts within
  * the grace period and waits, as the issue's did, rather than finding the
  * trial failed already) */
 static const storage_kind storages[] = {
-    {"journal", "journal:", "study.log", "1"},
-    {"sqlite", "sqlite:///", "study.db", "3"},
+    {"journal", "journal:", "study.log", "1", true},
+    {"sqlite", "sqlite:///", "study.db", "3", true},
+    {"journal", "journal:", "study.log", "1", false},
 };
+
+/* The study's storage, opened by optuna in a script given the URL as argv[1]. */
+#define OPEN_STORAGE                                                                                                   \
+    "import sys, optuna\n"                                                                                             \
+    "optuna.logging.set_verbosity(optuna.logging.WARNING)\n"                                                           \
+    "url = sys.argv[1]\n"                                                                                              \
+    "storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url[8:])) "                   \
+    "if url.startswith('journal:') else optuna.storages.RDBStorage(url)\n"
 
 /* A worker killed (kill -9 of its process group: the autotuner and its
  * strata) while its strata evaluates a point leaves its trial running. A
@@ -564,26 +574,31 @@ START_TEST(a_worker_killed_mid_point_is_not_waited_for) {
     }
     kill(-first, SIGKILL);
     ck_assert(waitpid(first, &status, 0) == first);
+    char *out, *err;
+    if (kind->elsewhere) { /* another machine's worker: only its heartbeat can say it is gone */
+        const char *move = OPEN_STORAGE "for t in optuna.load_study(study_name='shared', storage=storage).trials:\n"
+                                        "    storage.set_trial_user_attr(t._trial_id, 'worker', 'elsewhere/pid:[1]/1')\n";
+        int rc = program_spawn(f.a, f.dir, environ, env_path("STRATA_PYTHON"), ARGS("-c", move, storage), &out, &err);
+        ck_assert_msg(rc == 0, "moving the killed worker elsewhere failed:\n%s", err);
+    }
     /* the second, under a watchdog: the bug was a wait without end */
     cli c = {.a = f.a};
     snprintf(c.dir, sizeof c.dir, "%s", f.dir);
     const char **second = worker_args(&f, storage, kind->heartbeat, "second");
-    char *out, *err;
     status = end_within(&c, program_start(f.dir, environ, second[0], second + 1, "/dev/null"), 300,
                         "the second worker", &out, &err);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the second worker failed:\n%.2000s\n%.2000s", out, err);
     ck_assert_has(out, "best: " ONE_POINT " (point 0");
-    if (!strcmp(kind->name, "journal")) /* (a journal's heartbeat is judged while waiting, always) */
+    if (!kind->elsewhere) /* on this machine, a process gone needs no heartbeat */
+        ck_assert_has(err, "autotune: trial 1, which was evaluating point 0, lost its worker (its process on this "
+                           "machine is gone): it is failed, and its point evaluated again");
+    else if (!strcmp(kind->name, "journal")) /* (a journal's heartbeat is judged while waiting, always) */
         ck_assert_has(err, "autotune: trial 1, which was evaluating point 0, lost its worker (its heartbeat stopped): it "
                            "is failed, and trial 2 evaluates the point");
     /* the study, as optuna reads it: the killed trial failed, the point evaluated by a finished trial */
-    const char *script = "import sys, optuna\n"
-                         "optuna.logging.set_verbosity(optuna.logging.WARNING)\n"
-                         "url = sys.argv[1]\n"
-                         "storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url[8:])) "
-                         "if url.startswith('journal:') else url\n"
-                         "for t in optuna.load_study(study_name='shared', storage=storage).trials:\n"
-                         "    print(t.number, t.state.name, t.user_attrs.get('point'), 'reused_from' in t.user_attrs)\n";
+    const char *script = OPEN_STORAGE "for t in optuna.load_study(study_name='shared', storage=storage).trials:\n"
+                                      "    print(t.number, t.state.name, t.user_attrs.get('point'), "
+                                      "'reused_from' in t.user_attrs)\n";
     int rc = program_spawn(f.a, f.dir, environ, env_path("STRATA_PYTHON"), ARGS("-c", script, storage), &out, &err);
     ck_assert_msg(rc == 0, "reading the study failed:\n%s", err);
     ck_assert_msg(!strncmp(out, "0 FAIL 0 False\n", 15), "the killed worker's trial is not failed:\n%s", out);
