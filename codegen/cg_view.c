@@ -333,16 +333,47 @@ static cg_value select_value(cg *g, const char *c, const cg_value *x, const cg_v
     return *x;
 }
 
+static cg_value declared(cg *g, const cg_value *like);
+static void assign(cg *g, const cg_value *to, const cg_value *v);
+
 /* Both sides are generated and one is chosen, so that the element stays an
  * expression; each side's index is kept inside its own array (a side that
- * is a computed view may read memory in statements of its own). */
+ * is a computed view may read memory in statements of its own). A side
+ * that needs statements (a checked read, a computed view) runs only when
+ * it is chosen: the other side's element 0 may not exist (an empty tail),
+ * and its check would report a read the program never makes. */
 static cg_value concat_index(cg *g, const cg_view *v, const st_type *elem, const char *i) {
     (void)elem;
     const char *a = cg_size(g, v->k);
     const char *first = cg_str(g, "((%s) < %s)", i, a);
+    st_buf saved = cg_capture_begin(g);
+    g->indent++;
     cg_value x = view_index(g, v->items[0], cg_index_value(g, cg_str(g, "(%s ? (%s) : 0)", first, i)));
+    st_buf tx = cg_capture_end(g, saved);
+    saved = cg_capture_begin(g);
     cg_value y = view_index(g, v->items[1], cg_index_value(g, cg_str(g, "(%s ? 0 : (%s) - %s)", first, i, a)));
-    return select_value(g, first, &x, &y);
+    g->indent--;
+    st_buf ty = cg_capture_end(g, saved);
+    cg_value r;
+    if (!tx.len && !ty.len) {
+        r = select_value(g, first, &x, &y);
+    } else {
+        r = declared(g, &x);
+        cg_line(g, "%s", cg_if(g, first));
+        cg_emit_text(g, &tx, 0, NULL, NULL);
+        g->indent++;
+        assign(g, &r, &x);
+        g->indent--;
+        cg_line(g, "} else {");
+        cg_emit_text(g, &ty, 0, NULL, NULL);
+        g->indent++;
+        assign(g, &r, &y);
+        g->indent--;
+        cg_line(g, "}");
+    }
+    st_buf_free(&tx);
+    st_buf_free(&ty);
+    return r;
 }
 
 cg_value cg_index_at(cg *g, const cg_value *arr, cg_value i) {
@@ -685,6 +716,24 @@ cg_value cg_materialize(cg *g, const cg_value *v) {
 
 /* Every component in a fresh variable, so that assigning a tuple
  * accumulator from a value that reads it (a swap, say) reads the old one. */
+/* Variables shaped like a scalar or tuple value, not yet set. */
+static cg_value declared(cg *g, const cg_value *like) {
+    if (like->kind == CG_SCALAR) {
+        const char *x = cg_name(g, "x");
+        cg_line(g, "%s %s;", cg_ctype(g, like->type), x);
+        return cg_scalar(like->type, x);
+    }
+    if (like->kind != CG_TUPLE) {
+        cg_fail(g, NULL, "concat of arrays whose elements are arrays: only scalars and tuples of them can be chosen "
+                         "element by element");
+        return *like;
+    }
+    cg_value *items = cg_alloc(g, like->n * sizeof *items);
+    if (!items) return *like;
+    for (uint32_t k = 0; k < like->n; k++) items[k] = declared(g, &like->items[k]);
+    return (cg_value){.kind = CG_TUPLE, .type = like->type, .n = like->n, .items = items};
+}
+
 static cg_value snapshot(cg *g, const cg_value *v) {
     if (v->kind == CG_SCALAR) {
         const char *x = cg_name(g, "x");

@@ -938,6 +938,22 @@ START_TEST(whole_blocks_test_only_the_last) {
 }
 END_TEST
 
+/* A concat's side runs only where it is chosen: the tail here is empty where
+ * N is a multiple of 4, and its element 0, read for every element of the
+ * whole chunks, was checked and reported out of range. */
+START_TEST(a_concats_empty_side_reads_nothing) {
+    const char *src = "def main(xs: [N]f32): [N]f32 =\n"
+                      "  concat(join(iota(N / 4) |> map(c => iota(4) |> map(j => xs[c * 4 + j]))),\n"
+                      "         iota(N - N / 4 * 4) |> map(j => xs[N / 4 * 4 + j]))";
+    const st_def *d = def_of(src);
+    st_code code = generated(lowered(d, "concat"), "concat");
+    st_exe *exe = built(&code, "concat");
+    static const char *const sizes[] = {"N=1", "N=4", "N=7", "N=8", "N=1000", "N=1003"};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, d, sizes[k], 5 + k, "concat");
+    st_exe_free(exe);
+}
+END_TEST
+
 START_TEST(unlowered_map_at_the_top) {
     const st_def *d = def_of("def main(xs: [N]i32) = xs |> map(x => x + 1)");
     codegen_fails(d, (const char *const[]){"a map that was not lowered", "lower-opencl", "(at `xs |> map(x => x + 1)`)", NULL});
@@ -1207,6 +1223,7 @@ int main(void) {
     tcase_add_test(seq, kernels_do_not_depend_on_fresh_names);
     tcase_add_test(seq, paper_space_moves_only_its_bytes);
     tcase_add_test(seq, group_quotients_agree);
+    tcase_add_test(seq, a_concats_empty_side_reads_nothing);
     tcase_add_test(seq, whole_blocks_test_only_the_last);
     suite_add_tcase(s, seq);
 
