@@ -252,6 +252,8 @@ typedef struct cg {
     uint32_t ntotals, captotals;
     struct cg_total *totals;    /* scanTotal(s) met before s's kernel (cg_lookback.c) */
     uint32_t nloops, loop_depth;
+    int64_t loop_turns;         /* the turns of one work-item's loops around what is being
+                                   generated (cg_thread.c); 0 outside any */
     int64_t unroll_rows;        /* a row accumulator's elements while its step is generated
                                    (cg_thread.c): its loops unrolled, so it lives in registers */
     /* lengths known only at run time (cg_cut.c): each existential met, in

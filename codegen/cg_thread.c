@@ -331,19 +331,27 @@ static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
 
 /* ---- sequential primitives ---- */
 
-static const char *loop_begin(cg *g, const st_size *n) {
+/* A loop of n turns; *saved keeps what loop_end restores. A kernel whose
+ * work-items loop (their loops' turns multiplied, a row of lanes folded
+ * over a chunk counting all of its turns) runs in groups of one on a CPU. */
+static const char *loop_begin(cg *g, const st_size *n, int64_t *saved) {
     const char *j = cg_name(g, "j");
     int64_t c;
     if (st_size_is_const(n, &c) && (c <= 16 || c <= g->unroll_rows)) cg_line(g, "#pragma unroll");
-    if (g->k && (!st_size_is_const(n, &c) || c > ROW_UNROLL_MAX)) g->k->loops = true;
+    *saved = g->loop_turns;
+    bool known = st_size_is_const(n, &c);
+    int64_t outer = g->loop_turns ? g->loop_turns : 1;
+    g->loop_turns = known && c <= INT32_MAX && outer <= INT32_MAX ? outer * (c > 0 ? c : 1) : INT64_MAX;
+    if (g->k && g->loop_turns > ROW_UNROLL_MAX) g->k->loops = true;
     cg_line(g, "for (long %s = 0; %s < %s; %s++) {", j, j, cg_size(g, n), j);
     g->indent++;
     return j;
 }
 
-static void loop_end(cg *g) {
+static void loop_end(cg *g, int64_t saved) {
     g->indent--;
     cg_line(g, "}");
+    g->loop_turns = saved;
 }
 
 /* An accumulator: private variables for scalars and tuples of scalars;
@@ -426,10 +434,11 @@ static cg_value fold(cg *g, const st_node *e, const cg_binding *env) {
     cg_value z = cg_thread_value(g, s.z, env);
     cg_value xs = cg_thread_value(g, s.xs, env);
     accumulator acc = acc_new(g, &z, e);
-    const char *j = loop_begin(g, cg_length(&xs));
+    int64_t turns;
+    const char *j = loop_begin(g, cg_length(&xs), &turns);
     cg_value args[2] = {acc.value, cg_index_in(g, &xs, j)};
     acc_step(g, &acc, f, 2, args, env, e);
-    loop_end(g);
+    loop_end(g, turns);
     return acc.value;
 }
 
@@ -442,7 +451,8 @@ static void scan_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
     cg_value z = cg_thread_value(g, s.z, env);
     cg_value xs = cg_thread_value(g, s.xs, env);
     accumulator acc = acc_new(g, &z, e);
-    const char *j = loop_begin(g, cg_length(&xs));
+    int64_t turns;
+    const char *j = loop_begin(g, cg_length(&xs), &turns);
     cg_value x0 = cg_index_in(g, &xs, j);
     cg_value x = cg_materialize(g, &x0);
     cg_value args[2] = {acc.value, x};
@@ -454,15 +464,16 @@ static void scan_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
     } else {
         cg_store(g, slot, &acc.value);
     }
-    loop_end(g);
+    loop_end(g, turns);
 }
 
 static void map_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     cg_value xs = cg_thread_value(g, e->kids[1], env);
-    const char *j = loop_begin(g, cg_length(&xs));
+    int64_t turns;
+    const char *j = loop_begin(g, cg_length(&xs), &turns);
     cg_value x = cg_index_in(g, &xs, j);
     cg_apply_into(g, e->kids[0], 1, &x, env, cg_place_index(g, p, j));
-    loop_end(g);
+    loop_end(g, turns);
 }
 
 /* The arrays a scatter or reduce_by_index reads: indices and values, or
@@ -520,9 +531,10 @@ static void scatter_into(cg *g, const st_node *e, const cg_binding *env, const c
     cg_thread_into(g, e->kids[0], env, p);
     cg_value is, vs;
     cg_scatter_sources(g, e, env, &is, &vs);
-    const char *j = loop_begin(g, cg_length(&is));
+    int64_t turns;
+    const char *j = loop_begin(g, cg_length(&is), &turns);
     cg_scatter_step(g, &(cg_scatter){.e = e, .pass = CG_ALL}, env, p, &is, &vs, j);
-    loop_end(g);
+    loop_end(g, turns);
 }
 
 /* iterate(k, f, x): f applied k times. */

@@ -666,6 +666,13 @@ const st_node *st_opfn(st_ctx *cx, st_binop op, st_scalar_kind k, st_err *err);
  * or a lambda of two parameters applying one to them in either order
  * (`(a, b) => b + a`); false for any other function. */
 bool st_fn_binop(const st_node *f, st_binop *out);
+/* ir/neutral.c: the neutral element of b on kind k, when it has one strata
+ * knows (+ * & | ^ min max on numbers, && || on bools); whether z is the
+ * literal e (a float by value: 0.0 and -0.0 alike); whether z is the
+ * literal neutral element of b. */
+bool st_binop_neutral(st_binop b, st_scalar_kind k, st_scalar *out);
+bool st_is_scalar_literal(const st_node *z, st_scalar_kind k, st_scalar e);
+bool st_is_neutral_of(const st_node *z, st_binop b);
 /* Is n an integer literal (not a bool)? Its value in *v. */
 bool st_int_literal(const st_node *n, int64_t *v);
 const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node *const *args,

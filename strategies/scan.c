@@ -405,6 +405,52 @@ static const st_node *fold_from(st_build *b, const st_node *op, const st_node *s
     return ST_PRIM(b, ST_PRIM_REDUCE, op, ST_LAMBDA(b, ST_CALL(b, step, acc, x), acc, j), z, ST_PRIM(b, ST_PRIM_IOTA, count));
 }
 
+/* How many lanes a chunk of BS is folded in, 0 for none: where op is
+ * associative and commutative on one float (+ * min max) and z its neutral
+ * element, two 64-byte vector registers' worth (AVX-512's, four of AVX2's),
+ * when they divide BS. An integer's fold the compiler vectorises itself,
+ * its operations reassociating exactly; a float's it may not reorder. */
+static int64_t lanes_for(const st_node *op, const st_node *z, int64_t bs) {
+    st_binop o;
+    if (z->type->kind != ST_TYPE_SCALAR || !st_scalar_is_float(z->type->scalar) || !st_fn_binop(op, &o)) return 0;
+    if (o != ST_OP_ADD && o != ST_OP_MUL && o != ST_OP_MIN && o != ST_OP_MAX) return 0;
+    int64_t w = st_scalar_size(z->type->scalar) == 8 ? 16 : 32;
+    return st_is_neutral_of(z, o) && bs % w == 0 && bs > w ? w : 0;
+}
+
+/* The chunk of BS elements from `first` folded in W interleaved lanes: lane
+ * l takes the elements l, l + W, l + 2W, …, from z; then the lanes by op:
+ *   iota(BS / W) |> reduce((u, v) => zip(u, v) |> map((x, y) => op(x, y)),
+ *                          (accs, k) => zip(accs, iota(W)) |> map((a, l) => step(a, xs[first + k * W + l])),
+ *                          replicate(W, z))
+ *   |> reduce(op, z)
+ * A fold is a chain of dependent operations, and a CPU's compiler may not
+ * reassociate a float's: in order, each element waits for the one before.
+ * The lanes are independent chains, one vector's worth of them: the row of
+ * accumulators is short, so codegen keeps it in registers and unrolls its
+ * step, which the compiler makes vector operations. The order differs from
+ * the chunk's, which op's commutativity allows (step keeps the fold's
+ * promise, step(a, x) = op(a, f(x))). */
+static const st_node *lanes_from(st_build *b, const st_node *op, const st_node *step, const st_node *z, const st_node **xs,
+                                 const st_node **input, const st_node *first, int64_t bs, int64_t w) {
+    st_ctx *cx = b->cx;
+    const st_type *t = z->type, *i64 = st_type_scalar(cx, ST_I64);
+    const st_type *row = st_type_array(cx, st_size_const(cx, w), t);
+    const st_node *u = st_b_var(b, "u", row), *v = st_b_var(b, "v", row), *x = st_b_var(b, "x", t),
+                  *y = st_b_var(b, "y", t);
+    const st_node *rows_op =
+        ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, ST_CALL(b, op, x, y), x, y), ST_PRIM(b, ST_PRIM_ZIP, u, v)), u, v);
+    const st_node *accs = st_b_var(b, "accs", row), *k = st_b_var(b, "k", i64), *a = st_b_var(b, "a", t),
+                  *l = st_b_var(b, "l", i64);
+    const st_node *at = st_b_binop(b, ST_OP_ADD, st_b_binop(b, ST_OP_ADD, first, st_b_binop(b, ST_OP_MUL, k, st_b_i64(b, w))), l);
+    const st_node *each = ST_LAMBDA(b, ST_CALL(b, step, a, element_at(b, xs, input, at)), a, l);
+    const st_node *lanes = ST_PRIM(b, ST_PRIM_ZIP, accs, ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, w)));
+    const st_node *fold = ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_MAP, each, lanes), accs, k);
+    const st_node *rows = ST_PRIM(b, ST_PRIM_REDUCE, rows_op, fold, ST_PRIM(b, ST_PRIM_REPLICATE, st_b_count(b, w), z),
+                                  ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, bs / w)));
+    return ST_PRIM(b, ST_PRIM_REDUCE, op, z, rows);
+}
+
 /* The fold of xs (of length n) in chunks of BS, each folded in order by step
  * from z, then the partials and the tail (the n % BS elements after the
  * last whole chunk) by op:
@@ -424,7 +470,10 @@ static const st_node *chunk_fold(st_build *b, const st_node *op, const st_node *
     const st_size *rest = whole ? st_size_sub(cx, n, whole, &serr) : NULL;
     if (!rest) return *b->err = serr, NULL;
     const st_node *c = st_b_var(b, "c", st_type_scalar(cx, ST_I64));
-    const st_node *chunk = fold_from(b, op, step, z, xs, input, st_b_binop(b, ST_OP_MUL, c, st_b_i64(b, bs)), st_b_count(b, bs));
+    const st_node *first = st_b_binop(b, ST_OP_MUL, c, st_b_i64(b, bs));
+    int64_t w = lanes_for(op, z, bs);
+    const st_node *chunk = w ? lanes_from(b, op, step, z, xs, input, first, bs, w)
+                             : fold_from(b, op, step, z, xs, input, first, st_b_count(b, bs));
     const st_node *partials = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, chunk, c), ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, m)));
     const st_node *tail = fold_from(b, op, step, z, xs, input, st_b_size_value(b, whole), st_b_size(b, rest));
     return ST_CALL(b, op, ST_PRIM(b, ST_PRIM_REDUCE, op, z, partials), tail);

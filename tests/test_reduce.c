@@ -185,6 +185,18 @@ START_TEST(the_chunks_fold_the_fused_map) {
     ck_assert_has(cpu, "iota(N / 16384)\n    |> map(c");
     ck_assert_has(cpu, " => iota(16384) |> reduce(");
     ck_assert_int_eq(count_of(cpu, "reduce("), 3);
+    /* a float's sum (+ commutes; the compiler may not reorder it) in 32 interleaved lanes: a
+     * row the chunk's 512 rows of 32 elements are added to, then its lanes added up */
+    const char *f32 = printed_def(apply(def_of(CASES[1].src), st_default_strategy("CPU"), "CPU"));
+    ck_assert_has(f32, " => iota(512)\n      |> reduce((u, v) => zip(u, v) |> map((x");
+    ck_assert_has(f32, "(accs, k) => zip(accs, iota(32)) |> map((a");
+    ck_assert_has(f32, " * 16384 + k * 32 + l))), replicate(32, 0.0))\n      |> reduce(+, 0.0))");
+    ck_assert_int_eq(count_of(f32, "reduce("), 4);
+    /* f64: 16 lanes; min's neutral element starts them */
+    const char *f64 = printed_def(apply(def_of("def main(xs: [N]f64): f64 = reduce(min, f64.inf, xs)"),
+                                        st_default_strategy("CPU"), "CPU"));
+    ck_assert_has(f64, "iota(1024)\n      |> reduce(");
+    ck_assert_has(f64, "replicate(16, f64.inf)");
     const char *gpu = printed_def(apply(def_of(CASES[0].src), st_default_strategy("GPU"), "GPU"));
     ck_assert_has(gpu, "scanTotal(xs |> scanLookback(32, 128, 32, 0, +, 0))");
     ck_assert_int_eq(count_of(gpu, "reduce("), 0);
