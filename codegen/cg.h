@@ -167,6 +167,9 @@ typedef struct cg_kernel {
     bool repeated;              /* launched in a top-level loop: each launch releases the last's event */
     bool loops;                 /* a work-item loops over more than a row's few elements (a chunk, a
                                    row of run-time length): on a CPU a group of one (cg_glue.c says why) */
+    bool runs;                  /* a mapGlb whose work-items each take a run of consecutive elements,
+                                   as many as the launch leaves them (cg_host.c): on a CPU a group of
+                                   one each and strata_map_run's runs, elsewhere one element each */
     const struct cg_algorithm *alg; /* the kernel-making primitive that made it, or NULL (its own to set) */
 } cg_kernel;
 

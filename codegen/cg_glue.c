@@ -259,6 +259,15 @@ static const char *glue_prelude_rest =
     "    return (long)strata_device_ulong(queue, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);\n"
     "}\n"
     "\n"
+    "/* The run of consecutive elements a work-item of a map takes on a CPU: several runs a\n"
+    "   compute unit, so that a unit the machine's other work slows leaves its share to the\n"
+    "   others, each long enough that its loop, vectorised, streams; a multiple of 64. */\n"
+    "static inline size_t strata_map_run(cl_command_queue queue, size_t n) {\n"
+    "    size_t units = (size_t)strata_compute_units(queue), run = n / (8 * (units ? units : 1));\n"
+    "    run = run < 1024 ? 1024 : run > 16384 ? 16384 : run;\n"
+    "    return run / 64 * 64;\n"
+    "}\n"
+    "\n"
     "/* A mapWrg launch: as many work-items per group as its widest mapLcl, or as\n"
     "   many as the device allows this kernel (its registers) when that is fewer:\n"
     "   every mapLcl is a loop strided by the group's size, so fewer work-items\n"
@@ -359,7 +368,12 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
            group of one keeps the work-item's loop, vectorised along it */
         st_buf_printf(out, "        group = %sstrata_group(queue, kernels[%u], 256);\n"
                            "        global = (n + group - 1) / group * group;\n",
-                      k->loops ? "strata_is_cpu(queue) ? 1 : " : "", index);
+                      k->loops || k->runs ? "strata_is_cpu(queue) ? 1 : " : "", index);
+        if (k->runs)
+            st_buf_puts(out, "        if (strata_is_cpu(queue)) { /* each work-item a run (cg_host.c) */\n"
+                             "            size_t run = strata_map_run(queue, n);\n"
+                             "            global = (n + run - 1) / run;\n"
+                             "        }\n");
         break;
     case CG_SHAPE_WRG:
         /* as many work-items as the widest mapLcl inside; on a CPU one, unless

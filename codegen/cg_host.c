@@ -160,23 +160,29 @@ const st_node *cg_host_hoist_args(cg *g, const st_node *e, uint32_t first, const
 
 void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) { host_into(g, e, env, p); }
 
-/* One element a work-item, the launch rounded up to whole groups (the
- * glue's CG_SHAPE_GLB): an `if`, not a loop strided by the global size,
- * so that the work-item's body has no loop of its own and a CPU's OpenCL
- * (PoCL) vectorises the group's work-items as one loop. glb_begin starts
- * the element's code and gives its index (in [0, n)); glb_end puts it
- * under its `if`.
+/* Each element's code, in a kernel of the glue's CG_SHAPE_GLB: each
+ * work-item a run of consecutive elements, as many as the launch leaves
+ * it, ⌈n / work-items⌉. On a GPU the glue launches a work-item per element
+ * (runs of one: neighbours read neighbours, the loads coalesced); on a CPU
+ * (PoCL) groups of one, each a run of thousands (strata_map_run), a loop
+ * the compiler vectorises along the run, through which memory streams.
+ * One element a work-item there, PoCL vectorising a group's work-items as
+ * one loop, reads and writes a group's few elements at a time, under a
+ * mask, each group scheduled on its own. glb_begin starts the element's
+ * code and gives its index (in [0, n)); glb_end puts it in its loop.
  *
- * Where the element's code divides its index by a constant (a scan's
- * propagate reads its block's prefix at i / BS), the quotient is the
- * group's (cg_thread.c's group_quotient), and the code is written twice:
- * for a group whose work-items are all before the end, without the test
- * `i < n`, and for the last group with it. PoCL vectorises a group's
- * work-items: under the test every read is masked, and a read the whole
- * group shares is gathered a lane at a time; without it, one read. */
+ * Two kinds of element keep one a work-item on every device, under an
+ * `if (i < n)`: one that loops itself (a chunk's fold: a run already, in
+ * a group of one on a CPU), and one whose code divides its index by a
+ * constant (a scan's propagate reads its block's prefix at i / BS): the
+ * quotient is the group's (cg_thread.c's group_quotient), and the code is
+ * written twice, for a group whose work-items are all before the end,
+ * without the test `i < n`, and for the last group with it. PoCL
+ * vectorises a group's work-items: under the test every read is masked,
+ * and a read the whole group shares is gathered a lane at a time; without
+ * it, one read. */
 static cg_value glb_begin(cg *g, const st_size *n, st_buf *saved) {
     const char *i = cg_name(g, "i");
-    cg_line(g, "const long %s = get_global_id(0);", i);
     *saved = cg_capture_begin(g);
     g->indent++;
     g->uniform_uses = 0;
@@ -190,18 +196,27 @@ static void glb_end(cg *g, const st_size *n, const char *i, st_buf saved) {
     st_buf text = cg_capture_end(g, saved);
     const char *end = cg_size(g, n);
     if (g->uniform_uses) {
+        cg_line(g, "const long %s = get_global_id(0);", i);
         cg_line(g, "if (((long)get_group_id(0) + 1) * (long)get_local_size(0) <= %s) { /* a whole group */", end);
         cg_emit_text(g, &text, 0, NULL, NULL);
         cg_line(g, "} else if (%s < %s) {", i, end);
-    } else {
+    } else if (g->k->loops) {
+        cg_line(g, "const long %s = get_global_id(0);", i);
         cg_line(g, "if (%s < %s) {", i, end);
+    } else {
+        g->k->runs = true;
+        cg_line(g, "const long st_items = (long)get_global_size(0);");
+        cg_line(g, "const long st_run = (%s + st_items - 1) / st_items;", end);
+        cg_line(g, "const long st_lo = (long)get_global_id(0) * st_run;");
+        cg_line(g, "const long st_hi = st_lo + st_run < %s ? st_lo + st_run : %s;", end, end);
+        cg_line(g, "for (long %s = st_lo; %s < st_hi; %s++) {", i, i, i);
     }
     cg_emit_text(g, &text, 0, NULL, NULL);
     cg_line(g, "}");
     st_buf_free(&text);
 }
 
-/* mapGlb(f, xs): one work-item per element. */
+/* mapGlb(f, xs): the elements' code, glb_begin's runs. */
 static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     e = cg_hoist_args(g, e, 0, &env, &top);
     cg_kernel_begin(g, CG_SHAPE_GLB, e->kids[1]->type->size, hint, e);

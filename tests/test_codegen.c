@@ -884,7 +884,8 @@ static void codegen_fails(const st_def *d, const char *const *parts) {
 }
 
 /* A mapGlb's index over a constant: the group's quotient where the group's
- * size divides it (512, 256), the element's own where not (3, 100), and
+ * size divides it (512, 256), one element a work-item then (else runs of
+ * them), the element's own where not (3, 100), and
  * nothing of the kind for an index that is not the work-item's own (i + 1),
  * for a remainder, or in an operator's C function. Each agrees with the interpreter at lengths around
  * the group's and block's sizes, the last group short or whole. */
@@ -911,6 +912,13 @@ START_TEST(group_quotients_agree) {
                           !strstr(code.opencl, "get_local_size(0) == 0 ?") == !cases[c].quotient,
                       "%s: the group's quotient %s:\n%s", label, cases[c].quotient ? "missing" : "where it is not",
                       code.opencl);
+        /* without it, each work-item a run of elements, on a CPU thousands of them (a group of
+           one each) and on a GPU one: the runs here are PoCL's, at every length below */
+        ck_assert_msg(!strstr(code.opencl, "const long st_lo = (long)get_global_id(0) * st_run;") == cases[c].quotient &&
+                          !strstr(code.host, "size_t run = strata_map_run(queue, n);") == cases[c].quotient &&
+                          !strstr(code.host, "group = strata_is_cpu(queue) ? 1 : strata_group(") == cases[c].quotient,
+                      "%s: runs %s:\n%s\n%s", label, cases[c].quotient ? "where a quotient is read" : "missing",
+                      code.opencl, code.host);
         st_exe *exe = built(&code, label);
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, d, sizes[k], 7 + k, label);
         st_exe_free(exe);
