@@ -108,6 +108,9 @@ demo() {
     $strata explore examples/prefix_sum.strata --size N=$n --out out/prefix_sum-lookback \
         --space 'lookback(M=[12, 4096, 16384], WG=[1, 256], LOAD=[local, direct]) where M * WG <= 16384'
     headline $n
+    say "what users write around the scan (a copy, saxpy, a sum, a u8 histogram, a filter), 2^22 elements,"
+    say "beside hand-written OpenMP and Thrust's OpenMP backend on every core (bench/primitives.sh, one round)"
+    N=$n WORK=out/bench-primitives bench/primitives.sh 1 2>/dev/null | sed -n '/^| program/,$p'
 }
 
 # The headline: each space's best beside a copy of the same bytes, as

@@ -10,8 +10,10 @@
 //                                  makes them) into H buckets: prints
 //                                  "cub_histogram_ms"
 //   cub_peers filter IN.npy RUNS   the positive i32 of IN, in order
-//                                  (DeviceSelect::If, as examples/filter_keep.strata):
-//                                  prints "copy_ms cub_select_ms"
+//                                  (DeviceSelect::If, as examples/filter_keep.strata),
+//                                  IN partitioned by x % 3 == 0 (DevicePartition::If,
+//                                  as partition.strata) and summed (DeviceReduce::Sum):
+//                                  prints "copy_ms cub_select_ms cub_partition_ms cub_sum_ms"
 //   cub_peers sort KEYS.npy RUNS   u32 keys sorted (DeviceRadixSort::SortKeys,
 //                                  as examples/radix_sort.strata): "cub_sort_ms"
 //   cub_peers sortkv KEYS.npy VALUES.npy RUNS
@@ -142,6 +144,10 @@ struct positive {
     __host__ __device__ bool operator()(int x) const { return x > 0; }
 };
 
+struct multiple_of_3 { // examples/partition.strata's predicate
+    __host__ __device__ bool operator()(int x) const { return x % 3 == 0; }
+};
+
 static int filter(const char *path, int runs) {
     std::vector<int> xs = read_npy(path);
     long n = (long)xs.size();
@@ -160,7 +166,23 @@ static int filter(const char *path, int runs) {
     int k = on_host(count, 1)[0];
     if (k != (int)want.size() || on_host(out, k) != want)
         return std::fprintf(stderr, "cub_peers: CUB's filter is wrong\n"), 1;
-    std::printf("%.4f %.4f\n", copy, ms);
+    // the partition: the kept ones in order, then the others (CUB: reversed)
+    size_t part_bytes = 0, sum_bytes = 0;
+    CHECK(cub::DevicePartition::If(nullptr, part_bytes, in, out, count, n, multiple_of_3()));
+    int *total;
+    CHECK(cudaMalloc(&total, sizeof(int)));
+    CHECK(cub::DeviceReduce::Sum(nullptr, sum_bytes, in, total, n));
+    void *more;
+    CHECK(cudaMalloc(&more, std::max(std::max(part_bytes, sum_bytes), (size_t)1)));
+    double part = median_ms(runs, [&] { CHECK(cub::DevicePartition::If(more, part_bytes, in, out, count, n, multiple_of_3())); });
+    long kept = 0;
+    for (int x : xs) kept += x % 3 == 0;
+    if (on_host(count, 1)[0] != kept) return std::fprintf(stderr, "cub_peers: CUB's partition is wrong\n"), 1;
+    double sum = median_ms(runs, [&] { CHECK(cub::DeviceReduce::Sum(more, sum_bytes, in, total, n)); });
+    unsigned wrapped = 0; // i32 + wraps, as strata's does
+    for (int x : xs) wrapped += (unsigned)x;
+    if (on_host(total, 1)[0] != (int)wrapped) return std::fprintf(stderr, "cub_peers: CUB's sum is wrong\n"), 1;
+    std::printf("%.4f %.4f %.4f %.4f\n", copy, ms, part, sum);
     return 0;
 }
 

@@ -227,14 +227,17 @@ if [[ " $PHASES " == *" filter "* ]]; then
     random_npy '<i4' "$SORT_N" "$WORK/values.npy"
     copy_program i32 "$WORK/copy_i32.strata"
     printf 'def main(xs: [N]i32): i32 =\n  xs |> reduce(+, 0)\n' >"$WORK/sum_i32.strata"
+    printf 'def main(xs: [N]f32, ys: [N]f32): [N]f32 =\n  zip(xs, ys) |> map((x, y) => 2.5 * x + y)\n' >"$WORK/saxpy.strata"
     filters=(filter_keep filter partition)
-    for f in copy_i32 sum_i32 "${filters[@]}" radix_sort radix_sort_kv cudamemcpy_i32 cub_select cub_sort cub_sort_pairs; do
+    for f in copy_i32 sum_i32 saxpy "${filters[@]}" radix_sort radix_sort_kv cudamemcpy_i32 cub_select cub_partition \
+        cub_sum cub_sort cub_sort_pairs; do
         : >"$WORK/$f.ms"
     done
     for r in $(seq 1 "$ROUNDS"); do
         say "round $r of $ROUNDS"
         strata_ms "$WORK/copy_i32.strata" --input xs="$WORK/i32.npy" >>"$WORK/copy_i32.ms"
         strata_ms "$WORK/sum_i32.strata" --input xs="$WORK/i32.npy" >>"$WORK/sum_i32.ms"
+        strata_ms "$WORK/saxpy.strata" --size N="$FILTER_N" >>"$WORK/saxpy.ms"
         for f in "${filters[@]}"; do
             strata_ms "examples/$f.strata" --input xs="$WORK/i32.npy" >>"$WORK/$f.ms"
         done
@@ -242,9 +245,11 @@ if [[ " $PHASES " == *" filter "* ]]; then
         TIMED_RUNS=5 strata_ms examples/radix_sort_kv.strata --input xs="$WORK/u32.npy" \
             --input ys="$WORK/values.npy" >>"$WORK/radix_sort_kv.ms"
         if [ -z "$cub_why" ]; then
-            read -r cp sel < <("$cub" filter "$WORK/i32.npy" 15)
+            read -r cp sel part sum < <("$cub" filter "$WORK/i32.npy" 15)
             echo "$cp" >>"$WORK/cudamemcpy_i32.ms"
             echo "$sel" >>"$WORK/cub_select.ms"
+            echo "$part" >>"$WORK/cub_partition.ms"
+            echo "$sum" >>"$WORK/cub_sum.ms"
             "$cub" sort "$WORK/u32.npy" 5 >>"$WORK/cub_sort.ms"
             "$cub" sortkv "$WORK/u32.npy" "$WORK/values.npy" 5 >>"$WORK/cub_sort_pairs.ms"
         fi
@@ -269,14 +274,24 @@ if [[ " $PHASES " == *" filter "* ]]; then
         row "cudaMemcpy of the i32" "$(median <"$WORK/cudamemcpy_i32.ms")" $((8 * FILTER_N)) "" copy
         row "strata copy kernel (map(x => x))" "$(median <"$WORK/copy_i32.ms")" $((8 * FILTER_N)) "" copy
         # a sum reads the bytes once: its GB/s and ratio are of N reads (half a copy's bytes)
-        awk -v ms="$(median <"$WORK/sum_i32.ms")" -v copy="$copy_ms" -v n="$FILTER_N" 'BEGIN {
+        sum_ms=$(median <"$WORK/cub_sum.ms")
+        awk -v ms="$(median <"$WORK/sum_i32.ms")" -v copy="$copy_ms" -v n="$FILTER_N" -v peer="$sum_ms" 'BEGIN {
             if (ms == "n/a" || ms == "") { print "| strata sum (xs \\|> reduce(+, 0)) | n/a | | | |"; exit }
-            printf "| strata sum (xs \\|> reduce(+, 0)), N read | %.3f | %.1f | %s | |\n", ms, 4 * n / ms / 1e6,
-                copy == "n/a" ? "" : sprintf("%.2f", copy / 2 / ms) }'
+            printf "| strata sum (xs \\|> reduce(+, 0)), N read | %.3f | %.1f | %s | %s |\n", ms, 4 * n / ms / 1e6,
+                copy == "n/a" ? "" : sprintf("%.2f", copy / 2 / ms), peer == "n/a" || peer == "" ? "" : sprintf("%.2f", peer / ms) }'
+        awk -v ms="$sum_ms" -v n="$FILTER_N" 'BEGIN { if (ms != "n/a" && ms != "")
+            printf "| CUB DeviceReduce::Sum, N read | %.3f | %.1f | | |\n", ms, 4 * n / ms / 1e6 }'
+        # saxpy reads two arrays and writes one: 1.5 copies' bytes
+        awk -v ms="$(median <"$WORK/saxpy.ms")" -v copy="$copy_ms" -v n="$FILTER_N" 'BEGIN {
+            if (ms == "n/a" || ms == "") { print "| strata saxpy (f32) | n/a | | | |"; exit }
+            printf "| strata saxpy (zip(xs, ys) \\|> map((x, y) => 2.5 * x + y)), f32 | %.3f | %.1f | %s | |\n", ms,
+                12 * n / ms / 1e6, copy == "n/a" ? "" : sprintf("%.2f", copy * 1.5 / ms) }'
         row "strata \`filter(p, xs)\` (filter_keep.strata)" "$(median <"$WORK/filter_keep.ms")" $((8 * FILTER_N)) "$select_ms" copy
         row "strata semifilter (filter.strata)" "$(median <"$WORK/filter.ms")" $((8 * FILTER_N)) "$select_ms" copy
-        row "strata \`partition(p, xs)\` (partition.strata)" "$(median <"$WORK/partition.ms")" $((8 * FILTER_N)) "" copy
+        part_ms=$(median <"$WORK/cub_partition.ms")
+        row "strata \`partition(p, xs)\` (partition.strata)" "$(median <"$WORK/partition.ms")" $((8 * FILTER_N)) "$part_ms" copy
         row "CUB DeviceSelect::If" "$select_ms" $((8 * FILTER_N)) "" copy
+        row "CUB DevicePartition::If" "$part_ms" $((8 * FILTER_N)) "" copy
         sort_ms=$(median <"$WORK/cub_sort.ms") pairs_ms=$(median <"$WORK/cub_sort_pairs.ms")
         row "strata radix_sort.strata" "$(median <"$WORK/radix_sort.ms")" $((8 * SORT_N)) "$sort_ms"
         row "CUB DeviceRadixSort::SortKeys" "$sort_ms" $((8 * SORT_N)) ""

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 int usage_error(const command *cmd, const char *fmt, const char *what) {
@@ -460,15 +461,27 @@ done:
     return rc;
 }
 
-static const option no_options[] = {{0}};
 static const option devices_options[] = {
     {"--backend", NULL, "B", false, "opencl (default): the OpenCL platforms; cuda: the CUDA devices"},
+    {0}};
+
+static const option strategies_options[] = {
+    {"--default", NULL, "cpu|gpu", false,
+     "print the strategy `strata run` applies on that type of device when no export exists for it, "
+     "and nothing else (so that `-s \"$(strata strategies --default gpu)\"` applies the GPU's on any machine)"},
     {0}};
 
 static int run_strategies(const command *cmd, int argc, char **argv) {
     args a;
     int rc = parse_args(cmd, argc, argv, &a);
     if (rc >= 0) return rc;
+    const char *type = opt(&a, "--default");
+    if (type) {
+        if (strcasecmp(type, "cpu") && strcasecmp(type, "gpu"))
+            return usage_error(cmd, "--default is cpu or gpu, not `%s`", type);
+        printf("%s\n", st_default_strategy(strcasecmp(type, "cpu") ? "GPU" : "CPU"));
+        return 0;
+    }
     st_registry *reg = registry(&a, &rc);
     if (!reg) return rc;
     for (size_t i = 0; i < st_registry_count(reg); i++) {
@@ -615,7 +628,8 @@ static const command commands[] = {
      "--json writes {\"strata_results\": 1, \"into\": DIR, \"exports\": [{\"device\", \"name\", \"vendor\", \"type\",\n"
      "\"program\", \"strategy\", \"path\", \"exported_at\", \"median_ms\", \"gb_per_s\"}, …]} instead.",
      0, results_options, run_results, 1, false},
-    {"strategies", "strategies", "List the rewrite rules, their parameters and conditions.", NULL, 0, no_options,
+    {"strategies", "strategies [--default cpu|gpu]", "List the rewrite rules, their parameters and conditions.", NULL, 0,
+     strategies_options,
      run_strategies, 0, true},
     {"devices", "devices [--backend opencl|cuda]", "List the OpenCL platforms and devices.",
      "With --backend cuda, the CUDA devices instead: what `--backend cuda --device D` picks from (CUDA 0 is\n"

@@ -811,6 +811,15 @@ START_TEST(strategies_lists_every_rule) {
     expect_user_error(ARGS("strategies", "extra"), "extra");
     expect_user_error(ARGS("strategies", "--trace"), "--trace");
     ck_assert_has(expect_ok(ARGS("strategies", "--help")), "usage: strata strategies");
+    /* --default: a device type's default strategy, exactly, alone; which -s takes */
+    for (int d = 0; d < 2; d++) {
+        char *one = expect_ok(ARGS("strategies", "--default", d ? "gpu" : "CPU"));
+        char want[4096];
+        snprintf(want, sizeof want, "%s\n", st_default_strategy(d ? "GPU" : "CPU"));
+        ck_assert_str_eq(one, want);
+    }
+    expect_user_error(ARGS("strategies", "--default", "tpu"), "--default is cpu or gpu, not `tpu`");
+    expect_user_error(ARGS("strategies", "--default"), "--default");
 }
 END_TEST
 
