@@ -68,7 +68,13 @@
  * parallel-reduce's partials would give one work-item all of them, and
  * with them every chunk's fold. */
 #define CPU_REDUCES                                                                                          \
-    "try(each(top reduce, try(parallel-reduce(BS=16384) <+ lookback(M=16384, WG=1, LOAD=direct)))) ; "
+    "try(each(top reduce, try(parallel-reduce(BS=16384) <+ lookback(M=16384, WG=1, LOAD=direct)))) ; " LANES
+
+/* Then every float reduction left (a row's, inside a map; the chunks'
+ * partials) in interleaved lanes: a float's fold the compiler may not
+ * reorder, and in order each operation waits for the one before
+ * (strategies/scan.c's reduce-lanes). */
+#define LANES "try(each(reduce, try(reduce-lanes))) ; "
 
 /* A reduction of short rows (a count per bit of every key, which the
  * look-back takes no rows for) in chunks, one work-item each keeping its

@@ -405,24 +405,24 @@ static const st_node *fold_from(st_build *b, const st_node *op, const st_node *s
     return ST_PRIM(b, ST_PRIM_REDUCE, op, ST_LAMBDA(b, ST_CALL(b, step, acc, x), acc, j), z, ST_PRIM(b, ST_PRIM_IOTA, count));
 }
 
-/* How many lanes a chunk of BS is folded in, 0 for none: where op is
+/* How many lanes a fold by op from z is folded in, 0 for none: where op is
  * associative and commutative on one float (+ * min max) and z its neutral
- * element, two 64-byte vector registers' worth (AVX-512's, four of AVX2's),
- * when they divide BS. An integer's fold the compiler vectorises itself,
- * its operations reassociating exactly; a float's it may not reorder. */
-static int64_t lanes_for(const st_node *op, const st_node *z, int64_t bs) {
+ * element, two 64-byte vector registers' worth (AVX-512's, four of AVX2's).
+ * An integer's fold the compiler vectorises itself, its operations
+ * reassociating exactly; a float's it may not reorder. */
+static int64_t lanes_for(const st_node *op, const st_node *z) {
     st_binop o;
     if (z->type->kind != ST_TYPE_SCALAR || !st_scalar_is_float(z->type->scalar) || !st_fn_binop(op, &o)) return 0;
     if (o != ST_OP_ADD && o != ST_OP_MUL && o != ST_OP_MIN && o != ST_OP_MAX) return 0;
-    int64_t w = st_scalar_size(z->type->scalar) == 8 ? 16 : 32;
-    return st_is_neutral_of(z, o) && bs % w == 0 && bs > w ? w : 0;
+    return st_is_neutral_of(z, o) ? (st_scalar_size(z->type->scalar) == 8 ? 16 : 32) : 0;
 }
 
-/* The chunk of BS elements from `first` folded in W interleaved lanes: lane
- * l takes the elements l, l + W, l + 2W, …, from z; then the lanes by op:
- *   iota(BS / W) |> reduce((u, v) => zip(u, v) |> map((x, y) => op(x, y)),
- *                          (accs, k) => zip(accs, iota(W)) |> map((a, l) => step(a, xs[first + k * W + l])),
- *                          replicate(W, z))
+/* The rows · W elements from `first` (NULL: from 0) folded in W interleaved
+ * lanes: lane l takes the elements l, l + W, l + 2W, …, from z; then the
+ * lanes by op:
+ *   iota(rows) |> reduce((u, v) => zip(u, v) |> map((x, y) => op(x, y)),
+ *                        (accs, k) => zip(accs, iota(W)) |> map((a, l) => step(a, xs[first + k * W + l])),
+ *                        replicate(W, z))
  *   |> reduce(op, z)
  * A fold is a chain of dependent operations, and a CPU's compiler may not
  * reassociate a float's: in order, each element waits for the one before.
@@ -432,7 +432,7 @@ static int64_t lanes_for(const st_node *op, const st_node *z, int64_t bs) {
  * the chunk's, which op's commutativity allows (step keeps the fold's
  * promise, step(a, x) = op(a, f(x))). */
 static const st_node *lanes_from(st_build *b, const st_node *op, const st_node *step, const st_node *z, const st_node **xs,
-                                 const st_node **input, const st_node *first, int64_t bs, int64_t w) {
+                                 const st_node **input, const st_node *first, const st_node *rows, int64_t w) {
     st_ctx *cx = b->cx;
     const st_type *t = z->type, *i64 = st_type_scalar(cx, ST_I64);
     const st_type *row = st_type_array(cx, st_size_const(cx, w), t);
@@ -442,13 +442,14 @@ static const st_node *lanes_from(st_build *b, const st_node *op, const st_node *
         ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, ST_CALL(b, op, x, y), x, y), ST_PRIM(b, ST_PRIM_ZIP, u, v)), u, v);
     const st_node *accs = st_b_var(b, "accs", row), *k = st_b_var(b, "k", i64), *a = st_b_var(b, "a", t),
                   *l = st_b_var(b, "l", i64);
-    const st_node *at = st_b_binop(b, ST_OP_ADD, st_b_binop(b, ST_OP_ADD, first, st_b_binop(b, ST_OP_MUL, k, st_b_i64(b, w))), l);
+    const st_node *row_at = st_b_binop(b, ST_OP_MUL, k, st_b_i64(b, w));
+    const st_node *at = st_b_binop(b, ST_OP_ADD, first ? st_b_binop(b, ST_OP_ADD, first, row_at) : row_at, l);
     const st_node *each = ST_LAMBDA(b, ST_CALL(b, step, a, element_at(b, xs, input, at)), a, l);
     const st_node *lanes = ST_PRIM(b, ST_PRIM_ZIP, accs, ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, w)));
     const st_node *fold = ST_LAMBDA(b, ST_PRIM(b, ST_PRIM_MAP, each, lanes), accs, k);
-    const st_node *rows = ST_PRIM(b, ST_PRIM_REDUCE, rows_op, fold, ST_PRIM(b, ST_PRIM_REPLICATE, st_b_count(b, w), z),
-                                  ST_PRIM(b, ST_PRIM_IOTA, st_b_count(b, bs / w)));
-    return ST_PRIM(b, ST_PRIM_REDUCE, op, z, rows);
+    const st_node *folded = ST_PRIM(b, ST_PRIM_REDUCE, rows_op, fold, ST_PRIM(b, ST_PRIM_REPLICATE, st_b_count(b, w), z),
+                                  ST_PRIM(b, ST_PRIM_IOTA, rows));
+    return ST_PRIM(b, ST_PRIM_REDUCE, op, z, folded);
 }
 
 /* The fold of xs (of length n) in chunks of BS, each folded in order by step
@@ -471,9 +472,9 @@ static const st_node *chunk_fold(st_build *b, const st_node *op, const st_node *
     if (!rest) return *b->err = serr, NULL;
     const st_node *c = st_b_var(b, "c", st_type_scalar(cx, ST_I64));
     const st_node *first = st_b_binop(b, ST_OP_MUL, c, st_b_i64(b, bs));
-    int64_t w = lanes_for(op, z, bs);
-    const st_node *chunk = w ? lanes_from(b, op, step, z, xs, input, first, bs, w)
-                             : fold_from(b, op, step, z, xs, input, first, st_b_count(b, bs));
+    int64_t w = lanes_for(op, z);
+    const st_node *chunk = w && bs % w == 0 && bs > w ? lanes_from(b, op, step, z, xs, input, first, st_b_count(b, bs / w), w)
+                                                      : fold_from(b, op, step, z, xs, input, first, st_b_count(b, bs));
     const st_node *partials = ST_PRIM(b, ST_PRIM_MAP, ST_LAMBDA(b, chunk, c), ST_PRIM(b, ST_PRIM_IOTA, st_b_size(b, m)));
     const st_node *tail = fold_from(b, op, step, z, xs, input, st_b_size_value(b, whole), st_b_size(b, rest));
     return ST_CALL(b, op, ST_PRIM(b, ST_PRIM_REDUCE, op, z, partials), tail);
@@ -543,6 +544,43 @@ static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t
         return st_reject(why, "parallel-reduce: an element of the reduce's input costs more than a read (the input is "
                          "a scan's or a reduction's result, not an array or a map of one); bind it with `let` first"), NULL;
     return folded;
+}
+
+/* ---- reduce-lanes: a float reduction in interleaved lanes, anywhere ----
+ *
+ * reduce(op, [fold,] z, xs) of n elements, op + * min max on one float and
+ * z its neutral element, as its whole rows of W folded in W lanes
+ * (lanes_from) and the n % W elements after them in order, combined by op:
+ *   op(lanes_from(xs, n / W), iota(n - n / W * W) |> reduce(op, (acc, j) => step(acc, xs[n / W * W + j]), z))
+ * Where a work-item folds a row of its own (map(row => reduce(+, 0.0,
+ * row)), the partials of parallel-reduce's chunks), the fold is then
+ * vector operations on a CPU. Anywhere: inside a lambda too. */
+static const st_node *reduce_lanes(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
+    (void)args;
+    st_scan_form p;
+    if (!st_is_prim(e, ST_PRIM_REDUCE) || !st_fold_form_of(e, &p)) return st_no_match(why, "reduce-lanes rewrites a reduce");
+    int64_t w = lanes_for(p.op, p.z), len;
+    if (!w)
+        return st_reject(why, "reduce-lanes: the reduce's operator is not + * min max on one float, or its seed is not "
+                         "the operator's neutral element; an integer's fold the compiler vectorises as it is"), NULL;
+    const st_size *n = p.xs->type->size;
+    if (st_size_is_const(n, &len) && len < 2 * w)
+        return st_reject(why, "reduce-lanes: the reduce's length is a constant below %lld, two rows of its %lld lanes",
+                         (long long)(2 * w), (long long)w), NULL;
+    st_ctx *cx = st_rw_ctx(rw);
+    st_err serr = {0};
+    const st_size *rows = st_size_div(cx, n, st_size_const(cx, w), &serr);
+    const st_size *whole = rows ? st_size_mul(cx, rows, st_size_const(cx, w), &serr) : NULL;
+    const st_size *rest = whole ? st_size_sub(cx, n, whole, &serr) : NULL;
+    if (!rest) return *why = serr, NULL;
+    st_build B = st_build_of(rw, why), *b = &B;
+    const st_node *xs = p.xs, *input = NULL, *step = st_fold_step(&p);
+    const st_node *lanes = lanes_from(b, p.op, step, p.z, &xs, &input, NULL, st_b_size(b, rows), w);
+    const st_node *tail = fold_from(b, p.op, step, p.z, &xs, &input, st_b_size_value(b, whole), st_b_size(b, rest));
+    if (input)
+        return st_reject(why, "reduce-lanes: an element of the reduce's input costs more than a read (the input is a "
+                         "scan's or a reduction's result, not an array or a map of one); bind it with `let` first"), NULL;
+    return ST_CALL(b, p.op, lanes, tail);
 }
 
 /* ---- the table ---- */
@@ -632,6 +670,18 @@ static const st_rule rule_parallel_scan = {
     .check = parallel_scan_check,
 };
 
+static const st_rule rule_reduce_lanes = {
+    .name = "reduce-lanes",
+    .summary = "a float reduce as its whole rows of 32 (16 for f64) folded in as many interleaved lanes, a row of "
+               "accumulators the compiler makes vector operations, then the lanes and the tail (the N % 32 elements "
+               "after the rows) in order",
+    .conditions = "a reduce (anywhere, inside a lambda too) whose operator is + * min max on one float and whose seed "
+                  "is its neutral element; its length not a constant below two rows of lanes; an element of its input "
+                  "no more than a read",
+    .origin = "built-in",
+    .apply = reduce_lanes,
+};
+
 static const st_rule rule_parallel_reduce = {
     .name = "parallel-reduce",
     .summary = "a reduce as the reduce of the partial results of the whole chunks of BS elements, each folded in order "
@@ -650,7 +700,8 @@ static const st_rule rule_parallel_reduce = {
 
 bool st_register_scan_rules(st_registry *r, st_err *err) {
     const st_rule *rules[] = {&rule_scan_then_propagate, &rule_brent_kung_step, &rule_brent_kung,
-                              &rule_sequential_scan, &rule_pad_scan, &rule_parallel_scan, &rule_parallel_reduce};
+                              &rule_sequential_scan, &rule_pad_scan, &rule_parallel_scan, &rule_parallel_reduce,
+                              &rule_reduce_lanes};
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (!st_registry_add(r, rules[i], err)) return false;
     return true;

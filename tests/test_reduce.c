@@ -191,7 +191,7 @@ START_TEST(the_chunks_fold_the_fused_map) {
     ck_assert_has(f32, " => iota(512)\n      |> reduce((u, v) => zip(u, v) |> map((x");
     ck_assert_has(f32, "(accs, k) => zip(accs, iota(32)) |> map((a");
     ck_assert_has(f32, " * 16384 + k * 32 + l))), replicate(32, 0.0))\n      |> reduce(+, 0.0))");
-    ck_assert_int_eq(count_of(f32, "reduce("), 4);
+    ck_assert_int_eq(count_of(f32, "reduce("), 6); /* (the tail's in lanes too: reduce-lanes) */
     /* f64: 16 lanes; min's neutral element starts them */
     const char *f64 = printed_def(apply(def_of("def main(xs: [N]f64): f64 = reduce(min, f64.inf, xs)"),
                                         st_default_strategy("CPU"), "CPU"));
@@ -368,6 +368,68 @@ START_TEST(short_rows_fold_in_chunks_on_the_device) {
 }
 END_TEST
 
+/* reduce-lanes: float reductions anywhere (a row's inside a map, a top-level
+ * one, a fused map's, f64's min) in interleaved lanes, their rows and tail
+ * right at row lengths around the lanes' (1, 31, 32, 63, 64, 65, 1000); and
+ * what it refuses, at rewrite time, saying why */
+static const char *const LANE_FOLDS[] = {
+    "def main(xss: [N][M]f32): [N]f32 = xss |> map(row => reduce(+, 0.0, row))",
+    "def main(xss: [N][M]f64): [N]f64 = xss |> map(row => reduce(min, f64.inf, row))",
+    "def main(xs: [M]f32, ys: [M]f32): f32 = zip(xs, ys) |> map((x, y) => x * y) |> reduce(+, 0.0)",
+    "def main(xss: [N][M]f32): [N]f32 = xss |> map(row => row |> map(x => x * 0.5) |> reduce(max, -f32.inf))",
+};
+#define LANES "try(each(any, try(fuse-map-reduce))) ; each(reduce, reduce-lanes)"
+
+/* A float rewrite that reorders keeps the result within the oracle's
+ * bound: now, in the interpreter, against orig's expected value. */
+static void close_in_the_interpreter(const st_def *orig, const st_def *now, const char *sets, uint64_t seed,
+                                     const char *label) {
+    seeded in = seeded_inputs(orig, sets, seed, label);
+    st_err err = {0};
+    st_expected want;
+    st_value got;
+    ck_assert_msg(st_eval_expected(cx, orig, in.args, in.env, in.nenv, in.a, &want, &err), "%s, %s: %s", label, sets,
+                  err.message);
+    ck_assert_msg(st_eval(cx, now, in.args, in.env, in.nenv, in.a, &got, &err), "%s rewritten, %s: %s", label, sets,
+                  err.message);
+    ck_assert_msg(st_expected_agree(&got, &want, ST_TOLERANCE, &err), "%s, %s: %s\n%s", label, sets, err.message,
+                  printed_def(now));
+    st_arena_free(in.a);
+}
+
+START_TEST(float_folds_in_lanes_keep_their_results) {
+    const int64_t ms[] = {1, 31, 32, 63, 64, 65, 1000};
+    for (size_t p = 0; p < sizeof LANE_FOLDS / sizeof *LANE_FOLDS; p++) {
+        const char *label = text_of("lane fold %zu", p);
+        const st_def *orig = def_of(LANE_FOLDS[p]), *now = apply(orig, LANES, label);
+        ck_assert_msg(strstr(printed_def(now), "zip(accs") && strstr(printed_def(now), "), replicate("),
+                      "%s: not in lanes:\n%s", label, printed_def(now));
+        st_code code = generated(lowered(now, label), label);
+        st_exe *exe = built(&code, label);
+        const char *rows = p == 2 ? "" : "N=7 "; /* (the dot product has no N) */
+        for (size_t m = 0; m < sizeof ms / sizeof *ms; m++) {
+            const char *sizes = text_of("%sM=%lld", rows, (long long)ms[m]);
+            close_in_the_interpreter(orig, now, sizes, 5 + m, label);
+            agrees(exe, orig, sizes, 5 + m, label);
+        }
+        agrees(exe, orig, text_of("%sM=1000003", p == 2 ? "" : "N=3 "), 4, label);
+        st_exe_free(exe);
+    }
+    /* the CPU's default takes a row's sum so, and keeps the result */
+    const st_def *rows = def_of(LANE_FOLDS[0]);
+    ck_assert_has(printed_def(apply(rows, st_default_strategy("CPU"), "rows")), "iota(32)) |> map((a");
+    /* refused: integers, a seed that is not neutral, a short constant length, a tuple */
+    const char *const refused[][2] = {
+        {"def main(xs: [N]i32): i32 = reduce(+, 0, xs)", "is not + * min max on one float"},
+        {"def main(xs: [N][3]f32): [N]f32 = xs |> map(r => reduce(+, 0.0, r))", "is a constant below 64"},
+        {"def main(xs: [N]f32): (f32, f32) = zip(xs, xs) |> reduce((a, b) => (a.0 + b.0, a.1 + b.1), (0.0, 0.0))",
+         "is not + * min max on one float"},
+    };
+    for (size_t r = 0; r < sizeof refused / sizeof *refused; r++)
+        ck_assert_has(refusal(refused[r][0], "first(reduce, reduce-lanes)").message, refused[r][1]);
+}
+END_TEST
+
 START_TEST(the_partition_radix_sort_counts_by_lookback) {
     const st_def *orig = example_def("radix_sort_partition");
     const char *label = "radix_sort_partition under the GPU's default strategy";
@@ -400,6 +462,7 @@ static Suite *reduce_suite(void) {
     tcase_add_loop_test(dev, the_device_equals_the_interpreter, 0, NCASES * NDEVICE);
     tcase_add_test(dev, the_partition_radix_sort_counts_by_lookback);
     tcase_add_test(dev, short_rows_fold_in_chunks_on_the_device);
+    tcase_add_test(dev, float_folds_in_lanes_keep_their_results);
     suite_add_tcase(s, dev);
     return s;
 }
