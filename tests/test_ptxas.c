@@ -243,6 +243,36 @@ START_TEST(math_functions_compile_for_cuda) {
 }
 END_TEST
 
+/* The element-wise kernels (a copy, saxpy, a map to tuples, a fused chain)
+ * and a row's reduction under the GPU's default: each work-item's run of
+ * elements (one on a GPU, thousands on a CPU: cg_host.c) is a loop whose
+ * bounds the kernel computes, and it spills nothing and keeps half of
+ * sm_90 at the glue's 256 threads. Row sums stay one row a work-item's
+ * sequential fold there (reduce-lanes is the CPU's). */
+START_TEST(the_elementwise_kernels_at_the_gpu_default_fit_sm90) {
+    static const char *const progs[] = {
+        "def main(xs: [N]f32): [N]f32 = xs |> map(x => x)",
+        "def main(xs: [N]f32, ys: [N]f32): [N]f32 = zip(xs, ys) |> map((x, y) => 2.5 * x + y)",
+        "def main(xs: [N]i32): ([N]i32, [N]f64) = xs |> map(x => (x * 3, f64(x) / 7.0)) |> unzip",
+        "def main(xs: [N]f32): [N]f32 = xs |> map(x => x * 2.0) |> map(x => sqrt(abs(x)) + 1.0) |> map(x => x - 0.5)",
+        "def main(xss: [N][M]f32): [N]f32 = xss |> map(row => reduce(+, 0.0, row))",
+    };
+    for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
+        const char *label = text_of("%s under the GPU's default", progs[p]);
+        st_code code = code_of("element-wise", progs[p], st_default_strategy("GPU"));
+        ck_assert_msg(p == 4 || strstr(code.cuda, "const long st_lo = (long)get_global_id(0) * st_run;"),
+                      "%s: no runs:\n%s", label, code.cuda);
+        ck_assert_msg(!strstr(code.cuda, "zip(accs"), "%s", label);
+        st_ptxas_kernel *ks = NULL;
+        uint32_t n = 0;
+        st_err err = {0};
+        ck_assert_msg(st_cuda_ptxas(&code, SM90, ar, &ks, &n, &err), "%s: %s", label, err.message);
+        ck_assert_uint_gt(n, 0);
+        for (uint32_t i = 0; i < n; i++) fits_sm90(&ks[i], 256, 0, label);
+    }
+}
+END_TEST
+
 /* Every shape explore may give the look-back on a GPU compiles without
  * spills, in no more than the 48 KB of shared memory a block gets without
  * opting in (NVIDIA's OpenCL offers no more), and half a multiprocessor at
@@ -288,6 +318,7 @@ int main(void) {
         tcase_add_test(kernels, the_subhistograms_at_the_gpu_defaults_fit_sm90);
         tcase_add_test(kernels, each_gpu_lookback_shape_fits_sm90);
         tcase_add_test(kernels, math_functions_compile_for_cuda);
+        tcase_add_test(kernels, the_elementwise_kernels_at_the_gpu_default_fit_sm90);
         suite_add_tcase(s, kernels);
     }
     int rc = run_suite(s);
