@@ -560,10 +560,10 @@ def tune(a, sampler, storage, opened):
             return server.ask({"point": request["point"]})
 
     def objective(trial):
-        p = space.point(space.suggest(trial))
-        trial.set_user_attr("point", p)  # first: a worker that draws p after this waits for us
-        if me:
+        if me:  # first of all: a trial whose worker is found gone on this machine is failed at once
             trial.set_user_attr("worker", me)
+        p = space.point(space.suggest(trial))
+        trial.set_user_attr("point", p)  # then: a worker that draws p after this waits for us
         other = wait_for_point(study, trial, p, me)
         if other is not None:  # finished elsewhere: its result, not a second evaluation
             for key in ("strategy", "status", "gb_per_s"):

@@ -373,7 +373,11 @@ START_TEST(a_killed_study_resumes_from_its_database) {
     ck_assert_msg(rc == 0, "the resumed study failed (exit %d):\n%.2000s\n%.2000s", rc, out, err);
     ck_assert_has(out, "resumed with ");
     ck_assert_has(out, "best: parallel-scan(");
-    ck_assert_has(file_of(&f, "autotune.json"), "\"trials\": 6");
+    /* six, or seven where the kill left a trial running that no record says whose it was
+     * (killed between optuna's ask and the trial's first attribute): its worker's death is
+     * found by its heartbeat only, at the end, and its point evaluated once more */
+    const char *summary = file_of(&f, "autotune.json");
+    ck_assert_msg(strstr(summary, "\"trials\": 6,") || strstr(summary, "\"trials\": 7,"), "%s", summary);
     /* the records of the first run are still there, and not one line is cut */
     st_records rs = records_of(&f);
     ck_assert_uint_ge(rs.count, before > 6 ? 6 : before);
