@@ -481,6 +481,12 @@ const char *cg_winners_won(cg *g, const cg_winners *w, const char *at, const cha
 
 /* ---- cg_thread.c: one work-item ---- */
 cg_value cg_thread_value(cg *g, const st_node *e, const cg_binding *env);
+/* c ? a : b (of type t, scalars or tuples of them), each side generated
+ * into a text of its own captured one level in (ta, tb): one expression
+ * where neither side has statements, else an if/else into variables, each
+ * side's statements run only where it is chosen. Frees ta and tb. */
+cg_value cg_choose(cg *g, const char *c, const st_type *t, const cg_value *a, st_buf *ta, const cg_value *b,
+                   st_buf *tb);
 void cg_thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 /* ---- cg_apply.c: functions ---- */
 /* The scope a lambda's body is generated in: its parameters bound to args

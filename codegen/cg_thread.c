@@ -307,25 +307,30 @@ static cg_value if_value(cg *g, const st_node *e, const cg_binding *env) {
     cg_value b = cg_thread_value(g, e->kids[2], cg_range_refine_not(g, e->kids[0], env));
     g->indent--;
     st_buf tb = cg_capture_end(g, saved);
+    return cg_choose(g, c.c, e->type, &a, &ta, &b, &tb);
+}
+
+cg_value cg_choose(cg *g, const char *c, const st_type *t, const cg_value *a, st_buf *ta, const cg_value *b,
+                   st_buf *tb) {
     cg_value r;
-    if (!ta.len && !tb.len) {
-        r = ternary(g, c.c, &a, &b);
+    if (!ta->len && !tb->len) {
+        r = ternary(g, c, a, b);
     } else {
-        r = declare(g, e->type);
-        cg_line(g, "%s", cg_if(g, c.c));
-        cg_emit_text(g, &ta, 0, NULL, NULL);
+        r = declare(g, t);
+        cg_line(g, "%s", cg_if(g, c));
+        cg_emit_text(g, ta, 0, NULL, NULL);
         g->indent++;
-        cg_assign(g, &r, &a);
+        cg_assign(g, &r, a);
         g->indent--;
         cg_line(g, "} else {");
-        cg_emit_text(g, &tb, 0, NULL, NULL);
+        cg_emit_text(g, tb, 0, NULL, NULL);
         g->indent++;
-        cg_assign(g, &r, &b);
+        cg_assign(g, &r, b);
         g->indent--;
         cg_line(g, "}");
     }
-    st_buf_free(&ta);
-    st_buf_free(&tb);
+    st_buf_free(ta);
+    st_buf_free(tb);
     return r;
 }
 

@@ -319,23 +319,6 @@ const cg_place *cg_place_transpose(cg *g, const cg_place *p) {
 
 static cg_value view_index(cg *g, const cg_view *v, cg_value i);
 
-/* c ? x : y, component by component. */
-static cg_value select_value(cg *g, const char *c, const cg_value *x, const cg_value *y) {
-    if (x->kind == CG_SCALAR && y->kind == CG_SCALAR) return cg_scalar(x->type, cg_str(g, "(%s ? %s : %s)", c, x->c, y->c));
-    if (x->kind == CG_TUPLE && y->kind == CG_TUPLE && x->n == y->n) {
-        cg_value *items = cg_alloc(g, x->n * sizeof *items);
-        if (!items) return *x;
-        for (uint32_t k = 0; k < x->n; k++) items[k] = select_value(g, c, &x->items[k], &y->items[k]);
-        return (cg_value){.kind = CG_TUPLE, .type = x->type, .n = x->n, .items = items};
-    }
-    cg_fail(g, NULL, "concat of arrays whose elements are arrays: only scalars and tuples of them can be chosen "
-                     "element by element");
-    return *x;
-}
-
-static cg_value declared(cg *g, const cg_value *like);
-static void assign(cg *g, const cg_value *to, const cg_value *v);
-
 /* Both sides are generated and one is chosen, so that the element stays an
  * expression; each side's index is kept inside its own array (a side that
  * is a computed view may read memory in statements of its own). A side
@@ -343,7 +326,6 @@ static void assign(cg *g, const cg_value *to, const cg_value *v);
  * it is chosen: the other side's element 0 may not exist (an empty tail),
  * and its check would report a read the program never makes. */
 static cg_value concat_index(cg *g, const cg_view *v, const st_type *elem, const char *i) {
-    (void)elem;
     const char *a = cg_size(g, v->k);
     const char *first = cg_str(g, "((%s) < %s)", i, a);
     st_buf saved = cg_capture_begin(g);
@@ -354,26 +336,14 @@ static cg_value concat_index(cg *g, const cg_view *v, const st_type *elem, const
     cg_value y = view_index(g, v->items[1], cg_index_value(g, cg_str(g, "(%s ? 0 : (%s) - %s)", first, i, a)));
     g->indent--;
     st_buf ty = cg_capture_end(g, saved);
-    cg_value r;
-    if (!tx.len && !ty.len) {
-        r = select_value(g, first, &x, &y);
-    } else {
-        r = declared(g, &x);
-        cg_line(g, "%s", cg_if(g, first));
-        cg_emit_text(g, &tx, 0, NULL, NULL);
-        g->indent++;
-        assign(g, &r, &x);
-        g->indent--;
-        cg_line(g, "} else {");
-        cg_emit_text(g, &ty, 0, NULL, NULL);
-        g->indent++;
-        assign(g, &r, &y);
-        g->indent--;
-        cg_line(g, "}");
+    if (x.kind == CG_ARRAY || y.kind == CG_ARRAY) {
+        st_buf_free(&tx);
+        st_buf_free(&ty);
+        cg_fail(g, NULL, "concat of arrays whose elements are arrays: only scalars and tuples of them can be chosen "
+                         "element by element");
+        return x;
     }
-    st_buf_free(&tx);
-    st_buf_free(&ty);
-    return r;
+    return cg_choose(g, first, elem, &x, &tx, &y, &ty);
 }
 
 cg_value cg_index_at(cg *g, const cg_value *arr, cg_value i) {
@@ -716,24 +686,6 @@ cg_value cg_materialize(cg *g, const cg_value *v) {
 
 /* Every component in a fresh variable, so that assigning a tuple
  * accumulator from a value that reads it (a swap, say) reads the old one. */
-/* Variables shaped like a scalar or tuple value, not yet set. */
-static cg_value declared(cg *g, const cg_value *like) {
-    if (like->kind == CG_SCALAR) {
-        const char *x = cg_name(g, "x");
-        cg_line(g, "%s %s;", cg_ctype(g, like->type), x);
-        return cg_scalar(like->type, x);
-    }
-    if (like->kind != CG_TUPLE) {
-        cg_fail(g, NULL, "concat of arrays whose elements are arrays: only scalars and tuples of them can be chosen "
-                         "element by element");
-        return *like;
-    }
-    cg_value *items = cg_alloc(g, like->n * sizeof *items);
-    if (!items) return *like;
-    for (uint32_t k = 0; k < like->n; k++) items[k] = declared(g, &like->items[k]);
-    return (cg_value){.kind = CG_TUPLE, .type = like->type, .n = like->n, .items = items};
-}
-
 static cg_value snapshot(cg *g, const cg_value *v) {
     if (v->kind == CG_SCALAR) {
         const char *x = cg_name(g, "x");
