@@ -346,10 +346,7 @@ def wait_for_point(study, trial, p, me):
     lost = None
     while other is not None and other.state == optuna.trial.TrialState.RUNNING:
         time.sleep(WAIT_POLL_S)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            fail_gone(study, me)
-            optuna.storages.fail_stale_trials(study)
+        fail_lost(study, me)
         waited, other = other, settled_by_another(study, trial, p)
         if other is None or other.number != waited.number:
             lost = waited.number
@@ -404,6 +401,16 @@ def fail_gone(study, me):
             retry(study, storage.get_trial(t._trial_id))
 
 
+def fail_lost(study, me):
+    """The RUNNING trials whose worker is known gone failed, their points
+    queued again: gone from this machine (fail_gone), or stale, their
+    heartbeat stopped for the grace period (optuna's, "experimental")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        fail_gone(study, me)
+        optuna.storages.fail_stale_trials(study)
+
+
 def settle_running(study, heartbeat, me):
     """Before a worker leaves, the trials other workers still run are
     watched for one grace period and a beat: one whose worker died is failed
@@ -415,10 +422,7 @@ def settle_running(study, heartbeat, me):
     running = lambda: study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
     told = False
     while True:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            fail_gone(study, me)
-            optuna.storages.fail_stale_trials(study)
+        fail_lost(study, me)
         left = running()
         if not left or time.monotonic() >= deadline:
             return

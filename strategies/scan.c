@@ -405,6 +405,18 @@ static const st_node *fold_from(st_build *b, const st_node *op, const st_node *s
     return ST_PRIM(b, ST_PRIM_REDUCE, op, ST_LAMBDA(b, ST_CALL(b, step, acc, x), acc, j), z, ST_PRIM(b, ST_PRIM_IOTA, count));
 }
 
+/* n in pieces of k: *m = n / k whole pieces, *whole = m·k elements in them,
+ * *rest = n − whole after them. */
+static bool in_pieces(st_ctx *cx, const st_size *n, int64_t k, const st_size **m, const st_size **whole,
+                      const st_size **rest, st_err *err) {
+    st_err serr = {0};
+    *m = st_size_div(cx, n, st_size_const(cx, k), &serr);
+    *whole = *m ? st_size_mul(cx, *m, st_size_const(cx, k), &serr) : NULL;
+    *rest = *whole ? st_size_sub(cx, n, *whole, &serr) : NULL;
+    if (!*rest) *err = serr;
+    return *rest != NULL;
+}
+
 /* How many lanes a fold by op from z is folded in, 0 for none: where op is
  * associative and commutative on one float (+ * min max) and z its neutral
  * element, two 64-byte vector registers' worth (AVX-512's, four of AVX2's).
@@ -464,12 +476,8 @@ static const st_node *lanes_from(st_build *b, const st_node *op, const st_node *
 static const st_node *chunk_fold(st_build *b, const st_node *op, const st_node *step, const st_node *z, const st_node **xs,
                                  const st_node **input, int64_t bs) {
     st_ctx *cx = b->cx;
-    st_err serr = {0};
-    const st_size *n = (*xs)->type->size;
-    const st_size *m = st_size_div(cx, n, st_size_const(cx, bs), &serr);
-    const st_size *whole = m ? st_size_mul(cx, m, st_size_const(cx, bs), &serr) : NULL;
-    const st_size *rest = whole ? st_size_sub(cx, n, whole, &serr) : NULL;
-    if (!rest) return *b->err = serr, NULL;
+    const st_size *m, *whole, *rest;
+    if (!in_pieces(cx, (*xs)->type->size, bs, &m, &whole, &rest, b->err)) return NULL;
     const st_node *c = st_b_var(b, "c", st_type_scalar(cx, ST_I64));
     const st_node *first = st_b_binop(b, ST_OP_MUL, c, st_b_i64(b, bs));
     int64_t w = lanes_for(op, z);
@@ -567,12 +575,8 @@ static const st_node *reduce_lanes(st_rw *rw, const st_node *e, const int64_t *a
     if (st_size_is_const(n, &len) && len < 2 * w)
         return st_reject(why, "reduce-lanes: the reduce's length is a constant below %lld, two rows of its %lld lanes",
                          (long long)(2 * w), (long long)w), NULL;
-    st_ctx *cx = st_rw_ctx(rw);
-    st_err serr = {0};
-    const st_size *rows = st_size_div(cx, n, st_size_const(cx, w), &serr);
-    const st_size *whole = rows ? st_size_mul(cx, rows, st_size_const(cx, w), &serr) : NULL;
-    const st_size *rest = whole ? st_size_sub(cx, n, whole, &serr) : NULL;
-    if (!rest) return *why = serr, NULL;
+    const st_size *rows, *whole, *rest;
+    if (!in_pieces(st_rw_ctx(rw), n, w, &rows, &whole, &rest, why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
     const st_node *xs = p.xs, *input = NULL, *step = st_fold_step(&p);
     const st_node *lanes = lanes_from(b, p.op, step, p.z, &xs, &input, NULL, st_b_size(b, rows), w);
