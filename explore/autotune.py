@@ -564,7 +564,10 @@ def tune(a, sampler, storage, opened):
             return server.ask({"point": request["point"]})
 
     def objective(trial):
-        if me:  # first of all: a trial whose worker is found gone on this machine is failed at once
+        # first of all, a beat: optuna's heartbeat thread beats when the thread gets to it,
+        # and a trial killed before its first beat (SQLite, under load) never goes stale
+        study._storage.record_heartbeat(trial._trial_id)
+        if me:  # then: a trial whose worker is found gone on this machine is failed at once
             trial.set_user_attr("worker", me)
         p = space.point(space.suggest(trial))
         trial.set_user_attr("point", p)  # then: a worker that draws p after this waits for us
