@@ -2,9 +2,11 @@
  * and optionally check against the interpreter and time. */
 #include "cli.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const option run_options[] = {
     {"--strategy", "-s", "STRATEGY", false, "the strategy to apply before lowering (default: the best exported for the device, else the look-back scan shaped for the device type)"},
@@ -26,8 +28,14 @@ const option run_options[] = {
 static bool write_file(const char *dir, const char *name, const char *text, st_err *err) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) return st_fail(err, (st_loc){path, 0, 0}, "cannot write the file");
+    /* a FIFO or a device at path is refused, not waited on */
+    int fd = st_open_regular(path, O_WRONLY | O_CREAT | O_TRUNC, NULL, err);
+    if (fd < 0) return false;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot write the file");
+    }
     bool ok = fputs(text, f) >= 0;
     ok = fclose(f) == 0 && ok;
     if (!ok) return st_fail(err, (st_loc){path, 0, 0}, "cannot write the file");

@@ -99,6 +99,9 @@ int st_open_regular(const char *path, int flags, bool *absent, st_err *err) {
         int why = errno;
         if (absent) *absent = why == ENOENT;
         if (why == EISDIR) return st_fail(err, (st_loc){path, 0, 0}, "is a directory, not a regular file"), -1;
+        /* for writing, a FIFO without a reader or a device without one */
+        if (why == ENXIO)
+            return st_fail(err, (st_loc){path, 0, 0}, "is a FIFO (a named pipe) or a device, not a regular file"), -1;
         return st_fail(err, (st_loc){path, 0, 0}, "cannot %s the file: %s",
                        (flags & O_ACCMODE) == O_RDONLY ? "read" : "open", strerror(why)),
                -1;
@@ -111,8 +114,8 @@ int st_open_regular(const char *path, int flags, bool *absent, st_err *err) {
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return st_fail(err, (st_loc){path, 0, 0}, "is %s, not a regular file: strata reads only regular files",
-                       kind_of(st.st_mode)),
+        return st_fail(err, (st_loc){path, 0, 0}, "is %s, not a regular file: strata %s only regular files",
+                       kind_of(st.st_mode), (flags & O_ACCMODE) == O_RDONLY ? "reads" : "writes"),
                -1;
     }
     /* a regular file never blocks; the flag goes, so that it reads as any file does */

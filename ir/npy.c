@@ -383,8 +383,14 @@ bool st_npy_write(const char *path, const st_value *v, st_err *err) {
     memset(head + 10 + n, ' ', padded - total);
     head[padded - 1] = '\n';
 
-    FILE *f = fopen(path, "wb");
-    if (!f) return st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
+    /* a FIFO or a device at path is refused, not waited on */
+    int fd = st_open_regular(path, O_WRONLY | O_CREAT | O_TRUNC, NULL, err);
+    if (fd < 0) return false;
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        return st_fail(err, (st_loc){path, 0, 0}, "cannot write: %s", strerror(errno));
+    }
     bool ok = fwrite(head, 1, padded, f) == padded;
     if (v->kind == ST_VALUE_SCALAR) {
         unsigned char buf[8];
