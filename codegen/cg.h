@@ -169,7 +169,9 @@ typedef struct cg_kernel {
                                    row of run-time length): on a CPU a group of one (cg_glue.c says why) */
     bool runs;                  /* a mapGlb whose work-items each take a run of consecutive elements,
                                    as many as the launch leaves them (cg_host.c): on a CPU a group of
-                                   one each and strata_map_run's runs, elsewhere one element each */
+                                   one each and strata_map_run's runs, elsewhere `vec` each */
+    int vec;                    /* runs: the elements a GPU work-item takes, 16 bytes of the kernel's
+                                   narrowest array, loaded and stored as 128-bit vectors (cg_host.c) */
     const struct cg_algorithm *alg; /* the kernel-making primitive that made it, or NULL (its own to set) */
 } cg_kernel;
 

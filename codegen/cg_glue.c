@@ -73,13 +73,19 @@ static void kernel_text(cg *g, const cg_kernel *k, bool cuda, st_buf *out) {
         }
         case CG_ARG_BUFFER: {
             /* restrict only where nothing is written: memory that work-items
-             * share across a barrier must not be cached past it */
+             * share across a barrier must not be cached past it. A run
+             * kernel has no barrier: its outputs are restrict too, so that
+             * a run's stores to two of them may be reordered into vectors */
             const cg_buffer *b = &g->buffers[a->index];
             const char *space = cuda ? "" : "__global ", *restrict_ = cuda ? "__restrict__" : "restrict";
-            if (a->written)
-                st_buf_printf(out, "%s%s%s *%s", sep, space, cg_mem_ctype(b->kind), b->name);
+            const char *aligned = k->vec > 1 ? "ST_ALIGNED16 " : "";
+            if (a->written && k->vec > 1)
+                st_buf_printf(out, "%s%s%s *%s %s%s", sep, space, cg_mem_ctype(b->kind), restrict_, aligned, b->name);
+            else if (a->written)
+                st_buf_printf(out, "%s%s%s *%s%s", sep, space, cg_mem_ctype(b->kind), aligned, b->name);
             else
-                st_buf_printf(out, "%s%sconst %s *%s %s", sep, space, cg_mem_ctype(b->kind), restrict_, b->name);
+                st_buf_printf(out, "%s%sconst %s *%s %s%s", sep, space, cg_mem_ctype(b->kind), restrict_, aligned,
+                              b->name);
             break;
         }
         case CG_ARG_LOCAL: {
@@ -375,6 +381,10 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
                              "            size_t run = strata_map_run(queue, n);\n"
                              "            global = (n + run - 1) / run;\n"
                              "        }\n");
+        if (k->runs && k->vec > 1)
+            st_buf_printf(out, "        else /* a run of %d, 16 bytes of its narrowest array (cg_host.c) */\n"
+                               "            global = ((n + %d - 1) / %d + group - 1) / group * group;\n",
+                          k->vec, k->vec, k->vec);
         break;
     case CG_SHAPE_WRG:
         /* as many work-items as the widest mapLcl inside; on a CPU one, unless

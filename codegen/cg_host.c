@@ -162,8 +162,11 @@ void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place
 
 /* Each element's code, in a kernel of the glue's CG_SHAPE_GLB: each
  * work-item a run of consecutive elements, as many as the launch leaves
- * it, ⌈n / work-items⌉. On a GPU the glue launches a work-item per element
- * (runs of one: neighbours read neighbours, the loads coalesced); on a CPU
+ * it, ⌈n / work-items⌉. On a GPU the glue launches a work-item per 16
+ * bytes of the narrowest array (vector_run): a whole run is a loop of that
+ * many, unrolled, over arrays the compiler is told are 16-byte aligned, so
+ * that each array's part of it is 128-bit loads or stores, a warp's
+ * neighbouring and coalesced; the last run, short, is the plain loop. On a CPU
  * (PoCL) groups of one, each a run of thousands (strata_map_run), a loop
  * the compiler vectorises along the run, through which memory streams.
  * One element a work-item there, PoCL vectorising a group's work-items as
@@ -181,6 +184,21 @@ void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place
  * vectorises a group's work-items: under the test every read is masked,
  * and a read the whole group shares is gathered a lane at a time; without
  * it, one read. */
+/* The elements a GPU work-item of a run kernel takes at once: 16 bytes of
+ * the narrowest array it reads or writes, so that each array's share of
+ * the run is one or more 128-bit loads or stores, which NVIDIA's memory
+ * system serves at its full width, where one element a work-item leaves
+ * it issuing four times the instructions for the same bytes. */
+static int vector_run(const cg *g) {
+    size_t narrowest = 16;
+    for (uint32_t a = 0; a < g->k->nargs; a++)
+        if (g->k->args[a].kind == CG_ARG_BUFFER) {
+            size_t bytes = st_scalar_size(g->buffers[g->k->args[a].index].kind);
+            if (bytes && bytes < narrowest) narrowest = bytes;
+        }
+    return (int)(16 / narrowest);
+}
+
 static cg_value glb_begin(cg *g, const st_size *n, st_buf *saved) {
     const char *i = cg_name(g, "i");
     *saved = cg_capture_begin(g);
@@ -205,10 +223,26 @@ static void glb_end(cg *g, const st_size *n, const char *i, st_buf saved) {
         cg_line(g, "if (%s < %s) {", i, end);
     } else {
         g->k->runs = true;
+        g->k->vec = vector_run(g);
         cg_line(g, "const long st_items = (long)get_global_size(0);");
         cg_line(g, "const long st_run = (%s + st_items - 1) / st_items;", end);
         cg_line(g, "const long st_lo = (long)get_global_id(0) * st_run;");
         cg_line(g, "const long st_hi = st_lo + st_run < %s ? st_lo + st_run : %s;", end, end);
+        if (g->k->vec > 1) {
+            cg_line(g, "if (st_run == %d && st_hi - st_lo == %d) { /* a GPU's run: 128-bit loads and stores */",
+                    g->k->vec, g->k->vec);
+            g->indent++;
+            for (uint32_t a = 0; a < g->k->nargs; a++)
+                if (g->k->args[a].kind == CG_ARG_BUFFER)
+                    cg_line(g, "ST_ASSUME_ALIGNED16(%s);", g->buffers[g->k->args[a].index].name);
+            cg_line(g, "const long st_v = (long)get_global_id(0) * %d;", g->k->vec);
+            cg_line(g, "#pragma unroll");
+            cg_line(g, "for (long %s = st_v; %s < st_v + %d; %s++) {", i, i, g->k->vec, i);
+            cg_emit_text(g, &text, 1, NULL, NULL);
+            cg_line(g, "}");
+            g->indent--;
+            cg_line(g, "} else");
+        }
         cg_line(g, "for (long %s = st_lo; %s < st_hi; %s++) {", i, i, i);
     }
     cg_emit_text(g, &text, 0, NULL, NULL);

@@ -155,6 +155,10 @@ typedef struct st_ptxas_kernel {
  * is, or when the log holds no report. */
 bool st_cuda_ptxas(const st_code *code, int arch, st_arena *a, st_ptxas_kernel **kernels, uint32_t *count,
                    st_err *err);
+/* Compile code->cuda with NVRTC for compute_<arch> into PTX (in a's
+ * memory): the instructions each kernel loads and stores with (a run's
+ * 128-bit `ld.global.v4`, say), without a GPU. False as st_cuda_ptxas is. */
+bool st_cuda_ptx(const st_code *code, int arch, st_arena *a, const char **ptx, st_err *err);
 /* The report in ptxas' verbose log (NVRTC's or nvcc's), as st_cuda_ptxas
  * gives it; a log without one gives no kernels. */
 bool st_ptxas_parse(const char *log, st_arena *a, st_ptxas_kernel **kernels, uint32_t *count, st_err *err);

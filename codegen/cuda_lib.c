@@ -136,29 +136,57 @@ static bool compile_error(const cuda_nvrtc *n, nvrtcProgram prog, const char *pr
     return false;
 }
 
+/* Create and compile `source` for `arch_option` (sm_XX: a CUBIN; compute_XX:
+ * PTX alone), with ptxas' report in the log when `report`. */
+static bool compile_for(const cuda_nvrtc *n, const char *source, const char *arch_option, bool report,
+                        nvrtcProgram *prog, st_err *err) {
+    *prog = NULL;
+    nvrtcResult rc = n->nvrtcCreateProgram(prog, source, "kernels.cu", 0, NULL, NULL);
+    if (rc != 0) return st_fail(err, (st_loc){0}, "NVRTC cannot take the kernels: %s", n->nvrtcGetErrorString(rc));
+    /* -default-device: the helpers strata writes (st_add_int…) have no
+     * __device__ of their own; --fmad=false: a*b+c rounds twice, as in the
+     * interpreter (OpenCL's FP_CONTRACT OFF); 177: unused prelude helpers */
+    const char *const options[] = {arch_option, "-default-device", "--fmad=false", "-diag-suppress=177",
+                                   "--ptxas-options=-v"};
+    int noptions = (int)(sizeof options / sizeof *options) - (report ? 0 : 1);
+    rc = n->nvrtcCompileProgram(*prog, noptions, options);
+    if (rc == 0) return true;
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "the generated kernels do not compile with NVRTC for %s (%s):\n", strchr(arch_option, '=') + 1,
+             n->nvrtcGetErrorString(rc));
+    compile_error(n, *prog, prefix, err);
+    n->nvrtcDestroyProgram(prog);
+    return false;
+}
+
+bool cuda_compile_ptx(const cuda_nvrtc *n, const char *source, int arch, char **ptx, st_err *err) {
+    *ptx = NULL;
+    char option[48];
+    snprintf(option, sizeof option, "--gpu-architecture=compute_%d", arch);
+    nvrtcProgram prog;
+    if (!compile_for(n, source, option, false, &prog, err)) return false;
+    size_t size = 0;
+    bool ok = n->nvrtcGetPTXSize(prog, &size) == 0 && size && (*ptx = calloc(1, size + 1)) &&
+              n->nvrtcGetPTX(prog, *ptx) == 0;
+    if (!ok) {
+        free(*ptx);
+        *ptx = NULL;
+        st_fail(err, (st_loc){0}, "NVRTC compiled the kernels for compute_%d but gave no PTX", arch);
+    }
+    n->nvrtcDestroyProgram(&prog);
+    return ok;
+}
+
 bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **image, size_t *len, char **ptxas_log,
                   st_err *err) {
     *image = NULL;
     *len = 0;
     if (ptxas_log) *ptxas_log = NULL;
-    nvrtcProgram prog = NULL;
-    nvrtcResult rc = n->nvrtcCreateProgram(&prog, source, "kernels.cu", 0, NULL, NULL);
-    if (rc != 0) return st_fail(err, (st_loc){0}, "NVRTC cannot take the kernels: %s", n->nvrtcGetErrorString(rc));
     char gpu[48];
     snprintf(gpu, sizeof gpu, "--gpu-architecture=sm_%d", arch);
-    /* -default-device: the helpers strata writes (st_add_int…) have no
-     * __device__ of their own; --fmad=false: a*b+c rounds twice, as in the
-     * interpreter (OpenCL's FP_CONTRACT OFF); 177: unused prelude helpers */
-    const char *const options[] = {gpu, "-default-device", "--fmad=false", "-diag-suppress=177", "--ptxas-options=-v"};
-    int noptions = (int)(sizeof options / sizeof *options) - (ptxas_log ? 0 : 1);
-    rc = n->nvrtcCompileProgram(prog, noptions, options);
+    nvrtcProgram prog;
+    if (!compile_for(n, source, gpu, ptxas_log != NULL, &prog, err)) return false;
     bool ok = true;
-    if (rc != 0) {
-        char prefix[160];
-        snprintf(prefix, sizeof prefix, "the generated kernels do not compile with NVRTC for sm_%d (%s):\n", arch,
-                 n->nvrtcGetErrorString(rc));
-        ok = compile_error(n, prog, prefix, err);
-    }
     size_t size = 0;
     if (ok && (n->nvrtcGetCUBINSize(prog, &size) != 0 || !size || !(*image = malloc(size)) ||
                n->nvrtcGetCUBIN(prog, *image) != 0)) {

@@ -88,7 +88,9 @@ enum {
     X(nvrtcResult, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", (nvrtcProgram prog, size_t *size)) \
     X(nvrtcResult, nvrtcGetProgramLog, "nvrtcGetProgramLog", (nvrtcProgram prog, char *log))         \
     X(nvrtcResult, nvrtcGetCUBINSize, "nvrtcGetCUBINSize", (nvrtcProgram prog, size_t *size))        \
-    X(nvrtcResult, nvrtcGetCUBIN, "nvrtcGetCUBIN", (nvrtcProgram prog, char *cubin))
+    X(nvrtcResult, nvrtcGetCUBIN, "nvrtcGetCUBIN", (nvrtcProgram prog, char *cubin))                 \
+    X(nvrtcResult, nvrtcGetPTXSize, "nvrtcGetPTXSize", (nvrtcProgram prog, size_t *size))            \
+    X(nvrtcResult, nvrtcGetPTX, "nvrtcGetPTX", (nvrtcProgram prog, char *ptx))
 
 #define CUDA_LIB_FIELD(result, name, symbol, params) result(*name) params;
 
@@ -121,5 +123,9 @@ void cuda_error_text(const cuda_driver *d, CUresult rc, char *out, size_t cap);
  * NVRTC's whole log (malloc'ed, "" when it has none). */
 bool cuda_compile(const cuda_nvrtc *n, const char *source, int arch, char **image, size_t *len, char **ptxas_log,
                   st_err *err);
+/* Compile it for compute_<arch> into PTX (malloc'ed, *ptx), as cuda_compile
+ * would before ptxas: what the kernels load and store, instruction by
+ * instruction. */
+bool cuda_compile_ptx(const cuda_nvrtc *n, const char *source, int arch, char **ptx, st_err *err);
 
 #endif

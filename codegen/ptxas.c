@@ -120,6 +120,20 @@ bool st_cuda_ptxas(const st_code *code, int arch, st_arena *a, st_ptxas_kernel *
     return ok;
 }
 
+bool st_cuda_ptx(const st_code *code, int arch, st_arena *a, const char **ptx, st_err *err) {
+    *ptx = NULL;
+    cuda_nvrtc n;
+    if (!cuda_nvrtc_load(&n, err)) return false;
+    char *text = NULL;
+    bool ok = cuda_compile_ptx(&n, code->cuda, arch, &text, err);
+    cuda_nvrtc_unload(&n);
+    char *copy = ok ? st_arena_alloc(a, strlen(text) + 1) : NULL;
+    if (copy) *ptx = strcpy(copy, text);
+    else if (ok) ok = st_fail(err, (st_loc){0}, "out of memory for the PTX");
+    free(text);
+    return ok;
+}
+
 /* ---- occupancy ---- */
 
 /* A multiprocessor's limits, from the CUDA C++ Programming Guide's

@@ -926,6 +926,41 @@ START_TEST(group_quotients_agree) {
 }
 END_TEST
 
+/* The run kernels as a GPU launches them, on PoCL: the glue told that its
+ * device is not a CPU launches runs of 16 bytes of the narrowest array
+ * (cg_host.c), whose whole runs take the unrolled 128-bit branch and whose
+ * last, short one the plain loop; each agrees with the interpreter at
+ * lengths that leave the last run whole, short or alone, through views,
+ * tuples, bytes and 64-bit elements. */
+START_TEST(gpu_runs_agree_launched_as_on_a_gpu) {
+    static const char *const progs[] = {
+        "def main(xs: [N]f32): [N]f32 = xs |> map(x => x)",
+        "def main(xs: [N]f32, ys: [N]f32): [N]f32 = zip(xs, ys) |> map((x, y) => 2.5 * x + y)",
+        "def main(xs: [N]i32): ([N]i32, [N]f64) = xs |> map(x => (x * 3, f64(x) / 7.0)) |> unzip",
+        "def main(xs: [N]u8): [N]f32 = xs |> map(x => f32(x) * 0.5)",
+        "def main(xs: [N]i64): [N]i64 = xs |> map(x => x * 3 - 1)",
+        "def main(xs: [N]i32): [N]i64 = iota(N) |> map(i => i64(xs |> get(i)) + i)",
+        "def main(xs: [N]i32): [N - 2]i32 = map3((a, b, c) => a + 2 * b + c, xs[0:N - 2], xs[1:N - 1], xs[2:N])",
+        "def main(xs: [N]i16, ys: [N]i32): [N + N]i32 = concat(map(x => i32(x), xs), ys) |> map(x => x - 7)",
+    };
+    static const char *const sizes[] = {"N=3", "N=7", "N=1000", "N=1027", "N=1000003"};
+    const char *cpu = "return (strata_device_ulong(queue, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;";
+    for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
+        const char *label = text_of("%s, launched as on a GPU", progs[p]);
+        const st_def *d = def_of(progs[p]);
+        st_code code = generated(lowered(apply(d, st_default_strategy("GPU"), label), label), label);
+        ck_assert_msg(strstr(code.opencl, "a GPU's run: 128-bit loads and stores"), "%s: no run:\n%s", label,
+                      code.opencl);
+        const char *at = strstr(code.host, cpu);
+        ck_assert_msg(at != NULL, "%s: the glue's device test moved:\n%s", label, code.host);
+        code.host = text_of("%.*sreturn 0;%s", (int)(at - code.host), code.host, at + strlen(cpu));
+        st_exe *exe = built(&code, label);
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, d, sizes[k], 11 + k, label);
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
 /* A mapWrg over a padded array's blocks: the whole blocks (all but the
  * last) are written without the test against the end, the last keeps it,
  * and the padding (here 7, not 0, and returned) is where the interpreter
@@ -1231,6 +1266,7 @@ int main(void) {
     tcase_add_test(seq, kernels_do_not_depend_on_fresh_names);
     tcase_add_test(seq, paper_space_moves_only_its_bytes);
     tcase_add_test(seq, group_quotients_agree);
+    tcase_add_test(seq, gpu_runs_agree_launched_as_on_a_gpu);
     tcase_add_test(seq, a_concats_empty_side_reads_nothing);
     tcase_add_test(seq, whole_blocks_test_only_the_last);
     suite_add_tcase(s, seq);

@@ -243,24 +243,53 @@ START_TEST(math_functions_compile_for_cuda) {
 }
 END_TEST
 
-/* The element-wise kernels (a copy, saxpy, a map to tuples, a fused chain)
- * and a row's reduction under the GPU's default: each work-item's run of
- * elements (one on a GPU, thousands on a CPU: cg_host.c) is a loop whose
- * bounds the kernel computes, and it spills nothing and keeps half of
- * sm_90 at the glue's 256 threads. Row sums stay one row a work-item's
- * sequential fold there (reduce-lanes is the CPU's). */
+/* The global memory instructions of a PTX text, each once with its count
+ * ("ld.global.nc.v4.f32 ×2"), for a failure's message. */
+static const char *memory_ops_of(const char *ptx) {
+    st_buf out = {0};
+    for (const char *at = ptx; (at = strstr(at, ".global.")) != NULL; at++) {
+        const char *op = at;
+        while (op > ptx && op[-1] != '\t' && op[-1] != ' ' && op[-1] != '\n') op--;
+        size_t len = strcspn(op, " \t\n");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), op);
+        if (!out.data || !strstr(out.data, name)) st_buf_printf(&out, " %s ×%d", name, count_of(ptx, name));
+    }
+    const char *text = text_of("%s", out.data ? out.data : " none");
+    st_buf_free(&out);
+    return text;
+}
+
+/* The element-wise kernels (a copy, saxpy, a map to tuples, bytes to
+ * floats, a fused chain, an index map) and a row's reduction under the
+ * GPU's default: each work-item's run of elements (16 bytes of the
+ * narrowest array on a GPU, thousands on a CPU: cg_host.c) is a loop whose
+ * bounds the kernel computes, it spills nothing and keeps half of sm_90 at
+ * the glue's 256 threads, and its PTX reads and writes the run's 32-bit
+ * elements with 128-bit instructions (64-bit ones with two of them). Row
+ * sums stay one row a work-item's sequential fold there (reduce-lanes is
+ * the CPU's). */
 START_TEST(the_elementwise_kernels_at_the_gpu_default_fit_sm90) {
-    static const char *const progs[] = {
-        "def main(xs: [N]f32): [N]f32 = xs |> map(x => x)",
-        "def main(xs: [N]f32, ys: [N]f32): [N]f32 = zip(xs, ys) |> map((x, y) => 2.5 * x + y)",
-        "def main(xs: [N]i32): ([N]i32, [N]f64) = xs |> map(x => (x * 3, f64(x) / 7.0)) |> unzip",
-        "def main(xs: [N]f32): [N]f32 = xs |> map(x => x * 2.0) |> map(x => sqrt(abs(x)) + 1.0) |> map(x => x - 0.5)",
-        "def main(xss: [N][M]f32): [N]f32 = xss |> map(row => reduce(+, 0.0, row))",
+    static const struct {
+        const char *src;
+        const char *loads, *stores; /* in the PTX (loads: ld.global[.nc].LOADS); NULL: not a run */
+    } progs[] = {
+        {"def main(xs: [N]f32): [N]f32 = xs |> map(x => x)", "v4.f32", "st.global.v4.f32"},
+        {"def main(xs: [N]f32, ys: [N]f32): [N]f32 = zip(xs, ys) |> map((x, y) => 2.5 * x + y)", "v4.f32",
+         "st.global.v4.f32"},
+        {"def main(xs: [N]i32): ([N]i32, [N]f64) = xs |> map(x => (x * 3, f64(x) / 7.0)) |> unzip", "v4.u32",
+         "st.global.v2.f64"},
+        {"def main(xs: [N]u8): [N]f32 = xs |> map(x => f32(x) * 0.5)", "v4.u32", "st.global.v4.f32"},
+        {"def main(xs: [N]f32): [N]f32 = xs |> map(x => x * 2.0) |> map(x => sqrt(abs(x)) + 1.0) |> map(x => x - 0.5)",
+         "v4.f32", "st.global.v4.f32"},
+        {"def main(xs: [N]i32): [N]i64 = iota(N) |> map(i => i64(xs |> get(i)) + i)", "v4.u32",
+         "st.global.v2.u64"},
+        {"def main(xss: [N][M]f32): [N]f32 = xss |> map(row => reduce(+, 0.0, row))", NULL, NULL},
     };
     for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
-        const char *label = text_of("%s under the GPU's default", progs[p]);
-        st_code code = code_of("element-wise", progs[p], st_default_strategy("GPU"));
-        ck_assert_msg(p == 4 || strstr(code.cuda, "const long st_lo = (long)get_global_id(0) * st_run;"),
+        const char *label = text_of("%s under the GPU's default", progs[p].src);
+        st_code code = code_of("element-wise", progs[p].src, st_default_strategy("GPU"));
+        ck_assert_msg(!progs[p].loads || strstr(code.cuda, "const long st_lo = (long)get_global_id(0) * st_run;"),
                       "%s: no runs:\n%s", label, code.cuda);
         ck_assert_msg(!strstr(code.cuda, "zip(accs"), "%s", label);
         st_ptxas_kernel *ks = NULL;
@@ -269,6 +298,13 @@ START_TEST(the_elementwise_kernels_at_the_gpu_default_fit_sm90) {
         ck_assert_msg(st_cuda_ptxas(&code, SM90, ar, &ks, &n, &err), "%s: %s", label, err.message);
         ck_assert_uint_gt(n, 0);
         for (uint32_t i = 0; i < n; i++) fits_sm90(&ks[i], 256, 0, label);
+        if (!progs[p].loads) continue;
+        const char *ptx = NULL;
+        ck_assert_msg(st_cuda_ptx(&code, SM90, ar, &ptx, &err), "%s: %s", label, err.message);
+        bool loads = strstr(ptx, text_of("ld.global.%s", progs[p].loads)) ||
+                     strstr(ptx, text_of("ld.global.nc.%s", progs[p].loads));
+        ck_assert_msg(loads && strstr(ptx, progs[p].stores), "%s: no ld.global[.nc].%s and %s in the PTX, only%s", label,
+                      progs[p].loads, progs[p].stores, memory_ops_of(ptx));
     }
 }
 END_TEST
