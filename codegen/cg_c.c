@@ -111,6 +111,16 @@ static const char *narrow_binop(cg *g, st_binop op, st_scalar_kind k, const char
 
 const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const char *b) {
     bool fl = st_scalar_is_float(k);
+    /* overloaded for float and double in OpenCL C and in CUDA alike */
+    if (op == ST_OP_ATAN2 || (op == ST_OP_POW && fl)) return cg_str(g, "%s(%s, %s)", op == ST_OP_POW ? "pow" : "atan2", a, b);
+    /* an integer's power wraps, as the interpreter's does: the narrow ones
+     * through int or uint, whose low bits are theirs */
+    if (op == ST_OP_POW) {
+        bool sgn = st_scalar_is_signed(k), wide = st_scalar_size(k) == 8;
+        const char *via = wide ? (sgn ? "long" : "ulong") : (sgn ? "int" : "uint");
+        if (narrow(k)) return cg_str(g, "((%s)st_pow_%s((%s)%s, (%s)%s))", scalar_ctype[k], via, via, a, via, b);
+        return cg_str(g, "st_pow_%s(%s, %s)", via, a, b);
+    }
     if (narrow(k)) return narrow_binop(g, op, k, a, b);
     switch (op) {
     case ST_OP_MIN: return cg_str(g, "%s(%s, %s)", fl ? "fmin" : "min", a, b);
@@ -135,14 +145,17 @@ const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const 
 const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a) {
     bool fl = k == ST_F32 || k == ST_F64;
     switch (op) {
-    /* overloaded for float and double in OpenCL C and in CUDA alike */
-    case ST_OP_SQRT: case ST_OP_EXP: case ST_OP_LOG: return cg_str(g, "%s(%s)", st_unop_function(op), a);
+    /* overloaded for float and double in OpenCL C and in CUDA alike; isnan
+     * and isinf give an int in OpenCL C, a bool in CUDA */
+    case ST_OP_ISNAN: case ST_OP_ISINF: return cg_str(g, "(%s(%s) != 0)", st_unop_function(op), a);
     case ST_OP_ABS:
         if (fl) return cg_str(g, "fabs(%s)", a);
         if (k == ST_I32 || k == ST_I64) return cg_str(g, "st_abs_%s(%s)", scalar_ctype[k], a);
         if (narrow(k) && st_scalar_is_signed(k)) return cg_str(g, "((%s)st_abs_int((int)%s))", scalar_ctype[k], a);
         return a; /* unsigned */
-    default: break;
+    default:
+        if (st_unop_is_float_function(op)) return cg_str(g, "%s(%s)", st_unop_function(op), a);
+        break;
     }
     if (op == ST_OP_NEG && (k == ST_I32 || k == ST_I64)) return cg_str(g, "st_neg_%s(%s)", scalar_ctype[k], a);
     if (op == ST_OP_NEG && narrow(k)) return cg_str(g, "((%s)(0u - (uint)%s))", scalar_ctype[k], a);
@@ -205,6 +218,21 @@ const char *cg_prelude(void) {
            "    static inline T st_abs_##T(T a) { return a < 0 ? st_neg_##T(a) : a; }\n"
            "ST_WRAP(int, uint)\n"
            "ST_WRAP(long, ulong)\n"
+           "/* a ** b on integers, wrapping, by squaring; a negative power 1 / a^|b| toward zero */\n"
+           "#define ST_POW(T, U, NEG)                                                        \\\n"
+           "    static inline T st_pow_##T(T a, T b) {                                      \\\n"
+           "        if (NEG(b)) return a == 1 ? (T)1 : a == (T)-1 ? ((b & 1) ? (T)-1 : (T)1) : (T)0; \\\n"
+           "        U x = (U)a, e = (U)b, r = 1;                                            \\\n"
+           "        for (; e; e >>= 1, x *= x)                                              \\\n"
+           "            if (e & 1) r *= x;                                                  \\\n"
+           "        return (T)r;                                                            \\\n"
+           "    }\n"
+           "#define ST_NEGATIVE(b) ((b) < 0)\n"
+           "#define ST_NEVER(b) 0\n"
+           "ST_POW(int, uint, ST_NEGATIVE)\n"
+           "ST_POW(long, ulong, ST_NEGATIVE)\n"
+           "ST_POW(uint, uint, ST_NEVER)\n"
+           "ST_POW(ulong, ulong, ST_NEVER)\n"
            "ST_DIVMOD(int, INT_MIN)\n"
            "ST_DIVMOD(long, LONG_MIN)\n"
            "static inline uint st_div_uint(uint a, uint b) { return b == 0 ? 0 : a / b; }\n"

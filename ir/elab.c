@@ -728,6 +728,19 @@ static const st_node *conversion_fn(elab *e, st_scalar_kind k, st_loc loc, const
     return n ? n : relocate(e, &inner, loc, NULL, 0);
 }
 
+/* A function unop's name as a function: map(sqrt, xs) is map(x => sqrt(x), xs). */
+static const st_node *unop_fn(elab *e, st_unop op, st_loc loc, const st_type *const *params, int np, const char *prim) {
+    if (np != 1)
+        return st_fail(e->err, loc, "%s passes %d arguments to %s, which takes one", prim, np, st_unop_function(op)), NULL;
+    const st_node *x = st_var(e->cx, st_fresh_name(e->cx, "x"), params[0], NULL);
+    st_err inner = {0};
+    const st_node *body = x ? st_unary(e->cx, op, x, &inner) : NULL;
+    const st_node *n = body ? st_lambda(e->cx, 1, &x, body, &inner) : NULL;
+    return n ? n : relocate(e, &inner, loc, NULL, 0);
+}
+
+static const st_node *unknown_function(elab *e, const ast *a);
+
 static const st_node *function(elab *e, const ast *a, const st_type *const *params, int np,
                                const st_type *result_hint, const char *prim) {
     st_scalar_kind k;
@@ -739,6 +752,13 @@ static const st_node *function(elab *e, const ast *a, const st_type *const *para
         return opfn(e, a->name[1] == 'i' ? ST_OP_MIN : ST_OP_MAX, a->loc, params, np, prim);
     const ast_def *d = a->kind == A_NAME && !lookup(e, a->name) ? find_def(e, a->name) : NULL;
     if (d) return def_as_function(e, d, a, params, np, prim);
+    if (a->kind == A_NAME && !lookup(e, a->name)) {
+        /* a built-in function by its name: map(sqrt, xs) is map(x => sqrt(x), xs) */
+        if (!strcmp(a->name, "atan2")) return opfn(e, ST_OP_ATAN2, a->loc, params, np, prim);
+        for (st_unop op = ST_OP_SQRT; op < ST_UNOP_COUNT; op++)
+            if (!strcmp(a->name, st_unop_function(op))) return unop_fn(e, op, a->loc, params, np, prim);
+        return unknown_function(e, a);
+    }
     st_fail(e->err, a->loc, "%s expects a function here: a lambda like `x => x + 1` or an operator like `+`", prim);
     return NULL;
 }
@@ -817,6 +837,8 @@ __attribute__((noinline)) static const st_node *unknown_function(elab *e, const 
     const char *cands[256];
     int nc = 0;
     for (size_t i = 0; i < sizeof known_functions / sizeof *known_functions; i++) cands[nc++] = known_functions[i];
+    for (st_unop op = ST_OP_SQRT; op < ST_UNOP_COUNT; op++) cands[nc++] = st_unop_function(op);
+    cands[nc++] = "atan2";
     for (uint32_t i = 0; e->prog && i < e->prog->ndefs && nc < 256; i++) cands[nc++] = e->prog->defs[i].name;
     suggest(a->name, cands, nc, hint_text, sizeof hint_text);
     st_fail(e->err, a->loc, "unknown function `%s`%s", a->name, hint_text);
@@ -841,9 +863,15 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
     }
     const ast_def *d = find_def(e, a->name);
     if (d) return inline_call(e, d, a);
-    /* sqrt, exp, log, abs: after the program's own defs, so that a def of
-     * one of these names written before they existed keeps its meaning */
-    for (st_unop op = ST_OP_SQRT; op <= ST_OP_ABS; op++) {
+    /* atan2, as sqrt below: after the program's own defs */
+    if (!strcmp(a->name, "atan2")) {
+        if (a->nkids != 2) return st_fail(e->err, a->loc, "atan2 takes 2 arguments, but was given %u", a->nkids), NULL;
+        return binop(e, ST_OP_ATAN2, a->kids[0], a->kids[1], a->loc, hint);
+    }
+    /* sqrt, exp, log, abs, sin … isinf: after the program's own defs, so
+     * that a def of one of these names written before they existed keeps
+     * its meaning */
+    for (st_unop op = ST_OP_SQRT; op < ST_UNOP_COUNT; op++) {
         if (strcmp(a->name, st_unop_function(op))) continue;
         if (a->nkids != 1) return st_fail(e->err, a->loc, "%s takes 1 argument, but was given %u", a->name, a->nkids), NULL;
         const st_node *x = expr(e, a->kids[0], hint);

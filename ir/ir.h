@@ -430,17 +430,35 @@ typedef enum st_binop {
     ST_OP_AND, ST_OP_OR,
     ST_OP_BAND, ST_OP_BOR, ST_OP_BXOR, ST_OP_SHL, ST_OP_SHR,
     ST_OP_MIN, ST_OP_MAX,
+    ST_OP_POW,   /* a ** b: numbers; an integer's negative power is 1 / a^|b| toward zero */
+    ST_OP_ATAN2, /* atan2(y, x): floats */
     ST_BINOP_COUNT
 } st_binop;
 
-/* - and !, then the functions `sqrt`, `exp`, `log` (floats) and `abs`
- * (numbers; an integer's minimum is its own abs, as its negation wraps) */
-typedef enum st_unop { ST_OP_NEG, ST_OP_NOT, ST_OP_SQRT, ST_OP_EXP, ST_OP_LOG, ST_OP_ABS } st_unop;
+/* - and !, then the functions: `sqrt`, `exp`, `log` (floats), `abs`
+ * (numbers; an integer's minimum is its own abs, as its negation wraps),
+ * the trigonometric and hyperbolic functions and the roundings to an
+ * integral value (floats to floats of the same type), and the tests
+ * `isnan` and `isinf` (floats to bool). */
+typedef enum st_unop {
+    ST_OP_NEG, ST_OP_NOT, ST_OP_SQRT, ST_OP_EXP, ST_OP_LOG, ST_OP_ABS,
+    ST_OP_SIN, ST_OP_COS, ST_OP_TAN, ST_OP_ASIN, ST_OP_ACOS, ST_OP_ATAN, ST_OP_SINH, ST_OP_COSH, ST_OP_TANH,
+    ST_OP_FLOOR, ST_OP_CEIL, ST_OP_ROUND, ST_OP_TRUNC,
+    ST_OP_ISNAN, ST_OP_ISINF,
+    ST_UNOP_COUNT
+} st_unop;
 /* The name a function unop is called by (`sqrt`), or NULL for - and !. */
 const char *st_unop_function(st_unop op);
+/* A function of a float to a float of its type (sqrt … trunc, not abs). */
+bool st_unop_is_float_function(st_unop op);
+/* isnan and isinf: a float to a bool. */
+bool st_unop_is_float_test(st_unop op);
 
 const char *st_binop_name(st_binop op); /* "+", "&&", "min" */
-/* C's precedence, 1 (||) to 10 (* / %); 0 for min and max, which are calls. */
+/* Is it written as a call, `min(a, b)`, rather than between its operands? */
+bool st_binop_is_call(st_binop op);
+/* C's precedence, 1 (||) to 10 (* / %), and 11 for **, which groups to the
+ * right; 0 for min, max and atan2, which are calls. */
 int st_binop_precedence(st_binop op);
 
 /* The primitives. The table in ir/prim.c says, for each, its surface name,

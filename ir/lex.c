@@ -14,7 +14,7 @@ static const spelling keywords[] = {
 /* longest first, so that `<=` wins over `<` */
 static const spelling symbols[] = {
     {"=>", K_ARROW}, {"|>", K_PIPE}, {"==", K_EQ}, {"!=", K_NE}, {"<=", K_LE}, {">=", K_GE},
-    {"&&", K_ANDAND}, {"||", K_OROR}, {"<<", K_SHL}, {">>", K_SHR},
+    {"&&", K_ANDAND}, {"||", K_OROR}, {"<<", K_SHL}, {">>", K_SHR}, {"**", K_STARSTAR},
     {"(", K_LPAREN}, {")", K_RPAREN}, {"[", K_LBRACK}, {"]", K_RBRACK}, {",", K_COMMA},
     {":", K_COLON}, {"=", K_ASSIGN}, {".", K_DOT}, {"+", K_PLUS}, {"-", K_MINUS},
     {"*", K_STAR}, {"/", K_SLASH}, {"%", K_PERCENT}, {"<", K_LT}, {">", K_GT},
@@ -36,10 +36,45 @@ static st_loc here(const lexer *lx, size_t pos) {
 
 /* A number: digits [. digits] [e [+-] digits] [suffix]. After a `.` only
  * digits are read, so that `p.0.1` projects twice. */
+static bool is_digit_of(char c, int radix) {
+    if (radix == 2) return c == '0' || c == '1';
+    return is_digit(c) || (radix == 16 && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
+}
+
 static bool lex_number(lexer *lx, token *t, bool after_dot, st_err *err) {
     const char *s = lx->src;
     size_t p = lx->pos, n = lx->len;
     bool is_float = false;
+    t->radix = 10;
+    /* 0x… and 0b…: integers, whose suffix (if any) is an integer type's;
+     * f32 would read as hexadecimal digits */
+    if (!after_dot && p + 2 < n && s[p] == '0' && (s[p + 1] == 'x' || s[p + 1] == 'X' || s[p + 1] == 'b' || s[p + 1] == 'B')) {
+        int radix = s[p + 1] == 'x' || s[p + 1] == 'X' ? 16 : 2;
+        if (!is_digit_of(s[p + 2], radix))
+            return st_fail(err, here(lx, p + 2), "a %s literal needs digits after `%.2s`",
+                           radix == 16 ? "hexadecimal" : "binary", s + p);
+        t->radix = radix;
+        p += 2;
+        while (p < n && is_digit_of(s[p], radix)) p++;
+        if (p < n && is_digit(s[p]))
+            return st_fail(err, here(lx, p), "`%c` is not a binary digit", s[p]);
+        t->kind = K_INT;
+        t->digits_len = p - lx->pos;
+        if (p < n && (is_alpha(s[p]) || is_digit(s[p]))) {
+            size_t q = p;
+            while (q < n && (is_alpha(s[q]) || is_digit(s[q]))) q++;
+            st_scalar_kind k;
+            if (!st_scalar_from_name(s + p, q - p, &k) || !st_scalar_is_int(k))
+                return st_fail(err, here(lx, p), "`%.*s` cannot follow a %s literal; its suffix is one of i8 u8 i16 u16 i32 u32 i64 u64",
+                               (int)(q - p), s + p, radix == 16 ? "hexadecimal" : "binary");
+            t->has_suffix = true;
+            t->suffix = k;
+            p = q;
+        }
+        t->len = p - lx->pos;
+        lx->pos = p;
+        return true;
+    }
     while (p < n && is_digit(s[p])) p++;
     if (!after_dot) {
         if (p + 1 < n && s[p] == '.' && is_digit(s[p + 1])) {

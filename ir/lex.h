@@ -13,7 +13,7 @@ typedef enum tok_kind {
     K_LPAREN, K_RPAREN, K_LBRACK, K_RBRACK, K_COMMA, K_COLON, K_ASSIGN, K_ARROW, K_PIPE, K_DOT,
     /* operators */
     K_PLUS, K_MINUS, K_STAR, K_SLASH, K_PERCENT, K_EQ, K_NE, K_LT, K_LE, K_GT, K_GE,
-    K_ANDAND, K_OROR, K_BANG, K_AMP, K_BAR, K_CARET, K_SHL, K_SHR
+    K_ANDAND, K_OROR, K_BANG, K_AMP, K_BAR, K_CARET, K_SHL, K_SHR, K_STARSTAR
 } tok_kind;
 
 typedef struct token {
@@ -23,6 +23,7 @@ typedef struct token {
     size_t len;
     /* K_INT and K_FLOAT: the digits without suffix, and the suffix if any */
     size_t digits_len;
+    int radix;         /* K_INT: 10, or 16 (0x…) or 2 (0b…), the digits after the prefix */
     bool has_suffix;
     st_scalar_kind suffix;
 } token;

@@ -12,7 +12,14 @@
  *   m(c) = |c|        m(a ± b) = m(a) + m(b)      m(a · b) = m(a) · m(b)
  *   m(a / b) = (m(a) + |a/b| · m(b)) / |b|        m(a % b) = m(a) + |a/b| · m(b)
  *   m(min, max(a, b)) = max(m(a), m(b))           m(-a) = m(|a|) = m(a)
+ *   m(aᵇ) = |aᵇ| · (|b| m(a)/|a| + |ln |a|| m(b) + 2)
+ *   m(atan2(y, x)) = (|x| m(y) + |y| m(x)) / (x² + y²) + |atan2(y, x)|
  *   m(√a) = m(a) / 2√|a| + √|a|    m(eˣ) = eˣ · (m(x) + 1)    m(ln a) = m(a)/|a| + |ln a|
+ *   m(f(a)) = s · m(a) + |f(a)| for the other functions, s a bound of f's
+ *   slope near a (1 for sin cos atan tanh, 1 + tan² a for tan, 1/√(1 - a²)
+ *   for asin acos, cosh a for sinh cosh; floor ceil round trunc round
+ *   nothing, and move their value by less than one where a's error takes
+ *   it across an integer, as a conversion to an integer may)
  *
  * so that m(Σxᵢ) = Σ|xᵢ| and m(x) ≥ |x|, and beside its count c(x) of the
  * roundings it went through (c(a op b) = c(a) + c(b) + 1, none for an input
@@ -132,6 +139,18 @@ static const st_node *binop_body(twin *T, const st_node *const *ab, const void *
         if (op == ST_OP_MOD) return twin_float(T, v, bin(T, ST_OP_ADD, am, quotient), c);
         return twin_float(T, v, bin(T, ST_OP_DIV, bin(T, ST_OP_ADD, am, quotient), divisor64(T, bv)), c);
     case ST_OP_MIN: case ST_OP_MAX: return twin_float(T, v, bin(T, ST_OP_MAX, am, bm), bin(T, ST_OP_MAX, ac, bc));
+    case ST_OP_POW: { /* |aᵇ| · (|b| m(a)/|a| + |ln |a|| m(b) + 2): pow may be off by a few ulps more than one rounding */
+        const st_node *a64 = as_f64(T, av), *b64 = abs64(T, bv);
+        const st_node *slopes = bin(T, ST_OP_ADD, bin(T, ST_OP_DIV, bin(T, ST_OP_MUL, b64, am), divisor64(T, a64)),
+                                    bin(T, ST_OP_MUL, abs64(T, un(T, ST_OP_LOG, abs64(T, a64))), bm));
+        return twin_float(T, v, bin(T, ST_OP_MUL, abs64(T, v), bin(T, ST_OP_ADD, slopes, f64_lit(T, 2.0))), c);
+    }
+    case ST_OP_ATAN2: { /* (|x| m(y) + |y| m(x)) / (x² + y²) + |atan2(y, x)| */
+        const st_node *y64 = as_f64(T, av), *x64 = as_f64(T, bv);
+        const st_node *r2 = bin(T, ST_OP_ADD, bin(T, ST_OP_MUL, y64, y64), bin(T, ST_OP_MUL, x64, x64));
+        const st_node *num = bin(T, ST_OP_ADD, bin(T, ST_OP_MUL, abs64(T, x64), am), bin(T, ST_OP_MUL, abs64(T, y64), bm));
+        return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_DIV, num, divisor64(T, r2)), abs64(T, v)), c);
+    }
     default: return v; /* a comparison: of the values */
     }
 }
@@ -152,6 +171,23 @@ static const st_node *unop_body(twin *T, const st_node *const *a, const void *ct
     case ST_OP_LOG:
         return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_DIV, am, divisor64(T, av)), abs64(T, un(T, ST_OP_LOG, as_f64(T, av)))),
                           plus_one(T, ac));
+    case ST_OP_ISNAN: case ST_OP_ISINF: return v; /* a test: of the value */
+    case ST_OP_FLOOR: case ST_OP_CEIL: case ST_OP_ROUND: case ST_OP_TRUNC:
+        return twin_float(T, v, bin(T, ST_OP_ADD, am, abs64(T, v)), ac);
+    case ST_OP_SIN: case ST_OP_COS: case ST_OP_ATAN: case ST_OP_TANH: /* slopes within [-1, 1] */
+        return twin_float(T, v, bin(T, ST_OP_ADD, am, abs64(T, v)), plus_one(T, ac));
+    case ST_OP_TAN: /* slope 1 + tan² */
+        e = as_f64(T, v);
+        return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_MUL, am, bin(T, ST_OP_ADD, f64_lit(T, 1.0), bin(T, ST_OP_MUL, e, e))),
+                                    abs64(T, v)),
+                          plus_one(T, ac));
+    case ST_OP_ASIN: case ST_OP_ACOS: /* slope 1 / √(1 - a²) */
+        e = as_f64(T, av);
+        root = un(T, ST_OP_SQRT, abs64(T, bin(T, ST_OP_SUB, f64_lit(T, 1.0), bin(T, ST_OP_MUL, e, e))));
+        return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_DIV, am, divisor64(T, root)), abs64(T, v)), plus_one(T, ac));
+    case ST_OP_SINH: case ST_OP_COSH: /* slope within cosh */
+        e = un(T, ST_OP_COSH, as_f64(T, av));
+        return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_MUL, am, e), abs64(T, v)), plus_one(T, ac));
     default: return st_fail_internal(T->err, "the magnitude of %s", st_unop_function(op)), NULL;
     }
 }

@@ -214,10 +214,11 @@ const st_node *st_unary(st_ctx *cx, st_unop op, const st_node *a, st_err *err) {
         return fail_at(err, 0, "`-` needs a number, but this has type %s", type_name(t).s);
     if (op == ST_OP_ABS && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
         return fail_at(err, 0, "abs needs a number, but this has type %s", type_name(t).s);
-    if ((op == ST_OP_SQRT || op == ST_OP_EXP || op == ST_OP_LOG) &&
-        !(st_type_is_scalar(t, ST_F32) || st_type_is_scalar(t, ST_F64)))
+    bool test = st_unop_is_float_test(op);
+    if ((st_unop_is_float_function(op) || test) && !(st_type_is_scalar(t, ST_F32) || st_type_is_scalar(t, ST_F64)))
         return fail_at(err, 0, "%s needs a float (f32 or f64), but this has type %s%s", st_unop_function(op),
                        type_name(t).s, t->kind == ST_TYPE_SCALAR ? ": convert it first, as f32(x)" : "");
+    if (test) t = st_type_scalar(cx, ST_BOOL);
     /* a negated literal is a literal: the parser reads `-1` so, and the
      * printer could not tell the two apart */
     if (op == ST_OP_NEG && a->kind == ST_NODE_LIT)
@@ -233,6 +234,7 @@ static const char *binop_needs(st_binop op) {
     case ST_OP_SHL: case ST_OP_SHR: return "integers";
     case ST_OP_BAND: case ST_OP_BOR: case ST_OP_BXOR: return "integers or bools";
     case ST_OP_EQ: case ST_OP_NE: return "scalars";
+    case ST_OP_ATAN2: return "floats (f32 or f64)";
     default: return "numbers";
     }
 }

@@ -107,15 +107,16 @@ static ast_type *parse_type(parser *p);
 static ast *int_literal(parser *p, const token *t) {
     ast *a = new_ast(p, A_INT, t->loc);
     if (!a) return NULL;
-    uint64_t v = 0;
-    for (size_t k = 0; k < t->digits_len; k++) {
-        unsigned d = (unsigned)(t->start[k] - '0');
-        if (v > (UINT64_MAX - d) / 10) {
+    uint64_t v = 0, radix = (uint64_t)(t->radix ? t->radix : 10);
+    for (size_t k = radix == 10 ? 0 : 2; k < t->digits_len; k++) {
+        char c = t->start[k];
+        unsigned d = c >= 'a' ? (unsigned)(c - 'a' + 10) : c >= 'A' ? (unsigned)(c - 'A' + 10) : (unsigned)(c - '0');
+        if (v > (UINT64_MAX - d) / radix) {
             st_fail(p->err, t->loc, "the integer literal `%.*s` is too large for any integer type",
                     (int)t->digits_len, t->start);
             return NULL;
         }
-        v = v * 10 + d;
+        v = v * radix + d;
     }
     a->magnitude = v;
     a->has_suffix = t->has_suffix;
@@ -143,12 +144,20 @@ static ast *float_literal(parser *p, const token *t) {
     return a;
 }
 
-/* `f32.inf`, `f64.nan`, `i32.min`, `u64.max`: constants named by their type */
+/* `f32.inf`, `f64.nan`, `f32.pi`, `i32.min`, `u64.max`: constants named by their type */
 static ast *type_constant(parser *p, const token *type_tok, st_scalar_kind k) {
     next(p); /* the dot */
     const token *c = next(p);
     char what[8] = "";
     if (c->kind == K_NAME && c->len < sizeof what) memcpy(what, c->start, c->len);
+    if (st_scalar_is_float(k) && !strcmp(what, "pi")) {
+        ast *a = new_ast(p, A_FLOAT, type_tok->loc);
+        if (!a) return NULL;
+        a->text = "3.14159265358979323846264338327950288";
+        a->has_suffix = true;
+        a->suffix = k;
+        return a;
+    }
     if (st_scalar_is_float(k) && (!strcmp(what, "inf") || !strcmp(what, "nan"))) {
         ast *a = new_ast(p, A_FLOAT, type_tok->loc);
         if (!a) return NULL;
@@ -170,7 +179,7 @@ static ast *type_constant(parser *p, const token *type_tok, st_scalar_kind k) {
         return a;
     }
     char msg[64];
-    snprintf(msg, sizeof msg, "%s", st_scalar_is_float(k) ? "`inf` or `nan`" : "`min` or `max`");
+    snprintf(msg, sizeof msg, "%s", st_scalar_is_float(k) ? "`inf`, `nan` or `pi`" : "`min` or `max`");
     return fail_tok(p, c, msg);
 }
 
@@ -182,7 +191,7 @@ static bool is_operator(tok_kind k, st_binop *op) {
         {K_PERCENT, ST_OP_MOD}, {K_EQ, ST_OP_EQ}, {K_NE, ST_OP_NE}, {K_LT, ST_OP_LT},
         {K_LE, ST_OP_LE}, {K_GT, ST_OP_GT}, {K_GE, ST_OP_GE}, {K_ANDAND, ST_OP_AND},
         {K_OROR, ST_OP_OR}, {K_AMP, ST_OP_BAND}, {K_BAR, ST_OP_BOR}, {K_CARET, ST_OP_BXOR},
-        {K_SHL, ST_OP_SHL}, {K_SHR, ST_OP_SHR}};
+        {K_SHL, ST_OP_SHL}, {K_SHR, ST_OP_SHR}, {K_STARSTAR, ST_OP_POW}};
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (ops[i].k == k) return (*op = ops[i].op), true;
     return false;
@@ -541,7 +550,8 @@ static ast *parse_binary(parser *p, int min_prec) {
         if (!is_operator(t->kind, &op) || st_binop_precedence(op) < min_prec) return left;
         next(p);
         if (!enter(p)) return NULL;
-        ast *right = parse_binary(p, st_binop_precedence(op) + 1);
+        /* ** groups to the right: 2 ** 3 ** 2 is 2 ** 9 */
+        ast *right = parse_binary(p, st_binop_precedence(op) + (op == ST_OP_POW ? 0 : 1));
         p->depth--;
         if (!right) return NULL;
         ast *a = new_ast(p, A_BINOP, t->loc);

@@ -202,9 +202,11 @@ int st_prim_data_arg(st_prim p, uint32_t nargs) {
 
 static const char *const binop_names[ST_BINOP_COUNT] = {
     "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||",
-    "&", "|", "^", "<<", ">>", "min", "max"};
+    "&", "|", "^", "<<", ">>", "min", "max", "**", "atan2"};
 
 const char *st_binop_name(st_binop op) { return binop_names[op]; }
+
+bool st_binop_is_call(st_binop op) { return op == ST_OP_MIN || op == ST_OP_MAX || op == ST_OP_ATAN2; }
 
 int st_binop_precedence(st_binop op) {
     switch (op) {
@@ -218,6 +220,7 @@ int st_binop_precedence(st_binop op) {
     case ST_OP_SHL: case ST_OP_SHR: return 8;
     case ST_OP_ADD: case ST_OP_SUB: return 9;
     case ST_OP_MUL: case ST_OP_DIV: case ST_OP_MOD: return 10;
-    default: return 0; /* min and max are calls */
+    case ST_OP_POW: return 11;
+    default: return 0; /* min, max and atan2 are calls */
     }
 }

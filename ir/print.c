@@ -22,9 +22,9 @@
 enum {
     P_OPEN = 0,    /* lambda, let, if: extend as far right as they can */
     P_PIPE = 1,    /* x |> f */
-    P_BINARY = 2,  /* + C's precedence levels 1..10 → 2..11 */
-    P_UNARY = 12,
-    P_POSTFIX = 13 /* projection, calls, names, literals */
+    P_BINARY = 2,  /* + the precedence levels 1..11 (C's, and **) → 2..12 */
+    P_UNARY = 13,
+    P_POSTFIX = 14 /* projection, calls, names, literals */
 };
 
 enum { LINE_WIDTH = 88 };
@@ -38,7 +38,7 @@ static bool grounded(const st_node *n) {
     case ST_NODE_LIT: return false;
     case ST_NODE_UNOP: return n->u.unop != ST_OP_NEG || grounded(n->kids[0]);
     case ST_NODE_BINOP:
-        if (n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX || n->type != n->kids[0]->type) return true;
+        if (st_binop_is_call(n->u.binop) || n->type != n->kids[0]->type) return true;
         return grounded(n->kids[0]) || grounded(n->kids[1]);
     default: return true;
     }
@@ -389,7 +389,7 @@ static int strength(const st_node *n) {
     case ST_NODE_LIT: return is_negative_literal(n) ? P_UNARY : P_POSTFIX;
     case ST_NODE_UNOP: return st_unop_function(n->u.unop) ? P_POSTFIX : P_UNARY;
     case ST_NODE_BINOP:
-        return n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX ? P_POSTFIX : P_BINARY - 1 + st_binop_precedence(n->u.binop);
+        return st_binop_is_call(n->u.binop) ? P_POSTFIX : P_BINARY - 1 + st_binop_precedence(n->u.binop);
     case ST_NODE_IF: case ST_NODE_LET: case ST_NODE_LAMBDA: return P_OPEN;
     case ST_NODE_PRIM:
         if (is_loop(n)) return P_OPEN;
@@ -423,14 +423,15 @@ static void node(const st_node *n, int prec, int indent, const st_type *hint, st
         break;
     }
     case ST_NODE_BINOP:
-        if (n->u.binop == ST_OP_MIN || n->u.binop == ST_OP_MAX) {
+        if (st_binop_is_call(n->u.binop)) {
             st_buf_puts(out, st_binop_name(n->u.binop));
             args(n, NULL, 2, indent, out);
         } else {
-            int p = P_BINARY - 1 + st_binop_precedence(n->u.binop);
-            node(n->kids[0], p, indent, kid_hint(n, NULL, 0), out);
+            /* the side an operator groups to takes its own strength: ** the right */
+            int p = P_BINARY - 1 + st_binop_precedence(n->u.binop), right = n->u.binop == ST_OP_POW;
+            node(n->kids[0], p + right, indent, kid_hint(n, NULL, 0), out);
             st_buf_printf(out, " %s ", st_binop_name(n->u.binop));
-            node(n->kids[1], p + 1, indent, kid_hint(n, NULL, 1), out);
+            node(n->kids[1], p + !right, indent, kid_hint(n, NULL, 1), out);
         }
         break;
     case ST_NODE_CONV:

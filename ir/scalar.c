@@ -185,8 +185,9 @@ bool st_binop_accepts(st_binop op, st_scalar_kind k) {
     switch (op) {
     case ST_OP_ADD: case ST_OP_SUB: case ST_OP_MUL: case ST_OP_DIV: case ST_OP_MOD:
     case ST_OP_LT: case ST_OP_LE: case ST_OP_GT: case ST_OP_GE:
-    case ST_OP_MIN: case ST_OP_MAX:
+    case ST_OP_MIN: case ST_OP_MAX: case ST_OP_POW:
         return k != ST_BOOL;
+    case ST_OP_ATAN2: return st_scalar_is_float(k);
     case ST_OP_EQ: case ST_OP_NE: return true;
     case ST_OP_AND: case ST_OP_OR: return k == ST_BOOL;
     case ST_OP_BAND: case ST_OP_BOR: case ST_OP_BXOR: return !st_scalar_is_float(k);
@@ -201,6 +202,17 @@ st_scalar_kind st_binop_result(st_binop op, st_scalar_kind k) {
         return ST_BOOL;
     default: return k;
     }
+}
+
+/* x ** y on an integer type's bits, wrapping as * does: by squaring, modulo
+ * 2^64 (the type's own width keeps the low bits). A negative y (signed):
+ * 1 / x^|y| rounded toward zero, 0 unless x is 1 or -1 (0 ** -1 too). */
+static uint64_t int_pow(uint64_t x, uint64_t y, bool negative_y) {
+    if (negative_y) return x == 1 ? 1 : x == UINT64_MAX ? ((y & 1) ? UINT64_MAX : 1) : 0;
+    uint64_t r = 1;
+    for (; y; y >>= 1, x *= x)
+        if (y & 1) r *= x;
+    return r;
 }
 
 static st_scalar int_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok) {
@@ -244,11 +256,12 @@ static st_scalar int_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar
     }
     case ST_OP_MIN: return cmp <= 0 ? a : b;
     case ST_OP_MAX: return cmp >= 0 ? a : b;
+    case ST_OP_POW: return from_bits(k, int_pow(sgn ? (uint64_t)sx : x, y, sgn && sy < 0));
     default: return r;
     }
 }
 
-#define FLOAT_BINOP(T, field, fmodf_, fminf_, fmaxf_)                                   \
+#define FLOAT_BINOP(T, field, fmodf_, fminf_, fmaxf_, powf_, atan2f_)                  \
     static st_scalar field##_binop(st_binop op, T x, T y) {                             \
         st_scalar r = {.bits = 0};                                                      \
         switch (op) {                                                                   \
@@ -259,6 +272,8 @@ static st_scalar int_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar
         case ST_OP_MOD: r.field = fmodf_(x, y); break;                                  \
         case ST_OP_MIN: r.field = fminf_(x, y); break;                                  \
         case ST_OP_MAX: r.field = fmaxf_(x, y); break;                                  \
+        case ST_OP_POW: r.field = powf_(x, y); break;                                   \
+        case ST_OP_ATAN2: r.field = atan2f_(x, y); break;                               \
         case ST_OP_EQ: r.b = x == y; break;                                             \
         case ST_OP_NE: r.b = x != y; break;                                             \
         case ST_OP_LT: r.b = x < y; break;                                              \
@@ -269,8 +284,8 @@ static st_scalar int_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar
         }                                                                               \
         return r;                                                                       \
     }
-FLOAT_BINOP(float, f32, fmodf, fminf, fmaxf)
-FLOAT_BINOP(double, f64, fmod, fmin, fmax)
+FLOAT_BINOP(float, f32, fmodf, fminf, fmaxf, powf, atan2f)
+FLOAT_BINOP(double, f64, fmod, fmin, fmax, pow, atan2)
 
 st_scalar st_scalar_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok) {
     st_scalar r = {.bits = 0};
@@ -290,15 +305,32 @@ st_scalar st_scalar_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar 
     }
 }
 
-const char *st_unop_function(st_unop op) {
-    switch (op) {
-    case ST_OP_SQRT: return "sqrt";
-    case ST_OP_EXP: return "exp";
-    case ST_OP_LOG: return "log";
-    case ST_OP_ABS: return "abs";
-    default: return NULL;
-    }
+/* The functions, by name, and what they compute in f32 and in f64 (C's
+ * libm: the reference; a device's may differ by a few ulps, which the
+ * check's magnitudes allow: ir/magnitude.c). */
+typedef struct unop_function {
+    const char *name;
+    float (*f32)(float);
+    double (*f64)(double);
+} unop_function;
+
+static const unop_function unop_functions[ST_UNOP_COUNT] = {
+    [ST_OP_SQRT] = {"sqrt", sqrtf, sqrt},    [ST_OP_EXP] = {"exp", expf, exp},       [ST_OP_LOG] = {"log", logf, log},
+    [ST_OP_ABS] = {"abs", fabsf, fabs},      [ST_OP_SIN] = {"sin", sinf, sin},       [ST_OP_COS] = {"cos", cosf, cos},
+    [ST_OP_TAN] = {"tan", tanf, tan},        [ST_OP_ASIN] = {"asin", asinf, asin},   [ST_OP_ACOS] = {"acos", acosf, acos},
+    [ST_OP_ATAN] = {"atan", atanf, atan},    [ST_OP_SINH] = {"sinh", sinhf, sinh},   [ST_OP_COSH] = {"cosh", coshf, cosh},
+    [ST_OP_TANH] = {"tanh", tanhf, tanh},    [ST_OP_FLOOR] = {"floor", floorf, floor},
+    [ST_OP_CEIL] = {"ceil", ceilf, ceil},    [ST_OP_ROUND] = {"round", roundf, round},
+    [ST_OP_TRUNC] = {"trunc", truncf, trunc}, [ST_OP_ISNAN] = {"isnan", NULL, NULL}, [ST_OP_ISINF] = {"isinf", NULL, NULL},
+};
+
+const char *st_unop_function(st_unop op) { return op < ST_UNOP_COUNT ? unop_functions[op].name : NULL; }
+
+bool st_unop_is_float_function(st_unop op) {
+    return op == ST_OP_SQRT || op == ST_OP_EXP || op == ST_OP_LOG || (op >= ST_OP_SIN && op <= ST_OP_TRUNC);
 }
+
+bool st_unop_is_float_test(st_unop op) { return op == ST_OP_ISNAN || op == ST_OP_ISINF; }
 
 st_scalar st_scalar_unop(st_unop op, st_scalar_kind k, st_scalar a) {
     st_scalar r = {.bits = 0};
@@ -306,9 +338,14 @@ st_scalar st_scalar_unop(st_unop op, st_scalar_kind k, st_scalar a) {
         r.b = !a.b;
         return r;
     }
-    if (op == ST_OP_SQRT || op == ST_OP_EXP || op == ST_OP_LOG) {
-        if (k == ST_F32) r.f32 = op == ST_OP_SQRT ? sqrtf(a.f32) : op == ST_OP_EXP ? expf(a.f32) : logf(a.f32);
-        else r.f64 = op == ST_OP_SQRT ? sqrt(a.f64) : op == ST_OP_EXP ? exp(a.f64) : log(a.f64);
+    if (st_unop_is_float_function(op)) {
+        if (k == ST_F32) r.f32 = unop_functions[op].f32(a.f32);
+        else r.f64 = unop_functions[op].f64(a.f64);
+        return r;
+    }
+    if (st_unop_is_float_test(op)) {
+        double x = k == ST_F32 ? (double)a.f32 : a.f64;
+        r.b = op == ST_OP_ISNAN ? isnan(x) : isinf(x);
         return r;
     }
     if (op == ST_OP_ABS) {

@@ -11,6 +11,8 @@
 #include "pipeline_fixture.h"
 #include "strategies/strategies.h"
 
+#include <math.h>
+
 /* ------------------------------------------------------------------------ */
 /* References in C                                                          */
 /* ------------------------------------------------------------------------ */
@@ -469,6 +471,19 @@ static const char *const math_programs[] = {
     "def main(xs: [N]f32, ys: [N]i32): (f32, i32) =\n"
     "  (xs |> map(x => x * 0.5) |> (v => reduce(+, 0.0, v) / f32(N) + v[0]),\n"
     "   zip(ys, ys |> map(y => y * 3)) |> unzip |> ((a, b) => reduce(+, 0, a) - reduce(max, 0, b)))",
+    /* the trigonometric, hyperbolic and rounding functions, atan2, pi */
+    "def main(xs: [N]f32, ys: [N]f64): ([N]f32, [N]f64, f32) =\n"
+    "  (xs |> map(x => sin(x * 10.0) * cos(x) + tan(x * 0.5) + atan(x) + tanh(x) + sinh(x) + cosh(x)\n"
+    "                 + asin(x * 0.5) + acos(x * 0.5) + atan2(x, 3.0) + f32.pi),\n"
+    "   ys |> map(y => sin(y) + atan2(1.0, y) + floor(y * 100.0) + ceil(y * 3.0) + round(y * 8.0) + trunc(y * -7.0) + f64.pi),\n"
+    "   xs |> map(x => cos(x * f32.pi)) |> reduce(+, 0.0))",
+    /* ** of integers (wrapping, negative powers) and floats; hexadecimal and binary literals; the tests */
+    "def main(ks: [N]i32, bs: [N]u8, ls: [N]i64, xs: [N]f32): ([N]i32, [N]u8, [N]i64, [N]f32, [N]bool) =\n"
+    "  (ks |> map(k => k ** 3 + (k % 4) ** (k % 3 - 1) + 0x10 + 0b11 + 2 ** 3 ** 2 - (2 ** 3) ** 2),\n"
+    "   bs |> map(b => b ** 3u8 + 0xffu8), ls |> map(l => l ** 7 - 3i64 ** 41),\n"
+    "   xs |> map(x => abs(x) ** 0.5 + 2.0 ** x), xs |> map(x => isnan(x / 0.0 - x / 0.0) || isinf(x * 1e38) || x > 0.5))",
+    /* a built-in function by its name */
+    "def main(xs: [N]f32, ys: [N]f64): ([N]f32, f64) = (xs |> map(cos), map2(atan2, ys, ys) |> map(floor) |> reduce(max, -f64.inf))",
 };
 enum { NMATH = sizeof math_programs / sizeof *math_programs };
 
@@ -502,11 +517,69 @@ START_TEST(math_functions_agree_on_the_device) {
 }
 END_TEST
 
+/* What the interpreter gives for the new functions and operators: C's
+ * libm for the floats; ** of integers wraps and rounds a negative power
+ * toward zero; ** groups to the right. */
+START_TEST(math_functions_have_their_values) {
+    static const struct {
+        const char *expr;
+        int64_t want;
+    } ints[] = {
+        {"2 ** 3 ** 2", 512},       {"(2 ** 3) ** 2", 64},  {"(0 - 2) ** 3", -8},        {"2 ** (0 - 1)", 0},
+        {"(0 - 1) ** (0 - 3)", -1}, {"1 ** (0 - 5)", 1},    {"0 ** (0 - 1)", 0},         {"0 ** 0", 1},
+        {"i32(200u8 ** 2u8)", 64},  {"0xff + 0b1010", 265}, {"i32(0xFFu8)", 255},        {"i32(65536 ** 2)", 0},
+        {"i32(floor(-1.5))", -2},   {"i32(round(2.5))", 3}, {"i32(round(0.0 - 2.5))", -3}, {"i32(trunc(-1.7))", -1},
+        {"i32(ceil(1.2))", 2},      {"if isnan(f32.nan) && isinf(f64.inf) && !isnan(1.0) then 1 else 0", 1},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        const char *src = text_of("def main(x: i32): i32 = x + %s\n", ints[i].expr);
+        st_value arg = st_value_scalar(ST_I32, (st_scalar){.i32 = 0});
+        st_value r = eval_ok(cx, ar, src, &arg, 1);
+        ck_assert_msg(r.u.s.i32 == ints[i].want, "%s: %d, not %lld", ints[i].expr, r.u.s.i32, (long long)ints[i].want);
+    }
+    /* 3 ** 41 modulo 2^64, as a two's complement i64 */
+    uint64_t p = 1;
+    for (int k = 0; k < 41; k++) p *= 3;
+    st_value arg = st_value_scalar(ST_I64, (st_scalar){.i64 = 0});
+    st_value r = eval_ok(cx, ar, "def main(x: i64): i64 = x + 3i64 ** 41\n", &arg, 1);
+    ck_assert_int_eq(r.u.s.i64, (int64_t)p);
+    static const struct {
+        const char *expr;
+        double want;
+    } floats[] = {
+        {"sin(0.5)", 0.479425538604203},  {"cos(0.5)", 0.8775825618903728}, {"tan(0.5)", 0.5463024898437905},
+        {"asin(0.5)", 0.5235987755982989}, {"acos(0.5)", 1.0471975511965979}, {"atan(0.5)", 0.4636476090008061},
+        {"sinh(0.5)", 0.5210953054937474}, {"cosh(0.5)", 1.1276259652063807}, {"tanh(0.5)", 0.46211715726000974},
+        {"atan2(1.0, 0.0 - 1.0)", 2.356194490192345}, {"2.0 ** 0.5", 1.4142135623730951}, {"f64.pi", 3.141592653589793},
+    };
+    for (size_t i = 0; i < sizeof floats / sizeof *floats; i++) {
+        const char *src = text_of("def main(x: f64): f64 = x + %s\n", floats[i].expr);
+        st_value a = st_value_scalar(ST_F64, (st_scalar){.f64 = 0});
+        st_value v = eval_ok(cx, ar, src, &a, 1);
+        ck_assert_msg(fabs(v.u.s.f64 - floats[i].want) <= 1e-15, "%s: %.17g, not %.17g", floats[i].expr, v.u.s.f64,
+                      floats[i].want);
+    }
+}
+END_TEST
+
 START_TEST(math_functions_are_refused_at_their_place) {
     ck_assert_error(cx, "def main(xs: [N]i32) = xs |> map(x => sqrt(x))\n", 1, 44,
                     "sqrt needs a float (f32 or f64), but this has type i32: convert it first, as f32(x)");
     ck_assert_error(cx, "def main(xs: [N]i32) = log(xs)\n", 1, 28, "log needs a float (f32 or f64), but this has type [N]i32");
     ck_assert_error(cx, "def main(b: bool) = abs(b)\n", 1, 25, "abs needs a number, but this has type bool");
+    ck_assert_error(cx, "def main(x: i32) = sin(x)\n", 1, 24, "sin needs a float (f32 or f64), but this has type i32");
+    ck_assert_error(cx, "def main(x: i64) = isnan(x)\n", 1, 26, "isnan needs a float (f32 or f64), but this has type i64");
+    ck_assert_error(cx, "def main(x: i32) = atan2(x, x)\n", 1, 26,
+                    "`atan2` needs floats (f32 or f64), but its left operand has type i32");
+    ck_assert_error(cx, "def main(x: f32) = atan2(x)\n", 1, 20, "atan2 takes 2 arguments, but was given 1");
+    ck_assert_error(cx, "def main(b: bool) = b ** b\n", 1, 21, "`**` needs numbers, but its left operand has type bool");
+    ck_assert_error(cx, "def main(x: i32) = x + 0x\n", 1, 26, "a hexadecimal literal needs digits after `0x`");
+    ck_assert_error(cx, "def main(x: i32) = x + 0b102\n", 1, 28, "`2` is not a binary digit");
+    ck_assert_error(cx, "def main(x: i32) = x + 0xffz\n", 1, 28, "`z` cannot follow a hexadecimal literal");
+    ck_assert_error(cx, "def main(x: f32) = x + f32.tau\n", 1, 28, "`inf`, `nan` or `pi`");
+    ck_assert_error(cx, "def main(xs: [N]f32) = map(cosine, xs)\n", 1, 28, "unknown function `cosine`; did you mean");
+    ck_assert_error(cx, "def main(xs: [N]i32) = map(sin, xs)\n", 1, 28, "sin needs a float (f32 or f64), but this has type i32");
+    ck_assert_error(cx, "def main(xs: [N]f32) = reduce(sin, 0.0, xs)\n", 1, 31, "reduce passes 2 arguments to sin, which takes one");
     ck_assert_error(cx, "def main(x: f32) = exp(x, x)\n", 1, 20, "exp takes 1 argument, but was given 2");
     ck_assert_error(cx, "def main(xs: [N]i32) = map2((x, y) => x + y, xs)\n", 1, 24,
                     "map2 takes a function and 2 arrays, but was given 2 arguments");
@@ -556,7 +629,7 @@ START_TEST(a_def_named_like_a_builtin_is_refused_or_wins) {
                       e.loc.line, e.loc.col, e.message);
     }
     /* the later functions: the def is the program's own, every call means it */
-    const char *later[] = {"sqrt", "exp", "log", "abs", "map2", "map3"};
+    const char *later[] = {"sqrt", "exp", "log", "abs", "map2", "map3", "sin", "floor", "isnan", "atan2"};
     for (size_t i = 0; i < sizeof later / sizeof *later; i++) {
         char src[160];
         snprintf(src, sizeof src, "def %s(x: i32): i32 = x + 100\ndef main(a: i32): i32 = %s(a) + (a |> %s)\n", later[i],
@@ -586,6 +659,7 @@ static Suite *lang_suite(void) {
     tcase_add_test(syn, a_call_is_inlined_and_run_picks_main);
     tcase_add_test(syn, bad_programs_are_refused_at_their_place);
     tcase_add_test(syn, a_slice_beyond_the_inputs_is_refused_at_the_slice);
+    tcase_add_test(syn, math_functions_have_their_values);
     tcase_add_test(syn, math_functions_are_refused_at_their_place);
     tcase_add_test(syn, a_def_named_like_a_builtin_is_refused_or_wins);
     suite_add_tcase(s, syn);

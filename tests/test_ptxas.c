@@ -240,6 +240,18 @@ START_TEST(math_functions_compile_for_cuda) {
     st_err err = {0};
     ck_assert_msg(st_cuda_ptxas(&code, SM90, ar, &ks, &n, &err), "%s", err.message);
     ck_assert_uint_gt(n, 0);
+    /* the trigonometric, hyperbolic and rounding functions, the tests, atan2 and ** of each type */
+    const char *more =
+        "def main(xs: [N]f32, zs: [N]f64, ks: [N]i32, bs: [N]u8, ls: [N]i64, us: [N]u32):\n"
+        "    ([N]f32, [N]f64, [N]bool, [N]i32, [N]u8, [N]i64, [N]u32) =\n"
+        "  (xs |> map(x => sin(x) + cos(x) + tan(x) + asin(x) + acos(x) + atan(x) + sinh(x) + cosh(x) + tanh(x)\n"
+        "                 + floor(x) + ceil(x) + round(x) + trunc(x) + atan2(x, 2.0) + x ** 1.5 + f32.pi),\n"
+        "   zs |> map(z => sin(z) + atan2(z, f64.pi) + z ** 2.5 + floor(z)),\n"
+        "   map2((x, z) => isnan(x) || isinf(z), xs, zs), ks |> map(k => k ** 3), bs |> map(b => b ** 2u8),\n"
+        "   ls |> map(l => l ** 5), us |> map(u => u ** 0x3u32))";
+    code = code_of("the math functions", more, st_default_strategy("GPU"));
+    ck_assert_msg(st_cuda_ptxas(&code, SM90, ar, &ks, &n, &err), "%s", err.message);
+    ck_assert_uint_gt(n, 0);
 }
 END_TEST
 

@@ -583,7 +583,7 @@ START_TEST(error_bad_literal_suffix) {
     ck_assert_error_at("def main(x: i32) = 1bool", "bool", "`bool`");
     /* after a dot only a component number: p.0x is not p.0 then x */
     ck_assert_error_at("def main(p: (i32, i32)) = p.0x", "x", "`x`");
-    ck_assert_error_at("def main(x: f32) = f32.max", "max", "`inf` or `nan`");
+    ck_assert_error_at("def main(x: f32) = f32.max", "max", "`inf`, `nan` or `pi`");
     ck_assert_error_at("def main(x: i32) = i32.inf", "inf", "`min` or `max`");
 }
 END_TEST
