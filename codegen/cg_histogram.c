@@ -24,7 +24,7 @@
  * Local memory is used when MEM allows it and one subhistogram fits (else
  * global, whatever MEM says: never a failed launch), and then a last
  * kernel reduces the global subhistograms into the output, bucket by
- * bucket. Left out, C is the thesis' heuristic: min(H, B) in local memory,
+ * bucket. Left out, C is [Hellfritsch 2018]'s heuristic: min(H, B) in local memory,
  * H in global memory, fewer on a GPU whose cache holds more subhistograms.
  *
  * A bucket is updated by the hardware (atomic_add, _min, _max, _and, _or,
@@ -184,7 +184,7 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
 
 /* op(bucket, v) into the bucket, atomically unless the subhistogram is the
  * work-item's own (`exclusive`, a C expression: C = 1), where a plain
- * read, op and write do: the thesis' data-parallel extreme, without an
+ * read, op and write do: [Hellfritsch 2018]'s data-parallel extreme, without an
  * atomic operation. */
 static void plain_update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_value *v) {
     const cg_place *q = cg_place_index(g, place, at);

@@ -11,15 +11,15 @@
  *          in turn in one thread, 1: each work-item owns its subhistograms
  *          and updates them without atomics.
  *   local  where MEM allows and a subhistogram fits in local memory: ⌈B/C⌉
- *          subhistograms a group, C = min(H, B) (the thesis, §4.3.2). On a
+ *          subhistograms a group, C = min(H, B) ([Hellfritsch 2018], §4.3.2). On a
  *          CPU the one work-item keeps up to 4, used by turns by consecutive
  *          elements, while they fit in 16 KiB (half of a level-1 cache):
  *          consecutive hits on one bucket otherwise wait on each other
  *          (a store, then a load of the same counter), the CPU's form of
- *          the thesis' collision, and the copies break that chain.
- *   global C = H (the thesis' heuristic: work-efficient, T/H·H + N work, and
+ *          [Hellfritsch 2018]'s collision, and the copies break that chain.
+ *   global C = H ([Hellfritsch 2018]'s heuristic: work-efficient, T/H·H + N work, and
  *          collision-free for uniform indices), except on a GPU that says
- *          its cache, where the thesis' own model allows more
+ *          its cache, where [Hellfritsch 2018]'s own model allows more
  *          subhistograms: work T/C·H + N stays O(N) while S·H ≤ N, and the
  *          thesis' data (appendix A, + in global memory, 16384 and 61440
  *          buckets) shows that what must also hold is that the
