@@ -711,8 +711,8 @@ static int close_stdout(int rc) {
  * maps one above 32 MiB afresh and unmaps it when it is released, so every
  * run of a program with large intermediates (a scan's block scans, a sort's
  * second buffer) paid the kernel's page faults and zeroing of them inside its
- * first kernel, run after run: a third of the paper space's time at 2^24 on
- * PoCL, which a program that keeps its buffers never pays. Served from the
+ * first kernel, run after run: much of [Pizzuti et al. 2022]'s space's time
+ * on PoCL (docs/performance.md), which a program that keeps its buffers never pays. Served from the
  * heap and kept there, the next run reuses the pages. The process keeps
  * its largest footprint until it exits. */
 static void keep_released_memory(void) {

@@ -360,12 +360,12 @@ static void global_kernel(cg *g, const hist *h) {
  * subhistogram, hpb = 1), four hits on one bucket are one update of their
  * fold: consecutive hits on one counter otherwise wait on each other's
  * store and load, which copies of it (hpb > 1) cannot break where H is
- * large. Every index in one bucket of 4096, 20M i32 on two cores, went from
- * about 27 ms to 9 ms; spread indices pay one comparison in four elements
- * (the first with the last, almost never equal there), lost in the noise
- * of their time (uniform over 4096 buckets: 10.9 ms, 11.0 before). The
- * copies' loop goes without it: there it cost 10 %. CUB's histogram folds
- * runs of one bin for the same reason. */
+ * large: the single-bucket dataset runs several times faster so, and
+ * spread indices pay one comparison in four elements (the first with the
+ * last, almost never equal there), lost in the noise of their time. The
+ * copies' loop goes without it: there it cost more than it saved
+ * (docs/performance.md). CUB's histogram folds runs of one bin for the
+ * same reason. */
 static void own_four(cg *g, const hist *h, const cg_place *lh, const char *const offset[4], bool runs) {
     const char *H = val(g, h, "H");
     cg_value v[4];
