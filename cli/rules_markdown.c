@@ -55,6 +55,12 @@ static void param_default(st_buf *out, const st_param *p) {
         st_buf_puts(out, p->optional ? "may be left out" : "must be given");
 }
 
+/* Whether rule comes from the plugin at path origin (NULL: is built in). */
+static bool of_origin(const st_rule *r, const char *origin) {
+    const char *from = r->origin && strcmp(r->origin, "built-in") ? r->origin : NULL;
+    return from && origin ? !strcmp(from, origin) : from == origin;
+}
+
 /* The rules of one origin (those whose plugin path is origin; NULL: the
  * built-in ones), in the order they were registered: a table of what each
  * does and when it applies, then one of their parameters. */
@@ -63,8 +69,7 @@ static void origin_tables(st_buf *out, const st_registry *reg, const char *origi
     bool any_params = false;
     for (size_t i = 0; i < st_registry_count(reg); i++) {
         const st_rule *r = st_registry_at(reg, i);
-        const char *from = r->origin && strcmp(r->origin, "built-in") ? r->origin : NULL;
-        if ((from == NULL) != (origin == NULL) || (from && strcmp(from, origin))) continue;
+        if (!of_origin(r, origin)) continue;
         st_buf_puts(out, "| ");
         rule_head(out, r);
         st_buf_puts(out, r->expand ? " | composite | " : " | rule | ");
@@ -78,8 +83,7 @@ static void origin_tables(st_buf *out, const st_registry *reg, const char *origi
     st_buf_puts(out, "\nTheir parameters:\n\n| rule | parameter | meaning | values | default |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < st_registry_count(reg); i++) {
         const st_rule *r = st_registry_at(reg, i);
-        const char *from = r->origin && strcmp(r->origin, "built-in") ? r->origin : NULL;
-        if ((from == NULL) != (origin == NULL) || (from && strcmp(from, origin))) continue;
+        if (!of_origin(r, origin)) continue;
         for (uint32_t k = 0; k < r->nparams; k++) {
             const st_param *p = &r->params[k];
             st_buf_puts(out, "| `");
