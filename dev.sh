@@ -2,7 +2,7 @@
 # dev.sh — set up, build and run strata on a Debian machine.
 #
 #   ./dev.sh demo    install what is missing, build, run every example on OpenCL,
-#                    then explore the paper's BS x SE scan space and export the best
+#                    then explore [Pizzuti et al. 2022]'s BS x SE scan space and export the best
 #   ./dev.sh test    install what is missing, build, run every test suite
 #                    plainly and again under AddressSanitizer + UBSan
 #   ./dev.sh build   install what is missing and build (build/strata)

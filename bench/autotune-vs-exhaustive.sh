@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/autotune-vs-exhaustive.sh — the autotuner's samplers against the
-# exhaustive driver, on the paper's BS x SE space (25 points) for a prefix
+# exhaustive driver, on [Pizzuti et al. 2022]'s BS x SE space (25 points) for a prefix
 # sum, in one run on one device.
 #
 #   bench/autotune-vs-exhaustive.sh [N] [TRIALS] [SEEDS]

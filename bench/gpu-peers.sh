@@ -9,8 +9,8 @@
 #   In the environment:
 #     DEVICE=D     the device as --device takes it (default: the first GPU);
 #                  `cuda` or `cuda:0` runs strata through its CUDA backend
-#     HIST_N=M     indices per histogram dataset (default 20000000, as the thesis)
-#     HIST_DATASETS=…  which of the thesis' twelve, as kind/H (default all:
+#     HIST_N=M     indices per histogram dataset (default 20000000, as [Hellfritsch 2018])
+#     HIST_DATASETS=…  which of [Hellfritsch 2018]'s twelve, as kind/H (default all:
 #                  "uniform/16 … normal:64/2048 … single/65536")
 #     PHASES=…     any of `scan`, `hist` and `filter` (default all three)
 #     FILTER_N=M   the filters' length (default 67108864 = 2^26 random i32)
@@ -19,7 +19,7 @@
 #     WORK=DIR     everything else (default out/bench-gpu)
 #
 # Scan (examples/prefix_sum_i32.strata at N):
-#   1. `strata explore` of the paper's space, parallel-scan(BS × SE), and of
+#   1. `strata explore` of [Pizzuti et al. 2022]'s space, parallel-scan(BS × SE), and of
 #      the look-back space (GPU shapes); every point is checked against the
 #      interpreter. The faster space's exploration is exported into RESULTS.
 #   2. ROUNDS times in turn, so that the device's drift touches all alike:

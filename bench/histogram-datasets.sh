@@ -4,7 +4,7 @@
 # histogram and an OpenMP one, in one run on one device.
 #
 #   bench/histogram-datasets.sh [N] [RUNS] [ROUNDS]
-#     N       indices per dataset (default 20000000, as the thesis)
+#     N       indices per dataset (default 20000000, as [Hellfritsch 2018])
 #     RUNS    timings per measurement (default 9)
 #     ROUNDS  rounds of the three side by side on each dataset (default 3):
 #             the table gives each one's median over them, so that a burst
@@ -27,7 +27,7 @@
 #   - strata's best point of SPACE, by `strata explore`, which also checks
 #     every point against the interpreter.
 # The table gives the times, the heuristic's speed-ups over the sequential
-# histogram (as the thesis' figure 34 does) and over the OpenMP peer, and
+# histogram (as [Hellfritsch 2018]'s figure 34 does) and over the OpenMP peer, and
 # the best point's over the sequential one. The three run in turn,
 # ROUNDS times on each dataset, before the exploration. The load average before and
 # after is printed with it: the machine may be shared, and a peer of two

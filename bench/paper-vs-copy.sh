@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/paper-vs-copy.sh — the best point of the rewrite-rules paper's space
+# bench/paper-vs-copy.sh — the best point of [Pizzuti et al. 2022]'s space
 # beside a copy of the same bytes, in one run on one device, for the f32
 # and the i32 prefix sum (examples/prefix_sum.strata, prefix_sum_i32.strata).
 #

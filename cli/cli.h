@@ -113,6 +113,11 @@ void trace_rule(void *data, int depth, const st_rule *rule, const int64_t *args,
 size_t safe_text(st_buf *out, const char *text, size_t len, bool lines);
 void say(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The combinators and patterns of the strategy language, in brief (cli/main.c). */
+extern const char strategy_syntax_summary[];
+/* cli/rules_markdown.c: every rule of reg as Markdown tables (docs/rules.md). */
+void print_rules_markdown(const st_registry *reg);
+
 /* cli/run.c */
 extern const option run_options[];
 int run_run(const command *cmd, int argc, char **argv);

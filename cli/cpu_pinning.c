@@ -4,11 +4,11 @@
  * Why: PoCL's pthread driver runs a kernel's work-groups on one worker
  * thread per core and leaves their placement to the kernel's scheduler,
  * which now and then puts two workers on one core for part of a launch.
- * A kernel that should take 4.4 ms then takes 6-9 ms in a third of the
- * runs: measured here (2 cores, a 20M-index histogram), the median of 21
- * runs ranged 4.5-8.5 ms across processes unpinned and 4.44-4.46 ms pinned
- * (POCL_AFFINITY=1, thread i on CPU i). An exploration that ranks variants
- * by such medians ranks noise; a user timing a kernel sees it too.
+ * A kernel then takes up to twice its time in some runs, and the median of
+ * many runs moves from process to process, where pinned (POCL_AFFINITY=1,
+ * thread i on CPU i) it holds (docs/performance.md has the figures). An
+ * exploration that ranks variants by such medians ranks noise; a user
+ * timing a kernel sees it too.
  *
  * When: only where the process may run on every online CPU and they are
  * numbered 0..n-1. PoCL pins by index, so under `taskset` or a cpuset it

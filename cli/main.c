@@ -469,7 +469,14 @@ static const option strategies_options[] = {
     {"--default", NULL, "cpu|gpu", false,
      "print the strategy `strata run` applies on that type of device when no export exists for it, "
      "and nothing else (so that `-s \"$(strata strategies --default gpu)\"` applies the GPU's on any machine)"},
+    {"--markdown", NULL, NULL, false,
+     "the rules as Markdown tables (what docs/rules.md is; with --plugin, the plugins' rules too)"},
     {0}};
+
+const char strategy_syntax_summary[] =
+    "combinators: s1 ; s2   s1 <+ s2   try(s)   repeat(s)   iterate(n, s)   first(pattern, s)\n"
+    "             each(pattern, s)   topdown(s)   bottomup(s)   all(s)   one(s)   normalize(s)   id   fail\n"
+    "patterns:    a primitive's name (scan, map, reduce, …), let, lambda, any\n";
 
 static int run_strategies(const command *cmd, int argc, char **argv) {
     args a;
@@ -484,6 +491,11 @@ static int run_strategies(const command *cmd, int argc, char **argv) {
     }
     st_registry *reg = registry(&a, &rc);
     if (!reg) return rc;
+    if (opt(&a, "--markdown")) {
+        print_rules_markdown(reg);
+        st_registry_free(reg);
+        return 0;
+    }
     for (size_t i = 0; i < st_registry_count(reg); i++) {
         const st_rule *r = st_registry_at(reg, i);
         printf("%s", r->name);
@@ -507,9 +519,7 @@ static int run_strategies(const command *cmd, int argc, char **argv) {
         }
         printf("    when: %s\n\n", r->conditions ? r->conditions : "always");
     }
-    printf("combinators: s1 ; s2   s1 <+ s2   try(s)   repeat(s)   iterate(n, s)   first(pattern, s)\n"
-           "             each(pattern, s)   topdown(s)   bottomup(s)   all(s)   one(s)   normalize(s)   id   fail\n"
-           "patterns:    a primitive's name (scan, map, reduce, …), let, lambda, any\n");
+    fputs(strategy_syntax_summary, stdout);
     st_registry_free(reg);
     return 0;
 }
@@ -628,7 +638,7 @@ static const command commands[] = {
      "--json writes {\"strata_results\": 1, \"into\": DIR, \"exports\": [{\"device\", \"name\", \"vendor\", \"type\",\n"
      "\"program\", \"strategy\", \"path\", \"exported_at\", \"median_ms\", \"gb_per_s\"}, …]} instead.",
      0, results_options, run_results, 1, false},
-    {"strategies", "strategies [--default cpu|gpu]", "List the rewrite rules, their parameters and conditions.", NULL, 0,
+    {"strategies", "strategies [--default cpu|gpu] [--markdown]", "List the rewrite rules, their parameters and conditions.", NULL, 0,
      strategies_options,
      run_strategies, 0, true},
     {"devices", "devices [--backend opencl|cuda]", "List the OpenCL platforms and devices.",
@@ -701,8 +711,8 @@ static int close_stdout(int rc) {
  * maps one above 32 MiB afresh and unmaps it when it is released, so every
  * run of a program with large intermediates (a scan's block scans, a sort's
  * second buffer) paid the kernel's page faults and zeroing of them inside its
- * first kernel, run after run: a third of the paper space's time at 2^24 on
- * PoCL, which a program that keeps its buffers never pays. Served from the
+ * first kernel, run after run: much of [Pizzuti et al. 2022]'s space's time
+ * on PoCL (docs/performance.md), which a program that keeps its buffers never pays. Served from the
  * heap and kept there, the next run reuses the pages. The process keeps
  * its largest footprint until it exits. */
 static void keep_released_memory(void) {

@@ -6,10 +6,10 @@
  * posix_memalign(128, size), and glibc cannot place the next run's aligned
  * request in the chunk the last run freed (it needs the alignment's slack
  * on top), so each run's temporaries landed on fresh pages, faulted in by
- * the first kernel that wrote them: `parallel-scan(BS=512, BF=2, SE=2)` at
- * 2^24 i32 ran its block scans in 4 ms or in 25 ms by whether its 64 MB of
- * them were new, and the paper space's best measured 0.12x a copy in one
- * bench run and 0.5x in the next. Kept, the same buffers serve every run.
+ * the first kernel that wrote them: a parallel scan's block scans ran
+ * several times slower whenever their pages were new, and a benchmark's
+ * ratio to a copy changed from run to run with it (docs/performance.md).
+ * Kept, the same buffers serve every run.
  *
  * How: the runtime compiles the glue with two more functions in a second
  * unit (st_buffer_pool_glue), clCreateBuffer and clReleaseMemObject, that

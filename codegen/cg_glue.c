@@ -370,9 +370,9 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
         /* a CPU's OpenCL (PoCL) runs a group's work-items as one loop, which it
            vectorises: each lane a work-item. Where each work-item loops over
            its own chunk or row, a lane each makes gathers, and the work-items'
-           accumulators spill (a fold of 32-counter rows in chunks: 49 ms in
-           groups of 256, 24 ms in groups of one, at 2^24 on two cores); a
-           group of one keeps the work-item's loop, vectorised along it */
+           accumulators spill (docs/performance.md has a fold of 32-counter
+           rows both ways); a group of one keeps the work-item's loop,
+           vectorised along it */
         st_buf_printf(out, "        group = %sstrata_group(queue, kernels[%u], 256);\n"
                            "        global = (n + group - 1) / group * group;\n",
                       k->loops || k->runs ? "strata_is_cpu(queue) ? 1 : " : "", index);
@@ -392,7 +392,7 @@ static void launch_text(cg *g, uint32_t index, const cg_kernel *k, st_buf *out) 
            one thread's loop around each stretch between barriers, every
            live value kept per work-item across them, so a group of one
            runs the same mapLcl loops as plain loops, several times faster
-           (the README's CPU section has the figures) */
+           (docs/performance.md has the figures) */
         st_buf_puts(out, "        group = 1;\n");
         if (k->lanes_c) st_buf_printf(out, "        group = (size_t)(%s);\n", k->lanes_c);
         if (!k->lanes_c && k->nlanes) st_buf_puts(out, "        if (!strata_is_cpu(queue)) {\n");

@@ -24,7 +24,7 @@
  * Local memory is used when MEM allows it and one subhistogram fits (else
  * global, whatever MEM says: never a failed launch), and then a last
  * kernel reduces the global subhistograms into the output, bucket by
- * bucket. Left out, C is the thesis' heuristic: min(H, B) in local memory,
+ * bucket. Left out, C is [Hellfritsch 2018]'s heuristic: min(H, B) in local memory,
  * H in global memory, fewer on a GPU whose cache holds more subhistograms.
  *
  * A bucket is updated by the hardware (atomic_add, _min, _max, _and, _or,
@@ -184,7 +184,7 @@ static void atomic_update(cg *g, const hist *h, const cg_place *place, const cha
 
 /* op(bucket, v) into the bucket, atomically unless the subhistogram is the
  * work-item's own (`exclusive`, a C expression: C = 1), where a plain
- * read, op and write do: the thesis' data-parallel extreme, without an
+ * read, op and write do: [Hellfritsch 2018]'s data-parallel extreme, without an
  * atomic operation. */
 static void plain_update(cg *g, const hist *h, const cg_place *place, const char *at, const cg_value *v) {
     const cg_place *q = cg_place_index(g, place, at);
@@ -360,12 +360,12 @@ static void global_kernel(cg *g, const hist *h) {
  * subhistogram, hpb = 1), four hits on one bucket are one update of their
  * fold: consecutive hits on one counter otherwise wait on each other's
  * store and load, which copies of it (hpb > 1) cannot break where H is
- * large. Every index in one bucket of 4096, 20M i32 on two cores, went from
- * about 27 ms to 9 ms; spread indices pay one comparison in four elements
- * (the first with the last, almost never equal there), lost in the noise
- * of their time (uniform over 4096 buckets: 10.9 ms, 11.0 before). The
- * copies' loop goes without it: there it cost 10 %. CUB's histogram folds
- * runs of one bin for the same reason. */
+ * large: the single-bucket dataset runs several times faster so, and
+ * spread indices pay one comparison in four elements (the first with the
+ * last, almost never equal there), lost in the noise of their time. The
+ * copies' loop goes without it: there it cost more than it saved
+ * (docs/performance.md). CUB's histogram folds runs of one bin for the
+ * same reason. */
 static void own_four(cg *g, const hist *h, const cg_place *lh, const char *const offset[4], bool runs) {
     const char *H = val(g, h, "H");
     cg_value v[4];

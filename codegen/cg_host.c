@@ -275,8 +275,8 @@ static void kernel_glb(cg *g, const st_node *e, const cg_binding *env, const cg_
  * twice, for a whole block with the flag true and for the last with it
  * false, so that the compiler drops the tests from the first: a CPU's
  * (PoCL's) loops over a block then read memory without a mask, and
- * vectorise (the paper's block scan at 2^24: 15.3 ms with the tests, 7.6
- * without). The copies share the group's local memory; only one runs. */
+ * vectorise (which halved the time of [Pizzuti et al. 2022]'s block scan on
+ * PoCL: docs/performance.md). The copies share the group's local memory; only one runs. */
 static void kernel_wrg(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const char *hint) {
     e = cg_hoist_args(g, e, 0, &env, &top);
     cg_kernel_begin(g, CG_SHAPE_WRG, e->kids[1]->type->size, hint, e);

@@ -962,8 +962,8 @@ static void vector_scan_store(cg *g, const lookback *lb, const char *n, const cg
  * or 1), and each side's lanes stored by a register compress (vpcompressd)
  * and one masked store, where the scalar loop stored every element through
  * a selected address: the second pass was most of a filter's time on PoCL.
- * (The compress straight to memory is slow on AMD's Zen 4: 25 ms for the
- * filter of 2^24 against 5.) 32-bit elements, whole blocks; elsewhere the
+ * (The compress straight to memory is slow on AMD's Zen 4, several times
+ * the register form's time.) 32-bit elements, whole blocks; elsewhere the
  * scalar loop. */
 
 enum { MAX_MOVED = 4 };

@@ -265,7 +265,7 @@ static cg_value if_chain(cg *g, const st_node *e, const cg_binding *env) {
 /* An array literal is an index map choosing among its elements by a
  * balanced tree of ifs on the index (elab.c select_tree): a kernel holds
  * its elements as code, which device compilers take in time superlinear
- * in their number (seconds at a few thousand on PoCL, minutes at 10^5).
+ * in their number (slow at a few thousand on PoCL, far slower at 10^5).
  * Past MAX_LITERAL it is refused, at the literal, with its size. */
 enum { MAX_LITERAL = 8192 };
 
@@ -416,8 +416,8 @@ static void acc_step(cg *g, accumulator *acc, const st_node *f, uint32_t nargs, 
         /* a short row's loops unrolled: every element at a constant index,
          * the compiler keeps the row in (vector) registers across the
          * elements folded, where a loop left it in memory, each step a
-         * store and a load of the whole row (a 32-counter fold of 2^24 keys
-         * on PoCL: 60 ms so, 18 ms unrolled) */
+         * store and a load of the whole row (a 32-counter fold runs several
+         * times faster unrolled: docs/performance.md) */
         int64_t elems, saved = g->unroll_rows;
         if (constant_length(acc->value.type, &elems) && elems <= ROW_UNROLL_MAX) g->unroll_rows = elems;
         cg_apply_into(g, f, nargs, args, env, acc->place);
@@ -686,8 +686,8 @@ static const st_node *let_in_branch(cg *g, const st_node *e) {
  * i == 0 then z else before`: in the else branch i ≥ 1, the max() goes
  * (cg_range.c) and the read is xs[i - 1], affine in the loop's index and
  * under the loop's own test, where a CPU's compiler had gathered xs at
- * max(i - 1, 0) a lane at a time (the paper's block scan at 2^24 on PoCL:
- * 5.2 to 3.8 ms). */
+ * max(i - 1, 0) a lane at a time ([Pizzuti et al. 2022]'s block scan on
+ * PoCL gained a third: docs/performance.md). */
 static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool into, const cg_place *p) {
     const st_node *value = st_let_value(e);
     cg_value v;
@@ -725,8 +725,9 @@ static cg_value let_value(cg *g, const st_node *e, const cg_binding *env, bool i
  * whose block prefix it reads): where the work-group's size divides c, the
  * group's first index over c, the same for the whole group; so a CPU's
  * OpenCL, vectorising a group's work-items, reads the block's prefix once,
- * where it gathered it a lane at a time (the paper's propagate at 2^24 on
- * PoCL: 9.5 ms, 4.1 with the whole groups of kernel_glb; a copy 4.0). */
+ * where it gathered it a lane at a time (with the whole groups of
+ * kernel_glb, [Pizzuti et al. 2022]'s propagate on PoCL runs at a copy's
+ * speed: docs/performance.md). */
 static const char *group_quotient(cg *g, const cg_value *a, const cg_value *b, const char *quotient) {
     int64_t c;
     if (!a->group_first || a->lo < 0 || !cg_range_constant(b, &c) || c < 1) return NULL;

@@ -11,23 +11,23 @@
  *          in turn in one thread, 1: each work-item owns its subhistograms
  *          and updates them without atomics.
  *   local  where MEM allows and a subhistogram fits in local memory: ⌈B/C⌉
- *          subhistograms a group, C = min(H, B) (the thesis, §4.3.2). On a
+ *          subhistograms a group, C = min(H, B) ([Hellfritsch 2018], §4.3.2). On a
  *          CPU the one work-item keeps up to 4, used by turns by consecutive
  *          elements, while they fit in 16 KiB (half of a level-1 cache):
  *          consecutive hits on one bucket otherwise wait on each other
  *          (a store, then a load of the same counter), the CPU's form of
- *          the thesis' collision, and the copies break that chain.
- *   global C = H (the thesis' heuristic: work-efficient, T/H·H + N work, and
+ *          [Hellfritsch 2018]'s collision, and the copies break that chain.
+ *   global C = H ([Hellfritsch 2018]'s heuristic: work-efficient, T/H·H + N work, and
  *          collision-free for uniform indices), except on a GPU that says
- *          its cache, where the thesis' own model allows more
- *          subhistograms: work T/C·H + N stays O(N) while S·H ≤ N, and the
- *          thesis' data (appendix A, + in global memory, 16384 and 61440
+ *          its cache, where [Hellfritsch 2018]'s own model allows more
+ *          subhistograms: work T/C·H + N stays O(N) while S·H ≤ N, and
+ *          [Hellfritsch 2018]'s data (appendix A, + in global memory, 16384 and 61440
  *          buckets) shows that what must also hold is that the
  *          subhistograms stay in the cache that serves the atomics (on its
  *          GTX 780 Ti, about 30 720 work-items and a 1.5 MB L2: C = 4096 of
- *          61440 buckets, about 1.8 MB of subhistograms, is 3.3× slower
- *          than C = H, while C = 4096 of 16384 buckets and C = 16384 of
- *          61440, about 0.5 MB, are within 6 % of the best). So
+ *          61440 buckets, about 1.8 MB of subhistograms, is several times
+ *          slower than C = H, while C = 4096 of 16384 buckets and C = 16384
+ *          of 61440, about 0.5 MB, are near the best). So
  *          S = min(N/H, cache/4 / (H·bytes)) when that is more than T/H:
  *          fewer work-items per counter where few buckets are hit (every
  *          index equal: C = H put 54 000 work-items of an H200 on one

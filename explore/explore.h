@@ -146,7 +146,7 @@ typedef struct st_chart {
     const char *const *notes;   /* the same shape, or NULL; shown where the value is NAN */
 } st_chart;
 
-/* A heat-map over x and y, like figure 3 of the rewrite-rules paper. */
+/* A heat-map over x and y, like figure 3 of [Pizzuti et al. 2022]. */
 bool st_svg_heatmap(const st_chart *c, st_buf *out, st_err *err);
 /* Bars over x (y is ignored). */
 bool st_svg_bars(const st_chart *c, st_buf *out, st_err *err);

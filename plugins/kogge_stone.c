@@ -9,7 +9,7 @@
  *   kogge-stone-scan(BS) scan-then-propagate(BS) with a Kogge–Stone scan
  *                        in each block, for any length: the in-block
  *                        algorithm beside parallel-scan's Brent-Kung tree.
- *   reduce-then-scan(BS) the three-kernel scan of the single-pass report's
+ *   reduce-then-scan(BS) the three-kernel scan of [Nicolaisen-Persson]'s
  *                        §2.1 in one line: brent-kung-step with BF = BS.
  *
  * It is built from primitives strata has (map, iota, get, zip, let), so

@@ -6,12 +6,11 @@
 #include <string.h>
 
 /* The look-back on a GPU: M=32 elements a work-item in registers, 128 work-items, a
- * warp-wide look-back window (the README's exploration on an H200). A scan
- * whose pairs a scatter writes (a filter's, a partition's, a radix sort's
- * turn) carries offsets and places beside its elements: at M=32 it spills,
- * and M=12 in groups of 256 is the most that fits sm_90's registers (the
- * ptxas suite), faster too (a filter of 2^24 on an H200: 0.134 ms, 0.150 at
- * M=32). */
+ * warp-wide look-back window (the best of an exploration on an H200:
+ * docs/performance.md). A scan whose pairs a scatter writes (a filter's, a
+ * partition's, a radix sort's turn) carries offsets and places beside its
+ * elements: at M=32 it spills, and M=12 in groups of 256 is the most that
+ * fits sm_90's registers (the ptxas suite), and was faster there too. */
 #define GPU_LOOKBACK "lookback(M=32, WG=128, LW=32)"
 #define GPU_SCATTER_LOOKBACK "lookback(M=12, WG=256, LW=32)"
 
@@ -51,20 +50,17 @@
  * coalesced, the groups' aggregates chained by the look-back, rather than
  * one work-item folding all of it. parallel-reduce's chunks, a work-item
  * each, read strided on a GPU and leave their thousands of partials to one
- * work-item: on an H200 that took a radix sort's turn about a millisecond
- * at 2^24 (the README's measurements). */
+ * work-item, which made most of a radix sort's turn on an H200
+ * (docs/performance.md). */
 #define REDUCES "try(each(top reduce, try(" GPU_LOOKBACK "))) ; " ROW_REDUCES
 
 /* On a CPU, every reduction in chunks of 16384 (the look-back's M), a
  * work-item each, a group of one: each core folds whole chunks in a loop it
- * vectorises, where one work-item would leave the other cores idle (PoCL,
- * 2 cores, 2^24: a sum of f32 13.9 ms so, 7.0 ms in chunks; of i32 1.9–2.6
- * and 1.4–1.9 ms; the radix sort's fold of 32-counter rows 34 ms and
- * 17 ms). The look-back's total is slower there (a sum of i32: 2.7 ms),
- * but it takes what parallel-reduce refuses, a length known only at run
- * time (the sum of a filter's survivors), which one work-item would
- * otherwise fold alone (2^24 i32, half kept: 9.6–9.9 ms so, 8.2–8.5 ms as
- * a look-back's total, on 2 cores). Only there: a look-back over
+ * vectorises, where one work-item would leave the other cores idle. The
+ * look-back's total is slower there, but it takes what parallel-reduce
+ * refuses, a length known only at run time (the sum of a filter's
+ * survivors), which one work-item would otherwise fold alone
+ * (docs/performance.md has the figures of both). Only there: a look-back over
  * parallel-reduce's partials would give one work-item all of them, and
  * with them every chunk's fold. */
 #define CPU_REDUCES                                                                                          \

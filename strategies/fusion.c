@@ -11,7 +11,7 @@
  *
  * A producer-consumer rule applies where the producer is written inside the
  * consumer, or at `let ys = producer in body` when ys feeds the consumer.
- * There it refuses the hindrances of the map-scan report (figure 3): a
+ * There it refuses the hindrances of [Spiegelhauer-Sprent 2016] (figure 3): a
  * producer used more than once (fusing would compute it again, or keep it
  * anyway: cases 4 and 6) and a use inside a lambda (once per element of an
  * outer map: case 3). A map of a few scalar operations per element read

@@ -14,7 +14,7 @@
  * the destination. codegen/cg_histogram.c makes the kernels; a map that
  * computes the indices or values runs inside them.
  *
- * Left out, a parameter takes the thesis' choice, made when the program
+ * Left out, a parameter takes [Hellfritsch 2018]'s choice, made when the program
  * runs (H is often known only then; codegen/hist_plan.c): C = H in global
  * memory (fewer on a GPU whose cache holds more subhistograms, at no more
  * work) and min(H, B) in local memory (B the work-group's size; a CPU's

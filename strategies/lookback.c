@@ -5,8 +5,8 @@
  *                            reduce(op, [fold,] z, xs)
  *                            -> scanTotal(scanLookback(M, WG, LW, LOAD, op, [fold,] z, xs))
  *
- * The seed is single-pass-scan-decoupled-lookback.txt (after Merrill and
- * Garland). scanLookback is one kernel (codegen/cg_lookback.c): work-groups
+ * After [Nicolaisen-Persson] and [Merrill-Garland 2016]
+ * (docs/references.md). scanLookback is one kernel (codegen/cg_lookback.c): work-groups
  * take their ids from an atomic ticket, so every lower id is already
  * running; each work-item loads M elements coalesced, through local memory,
  * and scans them in order; the group scans its work-items' totals, publishes

@@ -1,4 +1,4 @@
-/* strategies/scan.c — the scan rules of the rewrite-rules paper (listings 4–8).
+/* strategies/scan.c — the scan rules of [Pizzuti et al. 2022] (listings 4–8).
  *
  * strata's scan is inclusive and seeded: scan(op, z, xs)[i] is z ⊕ x0 ⊕ … ⊕ xi,
  * z the neutral element of op (st_seeds_as_neutral makes it one where strata
@@ -93,7 +93,7 @@ static bool length_divisible(st_rw *rw, const st_scan_form *p, int64_t k, const 
  *   in zip(iota(n/BS), scanned) |> map((i, s) =>
  *        let p = (if i == 0 then z else prefixes |> get(i - 1)) in s |> map(y => op(p, y)))
  *      |> join
- * A block's total is the last element of its scan (the paper's listing
+ * A block's total is the last element of its scan ([Pizzuti et al. 2022]'s listing
  * reduces the scanned chunks, which means the same: their last element), so
  * the totals cost no pass over the input of their own: the input is read
  * once by the block scans, and the scanned blocks once by the propagation,
@@ -285,7 +285,7 @@ static bool brent_kung_check(const int64_t *args, st_err *why) {
 }
 
 /* parallel-scan's tree depth, from TD or from SE, the length of the
- * sequential middle of each block: SE = BS / BF^TD. (The paper writes
+ * sequential middle of each block: SE = BS / BF^TD. ([Pizzuti et al. 2022] writes
  * TD = log2(BS - SE), which is whole for few points of its own space,
  * BS in 32..512 and SE in 1..16; BS / BF^TD is the number of elements each
  * block scans sequentially, as in its listing 8: BS = 16, TD = 2, SE = 4.) */

@@ -50,9 +50,9 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *     device. A CPU: one work-item per group owning M = 16384 elements read
  *     directly (a group's work-items run in turn there; 64 KiB a chunk stays
  *     in cache). A GPU: 128 work-items of 32 elements, held in registers and
- *     loaded through a local tile, a warp-wide look-back: within 1 % of the
- *     best of M x WG explored on an NVIDIA H200 (the README's "On an NVIDIA
- *     GPU" has the figures); a scan whose pairs a scatter writes, 256
+ *     loaded through a local tile, a warp-wide look-back: as fast as the
+ *     best of M x WG explored on an NVIDIA H200 (docs/performance.md has the
+ *     figures); a scan whose pairs a scatter writes, 256
  *     work-items of 12 (its offsets and places spill at 32);
  *   - a count folding as a look-back scan that runs after it (a filter's)
  *     read from that scan's kernel (reduce-as-scan-total), not reduced;
@@ -61,11 +61,11 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *     scan that stores nothing (lookback on a reduce), and one of short rows
  *     in chunks (parallel-reduce, BS = 4096); on a CPU in chunks of 16384
  *     (parallel-reduce), a core's loop over each (defaults.c says why);
- *   - every scan lookback refuses (inside a map, of rows) as the paper's
+ *   - every scan lookback refuses (inside a map, of rows) as [Pizzuti et al. 2022]'s
  *     parallel scan, which nests itself on the scan of the block sums (two
  *     levels for BS = 256), so only a scan of N/65536 elements stays
  *     sequential;
- *   - every histogram in subhistograms, as the thesis' heuristic chooses.
+ *   - every histogram in subhistograms, as [Hellfritsch 2018]'s heuristic chooses.
  * Fine-tuning is `strata explore`'s. */
 const char *st_default_strategy(const char *device_type);
 /* The default strategy's fusions alone (each `try(each(any, try(…))) ; `,

@@ -50,7 +50,7 @@ static const consumer_case scan_consumers[] = {
 };
 
 /* What the look-back suite applies to each: both loads of the single-pass
- * scan, the paper's parallel scan, and the single-pass scan after fusion. */
+ * scan, [Pizzuti et al. 2022]'s parallel scan, and the single-pass scan after fusion. */
 static const char *const scan_strategies[] = {
     "each(scan, lookback(M=4, WG=4))",
     "each(scan, lookback(M=16, WG=1, LOAD=direct))",

@@ -24,14 +24,14 @@
     "  reduce_by_index(replicate(H, 0), +, 0, vs |> map(v => i64(v * f32(H))), replicate(N, 1))\n"
 
 
-/* Each under the thesis' heuristic and under choices that reach every
+/* Each under [Hellfritsch 2018]'s heuristic and under choices that reach every
  * code path: global and local memory, C from 1 to more than H, each atomic. */
 typedef struct hist_case {
     const char *what, *src, *strategy;
 } hist_case;
 
 static const hist_case hist_cases[] = {
-    /* the thesis' heuristic: local where it fits, the atomic the operator allows */
+    /* [Hellfritsch 2018]'s heuristic: local where it fits, the atomic the operator allows */
     {"+ on i32", ADD_I32, "subhistogram"},
     {"+ on i32", ADD_I32, "subhistogram(MEM=global)"},
     {"+ on i32", ADD_I32, "subhistogram(C=1, MEM=global)"},

@@ -757,6 +757,9 @@ static const char *rule_header(const st_rule *r) {
     return s;
 }
 
+/* The same in backquotes, as `strata strategies --markdown` writes it. */
+static const char *rule_header_code(const st_rule *r) { return arena_text(ar, "`%s`", rule_header(r)); }
+
 /* The line of text that starts with `start` (at the start of a line), or NULL. */
 static const char *line_starting(const char *text, const char *start) {
     size_t n = strlen(start);
@@ -820,6 +823,36 @@ START_TEST(strategies_lists_every_rule) {
     }
     expect_user_error(ARGS("strategies", "--default", "tpu"), "--default is cpu or gpu, not `tpu`");
     expect_user_error(ARGS("strategies", "--default"), "--default");
+}
+END_TEST
+
+/* docs/rules.md is what `strata strategies --markdown` prints: a rule whose
+ * summary, conditions or parameters change without the page fails here. */
+START_TEST(rules_page_is_the_rules_markdown) {
+    const char *docs = getenv("STRATA_DOCS");
+    ck_assert_msg(docs != NULL, "STRATA_DOCS is not set (run through meson test)");
+    char *out = expect_ok(ARGS("strategies", "--markdown"));
+    char *page = slurp(arena_text(ar, "%s/rules.md", docs), NULL);
+    if (strcmp(out, page)) {
+        size_t line = 1, start = 0; /* the first line that differs */
+        for (size_t i = 0; out[i] && out[i] == page[i]; i++)
+            if (out[i] == '\n') line++, start = i + 1;
+        ck_abort_msg("docs/rules.md differs from `strata strategies --markdown` at line %zu "
+                     "(remake it: build/strata strategies --markdown > docs/rules.md):\n"
+                     "the rules say: %.*s\nthe page says: %.*s",
+                     line, (int)strcspn(out + start, "\n"), out + start, (int)strcspn(page + start, "\n"), page + start);
+    }
+    /* every rule has a row, and every parameter a row */
+    st_registry *reg = builtin_rules();
+    for (size_t i = 0; i < st_registry_count(reg); i++) {
+        const st_rule *r = st_registry_at(reg, i);
+        ck_assert_has(out, arena_text(ar, "| %s | %s | ", rule_header_code(r), r->expand ? "composite" : "rule"));
+        for (uint32_t k = 0; k < r->nparams; k++)
+            ck_assert_has(out, arena_text(ar, "| `%s` | `%s` | ", r->name, r->params[k].name));
+    }
+    st_registry_free(reg);
+    /* the combinators, as the plain list has them */
+    ck_assert_has(out, "first(pattern, s)");
 }
 END_TEST
 
@@ -1358,6 +1391,7 @@ int main(void) {
     tcase_add_test(robust, output_is_a_file);
     TCase *rewrite = tcase(s, "rewrite");
     tcase_add_test(rewrite, strategies_lists_every_rule);
+    tcase_add_test(rewrite, rules_page_is_the_rules_markdown);
     tcase_add_test(rewrite, rewrite_and_strategies_in_help);
     tcase_add_test(rewrite, rewrite_parallel_scan_f32);
     tcase_add_test(rewrite, rewrite_parallel_scan_i32_exact);

@@ -223,7 +223,7 @@ START_TEST(sequential_examples_are_one_work_item) {
 }
 END_TEST
 
-/* The paper's space moves only the bytes its algorithm needs: the input is
+/* [Pizzuti et al. 2022]'s space moves only the bytes its algorithm needs: the input is
  * read by one kernel (the first level's block scans; no padding copy, no
  * second pass for the block totals), the output written by one (the
  * propagation, fused with keeping the first N of the padded scan), and the

@@ -81,7 +81,7 @@ typedef struct program_case {
     "try(each(scatter, try(one(lookback(M=12, WG=256, LW=32)))))"
 
 static const program_case program_cases[] = {
-    /* the default lowering, and every scan rule of the paper */
+    /* the default lowering, and every scan rule of [Pizzuti et al. 2022] */
     {"prefix_sum", NULL, NULL},
     {"prefix_sum", NULL, "parallel-scan(BS=256, BF=2, SE=4)"},
     {"prefix_sum", NULL, "parallel-scan(BS=16, BF=2, TD=2)"},

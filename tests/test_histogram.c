@@ -256,7 +256,7 @@ START_TEST(bad_parameters_are_refused_with_a_place) {
 }
 END_TEST
 
-/* The space of the thesis' parameters explores. */
+/* The space of [Hellfritsch 2018]'s parameters explores. */
 START_TEST(the_histogram_space_explores) {
     cli c;
     cli_open(&c, "histogram");
@@ -311,7 +311,7 @@ START_TEST(a_cpu_gets_its_own_subhistograms) {
 END_TEST
 
 /* A GPU: local memory with C = min(H, B) where a subhistogram fits; else
- * global, C = H where the cache is not known (the thesis), and where it is,
+ * global, C = H where the cache is not known ([Hellfritsch 2018]), and where it is,
  * as many subhistograms as keep S·H <= N and them within a quarter of it
  * (the 50 MiB L2 of an H100 or H200: 50 of 65536 buckets, 5407 work-items
  * a counter rather than 54068); a given C is kept. */

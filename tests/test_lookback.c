@@ -239,7 +239,7 @@ START_TEST(bad_parameters_and_programs_are_refused_with_a_place) {
 }
 END_TEST
 
-/* The look-back's space explores like the paper's, names and all. */
+/* The look-back's space explores like [Pizzuti et al. 2022]'s, names and all. */
 START_TEST(the_lookback_space_explores) {
     cli c;
     cli_open(&c, "lookback");

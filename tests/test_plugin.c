@@ -458,6 +458,14 @@ START_TEST(strategies_lists_plugin_rules_with_their_origin) {
     ck_assert_ptr_null(strstr(out, "reduce-then-scan"));
     ck_assert_int_eq(strata(&c, ARGS("strategies", "--plugin", test_module_in(c.c.a, "good")), &out, &err), 0);
     ck_assert_has(out, "WHERE a named parameter (ignored); global | local, default global");
+    /* --markdown: a plugin's rules in a section of their own, only when it is loaded */
+    ck_assert_int_eq(strata(&c, ARGS("strategies", "--markdown", "--plugin", c.plugin), &out, &err), 0);
+    ck_assert_has(out, arena_text(c.c.a, "## Rules of the plugin `%s`", abs));
+    ck_assert_has(out, "| `kogge-stone-scan(BS)` | composite | ");
+    ck_assert_has(out, "| `parallel-scan(BS, BF, TD, SE)` | composite | ");
+    ck_assert_int_eq(strata(&c, ARGS("strategies", "--markdown"), &out, &err), 0);
+    ck_assert_ptr_null(strstr(out, "kogge-stone"));
+    ck_assert_ptr_null(strstr(out, "## Rules of the plugin"));
     cli_teardown(&c);
 }
 END_TEST

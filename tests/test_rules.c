@@ -16,7 +16,7 @@
  * same IR; the rules refuse what they must (lengths they cannot prove
  * divisible, bad parameters, the fusion hindrances) with a message that says
  * why; fusion respects shadowed names; parallel-scan builds the structure of
- * the paper's listing 8; and a few results are checked against values worked
+ * [Pizzuti et al. 2022]'s listing 8; and a few results are checked against values worked
  * out by hand, so that the suite does not only compare the interpreter with
  * itself.
  *
