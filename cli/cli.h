@@ -74,8 +74,8 @@ void print_help(const command *cmd);
  * (0 after --help). */
 int parse_args(const command *cmd, int argc, char **argv, args *out);
 const char *opt(const args *a, const char *name);
-/* The device spec st_cl_open takes, from --backend and --device: --device
- * as it is for OpenCL, "cuda:D" (or "cuda") for --backend cuda. */
+/* The device spec st_cl_open takes, from --backend and --device, as
+ * st_backend_spec makes it. */
 bool device_option(const args *a, char *buf, size_t cap, const char **spec, st_err *err);
 /* The whole number an option gives, within [lo, hi]; *out unchanged when
  * the option is not there. */

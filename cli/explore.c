@@ -17,7 +17,7 @@ const option explore_options[] = {
     {"--input", NULL, "NAME=VALUE", true, "a parameter: a .npy file for an array, a number for a scalar"},
     {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
     {"--device", NULL, "D", false, "the device: its index in `strata devices`, or part of its name"},
-    {"--backend", NULL, "B", false, "opencl (default), or cuda: the same kernels compiled by NVRTC, run by the CUDA driver"},
+    {"--backend", NULL, "B", false, "{backend-runs}"},
     {"--runs", NULL, "K", false, "timed runs per variant, after 2 warm-up runs (default 10, at least 7)"},
     {"--timeout", NULL, "SECONDS", false, "a variant's time limit to build, check and time it (default 60)"},
     {"--jobs", NULL, "J", false, "variants built and checked in parallel (default: the number of processors)"},

@@ -29,16 +29,71 @@ int usage_error(const command *cmd, const char *fmt, const char *what) {
 static const option plugin_option = {"--plugin", NULL, "PATH.so", true,
                                      "load rewrite rules from a plugin (repeatable; docs/writing-a-rule.md)"};
 
+/* What the backends say of themselves, for a help text's {NAME}, into b;
+ * false for a NAME that is none of these. */
+static bool backend_help(st_buf *b, const char *name, size_t len) {
+    size_t n;
+    const st_backend *const *backends = st_backends(&n);
+#define IS(word) (len == sizeof word - 1 && !strncmp(name, word, len))
+    if (!IS("backends") && !IS("backend-runs") && !IS("backend-lists") && !IS("kernel-files") && !IS("about-run") &&
+        !IS("about-devices"))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const st_backend *k = backends[i];
+        if (IS("backends")) {
+            st_buf_printf(b, "%s%s", i ? "|" : "", k->name);
+        } else if (IS("backend-runs")) {
+            st_buf_printf(b, "%s%s", i ? ", or " : "", k->name);
+            st_buf_printf(b, "%s%s", i ? ": " : " (default)", i && k->runs ? k->runs : "");
+        } else if (IS("backend-lists")) {
+            st_buf_printf(b, "%s%s%s: %s", i ? "; " : "", k->name, i ? "" : " (default)", k->lists);
+        } else if (IS("kernel-files")) {
+            st_buf_printf(b, "%s%s", i ? ", " : "", k->kernel_file);
+        } else if (IS("about-run") && k->about_run) {
+            st_buf_printf(b, "\n%s", k->about_run);
+        } else if (IS("about-devices") && k->about_devices) {
+            st_buf_printf(b, "%s%s", b->len ? "\n" : "", k->about_devices);
+        }
+    }
+#undef IS
+    return true;
+}
+
+/* text into b (emptied first), each {NAME} in it replaced by what the
+ * backends say: the commands' texts never name a backend themselves. */
+static const char *help_text(st_buf *b, const char *text) {
+    b->len = 0;
+    st_buf_puts(b, "");
+    for (const char *p = text; *p;) {
+        const char *open = strchr(p, '{'), *close = open ? strchr(open, '}') : NULL;
+        if (!close) {
+            st_buf_puts(b, p);
+            break;
+        }
+        st_buf_put(b, p, (size_t)(open - p));
+        st_buf said = {0};
+        if (backend_help(&said, open + 1, (size_t)(close - open - 1)))
+            st_buf_puts(b, said.data ? said.data : "");
+        else
+            st_buf_put(b, open, (size_t)(close + 1 - open));
+        st_buf_free(&said);
+        p = close + 1;
+    }
+    return b->data ? b->data : "";
+}
+
 void print_help(const command *cmd) {
-    printf("usage: strata %s\n\n%s\n", cmd->usage, cmd->summary);
-    if (cmd->details) printf("\n%s\n", cmd->details);
+    st_buf b = {0};
+    printf("usage: strata %s\n\n%s\n", help_text(&b, cmd->usage), cmd->summary);
+    if (cmd->details && *help_text(&b, cmd->details)) printf("\n%s\n", b.data);
     if (cmd->options[0].name) printf("\noptions:\n");
     for (const option *o = cmd->options; o->name; o++) {
         char left[64];
         snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
                  o->value ? " " : "", o->value ? o->value : "");
-        printf("  %-24s %s\n", left, o->help);
+        printf("  %-24s %s\n", left, help_text(&b, o->help));
     }
+    st_buf_free(&b);
     if (!cmd->options[0].name) printf("\noptions:\n");
     printf("  %-24s %s\n", "--plugin PATH.so", plugin_option.help);
     printf("  %-24s %s\n", "--help", "show this help");
@@ -106,27 +161,34 @@ bool number_option(const args *a, const char *name, int64_t lo, int64_t hi, int6
     return true;
 }
 
-/* --backend: false with an error for a name it is not; *cuda for cuda. */
-static bool backend_option(const args *a, bool *cuda, st_err *err) {
-    const char *backend = opt(a, "--backend");
-    *cuda = backend && !strcmp(backend, "cuda");
-    if (backend && !*cuda && strcmp(backend, "opencl"))
-        return st_fail(err, (st_loc){0}, "--backend is opencl or cuda, not `%s`", backend);
-    return true;
+/* The backends' names into b, between them sep, before the last last. */
+static void backend_names(st_buf *b, const char *sep, const char *last) {
+    size_t n;
+    const st_backend *const *backends = st_backends(&n);
+    for (size_t i = 0; i < n; i++) st_buf_printf(b, "%s%s", i == 0 ? "" : i + 1 == n ? last : sep, backends[i]->name);
+}
+
+/* --backend: the backend it names (the default without it); NULL with an
+ * error for a name no backend has. */
+static const st_backend *backend_option(const args *a, st_err *err) {
+    const char *name = opt(a, "--backend");
+    const st_backend *b = name ? st_backend_named(name) : st_backends(NULL)[0];
+    if (!b) {
+        st_buf names = {0};
+        backend_names(&names, ", ", " or ");
+        st_fail(err, (st_loc){0}, "--backend is %s, not `%s`", names.data ? names.data : "", name);
+        st_buf_free(&names);
+    }
+    return b;
 }
 
 bool device_option(const args *a, char *buf, size_t cap, const char **spec, st_err *err) {
     const char *device = opt(a, "--device");
-    bool cuda;
-    *spec = device;
     if (device && !device[0])
         return st_fail(err, (st_loc){0}, "--device needs an index or part of a device's name (`strata devices` lists them)");
-    if (!backend_option(a, &cuda, err)) return false;
-    if (!cuda) return true;
-    const char *rest;
-    if (device && st_cuda_spec(device, &rest)) device = rest; /* --backend cuda --device cuda:0 */
-    snprintf(buf, cap, device ? "cuda:%s" : "cuda", device);
-    *spec = buf;
+    const st_backend *b = backend_option(a, err);
+    if (!b) return false;
+    *spec = st_backend_spec(b, device, buf, cap);
     return true;
 }
 
@@ -462,7 +524,7 @@ done:
 }
 
 static const option devices_options[] = {
-    {"--backend", NULL, "B", false, "opencl (default): the OpenCL platforms; cuda: the CUDA devices"},
+    {"--backend", NULL, "B", false, "{backend-lists}"},
     {0}};
 
 static const option strategies_options[] = {
@@ -533,8 +595,8 @@ static int run_devices(const command *cmd, int argc, char **argv) {
     st_err err = {0};
     st_device_info *list;
     size_t n;
-    bool cuda;
-    if (!backend_option(&a, &cuda, &err) || !(cuda ? st_cuda_devices_list(&list, &n, &err) : st_devices_list(&list, &n, &err))) return report(&err, NULL);
+    const st_backend *b = backend_option(&a, &err);
+    if (!b || !st_backend_devices(b, &list, &n, &err)) return report(&err, NULL);
     uint32_t platform = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
         const st_device_info *d = &list[i];
@@ -581,18 +643,16 @@ static const command commands[] = {
      "The output parses again. A strategy that does not apply is an error (exit 1) that says why.",
      1, rewrite_options, run_rewrite, 0, true},
     {"run", "run PROG [-s STRATEGY] [--input NAME=VALUE]… [--size N=VALUE]… [--seed S] [--output DIR]\n"
-            "                  [--device D] [--backend opencl|cuda] [--check] [--time [--runs K]] [--emit DIR] [--entry NAME]",
+            "                  [--device D] [--backend {backends}] [--check] [--time [--runs K]] [--emit DIR] [--entry NAME]",
      "Rewrite, lower and generate OpenCL for PROG, and run it on a device.",
      "The strategy (if any) is applied first, then the default lowering (lower-opencl), which maps what\n"
      "is left to work-groups, work-items and sequential loops; a strategy may do its own lowering.\n"
      "Inputs are given as for `strata eval`. --check compares with the interpreter, --time measures the\n"
-     "kernels by profiling events, --emit DIR writes the lowered program, kernels.cl, kernels.cu and host.c.\n"
-     "The default device is the first GPU, else the first device (`strata devices` lists them).\n"
-     "--backend cuda runs the same kernels through CUDA: kernels.cu is kernels.cl behind a prelude that maps\n"
-     "OpenCL's built-ins to CUDA's, compiled by NVRTC for the GPU's architecture and launched by the driver.",
+     "kernels by profiling events, --emit DIR writes the lowered program, {kernel-files} and host.c.\n"
+     "The default device is the first GPU, else the first device (`strata devices` lists them).{about-run}",
      1, run_options, run_run, 0, true},
     {"explore", "explore PROG --space SPACE --out DIR [--size N=VALUE]… [--input NAME=VALUE]… [--seed S]\n"
-                "                  [--device D] [--backend opencl|cuda] [--runs K] [--timeout S] [--jobs J] [--shard I/N]\n"
+                "                  [--device D] [--backend {backends}] [--runs K] [--timeout S] [--jobs J] [--shard I/N]\n"
                 "                  [--cache DIR] [--serve]",
      "Build, check and time every point of a space of strategies for PROG on a device.",
      "A space is a strategy whose arguments may be ranges, with constraints after `where`:\n"
@@ -641,9 +701,7 @@ static const command commands[] = {
     {"strategies", "strategies [--default cpu|gpu] [--markdown]", "List the rewrite rules, their parameters and conditions.", NULL, 0,
      strategies_options,
      run_strategies, 0, true},
-    {"devices", "devices [--backend opencl|cuda]", "List the OpenCL platforms and devices.",
-     "With --backend cuda, the CUDA devices instead: what `--backend cuda --device D` picks from (CUDA 0 is\n"
-     "also `--device cuda:0`). The CUDA backend loads the driver (libcuda.so.1) and NVRTC when asked for.",
+    {"devices", "devices [--backend {backends}]", "List the OpenCL platforms and devices.", "{about-devices}",
      0, devices_options, run_devices, 0, false},
 };
 

@@ -16,11 +16,11 @@ const option run_options[] = {
     {"--seed", NULL, "S", false, "the seed of generated arrays (default 1)"},
     {"--output", NULL, "DIR", false, "write the results as DIR/0.npy, DIR/1.npy, …"},
     {"--device", NULL, "D", false, "the device: its index in `strata devices`, or part of its name"},
-    {"--backend", NULL, "B", false, "opencl (default), or cuda: the same kernels compiled by NVRTC, run by the CUDA driver"},
+    {"--backend", NULL, "B", false, "{backend-runs}"},
     {"--check", NULL, NULL, false, "compare the results with the reference interpreter's"},
     {"--time", NULL, NULL, false, "time the kernels: warm-up runs, then --runs runs; median, min, max and GB/s"},
     {"--runs", NULL, "K", false, "timed runs for --time (default 10)"},
-    {"--emit", NULL, "DIR", false, "write the lowered program, the kernels (.cl, and .cu for CUDA) and the host glue (.c) to DIR"},
+    {"--emit", NULL, "DIR", false, "write the lowered program, the kernels ({kernel-files}) and the host glue (host.c) to DIR"},
     {"--entry", NULL, "NAME", false, "the def to run (default: main, or the only def)"},
     {"--verbose", "-v", NULL, false, "also print the program that ran: the strategy's rewriting, lowered"},
     {0}};
@@ -40,6 +40,15 @@ static bool write_file(const char *dir, const char *name, const char *text, st_e
     ok = fclose(f) == 0 && ok;
     if (!ok) return st_fail(err, (st_loc){path, 0, 0}, "cannot write the file");
     printf("%s\n", path);
+    return true;
+}
+
+/* Every backend's kernels into dir, each in its own file. */
+static bool write_kernels(const char *dir, const st_code *code, st_err *err) {
+    size_t n;
+    const st_backend *const *backends = st_backends(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!write_file(dir, backends[i]->kernel_file, st_backend_kernels(backends[i], code), err)) return false;
     return true;
 }
 
@@ -185,8 +194,7 @@ int run_run(const command *cmd, int argc, char **argv) {
         st_buf prog = {0};
         st_print_def(def, &prog);
         bool ok = st_make_dirs(emit, &err) && write_file(emit, "program.strata", prog.data ? prog.data : "", &err) &&
-                  write_file(emit, "kernels.cl", code.opencl, &err) && write_file(emit, "kernels.cu", code.cuda, &err) &&
-                  write_file(emit, "host.c", code.host, &err);
+                  write_kernels(emit, &code, &err) && write_file(emit, "host.c", code.host, &err);
         st_buf_free(&prog);
         if (!ok) goto fail;
     }

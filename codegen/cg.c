@@ -210,6 +210,10 @@ const cg_algorithm *cg_algorithm_of(st_prim p) {
     return NULL;
 }
 
+const cg_algorithm *cg_algorithm_at(const st_node *e) {
+    return e && e->kind == ST_NODE_PRIM ? cg_algorithm_of(e->u.prim) : NULL;
+}
+
 bool cg_uses_algorithm(const cg *g, uint32_t i) { return (g->algorithms >> i) & 1u; }
 
 void cg_run_algorithm(cg *g, const cg_algorithm *a, const st_node *e, const cg_binding *env, const cg_place *p,

@@ -628,16 +628,16 @@ typedef struct cg_algorithm {
     const char *fault_contract; /* its clause in the glue's contract, as wrapped there */
     /* the glue's lines for a fault of kernel `kernel`: msg and err (value: the recorded value) */
     void (*fault_glue)(st_buf *out, const char *kernel);
+    /* scanTotal of its node where nothing else runs it: its kernels storing
+     * the total alone, no copy of the whole; NULL: a
+     * scanTotal of it is no different from any other's */
+    void (*total_only)(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 } cg_algorithm;
 
 /* ---- cg_lookback.c: a scan's total ---- */
 /* scanTotal(s) into p: no kernel of its own; s's look-back kernel, which
  * the program runs after it (cg_total_runs_in), writes its total there. */
 void cg_total_later(cg *g, const st_node *e, const cg_place *p);
-/* scanTotal(s) into p where nothing else runs s, a look-back scan: s's
- * kernels, storing no element, only the total (a reduce's, as lookback
- * rewrites it). */
-void cg_total_only(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 /* Does body run the look-back scan of scanTotal e (up to bound names),
  * outside a scanTotal? */
 bool cg_total_runs_in(const st_node *body, const st_node *e);
@@ -650,6 +650,9 @@ extern const cg_algorithm cg_histogram_algorithm; /* cg_histogram.c: subhistogra
 extern const cg_algorithm *const cg_algorithms[];
 /* The descriptor of primitive p, or NULL when it makes no kernels of its own. */
 const cg_algorithm *cg_algorithm_of(st_prim p);
+/* The descriptor of e's primitive, or NULL (e no primitive, or none that
+ * makes kernels of its own). */
+const cg_algorithm *cg_algorithm_at(const st_node *e);
 /* Is descriptor i of cg_algorithms used by the program? */
 bool cg_uses_algorithm(const cg *g, uint32_t i);
 /* e (a kernel-making primitive of descriptor a) into p at the top, with

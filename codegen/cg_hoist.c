@@ -44,9 +44,11 @@ static const st_node *hoist_inside(cg *g, const st_node *e, const cg_binding **e
 const st_node *cg_hoist(cg *g, const st_node *e, const cg_binding **env, const cg_stage *st) {
     if (g->failed || is_function(e) || !contains(e, st)) return e;
     if (e->type->kind != ST_TYPE_SCALAR && !cg_is_view(e)) return precompute(g, e, env, st);
-    /* a look-back scan's total (a reduce's, as lookback makes it): its
-       scan's kernels write it (cg_total_only), not a copy of the scan */
-    if (st_is_prim(e, ST_PRIM_SCAN_TOTAL) && st_is_prim(e->kids[0], ST_PRIM_SCAN_LOOKBACK)) return precompute(g, e, env, st);
+    /* the total of a scan whose kernels write it alone (a look-back scan's,
+       a reduce's as lookback makes it; cg_algorithm.total_only), not a
+       copy of the scan */
+    const cg_algorithm *alg = st_is_prim(e, ST_PRIM_SCAN_TOTAL) ? cg_algorithm_at(e->kids[0]) : NULL;
+    if (alg && alg->total_only) return precompute(g, e, env, st);
     return hoist_inside(g, e, env, st);
 }
 

@@ -761,11 +761,12 @@ static void host_let(cg *g, const st_node *e, const cg_binding *env, const cg_pl
 
 static void host_node_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 
-/* scanTotal(s) that no kernel of s writes: a look-back scan's kernel
- * storing its total alone (a reduce lookback took), any other scan's fold
- * in one work-item (what reduce-seq makes of a reduce). */
+/* scanTotal(s) that no kernel of s writes: the kernels of s storing its
+ * total alone where s's descriptor can (a reduce lookback took), any other
+ * scan's fold in one work-item (what reduce-seq makes of a reduce). */
 static void total_folded(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
-    if (st_is_prim(e->kids[0], ST_PRIM_SCAN_LOOKBACK)) return cg_total_only(g, e, env, p);
+    const cg_algorithm *alg = cg_algorithm_at(e->kids[0]);
+    if (alg && alg->total_only) return alg->total_only(g, e, env, p);
     st_scan_form f;
     if (!st_fold_form_of(e->kids[0], &f)) return (void)cg_fail(g, e, "scanTotal of a scan of another form than a scan's");
     st_err err = {0};

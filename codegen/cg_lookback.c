@@ -1179,7 +1179,10 @@ static const cg_place *total_of(cg *g, const st_node *e) {
     return NULL;
 }
 
-void cg_total_only(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+/* scanTotal(s) into p where nothing else runs s, a look-back scan: s's
+ * kernels, storing no element, only the total (a reduce's, as lookback
+ * rewrites it); the descriptor's total_only. */
+static void total_only(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     cg_total_later(g, e, p);
     cg_run_algorithm(g, &cg_lookback_algorithm, e->kids[0], env, NULL, NULL);
 }
@@ -1303,7 +1306,7 @@ static void scan_kernel(cg *g, lookback *lb, const cg_place *p, const cg_scatter
 /* scanLookback e into p: a kernel resetting its state, then the scan's
  * kernel. With scatter (a scatter of e's (index, value) pairs into p, whose
  * destination is in p already), each pair is written as it is stored.
- * Without p, its total alone (cg_total_only). */
+ * Without p, its total alone (total_only). */
 static void lookback_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_scatter *scatter) {
     const cg_place *total = g->failed ? NULL : total_of(g, e);
     if (g->failed || (!p && !total)) return;
@@ -1435,4 +1438,5 @@ const cg_algorithm cg_lookback_algorithm = {
     .fault_when = "a look-back waited past its bound",
     .fault_contract = "a look-back that waits too long\n * STRATA_LOOKBACK_STALLED, ",
     .fault_glue = stalled_glue,
+    .total_only = total_only,
 };

@@ -31,6 +31,9 @@ typedef struct cl_api {
 /* OpenCL's own functions. */
 extern const cl_api cl_api_opencl;
 
+/* The backends' descriptors (backend.c). */
+extern const st_backend cl_backend_opencl, cl_backend_cuda;
+
 /* ---- the CUDA backend (cuda_device.c, cuda_cl.c) ---- */
 
 /* Open CUDA device `ordinal`: its primary context and a stream, as the

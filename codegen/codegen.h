@@ -46,12 +46,23 @@
 /* Devices                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* What runs the kernels: OpenCL, or CUDA (NVRTC and the driver API, loaded
- * when asked for; the same kernels behind a prelude, see cg_cuda.c). */
-typedef enum st_backend { ST_BACKEND_OPENCL, ST_BACKEND_CUDA } st_backend;
+/* What runs the kernels: a backend, described by one descriptor each
+ * (codegen/backend.c). The layers above codegen/ hold a descriptor and ask
+ * it; none of them tests which backend it is. */
+typedef struct st_backend {
+    const char *name;          /* --backend NAME, and the "backend" explore.json and records say */
+    const char *kernel_file;   /* what --emit and export call its kernels */
+    size_t kernels_at;         /* where in st_code its kernels' text is (st_backend_kernels) */
+    const char *folder_suffix; /* after a device's folder name, so that two backends of one GPU
+                                  keep their own results ("" for the default backend) */
+    const char *runs;          /* --backend's help: how it runs the kernels (NULL for the default) */
+    const char *lists;         /* `devices --backend`'s help: what it lists */
+    const char *about_run;     /* a paragraph of `run --help` about it, or NULL */
+    const char *about_devices; /* a paragraph of `devices --help` about it, or NULL */
+} st_backend;
 
 typedef struct st_device_info {
-    st_backend backend;
+    const st_backend *backend; /* what runs it; NULL for the default (st_device_backend) */
     uint32_t index;          /* across all platforms, in listing order */
     uint32_t platform_index, device_index;
     char platform[128];      /* "Portable Computing Language" */
@@ -72,6 +83,23 @@ typedef struct st_device_info {
 bool st_devices_list(st_device_info **out, size_t *count, st_err *err);
 /* Every CUDA device, the same way; no driver is an error that says so. */
 bool st_cuda_devices_list(st_device_info **out, size_t *count, st_err *err);
+
+/* Every backend, the default first; *count of them. */
+const st_backend *const *st_backends(size_t *count);
+/* The backend called name (exactly), or NULL. */
+const st_backend *st_backend_named(const char *name);
+/* The backend of a device (the default where it says none). */
+const st_backend *st_device_backend(const st_device_info *dev);
+/* Every device of b, as st_devices_list lists OpenCL's. */
+bool st_backend_devices(const st_backend *b, st_device_info **out, size_t *count, st_err *err);
+/* The spec st_cl_open takes for device (NULL: b's default device, else as
+ * st_cl_open reads a spec) on b: device itself on the default backend, else
+ * "NAME:device" (or "NAME") in buf, a device already "NAME:D" staying so. */
+const char *st_backend_spec(const st_backend *b, const char *device, char *buf, size_t cap);
+/* The backend a spec picks: "NAME" or "NAME:D" (NAME in any case) picks
+ * that backend and *rest is D ("" for none); any other spec the default's
+ * device, and *rest is the spec. */
+const st_backend *st_backend_of_spec(const char *spec, const char **rest);
 
 /* ------------------------------------------------------------------------ */
 /* Code generation                                                          */
@@ -118,6 +146,10 @@ uint32_t st_code_lengths_of(const st_type *t, const st_size **out, uint32_t cap)
  * error names the node codegen cannot map and says why. */
 bool st_codegen(st_ctx *cx, const st_def *def, st_arena *a, st_code *out, st_err *err);
 
+/* The text of b's kernels in code (NULL where it has none); setting it. */
+const char *st_backend_kernels(const st_backend *b, const st_code *code);
+void st_backend_set_kernels(const st_backend *b, st_code *code, const char *text);
+
 /* ------------------------------------------------------------------------ */
 /* Runtime                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -127,11 +159,10 @@ typedef struct st_cl st_cl;
 
 /* spec: NULL for the default (the first GPU, else the first device), a
  * number for the index `strata devices` lists, else a case-insensitive
- * substring of the device's name (or its platform's). "cuda" or "cuda:" and
- * such a spec picks among the CUDA devices instead (st_cuda_devices_list). */
+ * substring of the device's name (or its platform's). A backend's name, or
+ * "NAME:" and such a spec, picks among that backend's devices instead
+ * (st_backend_of_spec). */
 st_cl *st_cl_open(const char *spec, st_err *err);
-/* Does spec pick a CUDA device? *rest is what follows "cuda:" ("" for "cuda"). */
-bool st_cuda_spec(const char *spec, const char **rest);
 /* Compile code->cuda with NVRTC for compute capability arch/10.arch%10 (90:
  * an H100) into a CUBIN of *cubin_bytes, without a GPU or a driver: what the
  * CUDA backend would load. False with NVRTC's log when it does not compile,

@@ -58,7 +58,7 @@ static void describe(const cuda_driver *d, const cu_device *cd, uint32_t index, 
     memset(info, 0, sizeof *info);
     info->index = index;
     info->device_index = index;
-    info->backend = ST_BACKEND_CUDA;
+    info->backend = &cl_backend_cuda;
     snprintf(info->platform, sizeof info->platform, "CUDA");
     snprintf(info->platform_version, sizeof info->platform_version, "CUDA %d.%d", version / 1000, version % 1000 / 10);
     snprintf(info->name, sizeof info->name, "%s", cd->name);
@@ -71,12 +71,6 @@ static void describe(const cuda_driver *d, const cu_device *cd, uint32_t index, 
     info->local_mem_bytes = (uint64_t)cd->shared_optin;
     info->max_alloc_bytes = cd->global_bytes; /* cuMemAlloc takes all of it in one piece */
     info->max_work_group = (size_t)cd->max_threads;
-}
-
-bool st_cuda_spec(const char *spec, const char **rest) {
-    if (!spec || strncasecmp(spec, "cuda", 4) || (spec[4] && spec[4] != ':')) return false;
-    *rest = spec[4] ? spec + 5 : "";
-    return true;
 }
 
 bool st_cuda_devices_list(st_device_info **out, size_t *count, st_err *err) {

@@ -1,6 +1,6 @@
 /* codegen/devices.c — the OpenCL platforms and devices of this machine. */
 #define CL_TARGET_OPENCL_VERSION 120
-#include "codegen.h"
+#include "cl_api.h"
 
 #include <CL/cl.h>
 #include <stdlib.h>
@@ -61,6 +61,7 @@ bool st_devices_list(st_device_info **out, size_t *count, st_err *err) {
         for (cl_uint d = 0; d < nd; d++) {
             st_device_info *info = &list[n];
             memset(info, 0, sizeof *info);
+            info->backend = &cl_backend_opencl;
             info->index = (uint32_t)n;
             info->platform_index = p;
             info->device_index = d;

@@ -178,20 +178,49 @@ static bool open_opencl(st_cl *cl, st_err *err) {
     return true;
 }
 
+/* What the runtime does differently for each backend. */
+typedef struct backend_runtime {
+    const st_backend *backend;
+    const char *label; /* how an error names its devices */
+    bool (*list)(st_device_info **out, size_t *count, st_err *err);
+    const cl_api *api;
+    bool (*open)(st_cl *cl, st_err *err); /* its context and queue on cl->info's device */
+} backend_runtime;
+
+static bool open_cuda(st_cl *cl, st_err *err) {
+    return cuda_open(cl->info.device_index, &cl->context, &cl->device, &cl->queue, err);
+}
+
+static const backend_runtime runtimes[] = {
+    {&cl_backend_opencl, "OpenCL", st_devices_list, &cl_api_opencl, open_opencl},
+    {&cl_backend_cuda, "CUDA", st_cuda_devices_list, &cl_api_cuda, open_cuda},
+};
+
+static const backend_runtime *runtime_of(const st_backend *b) {
+    for (size_t i = 1; i < sizeof runtimes / sizeof *runtimes; i++)
+        if (runtimes[i].backend == b) return &runtimes[i];
+    return &runtimes[0];
+}
+
+bool st_backend_devices(const st_backend *b, st_device_info **out, size_t *count, st_err *err) {
+    return runtime_of(b)->list(out, count, err);
+}
+
 st_cl *st_cl_open(const char *spec, st_err *err) {
     const char *rest = NULL;
-    bool cuda = st_cuda_spec(spec, &rest);
+    const backend_runtime *r = runtime_of(st_backend_of_spec(spec, &rest));
     st_device_info *list;
     size_t n;
-    if (!(cuda ? st_cuda_devices_list(&list, &n, err) : st_devices_list(&list, &n, err))) return NULL;
-    size_t i = choose(list, n, cuda ? rest : spec, cuda ? "CUDA" : "OpenCL", err);
+    if (!r->list(&list, &n, err)) return NULL;
+    size_t i = choose(list, n, rest, r->label, err);
     st_cl *cl = i == SIZE_MAX ? NULL : calloc(1, sizeof *cl);
     if (i != SIZE_MAX && !cl) st_fail_internal(err, "out of memory");
     if (cl) cl->info = list[i];
     free(list);
     if (!cl) return NULL;
-    cl->api = cuda ? &cl_api_cuda : &cl_api_opencl;
-    if (!(cuda ? cuda_open(cl->info.device_index, &cl->context, &cl->device, &cl->queue, err) : open_opencl(cl, err))) {
+    cl->info.backend = r->backend;
+    cl->api = r->api;
+    if (!r->open(cl, err)) {
         st_cl_close(cl);
         return NULL;
     }
@@ -344,7 +373,7 @@ st_exe *st_exe_build(st_cl *cl, const st_code *code, st_err *err) {
     snprintf(options, sizeof options, "-cl-std=CL1.2 -w -DSTRATA_COMPUTE_UNITS=%u",
              cl->info.compute_units ? cl->info.compute_units : 1u);
     cl_int rc = CL_SUCCESS;
-    const char *source = cl->info.backend == ST_BACKEND_CUDA ? code->cuda : code->opencl;
+    const char *source = st_backend_kernels(st_device_backend(&cl->info), code);
     char key[65];
     build_cache_key(&cl->info, options, source, key);
     if (cl->cache) exe->program = build_cache_load(api, cl->cache, key, cl->context, cl->device, options);

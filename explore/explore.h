@@ -439,8 +439,9 @@ bool st_folder_name_check(const char *name, st_loc where, const char *what, st_e
  * folder name (lowercase letters, digits and single dashes; "device" when
  * the name has none of them, so never empty, "." or ".."). */
 void st_device_slug(const char *name, char *out, size_t cap);
-/* The folder and index key of a device: its slug, and "-cuda" after it for
- * a CUDA device, so that both backends of one GPU keep their own results. */
+/* The folder and index key of a device: its slug, and its backend's
+ * folder_suffix after it, so that two backends of one GPU keep their own
+ * results. */
 void st_device_key(const st_device_info *dev, char *out, size_t cap);
 
 #endif

@@ -190,7 +190,9 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
         snprintf(out->path, sizeof out->path, "%s/%s", s->into, rel);
         st_buf record = {0};
         describe_export(&x.e, &out->device, x.space, &out->best, winner, &record);
-        bool cuda = out->device.backend == ST_BACKEND_CUDA;
+        /* the kernels as every backend starts from them, and as the device's
+         * backend runs them where that is another text */
+        const st_backend *first = st_backends(NULL)[0], *backend = st_device_backend(&out->device);
         /* the files as a set: written into a fresh folder beside the export's,
          * which then replaces it whole (kernels never beside another
          * export's record, after a kill or a full disk), then the index */
@@ -200,8 +202,9 @@ bool st_export(const st_export_setup *s, const st_registry *reg, st_export_resul
         bool locked = ok && index_lock(s->into, &lock, err);
         if (locked) st_remove_leftovers(out->path); /* of exports killed while they held the lock */
         bool made = locked && st_make_dirs(device_dir, err) && st_folder_fresh(out->path, fresh, sizeof fresh, err);
-        ok = made && write_in(fresh, "kernels.cl", winner->code.opencl, err) &&
-             (!cuda || write_in(fresh, "kernels.cu", winner->code.cuda, err)) &&
+        ok = made && write_in(fresh, first->kernel_file, st_backend_kernels(first, &winner->code), err) &&
+             (backend == first ||
+              write_in(fresh, backend->kernel_file, st_backend_kernels(backend, &winner->code), err)) &&
              write_in(fresh, "host.c", winner->code.host, err) &&
              write_in(fresh, "program.strata", winner->program, err) &&
              write_in(fresh, "record.json", record.data ? record.data : "", err) &&

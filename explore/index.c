@@ -48,7 +48,7 @@ void st_device_slug(const char *name, char *out, size_t cap) {
 void st_device_key(const st_device_info *dev, char *out, size_t cap) {
     st_device_slug(dev->name, out, cap);
     size_t n = strlen(out);
-    if (dev->backend == ST_BACKEND_CUDA && n + 6 < cap) snprintf(out + n, cap - n, "-cuda");
+    if (n < cap) snprintf(out + n, cap - n, "%s", st_device_backend(dev)->folder_suffix);
 }
 
 /* One exported variant, as the index lists it. */

@@ -47,13 +47,15 @@ static bool read_exploration(const char *dir, st_exploration *e, st_err *err) {
     e->entry = st_json_get_string(j, "entry");
     e->space = st_json_get_string(j, "space");
     e->device = st_json_get_string(j, "device");
-    /* a CUDA exploration's device is named to st_cl_open as CUDA's, or its
-     * export would look for it among the OpenCL devices */
-    const char *backend = st_json_get_string(j, "backend");
-    if (e->device && backend && !strcmp(backend, "cuda")) {
-        char *spec = st_arena_zalloc(e->arena, strlen(e->device) + 6);
+    /* the device of an exploration on another backend than the default is
+     * named to st_cl_open as that backend's, or its export would look for it
+     * among the default backend's devices */
+    const st_backend *backend = st_backend_named(st_json_get_string(j, "backend"));
+    if (e->device && backend) {
+        size_t cap = strlen(backend->name) + 1 + strlen(e->device) + 1;
+        char *spec = st_arena_zalloc(e->arena, cap);
         if (!spec) return st_fail_internal(err, "out of memory");
-        e->device = strcat(strcpy(spec, "cuda:"), e->device);
+        e->device = st_backend_spec(backend, e->device, spec, cap);
     }
     if (!e->program_name || !e->entry || !e->space || !e->device || !inputs || inputs->kind != ST_JSON_ARRAY ||
         !st_json_get_number(j, "seed", NULL) || !st_json_get_number(j, "runs", NULL) ||

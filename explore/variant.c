@@ -80,6 +80,13 @@ static bool make_code(const bench *b, st_arena *a, variant *v, st_err *err) {
 static void reply_status(int fd, st_status status, const char *message);
 static void put_reply(int fd, st_buf *b);
 
+/* ", KEY: TEXT" into a reply; nothing without a text. */
+static void put_text(st_buf *b, const char *key, const char *text) {
+    if (!text) return;
+    st_json_put_key(b, ", ", key);
+    st_json_put_string(b, text);
+}
+
 /* The point made into code in a child (a plugin's rules run there, never
  * in the exploration's process), and what the parent needs of it back:
  * the status, and with code its sources and the program. An internal
@@ -100,13 +107,11 @@ static void make_code_child(void *data, int fd) {
     } else {
         st_buf b = {0};
         st_buf_puts(&b, "{\"status\": \"ok\", \"message\": \"\"");
-        const char *texts[][2] = {{"opencl", v.code.opencl}, {"cuda", v.code.cuda}, {"host", v.code.host},
-                                  {"program", v.program}};
-        for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
-            if (!texts[i][1]) continue;
-            st_json_put_key(&b, ", ", texts[i][0]);
-            st_json_put_string(&b, texts[i][1]);
-        }
+        size_t nbackends;
+        const st_backend *const *backends = st_backends(&nbackends);
+        for (size_t i = 0; i < nbackends; i++) put_text(&b, backends[i]->name, st_backend_kernels(backends[i], &v.code));
+        put_text(&b, "host", v.code.host);
+        put_text(&b, "program", v.program);
         st_buf_puts(&b, "}");
         put_reply(fd, &b);
     }
@@ -139,8 +144,10 @@ static bool code_from_child(const bench *b, st_arena *a, variant *v, st_err *err
     } else if (v->status != ST_STATUS_OK) {
         snprintf(v->message, sizeof v->message, "%s", said);
     } else {
-        v->code.opencl = st_json_get_string(j, "opencl");
-        v->code.cuda = st_json_get_string(j, "cuda");
+        size_t nbackends;
+        const st_backend *const *backends = st_backends(&nbackends);
+        for (size_t i = 0; i < nbackends; i++)
+            st_backend_set_kernels(backends[i], &v->code, st_json_get_string(j, backends[i]->name));
         v->code.host = st_json_get_string(j, "host");
         v->program = st_json_get_string(j, "program");
         if (!v->code.opencl || !v->code.host || !v->program) {
@@ -465,7 +472,7 @@ void describe_device(st_buf *b, const st_device_info *dev) {
     describe_field(b, "driver", dev->driver);
     describe_field(b, "platform", dev->platform);
     describe_field(b, "platform_version", dev->platform_version);
-    describe_field(b, "backend", dev->backend == ST_BACKEND_CUDA ? "cuda" : "opencl");
+    describe_field(b, "backend", st_device_backend(dev)->name);
 }
 
 void record_take_figures(st_record *to, st_record *from) {

@@ -25,7 +25,7 @@ typedef struct variant {
     st_status status;     /* ST_STATUS_OK until something says otherwise */
     char message[512];
     bool have_code;       /* the point made code: */
-    st_code code;         /* all of it when code_here, else its sources alone (opencl, cuda, host) */
+    st_code code;         /* all of it when code_here, else its sources alone (each backend's kernels, host) */
     const char *program;  /* the def rewritten and lowered, printed */
     char sha[65];         /* of code.opencl */
     bool code_here;       /* made in this process; else in a child (plugins loaded), and the check and time

@@ -8,8 +8,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static st_device_info device(const char *name, const char *vendor, const char *type, st_backend backend) {
-    st_device_info d = {.backend = backend, .type = type};
+static st_device_info device(const char *name, const char *vendor, const char *type, const char *backend) {
+    st_device_info d = {.backend = st_backend_named(backend), .type = type};
     snprintf(d.name, sizeof d.name, "%s", name);
     snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
     return d;
@@ -29,9 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char path[320];
     fuzz_scratch_write("index.json", data, size, path, sizeof path);
     const st_device_info devices[] = {
-        device("NVIDIA H200", "NVIDIA Corporation", "GPU", ST_BACKEND_OPENCL),
-        device("NVIDIA H200", "NVIDIA Corporation", "GPU", ST_BACKEND_CUDA),
-        device("pthread-cpu", "GenuineIntel", "CPU", ST_BACKEND_OPENCL),
+        device("NVIDIA H200", "NVIDIA Corporation", "GPU", "opencl"),
+        device("NVIDIA H200", "NVIDIA Corporation", "GPU", "cuda"),
+        device("pthread-cpu", "GenuineIntel", "CPU", "opencl"),
     };
     const char *programs[] = {"prefix_sum", "histogram_uniform_16", ""};
     for (size_t d = 0; d < sizeof devices / sizeof *devices; d++)

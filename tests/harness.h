@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -257,6 +258,41 @@ static inline char *slurp_file(st_arena *a, const char *path, size_t *len) {
     fclose(f);
     if (len) *len = (size_t)n;
     return s;
+}
+
+/* The first place a C file (.c, .h) of the project's folder `folder`
+ * names word, in any case, the files named in except (NULL-terminated)
+ * aside: "FOLDER/FILE:LINE: …" in a, or NULL; *files: how many it read. */
+static inline const char *source_mention(st_arena *a, const char *folder, const char *word, const char *const *except,
+                                         int *files) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/../%s", getenv("STRATA_TESTS"), folder);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot list %s", dir);
+    const char *found = NULL;
+    *files = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 3 || e->d_name[n - 2] != '.' || (e->d_name[n - 1] != 'c' && e->d_name[n - 1] != 'h')) continue;
+        bool skip = false;
+        for (const char *const *x = except; x && *x; x++) skip = skip || !strcmp(*x, e->d_name);
+        if (skip) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        const char *text = slurp_file(a, path, NULL);
+        (*files)++;
+        int line = 1;
+        for (const char *c = text; *c && !found; c++) {
+            if (*c == '\n') line++;
+            if (!strncasecmp(c, word, strlen(word))) {
+                char *at = st_arena_alloc(a, 4600);
+                snprintf(at, 4600, "%s/%s:%d: %.60s", folder, e->d_name, line, c);
+                found = at;
+            }
+        }
+    }
+    closedir(d);
+    return found;
 }
 
 static inline st_value npy_read_ok(st_arena *a, const char *path) {

@@ -1243,6 +1243,24 @@ START_TEST(glue_compiles_standalone) {
 }
 END_TEST
 
+/* A primitive that makes kernels of its own is named only by its own file,
+ * which holds its descriptor (cg_algorithm): the shared code reads the
+ * table, never a case of its own for one of them (docs/architecture.md). */
+START_TEST(only_its_own_file_names_a_kernel_making_primitive) {
+    st_arena *a = st_arena_new();
+    const struct {
+        const char *prim, *own;
+    } cases[] = {{"ST_PRIM_SCAN_LOOKBACK", "cg_lookback.c"}, {"ST_PRIM_SUBHISTOGRAMS", "cg_histogram.c"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int files;
+        const char *at = source_mention(a, "codegen", cases[i].prim, (const char *[]){cases[i].own, NULL}, &files);
+        ck_assert_msg(!at, "%s names %s, which only %s should", at, cases[i].prim, cases[i].own);
+        ck_assert_int_gt(files, 20);
+    }
+    st_arena_free(a);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 
 int main(void) {
@@ -1269,6 +1287,7 @@ int main(void) {
     tcase_add_test(seq, gpu_runs_agree_launched_as_on_a_gpu);
     tcase_add_test(seq, a_concats_empty_side_reads_nothing);
     tcase_add_test(seq, whole_blocks_test_only_the_last);
+    tcase_add_test(seq, only_its_own_file_names_a_kernel_making_primitive);
     suite_add_tcase(s, seq);
 
     TCase *comp = tcase_create("compose");

@@ -227,7 +227,7 @@ START_TEST(examples_through_the_backend_equal_the_interpreter) {
     st_err err = {0};
     st_cl *cl = st_cl_open("cuda", &err);
     ck_assert_msg(cl != NULL, "%s", err.message); /* main skipped this part without a GPU */
-    ck_assert_int_eq(st_cl_device(cl)->backend, ST_BACKEND_CUDA);
+    ck_assert_ptr_eq(st_cl_device(cl)->backend, st_backend_named("cuda"));
     static const struct {
         const char *program, *strategy, *sets;
     } runs[] = {
@@ -285,6 +285,22 @@ START_TEST(the_command_line_takes_the_backend) {
 }
 END_TEST
 
+/* A backend is codegen/'s (st_backend): what explore/ and cli/ need of one
+ * they ask its descriptor, so no C file there names the CUDA backend (in
+ * any case). The user's name for it comes from the descriptor. */
+START_TEST(nothing_above_codegen_names_the_cuda_backend) {
+    st_arena *a = st_arena_new();
+    const char *folders[] = {"explore", "cli"};
+    for (size_t f = 0; f < sizeof folders / sizeof *folders; f++) {
+        int files;
+        const char *at = source_mention(a, folders[f], "cuda", NULL, &files);
+        ck_assert_msg(!at, "%s names the CUDA backend", at);
+        ck_assert_int_gt(files, 5);
+    }
+    st_arena_free(a);
+}
+END_TEST
+
 /* Three meson tests of one executable, so that what cannot run here says
  * so (exit 77, "SKIP" in the log) rather than passing silently:
  *   cuda         the command line's backend option, with or without CUDA
@@ -306,6 +322,7 @@ static Suite *cuda_suite(const char *part) {
         tcase_add_test(t, examples_through_the_backend_equal_the_interpreter);
     } else {
         tcase_add_test(t, the_command_line_takes_the_backend);
+        tcase_add_test(t, nothing_above_codegen_names_the_cuda_backend);
     }
     suite_add_tcase(s, t);
     return s;

@@ -483,7 +483,7 @@ static const char *const math_programs[] = {
     "   bs |> map(b => b ** 3u8 + 0xffu8), ls |> map(l => l ** 7 - 3i64 ** 41),\n"
     "   xs |> map(x => abs(x) ** 0.5 + 2.0 ** x), xs |> map(x => isnan(x / 0.0 - x / 0.0) || isinf(x * 1e38) || x > 0.5))",
     /* a built-in function by its name */
-    "def main(xs: [N]f32, ys: [N]f64): ([N]f32, f64) = (xs |> map(cos), map2(atan2, ys, ys) |> map(floor) |> reduce(max, -f64.inf))",
+    "def main(xs: [N]f32, ys: [N]f64): ([N]f32, f64) = (xs |> map(cos), map2((y, z) => atan2(y, z * 0.5), ys, ys) |> map(floor) |> reduce(max, -f64.inf))",
 };
 enum { NMATH = sizeof math_programs / sizeof *math_programs };
 

@@ -657,11 +657,12 @@ START_TEST(a_plugin_built_out_of_tree_loads_and_works) {
     ck_assert_has(out, arena_text(c.c.a, "cflags: -I%s%s/include/strata", stage, prefix));
     ck_assert_has(out, arena_text(c.c.a, "outside-seq    [%s/outside.so]", src));
     ck_assert_has(out, "check: the results equal the interpreter's");
-    /* only what a plugin author gets was installed for it */
+    /* only what a plugin author gets was installed for it: the ABI's headers */
     struct stat st;
     ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/rewrite/plugin.h", stage, prefix), &st), 0);
-    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/rewrite/rewrite.h", stage, prefix), &st), 0);
-    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/ir/ir.h", stage, prefix), &st), 0);
+    ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/include/strata/ir/nodes.h", stage, prefix), &st), 0);
+    ck_assert_int_ne(stat(arena_text(c.c.a, "%s%s/include/strata/rewrite/rewrite.h", stage, prefix), &st), 0);
+    ck_assert_int_ne(stat(arena_text(c.c.a, "%s%s/include/strata/ir/ir.h", stage, prefix), &st), 0);
     ck_assert_int_eq(stat(arena_text(c.c.a, "%s%s/strata/plugins/kogge_stone.so", stage, lib), &st), 0);
     cli_teardown(&c);
 }
@@ -773,12 +774,96 @@ END_TEST
 
 /* A plugin that dies while it registers its rules ends strata with its
  * signal, as before, but not without a word: the line names the plugin. */
+/* The names of a set, sorted, one a line (for comparing sets). */
+typedef struct names {
+    const char *items[1024];
+    size_t n;
+} names;
+
+static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static void names_add(st_arena *a, names *s, const char *name, size_t len) {
+    ck_assert_msg(s->n < sizeof s->items / sizeof *s->items, "more than %zu names", sizeof s->items / sizeof *s->items);
+    char *copy = st_arena_alloc(a, len + 1);
+    memcpy(copy, name, len);
+    copy[len] = 0;
+    s->items[s->n++] = copy;
+}
+
+/* What one set has that the other has not, as "+name -name …" (empty: the same). */
+static const char *names_differ(st_arena *a, names *x, names *y) {
+    qsort(x->items, x->n, sizeof *x->items, by_name);
+    qsort(y->items, y->n, sizeof *y->items, by_name);
+    st_buf d = {0};
+    st_buf_puts(&d, "");
+    for (size_t i = 0, j = 0; i < x->n || j < y->n;) {
+        int c = i == x->n ? 1 : j == y->n ? -1 : strcmp(x->items[i], y->items[j]);
+        if (c < 0) st_buf_printf(&d, " +%s", x->items[i++]);
+        else if (c > 0) st_buf_printf(&d, " -%s", y->items[j++]);
+        else i++, j++;
+    }
+    const char *text = arena_text(a, "%s", d.data);
+    st_buf_free(&d);
+    return text;
+}
+
+/* The functions the plugin ABI declares: rewrite/plugin.h and what it
+ * includes of strata's (ir/nodes.h), as the compiler sees them (GCC's
+ * -aux-info lists each declaration with its file; the inline helpers are
+ * definitions, in the plugin itself, not the executable's). */
+static void abi_functions(st_arena *a, names *out) {
+    const char *root = arena_text(a, "%s/..", env_path("STRATA_TESTS"));
+    char dir[64];
+    scratch_make(dir, sizeof dir, "abi");
+    const char *src = arena_text(a, "%s/abi.c", dir), *aux = arena_text(a, "%s/abi.aux", dir);
+    FILE *f = fopen(src, "w");
+    ck_assert(f != NULL);
+    fputs("#include \"rewrite/plugin.h\"\n", f);
+    fclose(f);
+    int rc = system(arena_text(a, "'%s' -std=c17 -D_POSIX_C_SOURCE=200809L -I'%s' -fsyntax-only -aux-info '%s' '%s'",
+                               env_path("STRATA_CC"), root, aux, src));
+    ck_assert_msg(rc == 0, "%s -aux-info (GCC's) failed on rewrite/plugin.h", env_path("STRATA_CC"));
+    const char *prefix = arena_text(a, "/* %s/", root);
+    for (const char *line = slurp_file(a, aux, NULL); *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end) end = line + strlen(line);
+        const char *decl = strstr(line, "C */ extern ");
+        if (!strncmp(line, prefix, strlen(prefix)) && decl && decl < end) {
+            const char *paren = strstr(decl, " (");
+            ck_assert_msg(paren && paren < end, "no function in: %.*s", (int)(end - line), line);
+            const char *name = paren;
+            while (name > decl && (name[-1] == '_' || (name[-1] >= 'a' && name[-1] <= 'z') ||
+                                   (name[-1] >= 'A' && name[-1] <= 'Z') || (name[-1] >= '0' && name[-1] <= '9')))
+                name--;
+            names_add(a, out, name, (size_t)(paren - name));
+        }
+        line = *end ? end + 1 : end;
+    }
+    scratch_remove(dir);
+}
+
+/* The names cli/plugin-abi.map makes global. */
+static void map_names(st_arena *a, names *out) {
+    const char *map = slurp_file(a, arena_text(a, "%s/../cli/plugin-abi.map", env_path("STRATA_TESTS")), NULL);
+    const char *at = strstr(map, "global:"), *end = at ? strstr(at, "local:") : NULL;
+    ck_assert_msg(at && end, "cli/plugin-abi.map has no global: and local: lists");
+    for (at += strlen("global:"); at < end;) {
+        while (at < end && (*at == ' ' || *at == '\n')) at++;
+        const char *semi = strchr(at, ';');
+        if (at == end || !semi || semi > end) break;
+        names_add(a, out, at, (size_t)(semi - at));
+        at = semi + 1;
+    }
+}
+
 /* The names the strata executable defines for the plugins it loads
- * (.dynsym): the plugin ABI, st_*, and nothing of its own beside it (the
- * CLI's functions, codegen's, libtcc's), so a plugin's names cannot collide
- * with them. libc's stdio streams and environ are defined there by copy
- * relocations, and so are the sanitizers' flags under them (__asan_…):
- * libc's and the compiler's names, not strata's. */
+ * (.dynsym): exactly the functions of the plugin ABI (rewrite/plugin.h
+ * with ir/nodes.h), which cli/plugin-abi.map lists, and nothing beside
+ * them (the library's other functions, the CLI's, codegen's, libtcc's), so
+ * a plugin sees the ABI only and its names cannot collide with strata's.
+ * libc's stdio streams and environ are defined there by copy relocations,
+ * and so are the sanitizers' flags under them (__asan_…): libc's and the
+ * compiler's names, not strata's. */
 START_TEST(the_executable_exports_the_plugin_abi_only) {
     st_arena *a = st_arena_new();
     size_t len;
@@ -789,24 +874,30 @@ START_TEST(the_executable_exports_the_plugin_abi_only) {
     ck_assert(eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) <= len);
     const Elf64_Shdr *sh = (const Elf64_Shdr *)(elf + eh->e_shoff);
     static const char *const libc_copies[] = {"stdin", "stdout", "stderr", "environ"};
-    size_t exported = 0;
+    static names exported, declared, listed;
+    exported.n = declared.n = listed.n = 0;
     for (int i = 0; i < eh->e_shnum; i++) {
         if (sh[i].sh_type != SHT_DYNSYM) continue;
-        const char *names = elf + sh[sh[i].sh_link].sh_offset;
+        const char *strings = elf + sh[sh[i].sh_link].sh_offset;
         const Elf64_Sym *sym = (const Elf64_Sym *)(elf + sh[i].sh_offset);
         for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
             int bind = ELF64_ST_BIND(sym[k].st_info);
             if (sym[k].st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) || !sym[k].st_name) continue;
-            const char *name = names + sym[k].st_name;
+            const char *name = strings + sym[k].st_name;
             bool libc = !strncmp(name, "__", 2); /* the implementation's reserved names */
             for (size_t c = 0; c < sizeof libc_copies / sizeof *libc_copies; c++) libc |= !strcmp(name, libc_copies[c]);
-            ck_assert_msg(!strncmp(name, "st_", 3) || libc, "the executable exports `%s`, which is not the plugin ABI",
-                          name);
-            exported += !libc;
+            if (!libc) names_add(a, &exported, name, strlen(name));
         }
     }
-    /* and it does export the ABI: what the example plugin calls */
-    ck_assert_uint_gt(exported, 100);
+    abi_functions(a, &declared);
+    map_names(a, &listed);
+    /* (a header that lost its functions, or a reader that found none) */
+    ck_assert_uint_gt(declared.n, 100);
+    const char *d = names_differ(a, &listed, &declared);
+    ck_assert_msg(!*d, "cli/plugin-abi.map (+) and the functions rewrite/plugin.h and ir/nodes.h declare (-) "
+                       "differ:%s", d);
+    d = names_differ(a, &exported, &declared);
+    ck_assert_msg(!*d, "the executable exports (+) other names than the plugin ABI's functions (-):%s", d);
     st_arena_free(a);
 }
 END_TEST

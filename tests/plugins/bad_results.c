@@ -11,7 +11,7 @@
  *   K = 4  returns a scan of a variable that nothing binds
  *   K = 5  returns a node it copied by hand into the context's memory,
  *          equal to one of the context's but not made by its constructors
- *   K = 6  returns a node of a context of its own (made with st_ctx_new)
+ *   K = 6  returns a node of a context of its own (elsewhere.c)
  *   K = 7  dies of SIGSEGV
  *   K = 8  never returns
  *   K = 9  is not deterministic: right the first time, and another right
@@ -22,25 +22,12 @@
  * Each wants a plain scan (K = 6 returns one of [N]i32, whatever it was
  * given). test-bad-composite(K) is a composite of test-bad-result(K), which
  * it names by its struct, not by its registered copy. */
+#include "elsewhere.h"
 #include "rewrite/plugin.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* The context of K = 6, made on the first call and freed when the plugin
- * is unloaded (the only state here: the point of K = 6 is a node that
- * outlives the rewrite's context). */
-static st_ctx *elsewhere;
-
-__attribute__((destructor)) static void free_elsewhere(void) { st_ctx_free(elsewhere); }
-
-static const st_node *scan_of_another_context(st_err *why) {
-    static const char text[] = "def f(xs: [N]i32): [N]i32 = xs |> scan(+, 0)\n";
-    if (!elsewhere && !(elsewhere = st_ctx_new())) return st_reject(why, "%s", "out of memory"), NULL;
-    const st_program *p = st_parse_program(elsewhere, "elsewhere", text, strlen(text), why);
-    return p ? p->defs[0].body : NULL;
-}
 
 static const st_node *bad_result(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form s;
