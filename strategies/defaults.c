@@ -23,10 +23,9 @@
  * — so a filter is one pass, and so is a compaction through an exscan of
  * flags (its scatter's indices) — and maps into maps and reductions. An
  * exscan is a scan here (st_exscans_as_scans): every step takes it. */
-#define FUSION                                                                                               \
-    "try(each(any, try(fuse-map-map))) ; try(each(any, try(fuse-map-scan))) ; "                              \
-    "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter))) ; "                         \
-    "try(each(any, try(fuse-map-reduce))) ; "
+#define FUSION_RULES(X) X("fuse-map-map") X("fuse-map-scan") X("fuse-scan-map") X("fuse-scan-scatter") X("fuse-map-reduce")
+#define FUSION_STEP(rule) "try(each(any, try(" rule "))) ; "
+#define FUSION FUSION_RULES(FUSION_STEP)
 /* Filters and partitions as flags, a scan and a scatter before anything
  * else, so that the fusions below make each one look-back pass and a
  * reduction; a partition's parts rejoined by concat are its buffer. */
@@ -97,7 +96,22 @@
     HOIST FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
     HISTOGRAMS
 
-const char *st_fusion_strategy(void) { return FUSION; }
+/* The fusions of FUSION, built as nodes: lookback applies them to what
+ * filter-scatter and partition-scatter made. */
+const st_strategy *st_fusion_strategy(st_ctx *cx, const st_registry *reg, st_err *why) {
+#define FUSION_NAME(rule) rule,
+    static const char *const rules[] = {FUSION_RULES(FUSION_NAME)};
+#undef FUSION_NAME
+    const st_strategy *s = st_s_unary(cx, ST_S_ID, NULL);
+    for (size_t i = 0; s && i < sizeof rules / sizeof *rules; i++) {
+        const st_rule *r = st_registry_find(reg, rules[i]);
+        if (!r) return st_fail_internal(why, "the fusion rule %s is not registered", rules[i]), NULL;
+        s = st_s_seq(cx, s, st_s_try(cx, st_s_at(cx, ST_S_EACH, (st_pattern){.kind = ST_PAT_ANY},
+                                                 st_s_try(cx, st_s_rule(cx, r, NULL)))));
+    }
+    if (!s) st_fail_internal(why, "out of memory");
+    return s;
+}
 
 const char *st_default_strategy(const char *device_type) {
     if (device_type && !strcmp(device_type, "CPU"))

@@ -25,7 +25,6 @@
 #include "rewrite/plugin.h"
 #include "strategies.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
@@ -83,14 +82,23 @@ static const st_node *lookback_reduce(st_rw *rw, const st_node *e, const int64_t
     return ST_PRIM(b, ST_PRIM_SCAN_TOTAL, scan_lookback(b, &p, args));
 }
 
-/* The steps the composite below takes on a reduce and on a scan. They share
- * the composite's name and parameters, so a trace reads `lookback(…)` for
- * a step too; they are not registered (only the composite is). */
-#define LOOKBACK_STEP(what, fn) \
-    {.name = "lookback", .summary = what, .origin = "built-in", .nparams = 4, .params = LOOKBACK_PARAMS, .apply = fn}
-static const st_rule rule_lookback_reduce =
-    LOOKBACK_STEP("a reduce as the total of a single-pass look-back scan that stores nothing", lookback_reduce);
-static const st_rule rule_lookback_scan = LOOKBACK_STEP("the single-pass scan of one scan node", lookback_scan);
+/* The steps the composite below takes on a reduce and on a scan: not
+ * registered (only the composite is), named for what each takes so that a
+ * trace tells them from the composite. */
+#define LOOKBACK_STEP(name_, what, fn) \
+    {.name = name_, .summary = what, .origin = "built-in", .nparams = 4, .params = LOOKBACK_PARAMS, .apply = fn}
+static const st_rule rule_lookback_reduce = LOOKBACK_STEP(
+    "lookback-reduce", "a reduce as the total of a single-pass look-back scan that stores nothing", lookback_reduce);
+static const st_rule rule_lookback_scan =
+    LOOKBACK_STEP("lookback-scan", "the single-pass scan of one scan node", lookback_scan);
+
+static const st_rule rule_lookback;
+
+static const st_strategy *registered(st_rw *rw, const char *name, st_err *why) {
+    const st_rule *r = st_registry_find(st_rw_registry(rw), name);
+    if (!r) return st_fail_internal(why, "lookback: the rule %s is not registered", name), NULL;
+    return st_s_rule(st_rw_ctx(rw), r, NULL);
+}
 
 /* lookback as a strategy over the node it is given: a scan is the step
  * above; a filter or partition is its rule (filter-scatter,
@@ -101,14 +109,18 @@ static const st_strategy *lookback(st_rw *rw, const st_node *e, const int64_t *a
     st_ctx *cx = st_rw_ctx(rw);
     if (st_is_prim(e, ST_PRIM_REDUCE)) return st_s_rule(cx, &rule_lookback_reduce, args);
     if (!st_is_prim(e, ST_PRIM_FILTER) && !st_is_prim(e, ST_PRIM_PARTITION)) return st_s_rule(cx, &rule_lookback_scan, args);
-    char text[2048];
+    const st_strategy *scatter = registered(rw, st_is_prim(e, ST_PRIM_FILTER) ? "filter-scatter" : "partition-scatter", why);
+    const st_strategy *fusions = scatter ? st_fusion_strategy(cx, st_rw_registry(rw), why) : NULL;
+    const st_strategy *totals = fusions ? registered(rw, "reduce-as-scan-total", why) : NULL;
+    if (!totals) return NULL;
+    st_pattern top_scan = {.kind = ST_PAT_PRIM, .prim = ST_PRIM_SCAN, .top = true}, any = {.kind = ST_PAT_ANY};
     /* a filter's count is then its scan's total (a partition's is read
      * before its scatter, so it stays a reduction) */
-    snprintf(text, sizeof text, "%s ; %seach(top scan, lookback(M=%lld, WG=%lld, LW=%lld, LOAD=%s)) ; "
-             "try(each(any, try(reduce-as-scan-total)))",
-             st_is_prim(e, ST_PRIM_FILTER) ? "filter-scatter" : "partition-scatter", st_fusion_strategy(),
-             (long long)args[0], (long long)args[1], (long long)args[2], LOAD_NAMES[args[3] ? 1 : 0]);
-    return st_strategy_parse(cx, st_rw_registry(rw), "lookback", text, why);
+    const st_strategy *s = st_s_seq(
+        cx, st_s_seq(cx, st_s_seq(cx, scatter, fusions), st_s_at(cx, ST_S_EACH, top_scan, st_s_rule(cx, &rule_lookback, args))),
+        st_s_try(cx, st_s_at(cx, ST_S_EACH, any, st_s_try(cx, totals))));
+    if (!s) st_fail_internal(why, "out of memory");
+    return s;
 }
 
 static bool lookback_check(const int64_t *args, st_err *why) {

@@ -643,11 +643,11 @@ static const st_rule rule_pad_scan = {
     .apply = pad_scan,
 };
 
-/* a level of parallel-scan below the first, applied by parallel-scan alone;
- * named as the rule, so that a trace names what a user may write (the same
- * rule on the totals' scan, with the tree's depth worked out) */
+/* a level of parallel-scan below the first, applied by parallel-scan alone
+ * (not registered): a name of its own, so that a trace tells it from the
+ * rule a user wrote */
 static const st_rule rule_parallel_scan_level = {
-    .name = "parallel-scan",
+    .name = "parallel-scan-level",
     .summary = "one level of parallel-scan below the first",
     .conditions = "more block totals than fit one block",
     .origin = "built-in",

@@ -68,9 +68,10 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *   - every histogram in subhistograms, as the thesis' heuristic chooses.
  * Fine-tuning is `strata explore`'s. */
 const char *st_default_strategy(const char *device_type);
-/* The default strategy's fusions alone (each `try(each(any, try(…))) ; `,
- * ending in "; "): what lookback applies to a filter or partition after
- * rewriting it, so that its one scan takes the rest in. */
-const char *st_fusion_strategy(void);
+/* The default strategy's fusions alone (each try(each(any, try(…)))), as
+ * strategy nodes: what lookback applies to a filter or partition after
+ * rewriting it, so that its one scan takes the rest in. NULL with why: a
+ * fusion rule missing from reg, or out of memory. */
+const st_strategy *st_fusion_strategy(st_ctx *cx, const st_registry *reg, st_err *why);
 
 #endif
