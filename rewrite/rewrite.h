@@ -207,6 +207,11 @@ const st_def *st_rw_def(st_rw *rw);
 
 /* Apply s to e: the result, or NULL with why it did not apply. */
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+/* The nodes the traversals entered to reach the node being rewritten, from
+ * the root of the rewrite to its parent (*n of them; none at the root). */
+const st_node *const *st_rw_path(const st_rw *rw, size_t *n);
+/* Where the node being rewritten runs, read off its path by
+ * rewrite/placement.c, which knows how codegen places loops. */
 /* Is the node being rewritten inside a lambda (a map's function, an
  * operator), so that it runs once per element rather than once per program?
  * A rule whose result makes kernels of its own refuses there. */
