@@ -5,7 +5,10 @@
  * rule fired; everything else is shared (the IR is hash-consed). When a
  * traversal fails everywhere, the reason it gives is the most informative it
  * met: a rule whose shape fitted but whose condition failed says more than a
- * thousand nodes of the wrong shape. */
+ * thousand nodes of the wrong shape. The engine runs the strategy and
+ * nothing else (`-s id` is the identity): the normal forms the parallel
+ * rules take are rules of their own (strategies/normalise.c), and where a
+ * node runs is read off the path by rewrite/placement.c. */
 #include "registry.h"
 #include "result.h"
 
@@ -515,11 +518,6 @@ const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_
     rw->max_work = MAX_WORK + WORK_PER_NODE * tree_size(e, &memo, &ok);
     st_ptrmap_free(&memo);
     if (!ok) return st_fail_internal(why, "out of memory"), NULL;
-    /* seeds that are no neutral element come out of scans and reduces, and
-     * exscans become scans of their shifted inputs, before any rule looks:
-     * every rule then takes them as the scans they are (rewrite.h says why) */
-    if (!(e = st_seeds_as_neutral(rw->cx, e, why))) return NULL;
-    if (!(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;
     const st_node *r = run(rw, s, e, &reason);
     if (r && too_deep(r, &reason)) r = NULL;
     if (!r) *why = reason;

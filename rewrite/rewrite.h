@@ -272,8 +272,10 @@ const st_node *st_exclusive_at(st_ctx *cx, const st_node *xs, const st_node *i, 
  * rules, lookback, segmented-scan, the fusions — and to codegen, and none
  * has a case of its own for it. The look-back scan reads element i - 1 where
  * the inclusive one reads element i: the carry each element gets is its
- * exclusive prefix, computed once. st_rewrite does this before it runs a
- * strategy. def writes symbolic lengths (NULL: constant lengths only). */
+ * exclusive prefix, computed once. Element 0 of the shifted input is z, so
+ * z must be op's neutral element: a seed st_seeds_as_neutral would take out
+ * comes out first (st_seed_taken_out). The rule exscans-as-scans does this
+ * (strategies/normalise.c). def writes symbolic lengths (NULL: constant lengths only). */
 const st_node *st_exscans_as_scans(st_ctx *cx, const st_def *def, const st_node *e, st_err *err);
 /* e with every scan, exscan and reduce seeded by a value other than its
  * operator's neutral element (where strata knows it: + * & | ^ min max && ||
@@ -281,8 +283,18 @@ const st_node *st_exscans_as_scans(st_ctx *cx, const st_def *def, const st_node 
  * after (map(y => op(z, y), …), op(z, …), or in a post-function), and every
  * reduce_by_index's z made the neutral element (it reads none): the parallel
  * rules start every block from the seed (rewrite/seeds.c says more).
- * st_rewrite does this before it runs a strategy. */
+ * The rule seeds-as-neutral does this (strategies/normalise.c). */
 const st_node *st_seeds_as_neutral(st_ctx *cx, const st_node *e, st_err *err);
+/* Is n a scan, exscan, reduce or reduce_by_index[_2d] whose seed
+ * st_seeds_as_neutral would take out: its operator one whose neutral element
+ * strata knows, its seed not that element? A rule that starts blocks from
+ * the seed refuses such a node. */
+bool st_seed_not_neutral(const st_node *n);
+/* n alone (not what it holds) as st_seeds_as_neutral makes it: a
+ * reduce_by_index with the neutral element for z, a scan with the seed in
+ * its post-function, a reduce op(z, …) of one from the neutral element; n
+ * itself where its seed stays. */
+const st_node *st_seed_taken_out(st_ctx *cx, const st_node *n, st_err *err);
 /* def with every variable it binds renamed by its place in the program:
  * the first binder of a base name (`blk`, from `blk_3`) in program order
  * takes the base name, the next ones `blk_2`, `blk_3`, …; the def's

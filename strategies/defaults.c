@@ -22,7 +22,7 @@
  * scan's map into its post-function, a scatter into the scan of its indices
  * — so a filter is one pass, and so is a compaction through an exscan of
  * flags (its scatter's indices) — and maps into maps and reductions. An
- * exscan is a scan here (st_exscans_as_scans): every step takes it. */
+ * exscan is a scan here (exscans-as-scans, NORMAL_FORM): every step takes it. */
 #define FUSION_RULES(X) X("fuse-map-map") X("fuse-map-scan") X("fuse-scan-map") X("fuse-scan-scatter") X("fuse-map-reduce")
 #define FUSION_STEP(rule) "try(each(any, try(" rule "))) ; "
 #define FUSION FUSION_RULES(FUSION_STEP)
@@ -81,7 +81,11 @@
  * that one work-item would read the whole input alone. */
 #define ROW_REDUCES "try(each(top reduce, try(parallel-reduce(BS=4096)))) ; "
 
-/* First of all, what a function computes the same for every element (a
+/* First of all, the form every parallel rule takes: seeds its operator's
+ * neutral element, exscans scans (strategies/normalise.c). */
+#define NORMAL_FORM "seeds-as-neutral ; exscans-as-scans ; "
+
+/* Then what a function computes the same for every element (a
  * normalisation's total, a row's maximum) out of it, bound once before it:
  * read as written it runs once per element, quadratic, and inside a lambda
  * no parallel rule takes it (strategies/hoist.c). */
@@ -93,7 +97,7 @@
  * destination is no scan): a user's scatter's, and a filter's or a
  * partition's (scatterDistinct). */
 #define DEFAULT_FOR(scatter_lookback, lookback, reduces)                                                     \
-    HOIST FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
+    NORMAL_FORM HOIST FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
     HISTOGRAMS
 
 /* The fusions of FUSION, built as nodes: lookback applies them to what

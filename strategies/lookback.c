@@ -63,6 +63,7 @@ static const st_node *lookback_scan(st_rw *rw, const st_node *e, const int64_t *
     st_scan_form p;
     if (!st_scan_form_of(e, &p)) return st_no_match(why, "lookback rewrites a scan, a reduce, a filter or a partition");
     if (!takes(rw, &p, "scan", why)) return NULL;
+    if (st_seed_not_neutral(e)) return st_with_seed_out(rw, e, args, why, lookback_scan);
     st_build B = st_build_of(rw, why);
     return scan_lookback(&B, &p, args);
 }
@@ -78,19 +79,30 @@ static const st_node *lookback_reduce(st_rw *rw, const st_node *e, const int64_t
     st_scan_form p;
     if (!st_fold_form_of(e, &p)) return st_no_match(why, "lookback rewrites a reduce of a fold form");
     if (!takes(rw, &p, "reduce", why)) return NULL;
+    if (st_seed_not_neutral(e)) return st_with_seed_out(rw, e, args, why, lookback_reduce);
     st_build B = st_build_of(rw, why), *b = &B;
     return ST_PRIM(b, ST_PRIM_SCAN_TOTAL, scan_lookback(b, &p, args));
 }
 
-/* The steps the composite below takes on a reduce and on a scan: not
- * registered (only the composite is), named for what each takes so that a
- * trace tells them from the composite. */
-#define LOOKBACK_STEP(name_, what, fn) \
-    {.name = name_, .summary = what, .origin = "built-in", .nparams = 4, .params = LOOKBACK_PARAMS, .apply = fn}
+static bool lookback_check(const int64_t *args, st_err *why) {
+    if (args[2] > args[1])
+        return st_reject(why, "LW = %lld work-items cannot read predecessors in a group of WG = %lld",
+                       (long long)args[2], (long long)args[1]);
+    return true;
+}
+
+/* The steps the composite below takes on a reduce and on a scan, rules of
+ * their own (a trace names them, and a user may write them). */
+#define LOOKBACK_STEP(name_, what, when, fn)                                                                      \
+    {.name = name_, .summary = what, .conditions = when, .origin = "built-in", .nparams = 4,                     \
+     .params = LOOKBACK_PARAMS, .apply = fn, .check = lookback_check}
 static const st_rule rule_lookback_reduce = LOOKBACK_STEP(
-    "lookback-reduce", "a reduce as the total of a single-pass look-back scan that stores nothing", lookback_reduce);
-static const st_rule rule_lookback_scan =
-    LOOKBACK_STEP("lookback-scan", "the single-pass scan of one scan node", lookback_scan);
+    "lookback-reduce", "lookback on a reduce: the total of a single-pass look-back scan that stores nothing",
+    "a reduce at the top level of a def, of a fold form over scalars or tuples of scalars; LW <= WG", lookback_reduce);
+static const st_rule rule_lookback_scan = LOOKBACK_STEP(
+    "lookback-scan", "lookback on a scan: the single-pass scan of that scan node",
+    "a scan at the top level of a def (the body of a top-level loop over arrays counts), of any form, whose elements "
+    "and accumulator are scalars or tuples of scalars; LW <= WG", lookback_scan);
 
 static const st_rule rule_lookback;
 
@@ -123,13 +135,6 @@ static const st_strategy *lookback(st_rw *rw, const st_node *e, const int64_t *a
     return s;
 }
 
-static bool lookback_check(const int64_t *args, st_err *why) {
-    if (args[2] > args[1])
-        return st_reject(why, "LW = %lld work-items cannot read predecessors in a group of WG = %lld",
-                       (long long)args[2], (long long)args[1]);
-    return true;
-}
-
 static const st_rule rule_lookback = {
     .name = "lookback",
     .summary = "the single-pass scan with decoupled look-back: one kernel, each element read once and written once; "
@@ -140,8 +145,9 @@ static const st_rule rule_lookback = {
                   "the scan, whose kernel then stores no element); "
                   "a filter or a partition (made flags, a scan and a scatter by filter-scatter or partition-scatter, "
                   "fused as the default strategy does, the look-back then taking its one scan, and a filter's count its total), or a scan at the top level of a def (not inside a map; the body of a top-level loop over arrays "
-                  "counts), of any length and any form (an exscan too: the carry each element gets is its exclusive "
-                  "prefix, one pass), whose elements and accumulator are scalars or tuples of scalars; LW <= WG",
+                  "counts), of any length and any form (an exscan too, once exscans-as-scans made it a scan: the carry each "
+                  "element gets is its exclusive prefix, one pass), whose elements and accumulator are scalars or tuples of scalars (a seed other than the operator's neutral element is taken "
+                  "out first, as seeds-as-neutral does); LW <= WG",
     .origin = "built-in",
     .nparams = 4,
     .params = LOOKBACK_PARAMS,
@@ -149,4 +155,7 @@ static const st_rule rule_lookback = {
     .check = lookback_check,
 };
 
-bool st_register_lookback_rules(st_registry *r, st_err *err) { return st_registry_add(r, &rule_lookback, err); }
+bool st_register_lookback_rules(st_registry *r, st_err *err) {
+    return st_registry_add(r, &rule_lookback, err) && st_registry_add(r, &rule_lookback_scan, err) &&
+           st_registry_add(r, &rule_lookback_reduce, err);
+}

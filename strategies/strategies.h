@@ -15,6 +15,21 @@ bool st_register_histogram_rules(st_registry *r, st_err *err); /* strategies/his
 bool st_register_segmented_rules(st_registry *r, st_err *err); /* strategies/segmented.c */
 bool st_register_filter_rules(st_registry *r, st_err *err); /* strategies/filter.c */
 bool st_register_hoist_rules(st_registry *r, st_err *err); /* strategies/hoist.c */
+bool st_register_normalise_rules(st_registry *r, st_err *err); /* strategies/normalise.c */
+
+/* What rule fn makes of e, a scan or reduce each block of which it starts
+ * from the seed, with the seed taken out first where seeds-as-neutral would
+ * take it out (fn then takes the scan or reduce left, and the seed is
+ * applied to what it made): a rule that needs a neutral seed takes any. */
+const st_node *st_with_seed_out(st_rw *rw, const st_node *e, const int64_t *args, st_err *why, st_rule_apply fn);
+/* Whether rule may take e, a scan or reduce (what) it starts every block
+ * of from the seed: false, with why, when seeds-as-neutral would take the
+ * seed out (strategies/normalise.c). For the rules st_with_seed_out does
+ * not fit (their node holds the scan). */
+bool st_takes_seed(const char *rule, const char *what, const st_node *e, st_err *why);
+/* e as seeds-as-neutral, then exscans-as-scans, make it: what lower-opencl
+ * applies first (strategies/normalise.c). */
+const st_node *st_normal_form(st_rw *rw, const st_node *e, st_err *why);
 
 /* reduce_by_index_2d(dest, op, z, is, vs) or scatter_2d(dest, is, vs), dest
  * [n][m]t, as the 1-D form over join(dest) at r*m + c for each pair (r, c)
