@@ -336,7 +336,8 @@ static int64_t nest_levels(int64_t bs) {
     return levels;
 }
 
-static const st_rule rule_parallel_scan_level, rule_parallel_scan, rule_brent_kung;
+static const st_rule rule_parallel_scan_level, rule_parallel_scan;
+static bool parallel_place(st_rw *rw, st_err *why);
 
 /* A composite that starts blocks from the seed, on a scan whose seed
  * seeds-as-neutral would take out: that rule first (the scan stays a scan:
@@ -365,6 +366,8 @@ static const st_strategy *parallel_scan_level(st_rw *rw, const st_node *e, const
     st_scan_form p;
     int64_t len;
     if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why), NULL;
+    if (!parallel_place(rw, why)) return NULL;
+    if (st_seed_not_neutral(e)) return seed_out_first(rw, &rule_parallel_scan_level, args, why);
     if (st_size_is_const(p.xs->type->size, &len) && len <= args[0])
         return st_reject(why, "parallel-scan: %lld block totals fit one block; they stay sequential", (long long)len), NULL;
     return one_level(rw, &p, args[0], args[1], args[2]);
@@ -668,7 +671,8 @@ static const st_rule rule_parallel_scan_level = {
     .name = "parallel-scan-level",
     .summary = "one level of parallel-scan (BS, BF and the tree's depth TD) on the scan of a level's block totals: "
                "what parallel-scan applies below its first level",
-    .conditions = "a scan of more block totals than fit one block (not a constant length of at most BS)",
+    .conditions = "a scan of more block totals than fit one block (not a constant length of at most BS), placed as "
+                  "parallel-scan takes one; a seed taken out first, as for scan-then-propagate",
     .origin = "built-in",
     .nparams = 3,
     .params = {BS_PARAM, BF_PARAM, {.name = "TD", .doc = "the tree's depth in a block", .min = 0, .max = 62}},
