@@ -1,5 +1,5 @@
 /* ir/neutral.c — the neutral elements of the operators strata knows: where
- * seeds are taken out before any rule runs (rewrite/seeds.c), and where a
+ * seeds are taken out (rewrite/seeds.c, seeds-as-neutral), and where a
  * chunk is folded in lanes that each start from the neutral element
  * (strategies/scan.c, parallel-reduce). */
 #include "ir.h"

@@ -5,7 +5,10 @@
  * rule fired; everything else is shared (the IR is hash-consed). When a
  * traversal fails everywhere, the reason it gives is the most informative it
  * met: a rule whose shape fitted but whose condition failed says more than a
- * thousand nodes of the wrong shape. */
+ * thousand nodes of the wrong shape. The engine runs the strategy and
+ * nothing else (`-s id` is the identity): the normal forms the parallel
+ * rules take are rules of their own (strategies/normalise.c), and where a
+ * node runs is read off the path by rewrite/placement.c. */
 #include "registry.h"
 #include "result.h"
 
@@ -43,21 +46,11 @@ struct st_rw {
     fired *log; /* for the trace */
     size_t nlog, caplog;
     int depth;  /* of composites within composites */
-    int lambdas; /* lambdas between the root and the node a traversal is at */
-    /* A top-level loop over arrays runs its body (and condition) once per
-     * turn at the top of the def, between kernels (codegen/cg_host.c), so
-     * their lambdas do not count: a scan in them is a top-level scan. Any
-     * other loop's functions count, and are one work-item's sequential
-     * steps (seq_loops of them around the node). The nodes entered so far,
-     * and the loops among them: at which count, and whether top-level
-     * (deeper ones beyond the room count as plain lambdas: the safe way). */
-    int entered;
-    int nloops;
-    int seq_loops;
-    struct {
-        int at;
-        bool top;
-    } loops[32];
+    /* The nodes a traversal entered, from the root of the rewrite to the
+     * parent of the node it is at: what a rule reads where it runs from
+     * (rewrite/placement.c). */
+    const st_node **path;
+    size_t npath, cappath;
 };
 
 st_rw *st_rw_new(st_ctx *cx, const st_registry *reg) {
@@ -70,7 +63,7 @@ st_rw *st_rw_new(st_ctx *cx, const st_registry *reg) {
 }
 
 void st_rw_free(st_rw *rw) {
-    if (rw) free(rw->log);
+    if (rw) free(rw->log), free(rw->path);
     free(rw);
 }
 
@@ -82,43 +75,26 @@ void st_rw_set_trace(st_rw *rw, st_trace_fn fn, void *data) {
 st_ctx *st_rw_ctx(st_rw *rw) { return rw->cx; }
 const st_def *st_rw_def(st_rw *rw) { return rw->def; }
 const st_registry *st_rw_registry(st_rw *rw) { return rw->reg; }
-bool st_rw_under_lambda(const st_rw *rw) { return rw->lambdas > 0; }
-int st_rw_lambda_depth(const st_rw *rw) { return rw->lambdas; }
 
-/* Traversals keep count of the lambdas they are inside, so that a rule knows
- * whether the node it is given runs once per program or once per element. */
-static bool is_loop(const st_node *e) {
-    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE);
+const st_node *const *st_rw_path(const st_rw *rw, size_t *n) {
+    *n = rw->npath;
+    return rw->path;
 }
 
-/* The loop whose function e is, when e is a lambda entered straight from a
- * loop (nothing entered between): 1 a top-level loop over arrays, 2 any
- * other, 0 none. */
-static int loop_function(const st_rw *rw, const st_node *e) {
-    if (e->kind != ST_NODE_LAMBDA || rw->nloops == 0 || rw->loops[rw->nloops - 1].at != rw->entered) return 0;
-    return rw->loops[rw->nloops - 1].top ? 1 : 2;
-}
-
-static void enter(st_rw *rw, const st_node *e) {
-    int fn = loop_function(rw, e);
-    if (is_loop(e) && rw->nloops < 32) {
-        rw->loops[rw->nloops].at = rw->entered + 1;
-        rw->loops[rw->nloops++].top = rw->lambdas == 0 && st_is_array_loop(e);
+/* A traversal going into e's children: false when out of memory. */
+static bool enter(st_rw *rw, const st_node *e) {
+    if (rw->npath == rw->cappath) {
+        size_t cap = rw->cappath ? rw->cappath * 2 : 64;
+        const st_node **path = realloc(rw->path, cap * sizeof *path);
+        if (!path) return false;
+        rw->path = path;
+        rw->cappath = cap;
     }
-    rw->lambdas += e->kind == ST_NODE_LAMBDA && fn != 1;
-    rw->seq_loops += fn == 2;
-    rw->entered++;
+    rw->path[rw->npath++] = e;
+    return true;
 }
 
-static void leave(st_rw *rw, const st_node *e) {
-    rw->entered--;
-    if (is_loop(e) && rw->nloops > 0 && rw->loops[rw->nloops - 1].at == rw->entered + 1) rw->nloops--;
-    int fn = loop_function(rw, e);
-    rw->lambdas -= e->kind == ST_NODE_LAMBDA && fn != 1;
-    rw->seq_loops -= fn == 2;
-}
-
-bool st_rw_in_sequential_loop(const st_rw *rw) { return rw->seq_loops > 0; }
+static void leave(st_rw *rw) { rw->npath--; }
 
 static const st_node *run(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
 static const st_node *on_node(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
@@ -151,13 +127,11 @@ static void keep_reason(st_err *best, const st_err *now) {
 }
 
 static bool matches(const st_rw *rw, st_pattern p, const st_node *n) {
-    if (p.top && rw->lambdas > 0) return false;
-    switch (p.kind) {
-    case ST_PAT_PRIM: return n->kind == ST_NODE_PRIM && n->u.prim == p.prim;
-    case ST_PAT_LET: return n->kind == ST_NODE_LET;
-    case ST_PAT_LAMBDA: return n->kind == ST_NODE_LAMBDA;
-    default: return true;
-    }
+    bool kind = p.kind == ST_PAT_PRIM     ? n->kind == ST_NODE_PRIM && n->u.prim == p.prim
+                : p.kind == ST_PAT_LET    ? n->kind == ST_NODE_LET
+                : p.kind == ST_PAT_LAMBDA ? n->kind == ST_NODE_LAMBDA
+                                          : true;
+    return kind && !(p.top && st_rw_under_lambda(rw));
 }
 
 static void pattern_name(st_pattern p, char *buf, size_t cap) {
@@ -283,9 +257,9 @@ static const st_node *at_first(st_rw *rw, const st_strategy *s, const st_node *e
     }
     for (uint32_t i = 0; i < e->nkids; i++) {
         if (st_is_binder(e, i)) continue;
-        enter(rw, e);
+        if (!enter(rw, e)) return *found = true, st_fail_internal(why, "out of memory"), NULL;
         const st_node *k = at_first(rw, s, e->kids[i], found, why);
-        leave(rw, e);
+        leave(rw);
         if (*found) return k ? replace_kid(rw, e, i, k, why) : NULL;
     }
     return e;
@@ -295,10 +269,10 @@ static const st_node *at_first(st_rw *rw, const st_strategy *s, const st_node *e
  * never sees what it produced; *count says how many matched. */
 static const st_node *at_each(st_rw *rw, const st_strategy *s, const st_node *e, uint32_t *count, st_err *why) {
     const st_node *kids[ST_MAX_KIDS];
-    enter(rw, e);
+    if (!enter(rw, e)) return st_fail_internal(why, "out of memory"), NULL;
     for (uint32_t i = 0; i < e->nkids; i++)
-        if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : at_each(rw, s, e->kids[i], count, why))) return leave(rw, e), NULL;
-    leave(rw, e);
+        if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : at_each(rw, s, e->kids[i], count, why))) return leave(rw), NULL;
+    leave(rw);
     st_err inner = {0};
     const st_node *n = st_rebuild(rw->cx, e, kids, &inner);
     if (!n) return rebuilt_fails(e, &inner, why), NULL;
@@ -401,9 +375,9 @@ __attribute__((noinline)) static const st_node *one(st_rw *rw, const st_strategy
         if (st_is_binder(e, i)) continue;
         st_err inner;
         no_reason(&inner);
-        enter(rw, e);
+        if (!enter(rw, e)) return st_fail_internal(why, "out of memory"), NULL;
         const st_node *k = run(rw, s->a, e->kids[i], &inner);
-        leave(rw, e);
+        leave(rw);
         if (k) return replace_kid(rw, e, i, k, why);
         keep_reason(why, &inner);
         if (ends_rewrite(&inner)) return NULL;
@@ -490,10 +464,10 @@ __attribute__((noinline)) static const st_node *each(st_rw *rw, const st_strateg
 /* all(s): s on every child */
 __attribute__((noinline)) static const st_node *all(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     const st_node *kids[ST_MAX_KIDS];
-    enter(rw, e);
+    if (!enter(rw, e)) return st_fail_internal(why, "out of memory"), NULL;
     for (uint32_t i = 0; i < e->nkids; i++)
-        if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : run(rw, s->a, e->kids[i], why))) return leave(rw, e), NULL;
-    leave(rw, e);
+        if (!(kids[i] = st_is_binder(e, i) ? e->kids[i] : run(rw, s->a, e->kids[i], why))) return leave(rw), NULL;
+    leave(rw);
     st_err inner = {0};
     const st_node *r = st_rebuild(rw->cx, e, kids, &inner);
     if (!r) rebuilt_fails(e, &inner, why);
@@ -537,18 +511,13 @@ static uint64_t tree_size(const st_node *e, st_ptrmap *memo, bool *ok) {
 
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why) {
     st_err reason = {0};
-    rw->steps = rw->work = rw->lambdas = rw->entered = rw->nloops = rw->seq_loops = 0; /* each rewrite has its own budget */
+    rw->steps = rw->work = rw->npath = 0; /* each rewrite has its own budget */
     rw->nlog = 0;
     st_ptrmap memo = {0};
     bool ok = true;
     rw->max_work = MAX_WORK + WORK_PER_NODE * tree_size(e, &memo, &ok);
     st_ptrmap_free(&memo);
     if (!ok) return st_fail_internal(why, "out of memory"), NULL;
-    /* seeds that are no neutral element come out of scans and reduces, and
-     * exscans become scans of their shifted inputs, before any rule looks:
-     * every rule then takes them as the scans they are (rewrite.h says why) */
-    if (!(e = st_seeds_as_neutral(rw->cx, e, why))) return NULL;
-    if (!(e = st_exscans_as_scans(rw->cx, rw->def, e, why))) return NULL;
     const st_node *r = run(rw, s, e, &reason);
     if (r && too_deep(r, &reason)) r = NULL;
     if (!r) *why = reason;
@@ -567,8 +536,6 @@ const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_
  * shifted input must stay read where the scan reads it)? */
 static bool hides(const st_node *e, uint32_t i) {
     const st_node *k = e->kids[i];
-    /* scanTotal's scan is the node's own, not an input (and only a scan stands there) */
-    if (e->u.prim == ST_PRIM_SCAN_TOTAL) return false;
     return st_prim_arg_role(e->u.prim, (int)i, e->nkids) != ST_ARG_FUN && k->kind != ST_NODE_VAR &&
            k->kind != ST_NODE_LIT && !st_is_view(k, true);
 }
@@ -601,6 +568,14 @@ __attribute__((noinline)) static const st_node *on_node(st_rw *rw, const st_stra
         const char *name = st_fresh_name(rw->cx, "input");
         if (!name || !(vars[i] = st_let_var(rw->cx, name, kids[i])))
             return st_fail_internal(why, "out of memory"), NULL;
+        /* a kid that only a node of its own shape may stand in for is the
+         * node's own part, not an input (scanTotal takes only a scan) */
+        st_err shape = {0};
+        if (!st_replace_kid(rw->cx, e, i, vars[i], &shape)) {
+            if (shape.kind == ST_ERR_INTERNAL) return *why = shape, NULL;
+            vars[i] = NULL;
+            continue;
+        }
         kids[i] = vars[i];
         any = true;
     }

@@ -59,6 +59,10 @@ void st_rw_set_trace(st_rw *rw, st_trace_fn fn, void *data);
 
 /* Apply s to e: the result, or NULL with why it did not apply. */
 const st_node *st_rewrite(st_rw *rw, const st_strategy *s, const st_node *e, st_err *why);
+/* The nodes the traversals entered to reach the node being rewritten, from
+ * the root of the rewrite to its parent (*n of them; none at the root):
+ * what rewrite/placement.c reads where a node runs (st_rw_under_lambda …). */
+const st_node *const *st_rw_path(const st_rw *rw, size_t *n);
 /* Apply s to the body of def: a new def (same parameters, facts and result
  * type), or NULL with the reason. */
 const st_def *st_rewrite_def(st_rw *rw, const st_strategy *s, const st_def *def, st_err *why);
@@ -80,8 +84,10 @@ const st_program *st_program_replace(st_ctx *cx, const st_program *p, const st_d
  * rules, lookback, segmented-scan, the fusions — and to codegen, and none
  * has a case of its own for it. The look-back scan reads element i - 1 where
  * the inclusive one reads element i: the carry each element gets is its
- * exclusive prefix, computed once. st_rewrite does this before it runs a
- * strategy. def writes symbolic lengths (NULL: constant lengths only). */
+ * exclusive prefix, computed once. Element 0 of the shifted input is z, so
+ * z must be op's neutral element: a seed st_seeds_as_neutral would take out
+ * comes out first (st_seed_taken_out). The rule exscans-as-scans does this
+ * (strategies/normalise.c). def writes symbolic lengths (NULL: constant lengths only). */
 const st_node *st_exscans_as_scans(st_ctx *cx, const st_def *def, const st_node *e, st_err *err);
 /* e with every scan, exscan and reduce seeded by a value other than its
  * operator's neutral element (where strata knows it: + * & | ^ min max && ||
@@ -89,8 +95,18 @@ const st_node *st_exscans_as_scans(st_ctx *cx, const st_def *def, const st_node 
  * after (map(y => op(z, y), …), op(z, …), or in a post-function), and every
  * reduce_by_index's z made the neutral element (it reads none): the parallel
  * rules start every block from the seed (rewrite/seeds.c says more).
- * st_rewrite does this before it runs a strategy. */
+ * The rule seeds-as-neutral does this (strategies/normalise.c). */
 const st_node *st_seeds_as_neutral(st_ctx *cx, const st_node *e, st_err *err);
+/* Is n a scan, exscan, reduce or reduce_by_index[_2d] whose seed
+ * st_seeds_as_neutral would take out: its operator one whose neutral element
+ * strata knows, its seed not that element? A rule that starts blocks from
+ * the seed refuses such a node. */
+bool st_seed_not_neutral(const st_node *n);
+/* n alone (not what it holds) as st_seeds_as_neutral makes it: a
+ * reduce_by_index with the neutral element for z, a scan with the seed in
+ * its post-function, a reduce op(z, …) of one from the neutral element; n
+ * itself where its seed stays. */
+const st_node *st_seed_taken_out(st_ctx *cx, const st_node *n, st_err *err);
 /* def with every variable it binds renamed by its place in the program:
  * the first binder of a base name (`blk`, from `blk_3`) in program order
  * takes the base name, the next ones `blk_2`, `blk_3`, …; the def's

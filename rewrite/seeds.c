@@ -25,7 +25,10 @@
  * starts from the destination's value), so its z is replaced. A z that is
  * neither a literal nor a variable is let-bound first, computed once. With
  * any other operator (a lambda of tuples, say) z stays the program's
- * promise, as in Futhark. st_rewrite does this before any rule looks. */
+ * promise, as in Futhark. The rule seeds-as-neutral does this
+ * (strategies/normalise.c), first in the default strategies and in
+ * lower-opencl; the rules that start blocks from z refuse a seed it would
+ * take out (st_seed_not_neutral). */
 #include "rewrite.h"
 
 #include <stdio.h>
@@ -44,6 +47,24 @@ static bool must_take_out(const st_node *n, uint32_t opi, uint32_t zi, st_binop 
     if (!z->type || z->type->kind != ST_TYPE_SCALAR || !st_fn_binop(n->kids[opi], b)) return false;
     st_scalar_kind k = z->type->scalar;
     return st_binop_neutral(*b, k, e) && !st_is_scalar_literal(z, k, *e);
+}
+
+/* Where n's operator and seed are: false for a node that has no seed. */
+static bool seed_of(const st_node *n, uint32_t *opi, uint32_t *zi) {
+    if (n->kind != ST_NODE_PRIM) return false;
+    st_prim p = n->u.prim;
+    bool hist = p == ST_PRIM_REDUCE_BY_INDEX || p == ST_PRIM_REDUCE_BY_INDEX_2D;
+    if (p == ST_PRIM_SCAN || p == ST_PRIM_EXSCAN || p == ST_PRIM_REDUCE) *opi = 0, *zi = n->nkids - 2;
+    else if (hist) *opi = 1, *zi = 2;
+    else return false;
+    return true;
+}
+
+bool st_seed_not_neutral(const st_node *n) {
+    uint32_t opi, zi;
+    st_binop b;
+    st_scalar e;
+    return seed_of(n, &opi, &zi) && must_take_out(n, opi, zi, &b, &e);
 }
 
 /* n with kid i replaced. */
@@ -79,14 +100,11 @@ static const st_node *seeded_post(seeds *s, st_binop b, const st_node *z, const 
 /* n, a scan, exscan or reduce whose seed (kid zi) comes out, or n. */
 static const st_node *take_out(seeds *s, const st_node *n) {
     st_prim p = n->u.prim;
-    uint32_t zi;
+    uint32_t opi, zi;
     bool hist = p == ST_PRIM_REDUCE_BY_INDEX || p == ST_PRIM_REDUCE_BY_INDEX_2D;
-    if (p == ST_PRIM_SCAN || p == ST_PRIM_EXSCAN || p == ST_PRIM_REDUCE) zi = n->nkids - 2;
-    else if (hist) zi = 2;
-    else return n;
     st_binop b;
     st_scalar e;
-    if (!must_take_out(n, hist ? 1 : 0, zi, &b, &e)) return n;
+    if (!seed_of(n, &opi, &zi) || !must_take_out(n, opi, zi, &b, &e)) return n;
     const st_node *z = n->kids[zi];
     const st_node *plain = with_kid(s, n, zi, st_lit(s->cx, z->type->scalar, e));
     if (!plain || hist) return plain;
@@ -110,6 +128,11 @@ static const st_node *take_out(seeds *s, const st_node *n) {
         r = seeded_map(s, b, seed, plain);
     }
     return r && bound ? st_let(s->cx, 1, &bound, z, r, s->err) : r;
+}
+
+const st_node *st_seed_taken_out(st_ctx *cx, const st_node *n, st_err *err) {
+    seeds s = {.cx = cx, .err = err};
+    return take_out(&s, n);
 }
 
 static const st_node *walk(seeds *s, const st_node *e);

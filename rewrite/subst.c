@@ -389,7 +389,14 @@ static const st_node *desugar(exscans *x, const st_node *e) {
     for (uint32_t i = 0; i < e->nkids; i++)
         if (!(kids[i] = desugar(x, e->kids[i]))) return NULL;
     const st_node *r = st_rebuild(x->cx, e, kids, x->err);
-    if (r && r->kind == ST_NODE_PRIM && r->u.prim == ST_PRIM_EXSCAN) r = st_node_placed_like(x->cx, shifted_scan(x, r), e);
+    if (r && r->kind == ST_NODE_PRIM && r->u.prim == ST_PRIM_EXSCAN) {
+        /* element 0 of the shifted input is z, so z op z must be z: a seed
+         * strata knows is not op's neutral element comes out first, and
+         * the exscan of the neutral element it leaves is shifted */
+        const st_node *out = st_seed_taken_out(x->cx, r, x->err);
+        r = out && out != r ? desugar(x, out) : out ? shifted_scan(x, r) : NULL;
+        r = st_node_placed_like(x->cx, r, e);
+    }
     if (r && !st_ptrmap_put(&x->done, e, (uintptr_t)r)) return st_fail_internal(x->err, "out of memory"), NULL;
     return r;
 }

@@ -21,11 +21,10 @@
  * scan's map into its post-function, a scatter into the scan of its indices
  * — so a filter is one pass, and so is a compaction through an exscan of
  * flags (its scatter's indices) — and maps into maps and reductions. An
- * exscan is a scan here (st_exscans_as_scans): every step takes it. */
-#define FUSION                                                                                               \
-    "try(each(any, try(fuse-map-map))) ; try(each(any, try(fuse-map-scan))) ; "                              \
-    "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter))) ; "                         \
-    "try(each(any, try(fuse-map-reduce))) ; "
+ * exscan is a scan here (exscans-as-scans, NORMAL_FORM): every step takes it. */
+#define FUSION_RULES(X) X("fuse-map-map") X("fuse-map-scan") X("fuse-scan-map") X("fuse-scan-scatter") X("fuse-map-reduce")
+#define FUSION_STEP(rule) "try(each(any, try(" rule "))) ; "
+#define FUSION FUSION_RULES(FUSION_STEP)
 /* Filters and partitions as flags, a scan and a scatter before anything
  * else, so that the fusions below make each one look-back pass and a
  * reduction; a partition's parts rejoined by concat are its buffer. */
@@ -78,7 +77,11 @@
  * that one work-item would read the whole input alone. */
 #define ROW_REDUCES "try(each(top reduce, try(parallel-reduce(BS=4096)))) ; "
 
-/* First of all, what a function computes the same for every element (a
+/* First of all, the form every parallel rule takes: seeds its operator's
+ * neutral element, exscans scans (strategies/normalise.c). */
+#define NORMAL_FORM "seeds-as-neutral ; exscans-as-scans ; "
+
+/* Then what a function computes the same for every element (a
  * normalisation's total, a row's maximum) out of it, bound once before it:
  * read as written it runs once per element, quadratic, and inside a lambda
  * no parallel rule takes it (strategies/hoist.c). */
@@ -90,10 +93,25 @@
  * destination is no scan): a user's scatter's, and a filter's or a
  * partition's (scatterDistinct). */
 #define DEFAULT_FOR(scatter_lookback, lookback, reduces)                                                     \
-    HOIST FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
+    NORMAL_FORM HOIST FILTERS EXSCANS ROWS FUSION scatter_lookback "try(each(top scan, try(" lookback "))) ; " TOTALS reduces PAPER_SCAN  \
     HISTOGRAMS
 
-const char *st_fusion_strategy(void) { return FUSION; }
+/* The fusions of FUSION, built as nodes: lookback applies them to what
+ * filter-scatter and partition-scatter made. */
+const st_strategy *st_fusion_strategy(st_ctx *cx, const st_registry *reg, st_err *why) {
+#define FUSION_NAME(rule) rule,
+    static const char *const rules[] = {FUSION_RULES(FUSION_NAME)};
+#undef FUSION_NAME
+    const st_strategy *s = st_s_unary(cx, ST_S_ID, NULL);
+    for (size_t i = 0; s && i < sizeof rules / sizeof *rules; i++) {
+        const st_rule *r = st_registry_find(reg, rules[i]);
+        if (!r) return st_fail_internal(why, "the fusion rule %s is not registered", rules[i]), NULL;
+        s = st_s_seq(cx, s, st_s_try(cx, st_s_at(cx, ST_S_EACH, (st_pattern){.kind = ST_PAT_ANY},
+                                                 st_s_try(cx, st_s_rule(cx, r, NULL)))));
+    }
+    if (!s) st_fail_internal(why, "out of memory");
+    return s;
+}
 
 const char *st_default_strategy(const char *device_type) {
     if (device_type && !strcmp(device_type, "CPU"))

@@ -404,7 +404,7 @@ static const st_node *first_node(const st_node *e, bool (*is)(const st_node *, c
     return NULL;
 }
 
-/* What an exscan became at the start of the rewrite (st_exscans_as_scans)
+/* What an exscan became by exscans-as-scans (st_exscans_as_scans)
  * reads: shifted is map(i => let before = R(max(i - 1, 0)) in if i == 0
  * then z else before, iota(n)), and the unshifted input is R(i) for each i:
  * xs itself where R reads xs's element, else that map. NULL when shifted is

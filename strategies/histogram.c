@@ -123,6 +123,9 @@ static const st_node *subhistogram(st_rw *rw, const st_node *e, const int64_t *a
         return st_no_match(why, "subhistogram rewrites a reduce_by_index or reduce_by_index_2d");
     const char *name = two ? "reduce_by_index_2d" : "reduce_by_index";
     if (!st_at_top_level(rw, "subhistogram", name, why)) return NULL;
+    /* every subhistogram starts from z, where the meaning reads none: the
+     * neutral element where strata knows it */
+    if (!(e = st_seed_taken_out(st_rw_ctx(rw), e, why))) return NULL;
     if (!two) return subhistograms(rw, e, args, why);
     st_build B = st_build_of(rw, why);
     const st_node *flat = st_flatten_2d(&B, e);

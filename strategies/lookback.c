@@ -25,7 +25,6 @@
 #include "rewrite/plugin.h"
 #include "strategies.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static const char *const LOAD_NAMES[] = {"local", "direct", NULL};
@@ -64,6 +63,7 @@ static const st_node *lookback_scan(st_rw *rw, const st_node *e, const int64_t *
     st_scan_form p;
     if (!st_scan_form_of(e, &p)) return st_no_match(why, "lookback rewrites a scan, a reduce, a filter or a partition");
     if (!takes(rw, &p, "scan", why)) return NULL;
+    if (st_seed_not_neutral(e)) return st_with_seed_out(rw, e, args, why, lookback_scan);
     st_build B = st_build_of(rw, why);
     return scan_lookback(&B, &p, args);
 }
@@ -79,18 +79,38 @@ static const st_node *lookback_reduce(st_rw *rw, const st_node *e, const int64_t
     st_scan_form p;
     if (!st_fold_form_of(e, &p)) return st_no_match(why, "lookback rewrites a reduce of a fold form");
     if (!takes(rw, &p, "reduce", why)) return NULL;
+    if (st_seed_not_neutral(e)) return st_with_seed_out(rw, e, args, why, lookback_reduce);
     st_build B = st_build_of(rw, why), *b = &B;
     return ST_PRIM(b, ST_PRIM_SCAN_TOTAL, scan_lookback(b, &p, args));
 }
 
-/* The steps the composite below takes on a reduce and on a scan. They share
- * the composite's name and parameters, so a trace reads `lookback(…)` for
- * a step too; they are not registered (only the composite is). */
-#define LOOKBACK_STEP(what, fn) \
-    {.name = "lookback", .summary = what, .origin = "built-in", .nparams = 4, .params = LOOKBACK_PARAMS, .apply = fn}
-static const st_rule rule_lookback_reduce =
-    LOOKBACK_STEP("a reduce as the total of a single-pass look-back scan that stores nothing", lookback_reduce);
-static const st_rule rule_lookback_scan = LOOKBACK_STEP("the single-pass scan of one scan node", lookback_scan);
+static bool lookback_check(const int64_t *args, st_err *why) {
+    if (args[2] > args[1])
+        return st_reject(why, "LW = %lld work-items cannot read predecessors in a group of WG = %lld",
+                       (long long)args[2], (long long)args[1]);
+    return true;
+}
+
+/* The steps the composite below takes on a reduce and on a scan, rules of
+ * their own (a trace names them, and a user may write them). */
+#define LOOKBACK_STEP(name_, what, when, fn)                                                                      \
+    {.name = name_, .summary = what, .conditions = when, .origin = "built-in", .nparams = 4,                     \
+     .params = LOOKBACK_PARAMS, .apply = fn, .check = lookback_check}
+static const st_rule rule_lookback_reduce = LOOKBACK_STEP(
+    "lookback-reduce", "lookback on a reduce: the total of a single-pass look-back scan that stores nothing",
+    "a reduce at the top level of a def, of a fold form over scalars or tuples of scalars; LW <= WG", lookback_reduce);
+static const st_rule rule_lookback_scan = LOOKBACK_STEP(
+    "lookback-scan", "lookback on a scan: the single-pass scan of that scan node",
+    "a scan at the top level of a def (the body of a top-level loop over arrays counts), of any form, whose elements "
+    "and accumulator are scalars or tuples of scalars; LW <= WG", lookback_scan);
+
+static const st_rule rule_lookback;
+
+static const st_strategy *registered(st_rw *rw, const char *name, st_err *why) {
+    const st_rule *r = st_registry_find(st_rw_registry(rw), name);
+    if (!r) return st_fail_internal(why, "lookback: the rule %s is not registered", name), NULL;
+    return st_s_rule(st_rw_ctx(rw), r, NULL);
+}
 
 /* lookback as a strategy over the node it is given: a scan is the step
  * above; a filter or partition is its rule (filter-scatter,
@@ -101,21 +121,18 @@ static const st_strategy *lookback(st_rw *rw, const st_node *e, const int64_t *a
     st_ctx *cx = st_rw_ctx(rw);
     if (st_is_prim(e, ST_PRIM_REDUCE)) return st_s_rule(cx, &rule_lookback_reduce, args);
     if (!st_is_prim(e, ST_PRIM_FILTER) && !st_is_prim(e, ST_PRIM_PARTITION)) return st_s_rule(cx, &rule_lookback_scan, args);
-    char text[2048];
+    const st_strategy *scatter = registered(rw, st_is_prim(e, ST_PRIM_FILTER) ? "filter-scatter" : "partition-scatter", why);
+    const st_strategy *fusions = scatter ? st_fusion_strategy(cx, st_rw_registry(rw), why) : NULL;
+    const st_strategy *totals = fusions ? registered(rw, "reduce-as-scan-total", why) : NULL;
+    if (!totals) return NULL;
+    st_pattern top_scan = {.kind = ST_PAT_PRIM, .prim = ST_PRIM_SCAN, .top = true}, any = {.kind = ST_PAT_ANY};
     /* a filter's count is then its scan's total (a partition's is read
      * before its scatter, so it stays a reduction) */
-    snprintf(text, sizeof text, "%s ; %seach(top scan, lookback(M=%lld, WG=%lld, LW=%lld, LOAD=%s)) ; "
-             "try(each(any, try(reduce-as-scan-total)))",
-             st_is_prim(e, ST_PRIM_FILTER) ? "filter-scatter" : "partition-scatter", st_fusion_strategy(),
-             (long long)args[0], (long long)args[1], (long long)args[2], LOAD_NAMES[args[3] ? 1 : 0]);
-    return st_strategy_parse(cx, st_rw_registry(rw), "lookback", text, why);
-}
-
-static bool lookback_check(const int64_t *args, st_err *why) {
-    if (args[2] > args[1])
-        return st_reject(why, "LW = %lld work-items cannot read predecessors in a group of WG = %lld",
-                       (long long)args[2], (long long)args[1]);
-    return true;
+    const st_strategy *s = st_s_seq(
+        cx, st_s_seq(cx, st_s_seq(cx, scatter, fusions), st_s_at(cx, ST_S_EACH, top_scan, st_s_rule(cx, &rule_lookback, args))),
+        st_s_try(cx, st_s_at(cx, ST_S_EACH, any, st_s_try(cx, totals))));
+    if (!s) st_fail_internal(why, "out of memory");
+    return s;
 }
 
 static const st_rule rule_lookback = {
@@ -128,8 +145,9 @@ static const st_rule rule_lookback = {
                   "the scan, whose kernel then stores no element); "
                   "a filter or a partition (made flags, a scan and a scatter by filter-scatter or partition-scatter, "
                   "fused as the default strategy does, the look-back then taking its one scan, and a filter's count its total), or a scan at the top level of a def (not inside a map; the body of a top-level loop over arrays "
-                  "counts), of any length and any form (an exscan too: the carry each element gets is its exclusive "
-                  "prefix, one pass), whose elements and accumulator are scalars or tuples of scalars; LW <= WG",
+                  "counts), of any length and any form (an exscan too, once exscans-as-scans made it a scan: the carry each "
+                  "element gets is its exclusive prefix, one pass), whose elements and accumulator are scalars or tuples of scalars (a seed other than the operator's neutral element is taken "
+                  "out first, as seeds-as-neutral does); LW <= WG",
     .origin = "built-in",
     .nparams = 4,
     .params = LOOKBACK_PARAMS,
@@ -137,4 +155,7 @@ static const st_rule rule_lookback = {
     .check = lookback_check,
 };
 
-bool st_register_lookback_rules(st_registry *r, st_err *err) { return st_registry_add(r, &rule_lookback, err); }
+bool st_register_lookback_rules(st_registry *r, st_err *err) {
+    return st_registry_add(r, &rule_lookback, err) && st_registry_add(r, &rule_lookback_scan, err) &&
+           st_registry_add(r, &rule_lookback_reduce, err);
+}

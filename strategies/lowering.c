@@ -302,10 +302,12 @@ static const st_node *lower_opencl(st_rw *rw, const st_node *e, const int64_t *a
     if (e->depth > ST_MAX_DEPTH)
         return st_reject(why, "lower-opencl: the program is nested %u levels deep, more than the %d that strata reads back",
                        e->depth, ST_MAX_DEPTH), NULL;
-    /* filters and partitions as scans and scatters first (codegen knows
-     * those), then index fusion, so that no kernel computes a whole
+    /* seeds taken out and exscans as scans (codegen takes the inclusive
+     * scan only), filters and partitions as scans and scatters (codegen
+     * knows those), then index fusion, so that no kernel computes a whole
      * producer to read one element of it, and maps of the index alone
      * become views */
+    if (!(e = st_normal_form(rw, e, why))) return NULL;
     st_build B = st_build_of(rw, why);
     if (!(e = st_filters_as_scatters(&B, e))) return NULL;
     st_err ferr = {0};
@@ -341,7 +343,8 @@ static const st_rule lowering_rules[] = {
     LOWERING("to-private", "place a value in a work-item's private memory: toPrivate",
              "an array or a tuple of arrays, not placed already", to_private),
     LOWERING("lower-opencl",
-             "map the whole program onto OpenCL: filters and partitions as scans and scatters (filter-scatter, "
+             "map the whole program onto OpenCL: seeds taken out and exscans made scans (seeds-as-neutral, "
+             "exscans-as-scans), filters and partitions as scans and scatters (filter-scatter, "
              "partition-scatter, concat-split) where they apply; kernels of mapWrg (a function with inner maps) or mapGlb, mapLcl "
              "within a group, mapSeq, scanSeq and reduceSeq within a work-item; let-bound intermediates into "
              "global, local or private memory by where they are made; what a scanLookback or subhistograms reads is "

@@ -1,15 +1,15 @@
 /* strategies/scan.c — the scan rules of [Pizzuti et al. 2022] (listings 4–8).
  *
  * strata's scan is inclusive and seeded: scan(op, z, xs)[i] is z ⊕ x0 ⊕ … ⊕ xi,
- * z the neutral element of op (st_seeds_as_neutral makes it one where strata
- * knows op's, before any rule runs; elsewhere a promise of the program, as in
- * Futhark). The
+ * z the neutral element of op (where strata knows op's, the rules that
+ * start blocks from z take any other out first, as seeds-as-neutral does;
+ * elsewhere a promise of the program, as in Futhark). The
  * paper's listings are for an exclusive scan, so where they hand a block the
  * scan of the blocks before it, these rules hand it the *exclusive* prefix
  * (z for the first block, else the inclusive prefix of the previous one).
  *
  * Every rule takes every form of scan: plain, with a fold (scanomap) and with
- * a post-function (maposcanomap), and exscans, which every rewrite first
+ * a post-function (maposcanomap), and exscans, which exscans-as-scans
  * makes scans of their shifted inputs (st_exscans_as_scans): one place
  * that knows exclusivity, rather than a variant of every rule. Block-local work folds elements with the
  * fold; partial results combine with the operator; the post-function runs
@@ -67,7 +67,7 @@ static bool divides(st_rw *rw, int64_t d, const st_size *n) {
 }
 
 static const st_node *not_a_scan(const char *rule, st_err *why) {
-    return st_no_match(why, "%s rewrites a scan", rule);
+    return st_no_match(why, "%s rewrites a scan (an exscan once exscans-as-scans made it one)", rule);
 }
 
 /* the scan's length must be a multiple of k (the parameter `what`) */
@@ -102,6 +102,7 @@ static bool length_divisible(st_rw *rw, const st_scan_form *p, int64_t k, const 
 static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_scan_form_of(e, &p)) return not_a_scan("scan-then-propagate", why);
+    if (st_seed_not_neutral(e)) return st_with_seed_out(rw, e, args, why, scan_then_propagate);
     int64_t bs = args[0];
     if (!length_divisible(rw, &p, bs, "BS", "scan-then-propagate", why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
@@ -147,6 +148,7 @@ static const st_node *scan_then_propagate(st_rw *rw, const st_node *e, const int
 static const st_node *brent_kung_step(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
     st_scan_form p;
     if (!st_scan_form_of(e, &p)) return not_a_scan("brent-kung-step", why);
+    if (st_seed_not_neutral(e)) return st_with_seed_out(rw, e, args, why, brent_kung_step);
     int64_t bf = args[0];
     if (!length_divisible(rw, &p, bf, "BF", "brent-kung-step", why)) return NULL;
     st_build B = st_build_of(rw, why), *b = &B;
@@ -334,7 +336,21 @@ static int64_t nest_levels(int64_t bs) {
     return levels;
 }
 
-static const st_rule rule_parallel_scan_level;
+static const st_rule rule_parallel_scan_level, rule_parallel_scan;
+static bool parallel_place(st_rw *rw, st_err *why);
+
+/* A composite that starts blocks from the seed, on a scan whose seed
+ * seeds-as-neutral would take out: that rule first (the scan stays a scan:
+ * the composite's inputs, its seed among them, stand behind variables),
+ * then the composite again. */
+static const st_strategy *seed_out_first(st_rw *rw, const st_rule *composite, const int64_t *args, st_err *why) {
+    const st_rule *seeds = st_registry_find(st_rw_registry(rw), "seeds-as-neutral");
+    if (!seeds) return st_fail_internal(why, "%s: the rule seeds-as-neutral is not registered", composite->name), NULL;
+    st_ctx *cx = st_rw_ctx(rw);
+    const st_strategy *s = SEQ(st_s_rule(cx, seeds, NULL), st_s_rule(cx, composite, args));
+    if (!s) st_fail_internal(why, "out of memory");
+    return s;
+}
 
 /* One level of parallel-scan(BS, BF, TD), listing 7, padded first when BS
  * does not divide the scan's length */
@@ -350,6 +366,8 @@ static const st_strategy *parallel_scan_level(st_rw *rw, const st_node *e, const
     st_scan_form p;
     int64_t len;
     if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why), NULL;
+    if (!parallel_place(rw, why)) return NULL;
+    if (st_seed_not_neutral(e)) return seed_out_first(rw, &rule_parallel_scan_level, args, why);
     if (st_size_is_const(p.xs->type->size, &len) && len <= args[0])
         return st_reject(why, "parallel-scan: %lld block totals fit one block; they stay sequential", (long long)len), NULL;
     return one_level(rw, &p, args[0], args[1], args[2]);
@@ -384,6 +402,7 @@ static const st_strategy *parallel_scan(st_rw *rw, const st_node *e, const int64
     if (!st_scan_form_of(e, &p)) return not_a_scan("parallel-scan", why), NULL;
     if (!parallel_place(rw, why) || !tree_depth(args, &td, why)) return NULL;
     st_ctx *cx = st_rw_ctx(rw);
+    if (st_seed_not_neutral(e)) return seed_out_first(rw, &rule_parallel_scan, args, why);
     const st_strategy *s = one_level(rw, &p, args[0], args[1], td);
     for (int64_t l = nest_levels(args[0]); l > 1; l--)
         s = SEQ(s, st_s_try(cx, FIRST_SCAN(RULE(rule_parallel_scan_level, args[0], args[1], td))));
@@ -538,6 +557,7 @@ static const st_node *parallel_reduce(st_rw *rw, const st_node *e, const int64_t
     if (!st_is_prim(e, ST_PRIM_REDUCE) || !st_fold_form_of(e, &p)) return st_no_match(why, "parallel-reduce rewrites a reduce");
     int64_t bs = args[0];
     if (!st_at_top_level(rw, "parallel-reduce", "reduce", why)) return NULL;
+    if (st_seed_not_neutral(e)) return st_with_seed_out(rw, e, args, why, parallel_reduce);
     if (!st_type_is_plain(p.z->type) && !short_rows(p.z->type))
         return st_reject(why, "parallel-reduce: the reduce's accumulator holds arrays that are not rows of a constant "
                          "length of at most %d elements in all; its chunks' partials are what one work-item each "
@@ -595,8 +615,9 @@ static const st_node *reduce_lanes(st_rw *rw, const st_node *e, const int64_t *a
 static const st_rule rule_scan_then_propagate = {
     .name = "scan-then-propagate",
     .summary = "scan blocks of BS on their own, scan the block totals, add each block's prefix (listing 4)",
-    .conditions = "the scan's length is a multiple of BS (from the sizes and the where clause); every scan rule takes an "
-                  "exscan (strata makes it the scan of its input shifted by one, a view)",
+    .conditions = "the scan's length is a multiple of BS (from the sizes and the where clause); a seed other than the "
+                  "operator's neutral element is taken out first, as seeds-as-neutral does (every block starts from "
+                  "the seed); an exscan once exscans-as-scans made it the scan of its input shifted by one (a view)",
     .origin = "built-in",
     .nparams = 1,
     .params = {BS_PARAM},
@@ -606,7 +627,7 @@ static const st_rule rule_scan_then_propagate = {
 static const st_rule rule_brent_kung_step = {
     .name = "brent-kung-step",
     .summary = "one layer of a Brent-Kung tree: reduce groups of BF, scan the results, scan each group from its prefix (listing 5)",
-    .conditions = "the scan's length is a multiple of BF",
+    .conditions = "the scan's length is a multiple of BF (a seed taken out first, as for scan-then-propagate)",
     .origin = "built-in",
     .nparams = 1,
     .params = {BF_PARAM},
@@ -643,13 +664,15 @@ static const st_rule rule_pad_scan = {
     .apply = pad_scan,
 };
 
-/* a level of parallel-scan below the first, applied by parallel-scan alone;
- * named as the rule, so that a trace names what a user may write (the same
- * rule on the totals' scan, with the tree's depth worked out) */
+/* a level of parallel-scan below the first, which parallel-scan applies to
+ * the scan of its block totals: a name of its own, so that a trace tells
+ * it from the rule a user wrote */
 static const st_rule rule_parallel_scan_level = {
-    .name = "parallel-scan",
-    .summary = "one level of parallel-scan below the first",
-    .conditions = "more block totals than fit one block",
+    .name = "parallel-scan-level",
+    .summary = "one level of parallel-scan (BS, BF and the tree's depth TD) on the scan of a level's block totals: "
+               "what parallel-scan applies below its first level",
+    .conditions = "a scan of more block totals than fit one block (not a constant length of at most BS), placed as "
+                  "parallel-scan takes one; a seed taken out first, as for scan-then-propagate",
     .origin = "built-in",
     .nparams = 3,
     .params = {BS_PARAM, BF_PARAM, {.name = "TD", .doc = "the tree's depth in a block", .min = 0, .max = 62}},
@@ -661,7 +684,7 @@ static const st_rule rule_parallel_scan = {
     .summary = "scan-then-propagate(BS) with a Brent-Kung tree of depth TD in each block (listing 7), for any length "
                "(padding when BS does not divide it); the tree's sequential middle scans SE = BS / BF^TD elements; "
                "the scan of the block totals gets the same again, nested until BS^levels >= 65536 (at most 4 levels)",
-    .conditions = "BS % BF == 0; exactly one of TD and SE; BF^TD divides BS (TD), or BS / SE is a power of BF (SE); "
+    .conditions = "BS % BF == 0; exactly one of TD and SE; a seed taken out first, as for scan-then-propagate; BF^TD divides BS (TD), or BS / SE is a power of BF (SE); "
                   "any length; at the top level (the body of a top-level loop over arrays counts) or one map deep, not in a map "
                   "inside a map nor in a loop that one work-item runs (one work-item's code); acts on "
                   "the scan it is applied to, not on a scan in its input (each(scan, …) takes those)",
@@ -695,7 +718,8 @@ static const st_rule rule_parallel_reduce = {
                   "lambda; its accumulator a scalar, a tuple of scalars or short rows (constant lengths, 256 elements in "
                   "all at most); its length not a constant of at most BS; an "
                   "element of its input no more than a read (an array, a view or a map of one, not a scan's result); "
-                  "z is the operator's neutral element (which need not commute)",
+                  "z is the operator's neutral element (which need not commute; a seed strata knows is not is taken out "
+                  "first, as seeds-as-neutral does)",
     .origin = "built-in",
     .nparams = 1,
     .params = {{.name = "BS", .doc = "the chunk size: elements one work-item folds", .min = 1, .max = 1 << 24}},
@@ -704,8 +728,8 @@ static const st_rule rule_parallel_reduce = {
 
 bool st_register_scan_rules(st_registry *r, st_err *err) {
     const st_rule *rules[] = {&rule_scan_then_propagate, &rule_brent_kung_step, &rule_brent_kung,
-                              &rule_sequential_scan, &rule_pad_scan, &rule_parallel_scan, &rule_parallel_reduce,
-                              &rule_reduce_lanes};
+                              &rule_sequential_scan, &rule_pad_scan, &rule_parallel_scan, &rule_parallel_scan_level,
+                              &rule_parallel_reduce, &rule_reduce_lanes};
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (!st_registry_add(r, rules[i], err)) return false;
     return true;

@@ -77,7 +77,8 @@ static const st_node *segmented_scan(st_rw *rw, const st_node *e, const int64_t 
     if (f->kind != ST_NODE_LAMBDA || !st_scan_form_of(st_lambda_body(f), &p))
         return st_no_match(why, "segmented-scan rewrites a map whose function scans each element");
     /* a row per work-group is a kernel's shape: inside a map the rows are one work-item's */
-    if (!st_at_top_level(rw, "segmented-scan", "map", why)) return NULL;
+    if (!st_at_top_level(rw, "segmented-scan", "map", why) || !st_takes_seed("segmented-scan", "row's scan", st_lambda_body(f), why))
+        return NULL;
     int64_t wg = args[0];
     st_ctx *cx = st_rw_ctx(rw);
     const st_size *n = p.xs->type->size;
@@ -176,6 +177,9 @@ static const st_node *segmented_histogram(st_rw *rw, const st_node *e, const int
     const st_node *h = f->kind == ST_NODE_LAMBDA ? st_lambda_body(f) : NULL;
     if (!st_is_prim(h, ST_PRIM_REDUCE_BY_INDEX) || h->nkids != 5) return st_no_match(why, "%s", shape);
     if (!st_at_top_level(rw, "segmented-histogram", "map", why)) return NULL;
+    /* each chunk starts from z, where the meaning reads none: the neutral
+     * element where strata knows it */
+    if (!(h = st_seed_taken_out(st_rw_ctx(rw), h, why))) return NULL;
     int64_t wg = args[0];
     st_ctx *cx = st_rw_ctx(rw);
     st_build B = st_build_of(rw, why), *b = &B;

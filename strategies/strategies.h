@@ -15,6 +15,21 @@ bool st_register_histogram_rules(st_registry *r, st_err *err); /* strategies/his
 bool st_register_segmented_rules(st_registry *r, st_err *err); /* strategies/segmented.c */
 bool st_register_filter_rules(st_registry *r, st_err *err); /* strategies/filter.c */
 bool st_register_hoist_rules(st_registry *r, st_err *err); /* strategies/hoist.c */
+bool st_register_normalise_rules(st_registry *r, st_err *err); /* strategies/normalise.c */
+
+/* What rule fn makes of e, a scan or reduce each block of which it starts
+ * from the seed, with the seed taken out first where seeds-as-neutral would
+ * take it out (fn then takes the scan or reduce left, and the seed is
+ * applied to what it made): a rule that needs a neutral seed takes any. */
+const st_node *st_with_seed_out(st_rw *rw, const st_node *e, const int64_t *args, st_err *why, st_rule_apply fn);
+/* Whether rule may take e, a scan or reduce (what) it starts every block
+ * of from the seed: false, with why, when seeds-as-neutral would take the
+ * seed out (strategies/normalise.c). For the rules st_with_seed_out does
+ * not fit (their node holds the scan). */
+bool st_takes_seed(const char *rule, const char *what, const st_node *e, st_err *why);
+/* e as seeds-as-neutral, then exscans-as-scans, make it: what lower-opencl
+ * applies first (strategies/normalise.c). */
+const st_node *st_normal_form(st_rw *rw, const st_node *e, st_err *why);
 
 /* reduce_by_index_2d(dest, op, z, is, vs) or scatter_2d(dest, is, vs), dest
  * [n][m]t, as the 1-D form over join(dest) at r*m + c for each pair (r, c)
@@ -68,9 +83,10 @@ const st_strategy *st_default_lowering(st_ctx *cx, const st_registry *reg);
  *   - every histogram in subhistograms, as [Hellfritsch 2018]'s heuristic chooses.
  * Fine-tuning is `strata explore`'s. */
 const char *st_default_strategy(const char *device_type);
-/* The default strategy's fusions alone (each `try(each(any, try(…))) ; `,
- * ending in "; "): what lookback applies to a filter or partition after
- * rewriting it, so that its one scan takes the rest in. */
-const char *st_fusion_strategy(void);
+/* The default strategy's fusions alone (each try(each(any, try(…)))), as
+ * strategy nodes: what lookback applies to a filter or partition after
+ * rewriting it, so that its one scan takes the rest in. NULL with why: a
+ * fusion rule missing from reg, or out of memory. */
+const st_strategy *st_fusion_strategy(st_ctx *cx, const st_registry *reg, st_err *why);
 
 #endif

@@ -233,6 +233,34 @@ START_TEST(print_parses_again) {
 }
 END_TEST
 
+/* `-s id` is the identity: no pass runs before the strategy (the normal
+ * forms are rules of their own, seeds-as-neutral and exscans-as-scans,
+ * which the default strategies and lower-opencl begin with), so rewrite
+ * prints what print does, for every example and for programs with a seed
+ * to take out, an exscan and a scanTotal; and `run -s id` runs them,
+ * lower-opencl making them what codegen takes. */
+START_TEST(rewrite_id_is_the_identity) {
+    const char *files[80];
+    int n = list_examples(files, 64);
+    files[n++] = write_text("seeded.strata", "def main(xs: [N]i32): [N]i32 = xs |> scan(+, 5)\n"
+                                             "def total(xs: [N]i32): i32 = xs |> reduce(max, 3)\n");
+    files[n++] = write_text("exclusive.strata", "def main(xs: [N]i64): [N]i64 = xs |> exscan(+, 9i64)\n");
+    files[n++] = write_text("total.strata", "def main(xs: [N]i64): i64 = scanTotal(xs |> scan(max, 0i64))\n");
+    for (int i = 0; i < n; i++) {
+        char *printed = expect_ok(ARGS("print", files[i]));
+        char *rewritten = expect_ok(ARGS("rewrite", files[i], "-s", "id"));
+        ck_assert_msg(!strcmp(printed, rewritten), "%s: -s id changed the program:\n%s\n--- became ---\n%s", files[i],
+                      printed, rewritten);
+    }
+    for (int i = n - 3; i < n; i++) {
+        const char *const *args = ARGS("run", files[i], "-s", "id", "--size", "N=1000", "--check");
+        char *out, *err;
+        ck_assert_msg(run(args, &out, &err) == 0, "`%s` failed:\n%s", describe(args), err);
+        ck_assert_has(err, "check: the results equal");
+    }
+}
+END_TEST
+
 START_TEST(print_keeps_where_clause) {
     /* the clause is part of the program: without it, split(256) would not check */
     char *printed = expect_ok(ARGS("print", example("block_sums.strata")));
@@ -1348,6 +1376,7 @@ int main(void) {
     tcase_add_test(programs, check_entry);
     tcase_add_test(programs, print_parses_again);
     tcase_add_test(programs, print_keeps_where_clause);
+    tcase_add_test(programs, rewrite_id_is_the_identity);
     tcase_add_test(programs, type_error_located);
     tcase_add_test(programs, declared_result_type_error);
     tcase_add_test(programs, syntax_error_located);

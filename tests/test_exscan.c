@@ -195,20 +195,22 @@ static void runs_everywhere(const st_def *d, prog p, const char *strategy, const
     st_exe_free(exe);
 }
 
-/* Each scan rule, applied at the scan (under an unzip in two programs);
- * the rules that need a length they divide get it from pad-scan first. */
+/* Each scan rule, applied at the scan (under an unzip in two programs)
+ * that exscans-as-scans made of the exscan (AS_SCAN); the rules that need a
+ * length they divide get it from pad-scan first. */
+#define AS_SCAN "exscans-as-scans ; "
 static const char *const STRATEGIES[] = {
     NULL,
-    "first(scan, pad-scan(BS=256)) ; first(scan, scan-then-propagate(BS=256))",
-    "first(scan, pad-scan(BS=2)) ; first(scan, brent-kung-step(BF=2))",
-    "first(scan, pad-scan(BS=8)) ; first(scan, brent-kung(BF=2, TD=3))",
-    "first(scan, sequential-scan)",
-    "first(scan, pad-scan(BS=256))",
-    "first(scan, parallel-scan(BS=256, BF=2, SE=4))",
-    "first(scan, parallel-scan(BS=16, BF=2, TD=2))",
-    "first(scan, lookback(M=12, WG=256, LW=32))",
-    "first(scan, lookback(M=16384, WG=1, LOAD=direct))",
-    "first(scan, lookback(M=3, WG=5, LW=5, LOAD=direct))",
+    AS_SCAN "first(scan, pad-scan(BS=256)) ; first(scan, scan-then-propagate(BS=256))",
+    AS_SCAN "first(scan, pad-scan(BS=2)) ; first(scan, brent-kung-step(BF=2))",
+    AS_SCAN "first(scan, pad-scan(BS=8)) ; first(scan, brent-kung(BF=2, TD=3))",
+    AS_SCAN "first(scan, sequential-scan)",
+    AS_SCAN "first(scan, pad-scan(BS=256))",
+    AS_SCAN "first(scan, parallel-scan(BS=256, BF=2, SE=4))",
+    AS_SCAN "first(scan, parallel-scan(BS=16, BF=2, TD=2))",
+    AS_SCAN "first(scan, lookback(M=12, WG=256, LW=32))",
+    AS_SCAN "first(scan, lookback(M=16384, WG=1, LOAD=direct))",
+    AS_SCAN "first(scan, lookback(M=3, WG=5, LW=5, LOAD=direct))",
     "DEFAULT-CPU",
     "DEFAULT-GPU",
 };
@@ -226,13 +228,16 @@ START_TEST(every_rule_on_the_device) {
 }
 END_TEST
 
-/* No exscan is left for codegen: a rewrite makes each a scan. */
+/* No exscan is left for codegen: exscans-as-scans makes each a scan, and
+ * lower-opencl applies it first (id changes nothing). */
 START_TEST(a_rewrite_leaves_no_exscan) {
     const st_def *d = def_of(PROGRAMS[PAIR]);
     ck_assert_int_eq(d->body->kind, ST_NODE_PRIM);
     ck_assert_int_eq(d->body->u.prim, ST_PRIM_UNZIP);
     ck_assert_int_eq(d->body->kids[0]->u.prim, ST_PRIM_EXSCAN);
-    const st_def *now = apply(d, "id", "id");
+    ck_assert_ptr_eq(apply(d, "id", "id")->body, d->body);
+    ck_assert(strstr(printed_def(lowered(apply(d, "id", "id"), "id")), "exscan") == NULL);
+    const st_def *now = apply(d, "exscans-as-scans", "exscans-as-scans");
     ck_assert_int_eq(now->body->kids[0]->u.prim, ST_PRIM_SCAN);
     ck_assert_has(printed_def(now), "scan(");
     ck_assert(strstr(printed_def(now), "exscan") == NULL);
@@ -258,11 +263,11 @@ typedef struct fused_case {
 } fused_case;
 
 static const fused_case FUSED[] = {
-    {"def main(xs: [N]i32): [N]i32 =\n  xs |> map(x => x * 3 - 1) |> exscan(+, 0)\n", "fuse-map-scan", I32_ADD, 0},
-    {"def main(xs: [N]i32): [N]i32 =\n  xs |> exscan(+, 0) |> map(a => a * 2 + 1)\n", "fuse-scan-map", I32_ADD, 1},
-    {"def main(xs: [N]i32): [N]i32 =\n  zip(xs, xs |> exscan(+, 0)) |> map((x, a) => a + x)\n", "fuse-scan-map", I32_ADD, 2},
+    {"def main(xs: [N]i32): [N]i32 =\n  xs |> map(x => x * 3 - 1) |> exscan(+, 0)\n", AS_SCAN "fuse-map-scan", I32_ADD, 0},
+    {"def main(xs: [N]i32): [N]i32 =\n  xs |> exscan(+, 0) |> map(a => a * 2 + 1)\n", AS_SCAN "fuse-scan-map", I32_ADD, 1},
+    {"def main(xs: [N]i32): [N]i32 =\n  zip(xs, xs |> exscan(+, 0)) |> map((x, a) => a + x)\n", AS_SCAN "fuse-scan-map", I32_ADD, 2},
     {"def main(xs: [N]i32): [N]i32 =\n  zip(xs, xs |> exscan(+, 0)) |> map((x, a) => a + x)\n",
-     "fuse-scan-map ; lookback(M=12, WG=256, LW=32)", I32_ADD, 2},
+     AS_SCAN "fuse-scan-map ; lookback(M=12, WG=256, LW=32)", I32_ADD, 2},
 };
 enum { NFUSED = sizeof FUSED / sizeof *FUSED };
 
@@ -300,11 +305,11 @@ END_TEST
 
 /* ---- the example: compaction through a scatter ---- */
 
-#define COMPACTION_FUSED "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter)))"
+#define COMPACTION_FUSED AS_SCAN "try(each(any, try(fuse-scan-map))) ; try(each(any, try(fuse-scan-scatter)))"
 
 static const char *const EXAMPLE_STRATEGIES[] = {NULL, "DEFAULT-CPU", "DEFAULT-GPU", COMPACTION_FUSED,
                                                  COMPACTION_FUSED " ; try(each(top scan, try(lookback(M=12, WG=256, LW=32))))",
-                                                 "try(each(scan, parallel-scan(BS=256, BF=2, SE=4)))"};
+                                                 AS_SCAN "try(each(scan, parallel-scan(BS=256, BF=2, SE=4)))"};
 enum { NEXAMPLE_STRATEGIES = sizeof EXAMPLE_STRATEGIES / sizeof *EXAMPLE_STRATEGIES };
 
 START_TEST(the_example_compacts_on_the_device) {
@@ -407,7 +412,7 @@ END_TEST
 
 START_TEST(segmented_scan_on_rows) {
     const st_def *d = def_of("def main(xs: [R][C]i32): [R][C]i32 =\n  xs |> map(r => r |> exscan(+, 0))\n");
-    const char *strategies[] = {"segmented-scan(WG=256)", "segmented-scan(WG=4)", NULL, st_default_strategy("CPU")};
+    const char *strategies[] = {AS_SCAN "segmented-scan(WG=256)", AS_SCAN "segmented-scan(WG=4)", NULL, st_default_strategy("CPU")};
     const int64_t shapes[][2] = {{1, 1}, {7, 7}, {1000, 1000}, {1, 1000003}, {3, 7}};
     for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++) {
         const char *label = strategies[k] ? strategies[k] : "no strategy";
@@ -451,8 +456,8 @@ START_TEST(cuda_kernels_for_exscans) {
     st_err err = {0};
     bool nvrtc = st_cuda_compile_check(&probe, 90, NULL, &err);
     if (!nvrtc) fprintf(stderr, "exscan: NVRTC checks skipped: %s\n", err.message);
-    const char *strategies[] = {NULL, "first(scan, lookback(M=12, WG=256, LW=32))", st_default_strategy("GPU"),
-                                "first(scan, parallel-scan(BS=256, BF=2, SE=4))"};
+    const char *strategies[] = {NULL, AS_SCAN "first(scan, lookback(M=12, WG=256, LW=32))", st_default_strategy("GPU"),
+                                AS_SCAN "first(scan, parallel-scan(BS=256, BF=2, SE=4))"};
     for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++)
         for (prog p = I32_ADD; p <= PAIR; p++) {
             const char *label = text_of("%s, %s", PROG_NAMES[p], strategies[k] ? strategies[k] : "no strategy");

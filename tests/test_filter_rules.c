@@ -449,8 +449,10 @@ END_TEST
 
 /* exscan-as-inclusive keeps every exscan of integer sums (and xors): of an
  * array, of a map written inline (which the shifted read fused), of a zip's
- * component, from a seed other than 0, of 8-bit integers that wrap; the
- * scan then reads its input unshifted, with the element taken back out */
+ * component, from a seed other than 0, of 8-bit integers that wrap (made
+ * the scans of their shifted inputs by seeds-as-neutral and
+ * exscans-as-scans, which the rule recognises); the scan then reads its
+ * input unshifted, with the element taken back out */
 START_TEST(exscan_as_inclusive_keeps_the_exscan) {
     static const char *const srcs[] = {
         "def main(xs: [N]i32) = xs |> exscan(+, 0)",
@@ -464,7 +466,7 @@ START_TEST(exscan_as_inclusive_keeps_the_exscan) {
     };
     for (size_t k = 0; k < sizeof srcs / sizeof *srcs; k++) {
         const st_def *orig = def_of(srcs[k]);
-        const st_def *now = apply(orig, "each(top scan, try(exscan-as-inclusive))", srcs[k]);
+        const st_def *now = apply(orig, "seeds-as-neutral ; exscans-as-scans ; each(top scan, try(exscan-as-inclusive))", srcs[k]);
         const char *text = printed_def(now);
         /* the max exscan beside the last one stays shifted (its `before`) */
         bool shifted_left = k + 1 == sizeof srcs / sizeof *srcs;
@@ -477,12 +479,12 @@ START_TEST(exscan_as_inclusive_keeps_the_exscan) {
     const char *others[] = {"xs |> exscan(max, 0)", "xs |> map(x => f32(x)) |> exscan(+, 0.0)",
                             "xs |> map(x => (x, 1)) |> exscan((a, b) => (a.0 + b.0, a.1 + b.1), (0, 0))"};
     for (int i = 0; i < 3; i++)
-        ck_assert_has(refusal(text_of("def main(xs: [N]i32) = %s", others[i]), "first(scan, exscan-as-inclusive)").message,
+        ck_assert_has(refusal(text_of("def main(xs: [N]i32) = %s", others[i]), "exscans-as-scans ; first(scan, exscan-as-inclusive)").message,
                       "is not + or ^ on integers");
-    ck_assert_has(refusal("def main(xs: [N][4]i32) = xs |> map(r => r |> exscan(+, 0))", "first(scan, exscan-as-inclusive)")
+    ck_assert_has(refusal("def main(xs: [N][4]i32) = xs |> map(r => r |> exscan(+, 0))", "exscans-as-scans ; first(scan, exscan-as-inclusive)")
                       .message,
                   "inside a lambda");
-    ck_assert_has(refusal("def main(xs: [N]i32) = xs |> scan(+, 0)", "first(scan, exscan-as-inclusive)").message,
+    ck_assert_has(refusal("def main(xs: [N]i32) = xs |> scan(+, 0)", "exscans-as-scans ; first(scan, exscan-as-inclusive)").message,
                   "exscan-as-inclusive rewrites an exscan");
 }
 END_TEST

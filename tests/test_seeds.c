@@ -3,7 +3,9 @@
  *
  * scan(+, 5, xs) is 5 + x0 + … + xi to the interpreter; the parallel rules
  * start every block from the seed, so before st_seeds_as_neutral the
- * look-back added it once a block and lane and `strata run` answered wrong.
+ * look-back added it once a block and lane and `strata run` answered wrong;
+ * now the rule seeds-as-neutral takes the seed out, and the rules that
+ * start blocks from the seed refuse one it would take out.
  * Each program runs through every strategy that takes it, on the device,
  * at N = 1, 7, 1000 and 1000003 against the interpreter; the rewrite keeps
  * what a neutral seed had (no post-function, no map), takes a seed that is
@@ -34,15 +36,17 @@ static const char *const programs[] = {
 };
 enum { NPROGRAMS = sizeof programs / sizeof *programs };
 
-/* A strategy at the top of the def (a scan stays a scan), or where a
- * reduce's seed left it (an operand), or everywhere; and the defaults
- * `strata run` takes on a CPU and a GPU. */
+/* A strategy at the top of the def (the rule takes the seed out of its
+ * node first), after seeds-as-neutral (a scan stays a scan, a reduce's
+ * seed leaves it an operand), or everywhere; and the defaults `strata run`
+ * takes on a CPU and a GPU, which begin with seeds-as-neutral. */
 static const char *const strategies[] = {
     NULL, /* the lowering alone: sequential */
     "first(scan, lookback(M=64, WG=4))",
-    "first(scan, lookback(M=16384, WG=1, LOAD=direct))",
+    "seeds-as-neutral ; first(scan, lookback(M=16384, WG=1, LOAD=direct))",
     "first(scan, parallel-scan(BS=256, BF=2, SE=4))",
     "first(reduce, lookback(M=16, WG=8))",
+    "seeds-as-neutral ; first(reduce, parallel-reduce(BS=1024))",
     "first(reduce, parallel-reduce(BS=1024))",
     "try(each(reduce_by_index, try(subhistogram)))",
     "the CPU's default",
@@ -84,9 +88,7 @@ END_TEST
  * neutral element with the seed in a post-function (a scan), an operand
  * (a reduce) or nowhere (reduce_by_index); an expression is let-bound; an
  * operator of tuples keeps its seed. */
-static const char *rewritten(const char *src) {
-    return printed_def(apply(def_of(src), "id", src)); /* st_rewrite takes seeds out first */
-}
+static const char *rewritten(const char *src) { return printed_def(apply(def_of(src), "seeds-as-neutral", src)); }
 
 START_TEST(the_rewrite_takes_out_only_what_it_must) {
     ck_assert_has(rewritten("def main(xs: [N]i32): [N]i32 = xs |> scan(+, 0)"), "scan(+, 0)");
@@ -114,11 +116,54 @@ START_TEST(the_rewrite_takes_out_only_what_it_must) {
 }
 END_TEST
 
+/* Without seeds-as-neutral, a rule that starts every block from the seed
+ * takes a seed it would take out out of its own node first (rather than
+ * add it once a block: every_strategy_keeps_the_seed runs them), or, where
+ * its node holds the scan, refuses it and says what to apply;
+ * exscans-as-scans takes an exscan's out (its shifted input starts with the
+ * seed). */
+START_TEST(rules_take_a_seed_left_in_out) {
+    static const struct {
+        const char *src, *strategy, *has;
+    } taken[] = {
+        {"def main(xs: [N]i32): [N]i32 = xs |> scan(+, 5)", "first(scan, lookback(M=64, WG=4))", "=> 5 + a"},
+        {"def main(xs: [N]i32): [N]i32 = xs |> scan(+, 5)", "first(scan, parallel-scan(BS=256, BF=2, SE=4))", "5 + ("},
+        {"def main(xs: [N]i32): [N]i32 = xs |> scan(+, 5)", "first(scan, scan-then-propagate(BS=1))", "=> 5 + a"},
+        {"def main(xs: [N]i32, s: i32): [N]i32 where N % 2 == 0 = xs |> scan(+, s * 2)", "first(scan, brent-kung-step(BF=2))",
+         "let seed"},
+        {"def main(xs: [N]i32): i32 = xs |> reduce(+, 5)", "first(reduce, lookback(M=16, WG=8))", "5 + scanTotal("},
+        {"def main(xs: [N]i32): i32 = xs |> reduce(max, 3)", "first(reduce, parallel-reduce(BS=1024))", "max(3, "},
+        {"def main(xs: [N]i64): [N]i64 = xs |> exscan(+, 9i64)", "exscans-as-scans", "=> 9 + "},
+    };
+    for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
+        ck_assert_has(printed_def(apply(def_of(taken[i].src), taken[i].strategy, taken[i].strategy)), taken[i].has);
+    static const struct {
+        const char *src, *strategy, *rule;
+    } refused[] = {
+        {"def main(xs: [R][C]i32): [R][C]i32 = xs |> map(r => r |> scan(+, 1))", "segmented-scan(WG=4)", "segmented-scan"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        st_err err = {0};
+        const st_strategy *s = st_strategy_parse(cx, reg, "strategy", refused[i].strategy, &err);
+        ck_assert_msg(s != NULL, "%s: %s", refused[i].strategy, err.message);
+        st_rw *rw = st_rw_new(cx, reg);
+        const st_def *now = st_rewrite_def(rw, s, def_of(refused[i].src), &err);
+        st_rw_free(rw);
+        ck_assert_msg(!now, "%s applied to %s", refused[i].strategy, refused[i].src);
+        ck_assert_int_eq(err.kind, ST_ERR_USER);
+        ck_assert_msg(strstr(err.message, refused[i].rule) && strstr(err.message, "seeds-as-neutral"),
+                      "%s on %s: %s", refused[i].strategy, refused[i].src, err.message);
+        ck_assert_int_gt(err.loc.line, 0);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("seeds");
     TCase *tc = tcase_create("rewrite");
     tcase_add_checked_fixture(tc, rules_setup, rules_teardown);
     tcase_add_test(tc, the_rewrite_takes_out_only_what_it_must);
+    tcase_add_test(tc, rules_take_a_seed_left_in_out);
     suite_add_tcase(s, tc);
     tc = tcase_create("device");
     tcase_add_checked_fixture(tc, rules_setup, pipeline_teardown);

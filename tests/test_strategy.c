@@ -1254,7 +1254,7 @@ START_TEST(trace_composite) {
     const st_node *r = rewrite_ok("parallel-scan(BS=16, BF=2, SE=4)", e);
     /* the first level, then three below it on the block totals (16^4 =
      * 65536), each padding its totals first: siblings, not nested */
-#define PS_BELOW "parallel-scan", "pad-scan", "scan-then-propagate", "brent-kung", "brent-kung-step", \
+#define PS_BELOW "parallel-scan-level", "pad-scan", "scan-then-propagate", "brent-kung", "brent-kung-step", \
                  "brent-kung-step", "sequential-scan"
 #define PS_BELOW_DEPTHS 1, 2, 2, 2, 3, 3, 3
     static const char *const names[] = {"parallel-scan", "scan-then-propagate", "brent-kung", "brent-kung-step",
@@ -1289,6 +1289,44 @@ START_TEST(trace_composite) {
     static const char *const names2[] = {"sequential-scan"};
     static const int depths2[] = {0};
     EXPECT_TRACE(names2, depths2);
+}
+END_TEST
+
+/* Every rule has one name: the registry's are distinct, and so are those of
+ * the rules a trace shows, the unregistered steps of the composites
+ * (parallel-scan's levels, lookback's steps on a scan and a reduce) among
+ * them, so that a trace says which rule made each step. */
+START_TEST(trace_names_one_rule_each) {
+    for (size_t i = 0; i < st_registry_count(reg); i++)
+        for (size_t j = i + 1; j < st_registry_count(reg); j++)
+            ck_assert_msg(strcmp(st_registry_at(reg, i)->name, st_registry_at(reg, j)->name),
+                          "two registered rules are named %s", st_registry_at(reg, i)->name);
+    st_rw_set_trace(rw, on_trace, NULL);
+    const struct {
+        const char *strategy, *src;
+    } runs[] = {
+        {"parallel-scan(BS=16, BF=2, SE=4)", PSUM},
+        {"first(scan, lookback(M=4, WG=2))", PSUM},
+        {"first(reduce, lookback(M=4, WG=2))", "def main(xs: [N]i32) = xs |> reduce(+, 0)"},
+        {"first(filter, lookback(M=4, WG=2))", "def main(xs: [N]i32) = xs |> filter(x => x > 0)"},
+    };
+    const st_rule *met[64];
+    size_t nmet = 0;
+    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+        ntrace = 0;
+        rewrite_ok(runs[k].strategy, body_of(runs[k].src));
+        for (int i = 0; i < ntrace && i < 64; i++) {
+            const st_rule *r = trace_log[i].rule;
+            bool known = false;
+            for (size_t m = 0; m < nmet; m++) {
+                known |= met[m] == r;
+                ck_assert_msg(met[m] == r || strcmp(met[m]->name, r->name), "%s: two rules in a trace are named %s",
+                              runs[k].strategy, r->name);
+            }
+            if (!known && nmet < 64) met[nmet++] = r;
+        }
+    }
+    ck_assert_uint_ge(nmet, 8);
 }
 END_TEST
 
@@ -1792,6 +1830,7 @@ int main(void) {
     tcase_add_test(tc, engine_type_change_refused);
     tcase_add_test(tc, engine_failure_reasons);
     tcase_add_test(tc, trace_composite);
+    tcase_add_test(tc, trace_names_one_rule_each);
     tcase_add_test(tc, trace_failed_branches);
     tcase_add_test(tc, trace_expanded_composite);
     tcase_add_test(tc, expanded_composite_applies);
