@@ -114,7 +114,7 @@ static bool is_weak_literal(const ast *a) {
 static const char *known_functions[] = {
     "map", "reduce", "scan", "split", "join", "zip", "unzip", "iota", "replicate", "transpose",
     "scatter", "reduce_by_index", "scatter_2d", "reduce_by_index_2d", "iterate", "get", "mapSeq", "reduceSeq", "scanSeq", "mapGlb",
-    "mapWrg", "mapLcl", "toGlobal", "toLocal", "toPrivate", "min", "max",
+    "mapWrg", "mapLcl", "toGlobal", "toLocal", "toPrivate", "min", "max", "rotate", "map2", "map3",
     "bool", "i32", "u32", "i64", "u64", "f32", "f64"};
 
 static void suggest(const char *name, const char **cands, int ncands, char *out, size_t cap) {
@@ -832,6 +832,8 @@ static const st_node *binop(elab *e, st_binop op, const ast *l, const ast *r, st
     return n ? n : relocate(e, &inner, loc, operands, 2);
 }
 
+static const st_node *rotate(elab *e, const ast *a);
+
 __attribute__((noinline)) static const st_node *unknown_function(elab *e, const ast *a) {
     char hint_text[128];
     const char *cands[256];
@@ -880,6 +882,7 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
         const st_node *n = st_unary(e->cx, op, x, &inner);
         return n ? n : relocate(e, &inner, a->loc, (const ast *const *)a->kids, 1);
     }
+    if (!strcmp(a->name, "rotate")) return rotate(e, a);
     /* map2(f, xs, ys) and map3(f, xs, ys, zs), Futhark's: f over the
      * arrays' elements side by side, a map of their zip */
     uint32_t arrays = !strcmp(a->name, "map2") ? 2 : !strcmp(a->name, "map3") ? 3 : 0;
@@ -946,6 +949,59 @@ static const st_node *select_tree(st_ctx *cx, const st_node *i, const st_node *c
     return r ? st_if(cx, c, l, r, err) : NULL;
 }
 
+/* rows[lo..hi) end to end: a balanced tree of concats, so that an element
+ * is found through log2 of the rows' count tests, not through one a row */
+static const st_node *rows_joined(st_ctx *cx, const st_node *const *rows, uint32_t lo, uint32_t hi, st_err *err) {
+    if (hi - lo == 1) return rows[lo];
+    uint32_t mid = lo + (hi - lo) / 2;
+    const st_node *l = rows_joined(cx, rows, lo, mid, err);
+    const st_node *r = l ? rows_joined(cx, rows, mid, hi, err) : NULL;
+    const st_node *args[2] = {l, r};
+    return r ? st_prim_node(cx, ST_PRIM_CONCAT, 2, args, err) : NULL;
+}
+
+/* [[1, 2], [3, 4]], [xs, ys], [[[…]]]: rows of one array type [m]t, end to
+ * end and split into rows of m again, `concat(…) |> split(m)`, so that
+ * every pass reads it as views of its rows (items[first] is elaborated). */
+static const st_node *array_of_arrays(elab *e, const ast *a, const st_node **items, uint32_t first,
+                                      const st_type *want) {
+    uint32_t n = a->nkids;
+    const st_type *t = items[first]->type;
+    for (uint32_t k = 0; k < n; k++) {
+        if (k != first && !(items[k] = expr(e, a->kids[k], want ? want : t))) return NULL;
+        if (items[k]->type != t) {
+            st_buf w = {0}, g = {0};
+            st_fail(e->err, a->kids[k]->loc, "the rows of an array literal have one type: row %u is %s, but row %u is %s",
+                    first + 1, type_text(t, &w), k + 1, type_text(items[k]->type, &g));
+            st_buf_free(&w);
+            st_buf_free(&g);
+            return NULL;
+        }
+    }
+    /* rows of rows ([d1][d2]…t) are joined into one dimension first: a
+     * concat chooses scalars and tuples, not arrays, element by element;
+     * the splits then restore d_L, …, d1 */
+    st_err inner = {0};
+    const st_size *dims[ST_MAX_KIDS];
+    uint32_t levels = 0;
+    for (const st_type *r = t; r->kind == ST_TYPE_ARRAY; r = r->elem) {
+        if (levels == ST_MAX_KIDS) return st_fail(e->err, a->loc, "an array literal nested too deeply"), NULL;
+        dims[levels++] = r->size;
+    }
+    for (uint32_t k = 0; k < n; k++)
+        for (uint32_t l = 1; l < levels && items[k]; l++) items[k] = st_prim_node(e->cx, ST_PRIM_JOIN, 1, &items[k], &inner);
+    const st_node *r = NULL;
+    for (uint32_t k = 0; k < n; k++)
+        if (!items[k]) return relocate(e, &inner, a->loc, NULL, 0);
+    r = rows_joined(e->cx, items, 0, n, &inner);
+    for (uint32_t l = levels; r && l-- > 0;) {
+        const st_node *m = st_size_expr(e->cx, e->top, dims[l], &inner);
+        const st_node *args[2] = {m, r};
+        r = m ? st_prim_node(e->cx, ST_PRIM_SPLIT, 2, args, &inner) : NULL;
+    }
+    return r ? r : relocate(e, &inner, a->loc, NULL, 0);
+}
+
 static const st_node *array_literal(elab *e, const ast *a, const st_type *hint) {
     uint32_t n = a->nkids;
     const st_type *want = hint && hint->kind == ST_TYPE_ARRAY ? hint->elem : NULL;
@@ -966,6 +1022,7 @@ static const st_node *array_literal(elab *e, const ast *a, const st_type *hint) 
     if (first == n) first = 0;
     if (!(items[first] = expr(e, a->kids[first], want))) return NULL;
     const st_type *t = items[first]->type;
+    if (t->kind == ST_TYPE_ARRAY) return array_of_arrays(e, a, items, first, want);
     if (!st_type_is_plain(t)) {
         st_buf b = {0};
         st_fail(e->err, a->kids[first]->loc, "an array literal's elements are scalars or tuples of scalars, but this has type %s",
@@ -1075,6 +1132,48 @@ static const st_node *slice(elab *e, const ast *a) {
     if (!view || !bound) return view;
     const st_node *n2 = st_let(e->cx, 1, &xs, bound, view, &inner);
     return n2 ? n2 : relocate(e, &inner, a->loc, NULL, 0);
+}
+
+/* rotate(k, xs), Futhark's: element i is xs[(i + k) mod n], k of either
+ * sign, an index map like a slice (`iota(n) |> map(i => xs |> get(((i + k)
+ * % n + n) % n))`); xs and k bound once where they are computed. */
+static const st_node *rotate(elab *e, const ast *a) {
+    if (a->nkids != 2) return st_fail(e->err, a->loc, "rotate takes 2 arguments, but was given %u", a->nkids), NULL;
+    const st_node *k = expr(e, a->kids[0], st_type_scalar(e->cx, ST_I64));
+    const st_node *xs = k ? expr(e, a->kids[1], NULL) : NULL;
+    if (!xs) return NULL;
+    st_err inner = {0};
+    if (!st_type_is_int(k->type))
+        return st_fail(e->err, a->kids[0]->loc, "rotate's count is an integer, but this has type %s",
+                       st_scalar_name(k->type->kind == ST_TYPE_SCALAR ? k->type->scalar : ST_BOOL)), NULL;
+    if (k->type->scalar != ST_I64 && !(k = st_conv(e->cx, ST_I64, k, &inner))) return relocate(e, &inner, a->loc, NULL, 0);
+    if (xs->type->kind != ST_TYPE_ARRAY) {
+        st_buf b = {0};
+        st_fail(e->err, a->kids[1]->loc, "rotate rotates an array, but this has type %s", type_text(xs->type, &b));
+        st_buf_free(&b);
+        return NULL;
+    }
+    const st_node *values[2] = {xs, k}, *vars[2] = {xs, k};
+    for (int v = 0; v < 2; v++)
+        if (values[v]->kind != ST_NODE_VAR && values[v]->kind != ST_NODE_LIT) {
+            const char *fresh = st_fresh_name(e->cx, v ? "count" : "rotated");
+            if (!fresh || !(vars[v] = st_let_var(e->cx, fresh, values[v]))) return st_fail_internal(e->err, "out of memory"), NULL;
+        }
+    const st_node *n = st_size_expr(e->cx, e->top, xs->type->size, &inner);
+    const st_node *i = n ? index_var(e, vars, 2) : NULL;
+    if (!i) return n ? NULL : relocate(e, &inner, a->loc, NULL, 0);
+    const st_node *sum = st_binary(e->cx, ST_OP_ADD, i, vars[1], &inner);
+    const st_node *m1 = sum ? st_binary(e->cx, ST_OP_MOD, sum, n, &inner) : NULL;
+    const st_node *up = m1 ? st_binary(e->cx, ST_OP_ADD, m1, n, &inner) : NULL;
+    const st_node *idx = up ? st_binary(e->cx, ST_OP_MOD, up, n, &inner) : NULL;
+    const st_node *gargs[2] = {idx, vars[0]};
+    const st_node *get = idx ? st_prim_node(e->cx, ST_PRIM_GET, 2, gargs, &inner) : NULL;
+    if (!get) return relocate(e, &inner, a->loc, NULL, 0);
+    const st_node *r = index_map(e, i, get, n, a->loc);
+    for (int v = 1; r && v >= 0; v--)
+        if (vars[v] != values[v] && !(r = st_let(e->cx, 1, &vars[v], values[v], r, &inner)))
+            return relocate(e, &inner, a->loc, NULL, 0);
+    return r;
 }
 
 static const st_node *subscript(elab *e, const ast *a) {

@@ -11,12 +11,13 @@
 
 #include "harness.h"
 
-typedef enum producer { P_VAR, P_MAP, P_ZIP_OF_MAPS, P_IOTA, P_SCAN, P_SCAN_IN_MAP, P_ROW_REDUCE, N_PRODUCERS } producer;
+typedef enum producer { P_VAR, P_MAP, P_ZIP_OF_MAPS, P_IOTA, P_SCAN, P_SCAN_IN_MAP, P_ROW_REDUCE, P_ROTATE, N_PRODUCERS } producer;
 typedef enum consumer { C_NONE, C_LET, C_REDUCE, C_MAP, C_SCATTER, C_ZIP, C_EXSCAN, N_CONSUMERS } consumer;
 typedef enum elem { E_I32, E_F32, E_I64, E_TUPLE, E_U8, E_I16, N_ELEMS } elem;
 typedef enum nesting { TOP, IN_MAP, IN_LOOP, N_NESTINGS } nesting;
 
-static const char *const producer_names[] = {"var", "map", "zip-of-maps", "iota", "scan", "scan-in-map", "row-reduce"};
+static const char *const producer_names[] = {"var", "map", "zip-of-maps", "iota", "scan", "scan-in-map", "row-reduce",
+                                             "rotate"};
 static const char *const consumer_names[] = {"none", "let", "reduce", "map", "scatter", "zip", "exscan"};
 static const char *const nesting_names[] = {"top", "in-map", "in-loop"};
 
@@ -120,6 +121,8 @@ static inline const char *producer_text(st_arena *a, producer p, const elem_synt
     case P_ROW_REDUCE:
         if (tuple) return arena_text(a, "zip(xss, yss) |> map((ra, rb) => zip(ra, rb) |> %s)", row_sum);
         return arena_text(a, "xss |> map(row => row |> %s)", row_sum);
+    /* an index map whose index wraps around: element i is f of element (i + N / 3 - 2) mod N */
+    case P_ROTATE: return arena_text(a, "rotate(N / 3 - 2, %s |> map(x => %s))", base, e->f);
     default: return NULL;
     }
 }

@@ -416,7 +416,7 @@ START_TEST(bad_programs_are_refused_at_their_place) {
     ck_assert_error(cx, "def main(x: i32) = x[0:1]\n", 1, 21, "only an array can be sliced");
     ck_assert_error(cx, "def main(xs: [N]i32) = [1, 2.0, 3]\n", 1, 28,
                     "the elements of an array literal have one type: element 1 is i32, but element 2 is f32");
-    ck_assert_error(cx, "def main(xs: [N]i32) = [xs, xs]\n", 1, 25, "an array literal's elements are scalars");
+    ck_assert_error(cx, "def main(xs: [N]i32) = [xs, 3]\n", 1, 29, "the rows of an array literal have one type: row 1 is [N]i32, but row 2 is i32");
     ck_assert_error(cx, "def main(xs: [N]i32) = []\n", 1, 24, "an empty array literal");
     ck_assert_error(cx, "def main(xs: [N]i32) = [1, 2\n", 2, 1, "`,` or `]` in an array literal");
 }
@@ -482,6 +482,12 @@ static const char *const math_programs[] = {
     "  (ks |> map(k => k ** 3 + (k % 4) ** (k % 3 - 1) + 0x10 + 0b11 + 2 ** 3 ** 2 - (2 ** 3) ** 2),\n"
     "   bs |> map(b => b ** 3u8 + 0xffu8), ls |> map(l => l ** 7 - 3i64 ** 41),\n"
     "   xs |> map(x => abs(x) ** 0.5 + 2.0 ** x), xs |> map(x => isnan(x / 0.0 - x / 0.0) || isinf(x * 1e38) || x > 0.5))",
+    /* rotate, and array literals of arrays (literal rows, computed rows, three levels) */
+    "def main(xs: [N]i32): ([N]i32, [N]i32, [3][2]i32, [2][2][2]f32, [2][N]i32) =\n"
+    "  (rotate(3, xs), rotate(-1 - N, xs) |> map(x => x * 2), [[1, 2], [3, 4], [xs[0], 6]],\n"
+    "   [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, f32(N)]]], [xs, rotate(1, xs)])",
+    "def main(xs: [N]f32): [N]f32 =\n"
+    "  let w = [[0.25, 0.5], [0.5, 0.25]] in xs |> map(x => x * w[0][1] + w[1][0] * w[i64(x > 0.5)][1])",
     /* a built-in function by its name */
     "def main(xs: [N]f32, ys: [N]f64): ([N]f32, f64) = (xs |> map(cos), map2((y, z) => atan2(y, z * 0.5), ys, ys) |> map(floor) |> reduce(max, -f64.inf))",
 };
@@ -578,6 +584,12 @@ START_TEST(math_functions_are_refused_at_their_place) {
     ck_assert_error(cx, "def main(x: i32) = x + 0xffz\n", 1, 28, "`z` cannot follow a hexadecimal literal");
     ck_assert_error(cx, "def main(x: f32) = x + f32.tau\n", 1, 28, "`inf`, `nan` or `pi`");
     ck_assert_error(cx, "def main(xs: [N]f32) = map(cosine, xs)\n", 1, 28, "unknown function `cosine`; did you mean");
+    ck_assert_error(cx, "def main(x: i32) = [[1, 2], [3]]\n", 1, 29,
+                    "the rows of an array literal have one type: row 1 is [2]i32, but row 2 is [1]i32");
+    ck_assert_error(cx, "def main(xs: [N]i32, ys: [M]i32) = [xs, ys]\n", 1, 41, "row 1 is [N]i32, but row 2 is [M]i32");
+    ck_assert_error(cx, "def main(x: i32) = rotate(1.5, [1, 2])\n", 1, 27, "rotate's count is an integer, but this has type f32");
+    ck_assert_error(cx, "def main(x: i32) = rotate(1, x)\n", 1, 30, "rotate rotates an array, but this has type i32");
+    ck_assert_error(cx, "def main(x: i32) = rotate(1)\n", 1, 20, "rotate takes 2 arguments, but was given 1");
     ck_assert_error(cx, "def main(xs: [N]i32) = map(sin, xs)\n", 1, 28, "sin needs a float (f32 or f64), but this has type i32");
     ck_assert_error(cx, "def main(xs: [N]f32) = reduce(sin, 0.0, xs)\n", 1, 31, "reduce passes 2 arguments to sin, which takes one");
     ck_assert_error(cx, "def main(x: f32) = exp(x, x)\n", 1, 20, "exp takes 1 argument, but was given 2");
