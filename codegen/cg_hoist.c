@@ -149,7 +149,11 @@ static void remember(cg *g, invariant *in, const st_node *node, const st_node *v
 static const st_node *kernels_out(cg *g, const st_node *e, bool in_fn, invariant *in, const cg_binding **env,
                                   const cg_stage *st) {
     if (g->failed) return e;
-    if (in_fn && e->kind == ST_NODE_PRIM && st_prim_makes_kernels(e->u.prim) && !reads_bound(e, in)) {
+    /* a scan's total goes out with its scan: scanTotal takes the scan
+       itself, never a variable that holds its result */
+    bool total = st_is_prim(e, ST_PRIM_SCAN_TOTAL) && e->kids[0]->kind == ST_NODE_PRIM &&
+                 st_prim_makes_kernels(e->kids[0]->u.prim);
+    if (in_fn && e->kind == ST_NODE_PRIM && (total || st_prim_makes_kernels(e->u.prim)) && !reads_bound(e, in)) {
         for (uint32_t i = 0; i < in->ndone; i++)
             if (in->done[i].node == e) return in->done[i].var;
         const st_node *var = precompute(g, e, env, st);

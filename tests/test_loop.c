@@ -594,6 +594,27 @@ START_TEST(fusion_does_not_cross_into_a_loop) {
 }
 END_TEST
 
+/* A loop whose body's total does not change from turn to turn (a reduce
+ * of a scan of a view, as the look-back makes it a scanTotal of its scan):
+ * the scan goes out of the loop with its total, which takes the scan itself
+ * (codegen once made it scanTotal of a variable and refused its own
+ * program), under each device type's default, at lengths around a block. */
+START_TEST(a_loop_invariant_total_leaves_the_loop_with_its_scan) {
+    const char *src = "def main(xs: [N]i32) =\n"
+                      "  loop acc = (rotate(N / 3 - 2, xs |> map(x => x * 3 - 1)) |> scan(+, 0) |> reduce(+, 0)) for t < 2 do\n"
+                      "    ((xs |> map(x => x * 3))[1:N] |> scan(+, 0) |> reduce(+, 0)) + acc % 7";
+    const st_def *d = def_of(src);
+    for (int gpu = 0; gpu < 2; gpu++) {
+        const char *label = gpu ? "a loop-invariant total under the GPU default" : "a loop-invariant total under the CPU default";
+        st_code code = generated(lowered(apply(d, st_default_strategy(gpu ? "GPU" : "CPU"), label), label), label);
+        st_exe *exe = built(&code, label);
+        static const char *const sizes[] = {"N=1", "N=7", "N=1000", "N=16385"};
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) agrees(exe, d, sizes[k], 3 + k, label);
+        st_exe_free(exe);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Print and parse again                                                    */
 /* ------------------------------------------------------------------------ */
@@ -701,6 +722,7 @@ static Suite *loop_suite(void) {
     tcase_add_test(dev, loops_of_every_count_write_their_result);
     tcase_add_test(dev, a_scan_in_a_loop_in_a_map_is_refused_with_the_reason);
     tcase_add_test(dev, fusion_does_not_cross_into_a_loop);
+    tcase_add_test(dev, a_loop_invariant_total_leaves_the_loop_with_its_scan);
     tcase_add_test(dev, the_example_runs_and_checks);
     suite_add_tcase(s, dev);
     return s;
