@@ -6,7 +6,7 @@
  * registers, spills, stack and static shared memory. From those, the block
  * size and the dynamic shared memory, the CUDA Occupancy Calculator's rules
  * give how many blocks a multiprocessor keeps resident. */
-#include "codegen.h"
+#include "codegen/codegen.h"
 #include "cuda_lib.h"
 
 #include <stdio.h>

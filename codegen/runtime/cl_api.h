@@ -7,7 +7,7 @@
 #define STRATA_CL_API_H
 
 #define CL_TARGET_OPENCL_VERSION 120
-#include "codegen.h"
+#include "codegen/codegen.h"
 
 #include <CL/cl.h>
 

@@ -13,7 +13,7 @@
  * was made from it. */
 #include "buffer_pool.h"
 #include "build_cache.h"
-#include "cg.h"
+#include "codegen/cg.h"
 #include "cl_api.h"
 #include "jit.h"
 
