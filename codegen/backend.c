@@ -1,7 +1,8 @@
 /* codegen/backend.c — the backends, one descriptor each: what the layers
  * above codegen/ ask of a backend (its name, its kernels' file and text,
  * its devices' folder, its help), so that none of them tests which it is.
- * How each opens a device and runs kernels is the runtime's (runtime.c). */
+ * How each opens a device and runs kernels is the runtime's
+ * (runtime/runtime.c). */
 #include "runtime/cl_api.h"
 
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* codegen/ptxas.c — what ptxas says of strata's CUDA kernels, and the
+/* codegen/runtime/ptxas.c — what ptxas says of strata's CUDA kernels, and the
  * occupancy that follows from it.
  *
  * A GPU-shaped kernel can be checked without a GPU: NVRTC runs ptxas to
