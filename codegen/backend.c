@@ -1,8 +1,9 @@
 /* codegen/backend.c — the backends, one descriptor each: what the layers
  * above codegen/ ask of a backend (its name, its kernels' file and text,
  * its devices' folder, its help), so that none of them tests which it is.
- * How each opens a device and runs kernels is the runtime's (runtime.c). */
-#include "cl_api.h"
+ * How each opens a device and runs kernels is the runtime's
+ * (runtime/runtime.c). */
+#include "runtime/cl_api.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * place that is linear in its count: the kept ones to consecutive places
  * from a start, in order, and the others nowhere (a filter) or to
  * consecutive places from another start (a partition, whose elements carry
- * their index). The look-back's compress-store loop (cg_lookback.c) writes
+ * their index). The look-back's compress-store loop (cg_lookback_vector.c) writes
  * such a pass 16 elements at a time, where its scatter is a scatterDistinct
  * (a plain scatter claims each place for its last writer first, and writes
  * one element at a time: cg_winners.c).

@@ -4,7 +4,8 @@
  *   codegen    a lowered def to OpenCL C kernels and host glue C (st_codegen)
  *   runtime    a device opened (st_cl), a generated program built on it with
  *              its glue compiled in-process by libtcc (st_exe), and one
- *              binding of inputs run, timed and read back (st_launch)
+ *              binding of inputs run, timed and read back (st_launch); its
+ *              files are codegen/runtime/'s, its interface this header's
  *
  * The generated glue is the one place that knows the launch sequence; the
  * runtime only gives it buffers and scalars and reads the results back. Its

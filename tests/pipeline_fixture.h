@@ -175,8 +175,9 @@ static inline seeded seeded_inputs(const st_def *orig, const char *sets, uint64_
 
 /* Seeded inputs for `orig` with `sets`, run on the device twice and in the
  * interpreter; the results agree. The second run gets the first one's
- * temporaries back from the executable's pool (codegen/buffer_pool.h), as
- * they were left: what it computes must not depend on them. */
+ * temporaries back from the executable's pool
+ * (codegen/runtime/buffer_pool.h), as they were left: what it computes
+ * must not depend on them. */
 static inline void agrees(st_exe *exe, const st_def *orig, const char *sets, uint64_t seed, const char *label) {
     seeded in = seeded_inputs(orig, sets, seed, label);
     st_err err = {0};

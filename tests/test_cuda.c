@@ -1,5 +1,5 @@
-/* tests/test_cuda.c — the CUDA backend (codegen/cg_cuda.c, cuda_cl.c,
- * cuda_lib.c).
+/* tests/test_cuda.c — the CUDA backend (codegen/cg_cuda.c,
+ * codegen/runtime/cuda_cl.c, cuda_lib.c).
  *
  * Without a GPU: every kernel strata generates — each scan rule, the
  * look-back in both protocols, widths and loads, each histogram choice, the

@@ -1,5 +1,5 @@
 /* tests/test_ptxas.c — GPU-shaped kernels checked without a GPU
- * (codegen/ptxas.c).
+ * (codegen/runtime/ptxas.c).
  *
  * Everywhere: ptxas' verbose report is read right (a log as NVRTC writes
  * it), and the occupancy rules give the Occupancy Calculator's figures.

@@ -314,8 +314,8 @@ static void handles_of(st_launch *l, uint64_t out[2]) {
 }
 
 /* The glue's temporaries come back from the executable's pool from one run
- * to the next (codegen/buffer_pool.h): the same handles, two of one size
- * apart; a launch of other sizes gets buffers of its own, and then the
+ * to the next (codegen/runtime/buffer_pool.h): the same handles, two of one
+ * size apart; a launch of other sizes gets buffers of its own, and then the
  * first sizes' again work. */
 START_TEST(temporaries_are_kept_from_run_to_run) {
     st_code c = map_code(cx, a, map_src, 64);

@@ -1,4 +1,4 @@
-/* codegen/ptxas.c — what ptxas says of strata's CUDA kernels, and the
+/* codegen/runtime/ptxas.c — what ptxas says of strata's CUDA kernels, and the
  * occupancy that follows from it.
  *
  * A GPU-shaped kernel can be checked without a GPU: NVRTC runs ptxas to
@@ -6,7 +6,7 @@
  * registers, spills, stack and static shared memory. From those, the block
  * size and the dynamic shared memory, the CUDA Occupancy Calculator's rules
  * give how many blocks a multiprocessor keeps resident. */
-#include "codegen.h"
+#include "codegen/codegen.h"
 #include "cuda_lib.h"
 
 #include <stdio.h>

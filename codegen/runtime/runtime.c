@@ -1,7 +1,7 @@
-/* codegen/runtime.c — the OpenCL runtime: a device opened with a profiling
- * queue (st_cl), a generated program built on it with its glue compiled by
- * libtcc (st_exe), and one binding of inputs uploaded, run, timed and read
- * back (st_launch).
+/* codegen/runtime/runtime.c — the OpenCL runtime: a device opened with a
+ * profiling queue (st_cl), a generated program built on it with its glue
+ * compiled by libtcc (st_exe), and one binding of inputs uploaded, run,
+ * timed and read back (st_launch).
  *
  * The launch sequence lives in the generated glue (see the top of
  * codegen.h); this file only owns buffers: the inputs and outputs, in the
@@ -13,7 +13,7 @@
  * was made from it. */
 #include "buffer_pool.h"
 #include "build_cache.h"
-#include "cg.h"
+#include "codegen/cg.h"
 #include "cl_api.h"
 #include "jit.h"
 

@@ -1,4 +1,4 @@
-/* codegen/buffer_pool.c — the glue's temporaries kept from run to run
+/* codegen/runtime/buffer_pool.c — the glue's temporaries kept from run to run
  * (buffer_pool.h says why and how). */
 #include "buffer_pool.h"
 

@@ -1,5 +1,5 @@
-/* codegen/build_cache.h — built OpenCL programs kept on disk (internal to
- * codegen/; see st_cl_set_cache in codegen.h). */
+/* codegen/runtime/build_cache.h — built OpenCL programs kept on disk
+ * (internal to the runtime; see st_cl_set_cache in codegen/codegen.h). */
 #ifndef STRATA_BUILD_CACHE_H
 #define STRATA_BUILD_CACHE_H
 

@@ -1,4 +1,5 @@
-/* codegen/devices.c — the OpenCL platforms and devices of this machine. */
+/* codegen/runtime/devices.c — the OpenCL platforms and devices of this
+ * machine. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "cl_api.h"
 

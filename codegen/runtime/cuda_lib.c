@@ -1,4 +1,5 @@
-/* codegen/cuda_lib.c — NVRTC and the CUDA driver, loaded with dlopen. */
+/* codegen/runtime/cuda_lib.c — NVRTC and the CUDA driver, loaded with
+ * dlopen. */
 #include "cuda_lib.h"
 
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
-/* codegen/cuda_lib.h — internal to codegen/: NVRTC and the CUDA driver,
- * loaded when a CUDA device is asked for (dlopen), so that strata builds
+/* codegen/runtime/cuda_lib.h — internal to the runtime: NVRTC and the CUDA
+ * driver, loaded when a CUDA device is asked for (dlopen), so that strata builds
  * and runs without CUDA and needs neither its headers nor its libraries
  * to be present at build time. Only what strata calls is declared, with
  * the driver API's stable ABI (handles are pointers, results ints). */

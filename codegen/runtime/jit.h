@@ -1,5 +1,5 @@
-/* codegen/jit.h — internal to codegen/: C source compiled in memory by
- * libtcc, the way the runtime runs the generated host glue. */
+/* codegen/runtime/jit.h — internal to the runtime: C source compiled in
+ * memory by libtcc, the way the runtime runs the generated host glue. */
 #ifndef STRATA_CODEGEN_JIT_H
 #define STRATA_CODEGEN_JIT_H
 

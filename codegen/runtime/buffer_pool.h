@@ -1,5 +1,5 @@
-/* codegen/buffer_pool.h — internal to codegen/: the glue's temporary
- * buffers, kept by an executable from one run to the next.
+/* codegen/runtime/buffer_pool.h — internal to the runtime: the glue's
+ * temporary buffers, kept by an executable from one run to the next.
  *
  * Why: the glue creates its temporaries at the start of every run and
  * releases them at its end. PoCL's CPU device backs a buffer with

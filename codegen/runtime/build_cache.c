@@ -1,6 +1,6 @@
-/* codegen/build_cache.c — built OpenCL programs kept on disk, one file per
- * key: the device's binary as clGetProgramInfo gives it, behind a line with
- * its length and SHA-256 (see ENTRY_MAGIC). Explorations build
+/* codegen/runtime/build_cache.c — built OpenCL programs kept on disk, one
+ * file per key: the device's binary as clGetProgramInfo gives it, behind a
+ * line with its length and SHA-256 (see ENTRY_MAGIC). Explorations build
  * the same kernels again in each child process that times them, and a second
  * exploration of a space builds nothing; drivers' own caches (PoCL's kcache,
  * NVIDIA's ComputeCache) differ per vendor and may be off. */

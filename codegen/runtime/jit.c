@@ -1,4 +1,4 @@
-/* codegen/jit.c — C source compiled in memory by libtcc.
+/* codegen/runtime/jit.c — C source compiled in memory by libtcc.
  *
  * The source is compiled with -nostdlib -nostdinc: there is no tcc include
  * directory or runtime library on the machine, and the glue should not reach

@@ -1,5 +1,6 @@
-/* codegen/cl_api.h — internal to codegen/: the part of the OpenCL API that
- * the runtime and the generated glue call, as a table, so that one runtime
+/* codegen/runtime/cl_api.h — internal to codegen/ (the runtime, and the
+ * backends' descriptors in backend.c): the part of the OpenCL API that the
+ * runtime and the generated glue call, as a table, so that one runtime
  * and one glue serve both backends: OpenCL itself (cl_api_opencl), and CUDA
  * (cuda_cl.c), which implements these calls over the CUDA driver API and
  * NVRTC. Each entry has the OpenCL function's own type. */
@@ -7,7 +8,7 @@
 #define STRATA_CL_API_H
 
 #define CL_TARGET_OPENCL_VERSION 120
-#include "codegen.h"
+#include "codegen/codegen.h"
 
 #include <CL/cl.h>
 

@@ -1,6 +1,7 @@
-/* codegen/cuda_device.c — the CUDA backend's devices: listing them, opening
- * one (its primary context and a stream), what clGetDeviceInfo and
- * clGetCommandQueueInfo ask of it, and failures in CUDA's words. */
+/* codegen/runtime/cuda_device.c — the CUDA backend's devices: listing
+ * them, opening one (its primary context and a stream), what
+ * clGetDeviceInfo and clGetCommandQueueInfo ask of it, and failures in
+ * CUDA's words. */
 #include "cuda_cl.h"
 
 #include <stdio.h>

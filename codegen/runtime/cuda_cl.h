@@ -1,6 +1,6 @@
-/* codegen/cuda_cl.h — internal to the CUDA backend (cuda_device.c,
- * cuda_cl.c): the structs behind the OpenCL handles it hands out, and the
- * calls the two files share. cuda_cl.c says how the backend works. */
+/* codegen/runtime/cuda_cl.h — internal to the CUDA backend (cuda_device.c,
+ * cuda_cl.c): the structs behind the OpenCL handles it hands out, and
+ * the calls the two files share. cuda_cl.c says how the backend works. */
 #ifndef STRATA_CUDA_CL_H
 #define STRATA_CUDA_CL_H
 

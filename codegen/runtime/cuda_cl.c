@@ -1,5 +1,5 @@
-/* codegen/cuda_cl.c — the CUDA backend: the OpenCL calls of cl_api.h done
- * with the CUDA driver API, the kernels compiled by NVRTC.
+/* codegen/runtime/cuda_cl.c — the CUDA backend: the OpenCL calls of
+ * cl_api.h done with the CUDA driver API, the kernels compiled by NVRTC.
  *
  * The runtime and the generated glue stay as they are: they call OpenCL
  * functions through a table, and for a CUDA device the table holds these
