@@ -33,6 +33,15 @@ typedef enum st_prim_funs {
     ST_FUNS_COUNTED    /* (i64, d) -> d: a counted loop's body */
 } st_prim_funs;
 
+/* Whether a primitive is a view (st_is_view): a way of seeing its
+ * arguments, each element computed where it is read. */
+typedef enum st_prim_view {
+    ST_VIEW_NONE,      /* it computes an array (a map in general, a fold, a scatter …) */
+    ST_VIEW_ALWAYS,    /* split, join, zip, unzip, transpose, iota, replicate, get … */
+    ST_VIEW_PLACED,    /* an address-space annotation: a view unless it places in memory */
+    ST_VIEW_INDEX_MAP  /* a map: when it maps iota to a scalar computed from views */
+} st_prim_view;
+
 typedef struct st_prim_desc {
     st_prim_info info;        /* what the rest of strata reads (ir/nodes.h) */
     st_prim after;            /* with nsizes > 0: the primitive it is after its leading sizes */
@@ -44,6 +53,7 @@ typedef struct st_prim_desc {
     bool innermost;           /* its functions work on its destination's innermost elements */
     st_fold_kind fold;        /* st_fold_form_of */
     st_prim_funs funs;        /* st_prim_expect */
+    st_prim_view view;        /* st_is_view */
     st_prim_type_fn *type;    /* its typing rule */
 } st_prim_desc;
 
