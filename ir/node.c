@@ -1,4 +1,5 @@
-/* ir/node.c — node constructors and the typing rules.
+/* ir/node.c — node constructors and the typing rules (a primitive's own in
+ * its row of ir/prim.c, by family in ir/prim_*.c).
  *
  * Every node is built here, typed from its parts, and hash-consed: a rewrite
  * that rebuilds an equal tree gets the same pointer back. A constructor whose
@@ -387,11 +388,12 @@ const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node
 }
 
 /* A primitive with new kids of the same types. A length known only at run
- * time is made from the parts of the node that cuts it (type_filter,
- * type_take), so new parts would make a new one; but a rebuild puts the same
- * values in (a rewrite inside them, a substitution), so the node is the same
- * value and keeps its length: what reads it, typed by that length, stays
- * typed (a filter of a filter whose inner one a rule rewrites). */
+ * time is made from the parts of the node that cuts it (st_type_filter,
+ * st_type_take in ir/prim_cuts.c), so new parts would make a new one; but a
+ * rebuild puts the same values in (a rewrite inside them, a substitution),
+ * so the node is the same value and keeps its length: what reads it, typed
+ * by that length, stays typed (a filter of a filter whose inner one a rule
+ * rewrites). */
 static const st_node *rebuilt_prim(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err) {
     const st_node *r = st_prim_node(cx, n->u.prim, n->nkids, kids, err);
     if (!r || r->type == n->type || !st_prim_sizes_at_run_time(n->u.prim)) return r;
