@@ -182,17 +182,26 @@ const cg_place *cg_temp(cg *g, const st_type *t, const st_node *at, cg_space spa
     return p;
 }
 
+/* The memory an address-space annotation puts its value in, by primitive
+ * (the others put nothing anywhere: `placed` false). */
+typedef struct placement {
+    bool placed;
+    cg_space space;
+} placement;
+
+static const placement placements[ST_PRIM_COUNT] = {
+    [ST_PRIM_TO_GLOBAL] = {true, CG_GLOBAL},
+    [ST_PRIM_TO_LOCAL] = {true, CG_LOCAL},
+    [ST_PRIM_TO_PRIVATE] = {true, CG_PRIVATE},
+};
+
 /* The memory a let-bound array goes to: what its annotation says, else
  * what the level has. */
 static cg_space space_of(cg *g, const st_node **value) {
     const st_node *v = *value;
-    if (v->kind == ST_NODE_PRIM) {
-        switch (v->u.prim) {
-        case ST_PRIM_TO_GLOBAL: *value = v->kids[0]; return CG_GLOBAL;
-        case ST_PRIM_TO_LOCAL: *value = v->kids[0]; return CG_LOCAL;
-        case ST_PRIM_TO_PRIVATE: *value = v->kids[0]; return CG_PRIVATE;
-        default: break;
-        }
+    if (v->kind == ST_NODE_PRIM && placements[v->u.prim].placed) {
+        *value = v->kids[0];
+        return placements[v->u.prim].space;
     }
     return g->level == CG_GROUP ? CG_LOCAL : g->level == CG_HOST ? CG_GLOBAL : CG_PRIVATE;
 }
@@ -588,81 +597,170 @@ static bool parallel_map(const st_node *e) {
 
 /* ---- values ---- */
 
-static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
+/* A primitive's value in one work-item, by primitive: the views (split,
+ * join, transpose, zip, unzip, iota, replicate, take, drop, concat, an
+ * index map) as index arithmetic on what they see, the folds and loops as
+ * loops; a primitive with none here is computed into a private array. */
+static cg_value split_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value xs = cg_thread_value(g, e->kids[1], env);
+    return cg_split(g, e->type, e->type->elem->size, &xs);
+}
+
+static cg_value join_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value xs = cg_thread_value(g, e->kids[0], env);
+    return cg_join(g, e->type, &xs);
+}
+
+static cg_value transpose_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value xs = cg_thread_value(g, e->kids[0], env);
+    return cg_transpose(g, e->type, &xs);
+}
+
+static cg_value zip_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value *items = cg_alloc(g, e->nkids * sizeof *items);
+    if (!items) return cg_scalar(e->type, "0");
+    for (uint32_t i = 0; i < e->nkids; i++) items[i] = cg_thread_value(g, e->kids[i], env);
+    return cg_zip(g, e->type, e->nkids, items);
+}
+
+static cg_value unzip_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value xs = cg_thread_value(g, e->kids[0], env);
+    return cg_unzip(g, e->type, &xs);
+}
+
+static cg_value iota_value(cg *g, const st_node *e, const cg_binding *env) {
+    (void)env;
+    return cg_iota(g, e->type);
+}
+
+/* replicate(n, x), and scratch(n, x), whose elements are never written */
+static cg_value replicate_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value x = cg_thread_value(g, e->kids[1], env);
+    return cg_replicate(g, e->type, &x);
+}
+
+static cg_value get_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value i = cg_thread_value(g, e->kids[0], env);
+    cg_value xs = cg_thread_value(g, e->kids[1], env);
+    const char *at = cg_str(g, "(long)%s", i.c);
+    /* checked on the device unless it cannot leave the array (cg_range.c) */
+    const st_size *n = xs.kind == CG_ARRAY ? cg_length(&xs) : NULL;
+    if (n && !cg_in_range(g, &i, n)) return cg_index(g, &xs, cg_checked_index(g, at, n, e));
+    return cg_index_at(g, &xs, cg_renamed(i, at));
+}
+
+/* a scan's total where no kernel of its scan writes it (cg_hoist takes a
+ * look-back's): the fold of its input, in this work-item, post-function
+ * aside; it was computed as a temporary of itself, without end */
+static cg_value scan_total_value(cg *g, const st_node *e, const cg_binding *env) { return fold(g, e->kids[0], env); }
+
+/* toGlobal, toLocal, toPrivate: the value computed into that memory */
+static cg_value placed_value(cg *g, const st_node *e, const cg_binding *env) {
+    const st_node *inner = e;
+    cg_space space = space_of(g, &inner);
+    if (cg_is_view(inner) || inner->type->kind != ST_TYPE_ARRAY) return cg_thread_value(g, inner, env);
+    const cg_place *p = cg_temp(g, e->type, e, space, "tmp");
+    if (!p) return cg_scalar(e->type, "0");
+    cg_thread_into(g, inner, env, p);
+    return cg_value_of_place(g, e->type, p);
+}
+
+/* any primitive with no value of its own: an array computed in place */
+static cg_value computed_value(cg *g, const st_node *e, const cg_binding *env) {
     const st_type *t = e->type;
-    switch (e->u.prim) {
-    case ST_PRIM_SPLIT: {
-        cg_value xs = cg_thread_value(g, e->kids[1], env);
-        return cg_split(g, t, t->elem->size, &xs);
+    if (parallel_map(e)) {
+        cg_fail(g, e, "%s inside one work-item's sequential code; a parallel map must be directly "
+                      "inside mapWrg (mapLcl) or at the top (mapGlb, mapWrg)", st_prim_get(e->u.prim)->name);
+        return cg_scalar(t, "0");
     }
-    case ST_PRIM_JOIN: {
-        cg_value xs = cg_thread_value(g, e->kids[0], env);
-        return cg_join(g, t, &xs);
-    }
-    case ST_PRIM_TRANSPOSE: {
-        cg_value xs = cg_thread_value(g, e->kids[0], env);
-        return cg_transpose(g, t, &xs);
-    }
-    case ST_PRIM_ZIP: {
-        cg_value *items = cg_alloc(g, e->nkids * sizeof *items);
-        if (!items) return cg_scalar(t, "0");
-        for (uint32_t i = 0; i < e->nkids; i++) items[i] = cg_thread_value(g, e->kids[i], env);
-        return cg_zip(g, t, e->nkids, items);
-    }
-    case ST_PRIM_UNZIP: {
-        cg_value xs = cg_thread_value(g, e->kids[0], env);
-        return cg_unzip(g, t, &xs);
-    }
-    case ST_PRIM_IOTA: return cg_iota(g, t);
-    case ST_PRIM_TAKE: case ST_PRIM_DROP: case ST_PRIM_CONCAT: return cg_cut_value(g, e, env);
-    case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: {
-        cg_value x = cg_thread_value(g, e->kids[1], env);
-        return cg_replicate(g, t, &x);
-    }
-    case ST_PRIM_GET: {
-        cg_value i = cg_thread_value(g, e->kids[0], env);
-        cg_value xs = cg_thread_value(g, e->kids[1], env);
-        const char *at = cg_str(g, "(long)%s", i.c);
-        /* checked on the device unless it cannot leave the array (cg_range.c) */
-        const st_size *n = xs.kind == CG_ARRAY ? cg_length(&xs) : NULL;
-        if (n && !cg_in_range(g, &i, n)) return cg_index(g, &xs, cg_checked_index(g, at, n, e));
-        return cg_index_at(g, &xs, cg_renamed(i, at));
-    }
-    case ST_PRIM_REDUCE: case ST_PRIM_REDUCE_SEQ: return fold(g, e, env);
-    /* a scan's total where no kernel of its scan writes it (cg_hoist takes a
-     * look-back's): the fold of its input, in this work-item, post-function
-     * aside; it was computed as a temporary of itself, without end */
-    case ST_PRIM_SCAN_TOTAL: return fold(g, e->kids[0], env);
-    case ST_PRIM_ITERATE: return iterate(g, e, env);
-    case ST_PRIM_LOOP: case ST_PRIM_WHILE: return loop(g, e, env);
-    case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE: {
-        const st_node *inner = e;
-        cg_space space = space_of(g, &inner);
-        if (cg_is_view(inner) || inner->type->kind != ST_TYPE_ARRAY) return cg_thread_value(g, inner, env);
-        const cg_place *p = cg_temp(g, t, e, space, "tmp");
-        if (!p) return cg_scalar(t, "0");
-        cg_thread_into(g, inner, env, p);
-        return cg_value_of_place(g, t, p);
-    }
-    case ST_PRIM_MAP:
-        if (cg_is_view(e)) { /* an index map: each element where it is read */
-            cg_value xs = cg_thread_value(g, e->kids[1], env);
-            return cg_map_view(g, t, e->kids[0], env, &xs);
-        }
-        __attribute__((fallthrough)); /* any other map is computed */
-    default: {
-        if (parallel_map(e)) {
-            cg_fail(g, e, "%s inside one work-item's sequential code; a parallel map must be directly "
-                          "inside mapWrg (mapLcl) or at the top (mapGlb, mapWrg)", st_prim_get(e->u.prim)->name);
-            return cg_scalar(t, "0");
-        }
-        /* an array computed in place: a private array, as lowering's toPrivate */
-        const cg_place *p = cg_temp(g, t, e, CG_PRIVATE, "tmp");
-        if (!p) return cg_scalar(t, "0");
-        cg_thread_into(g, e, env, p);
-        return cg_value_of_place(g, t, p);
-    }
-    }
+    /* a private array, as lowering's toPrivate */
+    const cg_place *p = cg_temp(g, t, e, CG_PRIVATE, "tmp");
+    if (!p) return cg_scalar(t, "0");
+    cg_thread_into(g, e, env, p);
+    return cg_value_of_place(g, t, p);
+}
+
+static cg_value map_value(cg *g, const st_node *e, const cg_binding *env) {
+    if (!cg_is_view(e)) return computed_value(g, e, env); /* any other map is computed */
+    cg_value xs = cg_thread_value(g, e->kids[1], env); /* an index map: each element where it is read */
+    return cg_map_view(g, e->type, e->kids[0], env, &xs);
+}
+
+/* The parts of a primitive that a view writes straight into a place, by
+ * primitive (cg_into_view). */
+static bool join_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into) {
+    /* [a·b] written as [a][b]: the rows of what is joined land in place */
+    into(g, e->kids[0], env, cg_place_split(g, p, e->kids[0]->type->elem->size));
+    return true;
+}
+
+static bool split_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into) {
+    const cg_place *flat = cg_place_join(g, p);
+    if (!flat) return false;
+    into(g, e->kids[1], env, flat);
+    return true;
+}
+
+static bool transpose_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into) {
+    into(g, e->kids[0], env, cg_place_transpose(g, p));
+    return true;
+}
+
+static bool zip_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into) {
+    if (!p->tuple || p->n != e->nkids) return false;
+    for (uint32_t i = 0; i < e->nkids; i++) into(g, e->kids[i], env, &p->items[i]);
+    return true;
+}
+
+/* unzip (the same tuple of arrays) and the address-space annotations */
+static bool same_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into) {
+    into(g, e->kids[0], env, p);
+    return true;
+}
+
+/* How one work-item generates each primitive: its value (NULL: computed
+ * into a private array), how it writes into a place (NULL: its value,
+ * stored), and the parts a view of it writes into a place (NULL: none). */
+typedef struct thread_prim {
+    cg_value (*value)(cg *g, const st_node *e, const cg_binding *env);
+    void (*into)(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
+    bool (*view_into)(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, cg_into_fn into);
+} thread_prim;
+
+static const thread_prim thread_prims[ST_PRIM_COUNT] = {
+    [ST_PRIM_MAP] = {.value = map_value, .into = map_into},
+    [ST_PRIM_MAP_SEQ] = {.into = map_into},
+    [ST_PRIM_SCAN] = {.into = scan_into},
+    [ST_PRIM_SCAN_SEQ] = {.into = scan_into},
+    [ST_PRIM_SCATTER] = {.into = scatter_into},
+    [ST_PRIM_SCATTER_DISTINCT] = {.into = scatter_into},
+    [ST_PRIM_REDUCE_BY_INDEX] = {.into = scatter_into},
+    [ST_PRIM_SPLIT] = {.value = split_value, .view_into = split_into},
+    [ST_PRIM_JOIN] = {.value = join_value, .view_into = join_into},
+    [ST_PRIM_TRANSPOSE] = {.value = transpose_value, .view_into = transpose_into},
+    [ST_PRIM_ZIP] = {.value = zip_value, .view_into = zip_into},
+    [ST_PRIM_UNZIP] = {.value = unzip_value, .view_into = same_into},
+    [ST_PRIM_IOTA] = {.value = iota_value},
+    [ST_PRIM_TAKE] = {.value = cg_cut_value},
+    [ST_PRIM_DROP] = {.value = cg_cut_value},
+    [ST_PRIM_CONCAT] = {.value = cg_cut_value},
+    [ST_PRIM_REPLICATE] = {.value = replicate_value},
+    [ST_PRIM_SCRATCH] = {.value = replicate_value},
+    [ST_PRIM_GET] = {.value = get_value},
+    [ST_PRIM_REDUCE] = {.value = fold},
+    [ST_PRIM_REDUCE_SEQ] = {.value = fold},
+    [ST_PRIM_SCAN_TOTAL] = {.value = scan_total_value},
+    [ST_PRIM_ITERATE] = {.value = iterate},
+    [ST_PRIM_LOOP] = {.value = loop},
+    [ST_PRIM_WHILE] = {.value = loop},
+    [ST_PRIM_TO_GLOBAL] = {.value = placed_value, .view_into = same_into},
+    [ST_PRIM_TO_LOCAL] = {.value = placed_value, .view_into = same_into},
+    [ST_PRIM_TO_PRIVATE] = {.value = placed_value, .view_into = same_into},
+};
+
+static cg_value prim_value(cg *g, const st_node *e, const cg_binding *env) {
+    cg_value (*value)(cg *, const st_node *, const cg_binding *) = thread_prims[e->u.prim].value;
+    return (value ? value : computed_value)(g, e, env);
 }
 
 /* `let x = v in if c then a else b` where only one branch reads x: the
@@ -877,30 +975,8 @@ bool cg_into_view(cg *g, const st_node *e, const cg_binding *env, const cg_place
         for (uint32_t i = 0; i < e->nkids; i++) into(g, e->kids[i], env, &p->items[i]);
         return true;
     }
-    if (e->kind != ST_NODE_PRIM) return false;
-    switch (e->u.prim) {
-    case ST_PRIM_JOIN: {
-        /* [a·b] written as [a][b]: the rows of what is joined land in place */
-        into(g, e->kids[0], env, cg_place_split(g, p, e->kids[0]->type->elem->size));
-        return true;
-    }
-    case ST_PRIM_SPLIT: {
-        const cg_place *flat = cg_place_join(g, p);
-        if (!flat) return false;
-        into(g, e->kids[1], env, flat);
-        return true;
-    }
-    case ST_PRIM_TRANSPOSE: into(g, e->kids[0], env, cg_place_transpose(g, p)); return true;
-    case ST_PRIM_ZIP:
-        if (!p->tuple || p->n != e->nkids) return false;
-        for (uint32_t i = 0; i < e->nkids; i++) into(g, e->kids[i], env, &p->items[i]);
-        return true;
-    case ST_PRIM_UNZIP: into(g, e->kids[0], env, p); return true; /* the same tuple of arrays */
-    case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
-        into(g, e->kids[0], env, p);
-        return true;
-    default: return false;
-    }
+    if (e->kind != ST_NODE_PRIM || !thread_prims[e->u.prim].view_into) return false;
+    return thread_prims[e->u.prim].view_into(g, e, env, p, into);
 }
 
 static void thread_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
@@ -931,21 +1007,15 @@ static void thread_into(cg *g, const st_node *e, const cg_binding *env, const cg
         return;
     }
     if (cg_into_view(g, e, env, p, cg_thread_into)) return;
-    if (e->kind == ST_NODE_PRIM) {
-        switch (e->u.prim) {
-        case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: map_into(g, e, env, p); return;
-        case ST_PRIM_SCAN: case ST_PRIM_SCAN_SEQ: scan_into(g, e, env, p); return;
-        case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT: case ST_PRIM_REDUCE_BY_INDEX:
-            scatter_into(g, e, env, p);
-            return;
-        default: {
-            const cg_algorithm *a = cg_algorithm_of(e->u.prim);
-            if (!a) break;
-            cg_fail(g, e, "%s makes kernels of its own, so it runs at the top of a program, not inside a map or a "
-                          "work-group; apply %s to a top-level %s", st_prim_get(e->u.prim)->name, a->rule, a->rewrites);
-            return;
-        }
-        }
+    if (e->kind == ST_NODE_PRIM && thread_prims[e->u.prim].into) {
+        thread_prims[e->u.prim].into(g, e, env, p);
+        return;
+    }
+    const cg_algorithm *a = e->kind == ST_NODE_PRIM ? cg_algorithm_of(e->u.prim) : NULL;
+    if (a) {
+        cg_fail(g, e, "%s makes kernels of its own, so it runs at the top of a program, not inside a map or a "
+                      "work-group; apply %s to a top-level %s", st_prim_get(e->u.prim)->name, a->rule, a->rewrites);
+        return;
     }
     cg_value v = cg_thread_value(g, e, env);
     cg_store(g, p, &v);

@@ -1,10 +1,12 @@
-/* ir/node.c — node constructors and the typing rules.
+/* ir/node.c — node constructors and the typing rules (a primitive's own in
+ * its row of ir/prim.c, by family in ir/prim_*.c).
  *
  * Every node is built here, typed from its parts, and hash-consed: a rewrite
  * that rebuilds an equal tree gets the same pointer back. A constructor whose
  * parts do not fit fails with a message and the index of the offending part,
  * which the type checker turns into a located error. */
 #include "ctx.h"
+#include "prim.h"
 #include "scalar_ops.h"
 
 #include <stdarg.h>
@@ -13,29 +15,26 @@
 
 /* ---- messages ---- */
 
-typedef struct { char s[160]; } tname;
-
-static tname take(st_buf *b) {
-    tname n = {{0}};
+static st_tname take(st_buf *b) {
+    st_tname n = {{0}};
     snprintf(n.s, sizeof n.s, "%s", b->data ? b->data : "?");
     st_buf_free(b);
     return n;
 }
 
-static tname type_name(const st_type *t) {
+st_tname st_type_text(const st_type *t) {
     st_buf b = {0};
     st_type_print(t, &b);
     return take(&b);
 }
 
-static tname size_name(const st_size *s) {
+st_tname st_size_text(const st_size *s) {
     st_buf b = {0};
     st_size_print(s, &b);
     return take(&b);
 }
 
-__attribute__((format(printf, 3, 4))) static const st_node *fail_at(st_err *err, int arg,
-                                                                    const char *fmt, ...) {
+const st_node *st_fail_arg(st_err *err, int arg, const char *fmt, ...) {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
@@ -142,7 +141,7 @@ static probe_node make(st_node_kind kind, const st_type *type, uint32_t nkids, c
 
 static bool too_many(uint32_t n, st_err *err) {
     if (n <= ST_MAX_KIDS) return false;
-    fail_at(err, -1, "too many parts (%u; at most %d)", n, ST_MAX_KIDS);
+    st_fail_arg(err, -1, "too many parts (%u; at most %d)", n, ST_MAX_KIDS);
     return true;
 }
 
@@ -184,10 +183,10 @@ static bool is_value_type(const st_type *t) { return t->kind != ST_TYPE_FUN; }
 
 const st_node *st_tuple(st_ctx *cx, uint32_t n, const st_node *const *items, st_err *err) {
     if (too_many(n, err)) return NULL;
-    if (n < 2) return fail_at(err, -1, "a tuple has at least two components");
+    if (n < 2) return st_fail_arg(err, -1, "a tuple has at least two components");
     const st_type *types[ST_MAX_KIDS] = {0}; /* (GCC -O3 cannot see that none is read unset) */
     for (uint32_t i = 0; i < n; i++) {
-        if (!is_value_type(items[i]->type)) return fail_at(err, (int)i, "a function cannot be part of a tuple");
+        if (!is_value_type(items[i]->type)) return st_fail_arg(err, (int)i, "a function cannot be part of a tuple");
         types[i] = items[i]->type;
     }
     probe_node p = make(ST_NODE_TUPLE, st_type_tuple(cx, n, types), n, items);
@@ -197,10 +196,10 @@ const st_node *st_tuple(st_ctx *cx, uint32_t n, const st_node *const *items, st_
 const st_node *st_proj(st_ctx *cx, const st_node *tuple, uint32_t index, st_err *err) {
     const st_type *t = tuple->type;
     if (t->kind != ST_TYPE_TUPLE)
-        return fail_at(err, 0, "`.%u` needs a tuple, but this has type %s", index, type_name(t).s);
+        return st_fail_arg(err, 0, "`.%u` needs a tuple, but this has type %s", index, st_type_text(t).s);
     if (index >= t->n)
-        return fail_at(err, 0, "`.%u` is out of range: the tuple %s has %u components", index,
-                       type_name(t).s, t->n);
+        return st_fail_arg(err, 0, "`.%u` is out of range: the tuple %s has %u components", index,
+                       st_type_text(t).s, t->n);
     probe_node p = make(ST_NODE_PROJ, t->items[index], 1, &tuple);
     p.n.u.index = index;
     return intern(cx, &p.n, err);
@@ -209,15 +208,15 @@ const st_node *st_proj(st_ctx *cx, const st_node *tuple, uint32_t index, st_err 
 const st_node *st_unary(st_ctx *cx, st_unop op, const st_node *a, st_err *err) {
     const st_type *t = a->type;
     if (op == ST_OP_NOT && !st_type_is_scalar(t, ST_BOOL))
-        return fail_at(err, 0, "`!` needs a bool, but this has type %s", type_name(t).s);
+        return st_fail_arg(err, 0, "`!` needs a bool, but this has type %s", st_type_text(t).s);
     if (op == ST_OP_NEG && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
-        return fail_at(err, 0, "`-` needs a number, but this has type %s", type_name(t).s);
+        return st_fail_arg(err, 0, "`-` needs a number, but this has type %s", st_type_text(t).s);
     if (op == ST_OP_ABS && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
-        return fail_at(err, 0, "abs needs a number, but this has type %s", type_name(t).s);
+        return st_fail_arg(err, 0, "abs needs a number, but this has type %s", st_type_text(t).s);
     bool test = st_unop_is_float_test(op);
     if ((st_unop_is_float_function(op) || test) && !(st_type_is_scalar(t, ST_F32) || st_type_is_scalar(t, ST_F64)))
-        return fail_at(err, 0, "%s needs a float (f32 or f64), but this has type %s%s", st_unop_function(op),
-                       type_name(t).s, t->kind == ST_TYPE_SCALAR ? ": convert it first, as f32(x)" : "");
+        return st_fail_arg(err, 0, "%s needs a float (f32 or f64), but this has type %s%s", st_unop_function(op),
+                       st_type_text(t).s, t->kind == ST_TYPE_SCALAR ? ": convert it first, as f32(x)" : "");
     if (test) t = st_type_scalar(cx, ST_BOOL);
     /* a negated literal is a literal: the parser reads `-1` so, and the
      * printer could not tell the two apart */
@@ -244,11 +243,11 @@ const st_node *st_binary(st_ctx *cx, st_binop op, const st_node *a, const st_nod
     const st_type *ta = a->type, *tb = b->type;
     const char *name = st_binop_name(op);
     if (ta->kind != ST_TYPE_SCALAR || !st_binop_accepts(op, ta->scalar))
-        return fail_at(err, 0, "`%s` needs %s, but its left operand has type %s", name,
-                       binop_needs(op), type_name(ta).s);
+        return st_fail_arg(err, 0, "`%s` needs %s, but its left operand has type %s", name,
+                       binop_needs(op), st_type_text(ta).s);
     if (ta != tb)
-        return fail_at(err, 1, "`%s` needs operands of one type, but they are %s and %s", name,
-                       type_name(ta).s, type_name(tb).s);
+        return st_fail_arg(err, 1, "`%s` needs operands of one type, but they are %s and %s", name,
+                       st_type_text(ta).s, st_type_text(tb).s);
     probe_node p = make(ST_NODE_BINOP, st_type_scalar(cx, st_binop_result(op, ta->scalar)), 2,
                         (const st_node *[]){a, b});
     p.n.u.binop = op;
@@ -257,8 +256,8 @@ const st_node *st_binary(st_ctx *cx, st_binop op, const st_node *a, const st_nod
 
 const st_node *st_conv(st_ctx *cx, st_scalar_kind to, const st_node *a, st_err *err) {
     if (a->type->kind != ST_TYPE_SCALAR)
-        return fail_at(err, 0, "%s(…) converts a scalar, but this has type %s", st_scalar_name(to),
-                       type_name(a->type).s);
+        return st_fail_arg(err, 0, "%s(…) converts a scalar, but this has type %s", st_scalar_name(to),
+                       st_type_text(a->type).s);
     probe_node p = make(ST_NODE_CONV, st_type_scalar(cx, to), 1, &a);
     p.n.u.conv = to;
     return intern(cx, &p.n, err);
@@ -267,12 +266,12 @@ const st_node *st_conv(st_ctx *cx, st_scalar_kind to, const st_node *a, st_err *
 const st_node *st_if(st_ctx *cx, const st_node *c, const st_node *a, const st_node *b,
                      st_err *err) {
     if (!st_type_is_scalar(c->type, ST_BOOL))
-        return fail_at(err, 0, "the condition of `if` must be a bool, but it has type %s",
-                       type_name(c->type).s);
-    if (!is_value_type(a->type)) return fail_at(err, 1, "`if` cannot choose between functions");
+        return st_fail_arg(err, 0, "the condition of `if` must be a bool, but it has type %s",
+                       st_type_text(c->type).s);
+    if (!is_value_type(a->type)) return st_fail_arg(err, 1, "`if` cannot choose between functions");
     if (a->type != b->type)
-        return fail_at(err, 2, "the branches of `if` differ: `then` has type %s, `else` has %s",
-                       type_name(a->type).s, type_name(b->type).s);
+        return st_fail_arg(err, 2, "the branches of `if` differ: `then` has type %s, `else` has %s",
+                       st_type_text(a->type).s, st_type_text(b->type).s);
     probe_node p = make(ST_NODE_IF, a->type, 3, (const st_node *[]){c, a, b});
     return intern(cx, &p.n, err);
 }
@@ -281,19 +280,19 @@ const st_node *st_let(st_ctx *cx, uint32_t nvars, const st_node *const *vars,
                       const st_node *value, const st_node *body, st_err *err) {
     if (too_many(nvars + 2, err)) return NULL;
     const st_type *t = value->type;
-    if (!is_value_type(t)) return fail_at(err, (int)nvars, "`let` cannot bind a function");
+    if (!is_value_type(t)) return st_fail_arg(err, (int)nvars, "`let` cannot bind a function");
     if (nvars == 1) {
         if (vars[0]->type != t)
-            return fail_at(err, 0, "`%s` is declared %s but bound to a value of type %s",
-                           vars[0]->u.name, type_name(vars[0]->type).s, type_name(t).s);
+            return st_fail_arg(err, 0, "`%s` is declared %s but bound to a value of type %s",
+                           vars[0]->u.name, st_type_text(vars[0]->type).s, st_type_text(t).s);
     } else {
         if (t->kind != ST_TYPE_TUPLE || t->n != nvars)
-            return fail_at(err, (int)nvars, "the pattern has %u names but the value has type %s",
-                           nvars, type_name(t).s);
+            return st_fail_arg(err, (int)nvars, "the pattern has %u names but the value has type %s",
+                           nvars, st_type_text(t).s);
         for (uint32_t i = 0; i < nvars; i++)
             if (vars[i]->type != t->items[i])
-                return fail_at(err, (int)i, "`%s` is declared %s but bound to a value of type %s",
-                               vars[i]->u.name, type_name(vars[i]->type).s, type_name(t->items[i]).s);
+                return st_fail_arg(err, (int)i, "`%s` is declared %s but bound to a value of type %s",
+                               vars[i]->u.name, st_type_text(vars[i]->type).s, st_type_text(t->items[i]).s);
     }
     probe_node p = make_some(ST_NODE_LET, body->type, nvars + 2, vars, nvars);
     p.n.kids[nvars] = value;
@@ -306,10 +305,10 @@ const st_node *st_lambda(st_ctx *cx, uint32_t nparams, const st_node *const *par
     if (too_many(nparams + 1, err)) return NULL;
     const st_type *types[ST_MAX_KIDS] = {0}; /* (GCC -O3 cannot see that none is read unset) */
     for (uint32_t i = 0; i < nparams; i++) {
-        if (params[i]->kind != ST_NODE_VAR) return fail_at(err, (int)i, "a lambda parameter must be a name");
+        if (params[i]->kind != ST_NODE_VAR) return st_fail_arg(err, (int)i, "a lambda parameter must be a name");
         types[i] = params[i]->type;
     }
-    if (!is_value_type(body->type)) return fail_at(err, (int)nparams, "a lambda cannot return a function");
+    if (!is_value_type(body->type)) return st_fail_arg(err, (int)nparams, "a lambda cannot return a function");
     probe_node p = make_some(ST_NODE_LAMBDA, st_type_fun(cx, nparams, types, body->type), nparams + 1,
                              params, nparams);
     p.n.kids[nparams] = body;
@@ -318,7 +317,7 @@ const st_node *st_lambda(st_ctx *cx, uint32_t nparams, const st_node *const *par
 
 const st_node *st_opfn(st_ctx *cx, st_binop op, st_scalar_kind k, st_err *err) {
     if (!st_binop_accepts(op, k))
-        return fail_at(err, -1, "`%s` cannot combine values of type %s", st_binop_name(op),
+        return st_fail_arg(err, -1, "`%s` cannot combine values of type %s", st_binop_name(op),
                        st_scalar_name(k));
     const st_type *t = st_type_scalar(cx, k);
     const st_type *params[2] = {t, t};
@@ -378,500 +377,23 @@ const st_size *st_node_as_size(st_ctx *cx, const st_node *e, st_err *err) {
     }
 }
 
-/* ---- primitives ---- */
-
-static const char *pname(st_prim p) { return st_prim_get(p)->name; }
-
-/* Does a function of type f take `params`? A function expected to take one
- * tuple may take its components as separate parameters instead. */
-static bool fun_takes(const st_type *f, const st_type *const *params, int np) {
-    if (f->kind != ST_TYPE_FUN) return false;
-    if ((int)f->n == np) {
-        for (int i = 0; i < np; i++)
-            if (f->items[i] != params[i]) return false;
-        return true;
-    }
-    if (np == 1 && params[0]->kind == ST_TYPE_TUPLE && params[0]->n == f->n && f->n > 1) {
-        for (uint32_t i = 0; i < f->n; i++)
-            if (f->items[i] != params[0]->items[i]) return false;
-        return true;
-    }
-    return false;
-}
-
-static const st_node *fun_mismatch(const st_node *f, st_prim p, int arg,
-                                   const st_type *const *params, int np, st_err *err) {
-    char want[400] = "";
-    size_t len = 0;
-    for (int i = 0; i < np; i++)
-        len += (size_t)snprintf(want + len, sizeof want - len, "%s%s", i ? ", " : "",
-                                type_name(params[i]).s);
-    if (f->type->kind != ST_TYPE_FUN)
-        return fail_at(err, arg, "%s expects a function here (a lambda like `x => x + 1` or an operator like `+`), not a value of type %s",
-                       pname(p), type_name(f->type).s);
-    return fail_at(err, arg, "%s's function should take (%s), but it takes %s", pname(p), want,
-                   type_name(f->type).s);
-}
-
-static const st_node *need_array(const st_node *a, st_prim p, int arg, const char *what,
-                                 st_err *err) {
-    return fail_at(err, arg, "%s needs %s, but this has type %s", pname(p), what,
-                   type_name(a->type).s);
-}
-
-/* scan(op, fold, z, xs), scan(op, fold, post, z, xs), reduce(op, fold, z, xs):
- * the accumulator's type is the neutral element's, free of the elements'. */
-static bool folding_form(st_prim p, uint32_t nargs) {
-    return (p == ST_PRIM_SCAN || p == ST_PRIM_REDUCE) && nargs >= 4;
-}
-
-bool st_prim_expect(st_ctx *cx, st_prim p, int arg, const st_type *const *types, int ntypes,
-                    const st_type **params, int *nparams, const st_type **result, st_err *err) {
-    uint32_t skip;
-    st_prim base = st_prim_after_sizes(p, &skip);
-    if (skip) { /* the other primitive's, after the sizes */
-        bool ok = ntypes > (int)skip && st_prim_expect(cx, base, arg - (int)skip, types + skip, ntypes - (int)skip,
-                                                      params, nparams, result, err);
-        if (!ok && err && err->arg >= 0) err->arg += (int)skip;
-        return ok;
-    }
-    uint32_t n = (uint32_t)ntypes;
-    int data = st_prim_data_arg(p, n);
-    *result = NULL;
-    if (data < 0 || data >= ntypes || !types[data])
-        return fail_at(err, arg, "internal: %s argument %d typed out of order", pname(p), arg), false;
-    const st_type *d = types[data];
-    if (p == ST_PRIM_ITERATE || p == ST_PRIM_WHILE) {
-        params[0] = *result = d;
-        *nparams = 1;
-        if (p == ST_PRIM_WHILE && arg == 0) *result = st_type_scalar(cx, ST_BOOL);
-        return true;
-    }
-    if (p == ST_PRIM_LOOP) { /* (i, acc) */
-        params[0] = st_type_scalar(cx, ST_I64);
-        params[1] = *result = d;
-        *nparams = 2;
-        return true;
-    }
-    if (d->kind != ST_TYPE_ARRAY)
-        return fail_at(err, data, "%s needs an array, but this has type %s", pname(p), type_name(d).s), false;
-    const st_type *e = d->elem;
-    if (p == ST_PRIM_REDUCE_BY_INDEX_2D) { /* its operator and neutral element are on the innermost */
-        if (e->kind != ST_TYPE_ARRAY)
-            return fail_at(err, data, "%s needs a destination of two dimensions, [n][m]t, but this has type %s",
-                           pname(p), type_name(d).s), false;
-        e = e->elem;
-    }
-    bool folding = folding_form(p, n);
-    if (st_prim_arg_role(p, arg, n) == ST_ARG_NEUTRAL) {
-        params[0] = folding ? NULL : e;
-        *nparams = 0;
-        return true;
-    }
-    /* the accumulator: the neutral element's type where it is free */
-    const st_type *acc = e;
-    if (folding || p == ST_PRIM_REDUCE_SEQ || p == ST_PRIM_SCAN_SEQ) {
-        acc = types[n - 2];
-        if (!acc) return fail_at(err, arg, "internal: %s's neutral element typed after its functions", pname(p)), false;
-    }
-    switch (p) {
-    case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
-        params[0] = e;
-        *nparams = 1;
-        return true;
-    case ST_PRIM_FILTER: case ST_PRIM_PARTITION: /* the predicate */
-        params[0] = e;
-        *nparams = 1;
-        *result = st_type_scalar(cx, ST_BOOL);
-        return true;
-    case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ: /* the fold */
-        params[0] = *result = acc;
-        params[1] = e;
-        *nparams = 2;
-        return true;
-    case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_EXSCAN:
-        params[0] = acc;
-        params[1] = arg == 0 ? acc : e; /* the operator combines accumulators; fold and post take elements */
-        *result = arg == 2 ? NULL : acc;
-        *nparams = 2;
-        return true;
-    default:
-        params[0] = params[1] = *result = e;
-        *nparams = 2;
-        return true;
-    }
-}
-
-static const st_size *length_arg(st_ctx *cx, st_prim p, const st_node *n, int arg, st_err *err) {
-    if (!st_type_is_int(n->type)) {
-        fail_at(err, arg, "the length given to %s must be an integer, but it has type %s", pname(p),
-                type_name(n->type).s);
-        return NULL;
-    }
-    st_err inner = {0};
-    const st_size *s = st_node_as_size(cx, n, &inner);
-    if (!s) {
-        if (inner.message[0]) fail_at(err, arg, "%s", inner.message);
-        else fail_at(err, arg, "the length given to %s must be a size: a literal, a size variable, an integer parameter, or arithmetic on them", pname(p));
-        return NULL;
-    }
-    int64_t v;
-    if (st_size_is_const(s, &v) && v < 0) {
-        fail_at(err, arg, "the length given to %s is negative (%lld)", pname(p), (long long)v);
-        return NULL;
-    }
-    return s;
-}
-
-static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
-                                const st_type **out, st_err *err);
-
-/* The leading sizes of a primitive that is another after them: each one's
- * range, and what it is, for the message. */
-typedef struct lead_size {
-    int64_t min, max;
-    const char *what;
-} lead_size;
-
-static const lead_size lookback_sizes[ST_LOOKBACK_SIZES] = {
-    {1, 1 << 16, "M, the elements per work-item, must be a literal from 1 to 65536"},
-    {1, 1 << 16, "WG, the work-items per group, must be a literal from 1 to 65536"},
-    {1, 1 << 16, "LW, the work-items reading predecessors at once, must be a literal from 1 to 65536"},
-    {0, 1, "LOAD must be 0 (through local memory) or 1 (each work-item reads its own elements)"}};
-
-static const lead_size hist_sizes[ST_HIST_SIZES] = {
-    {0, 1 << 30, "C, the work-items per subhistogram, must be a literal from 0 (the heuristic) to 2^30"},
-    {0, 2, "MEM must be 0 (local memory where it fits, else global), 1 (global) or 2 (local)"},
-    {0, 3, "ATOMIC must be 0 (what the operator allows), 1 (a hardware atomic), 2 (compare-and-swap) or 3 (a lock)"}};
-
-/* scanLookback(M, WG, LW, LOAD, …) and subhistograms(C, MEM, ATOMIC, …):
- * literal sizes in their ranges (into v), then the other primitive. */
-static const st_node *type_after_sizes(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
-                                       const st_type **out, int64_t *v, st_err *err) {
-    uint32_t skip;
-    st_prim base = st_prim_after_sizes(p, &skip);
-    const lead_size *sizes = p == ST_PRIM_SCAN_LOOKBACK ? lookback_sizes : hist_sizes;
-    for (uint32_t i = 0; i < skip; i++) {
-        const st_size *s = length_arg(cx, p, a[i], (int)i, err);
-        if (!s) return NULL;
-        if (!st_size_is_const(s, &v[i]) || v[i] < sizes[i].min || v[i] > sizes[i].max)
-            return fail_at(err, (int)i, "%s's %s", pname(p), sizes[i].what);
-    }
-    if (!type_prim(cx, base, n - skip, a + skip, out, err)) {
-        if (err && err->arg >= 0) err->arg += (int)skip;
-        return NULL;
-    }
-    return a[0];
-}
-
-/* An array of integer indices, or for the 2-D forms of (row, column) pairs of
- * integers (any integer type, as the 1-D forms take). */
-static bool indices_ok(const st_type *t, bool two) {
-    if (t->kind != ST_TYPE_ARRAY) return false;
-    if (!two) return st_type_is_int(t->elem);
-    const st_type *e = t->elem;
-    return e->kind == ST_TYPE_TUPLE && e->n == 2 && st_type_is_int(e->items[0]) && st_type_is_int(e->items[1]);
-}
-
-/* scatter(dest, is, vs), reduce_by_index(dest, f, z, is, vs) and their 2-D
- * forms, whose destination is [n][m]t and whose indices are pairs: the
- * element t is the destination's innermost. */
-static const st_node *type_by_index(st_prim p, const st_node *const *a, const st_type **out, st_err *err) {
-    const st_prim_info *info = st_prim_get(p);
-    bool hist = p == ST_PRIM_REDUCE_BY_INDEX || p == ST_PRIM_REDUCE_BY_INDEX_2D;
-    bool two = p == ST_PRIM_REDUCE_BY_INDEX_2D || p == ST_PRIM_SCATTER_2D;
-    int is = hist ? 3 : 1, vs = hist ? 4 : 2;
-    const st_type *t = a[0]->type, *params[2];
-    if (t->kind != ST_TYPE_ARRAY || (two && t->elem->kind != ST_TYPE_ARRAY))
-        return need_array(a[0], p, 0, two ? "a destination of two dimensions, [n][m]t" : "a destination array", err);
-    const st_type *elem = two ? t->elem->elem : t->elem;
-    if (!indices_ok(a[is]->type, two))
-        return need_array(a[is], p, is, two ? "an array of (row, column) pairs of integers, like zip(rs, cs)" : "an array of integer indices", err);
-    if (a[vs]->type->kind != ST_TYPE_ARRAY) return need_array(a[vs], p, vs, "an array of values", err);
-    if (a[vs]->type->size != a[is]->type->size)
-        return fail_at(err, vs, "%s needs as many values as indices, but there are %s indices and %s values",
-                       info->name, size_name(a[is]->type->size).s, size_name(a[vs]->type->size).s);
-    if (a[vs]->type->elem != elem)
-        return fail_at(err, vs, "%s's values have type %s, but the destination holds %s", info->name,
-                       type_name(a[vs]->type->elem).s, type_name(elem).s);
-    if (hist) {
-        if (a[2]->type != elem)
-            return fail_at(err, 2, "%s's neutral element has type %s, but the destination holds %s", info->name,
-                           type_name(a[2]->type).s, type_name(elem).s);
-        params[0] = params[1] = elem;
-        if (!fun_takes(a[1]->type, params, 2)) return fun_mismatch(a[1], p, 1, params, 2, err);
-        if (a[1]->type->elem != elem)
-            return fail_at(err, 1, "%s's operator must return %s, but it returns %s", info->name,
-                           type_name(elem).s, type_name(a[1]->type->elem).s);
-    }
-    *out = t;
-    return a[0];
-}
-
-/* filter and partition: p: t -> bool over xs: [n]t; the length kept is an
- * existential made from (p, xs), so filter(p, xs) and partition(p, xs).0
- * have one length. */
-static const st_node *type_filter(st_ctx *cx, st_prim p, const st_node *const *a, const st_type **out, st_err *err) {
-    const st_type *t = a[1]->type, *params[1];
-    if (t->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
-    params[0] = t->elem;
-    if (!fun_takes(a[0]->type, params, 1)) return fun_mismatch(a[0], p, 0, params, 1, err);
-    if (!st_type_is_scalar(a[0]->type->elem, ST_BOOL))
-        return fail_at(err, 0, "%s's predicate must return bool, but it returns %s", pname(p), type_name(a[0]->type->elem).s);
-    const st_size *k = st_size_exist(cx, a[0], a[1], t->size, "k", err);
-    const st_size *rest = k ? st_size_sub(cx, t->size, k, err) : NULL;
-    if (!rest) return NULL;
-    const st_type *kept = st_type_array(cx, k, t->elem);
-    if (p == ST_PRIM_FILTER) {
-        *out = kept;
-    } else {
-        const st_type *items[2] = {kept, st_type_array(cx, rest, t->elem)};
-        *out = st_type_tuple(cx, 2, items);
-    }
-    return a[0];
-}
-
-/* take(k, xs) and drop(k, xs): k an i64 standing for the size it denotes,
- * or else for an existential made from (k, n); 0 <= k <= n is checked at
- * run time. */
-static const st_node *type_take(st_ctx *cx, st_prim p, const st_node *const *a, const st_type **out, st_err *err) {
-    if (!st_type_is_scalar(a[0]->type, ST_I64))
-        return fail_at(err, 0, "%s's count must be an i64, but it has type %s", pname(p), type_name(a[0]->type).s);
-    const st_type *t = a[1]->type;
-    if (t->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
-    const st_size *k = st_node_as_size(cx, a[0], NULL);
-    int64_t v;
-    if (k && st_size_is_const(k, &v) && v < 0)
-        return fail_at(err, 0, "%s's count is negative (%lld)", pname(p), (long long)v);
-    if (!k && a[0]->kind == ST_NODE_VAR) k = st_size_exist_named(cx, a[0], t->size, t->size, a[0]->u.name, err);
-    else if (!k) k = st_size_exist(cx, a[0], t->size, t->size, "k", err);
-    const st_size *len = !k ? NULL : p == ST_PRIM_TAKE ? k : st_size_sub(cx, t->size, k, err);
-    if (!len) return NULL;
-    *out = st_type_array(cx, len, t->elem);
-    return a[0];
-}
-
-/* scanTotal(s): s a scan (scan, scanSeq or scanLookback, any form); its accumulator's type. */
-static const st_node *type_scan_total(const st_node *const *a, const st_type **out, st_err *err) {
-    st_scan_form f;
-    bool scan = st_is_prim(a[0], ST_PRIM_SCAN) || st_is_prim(a[0], ST_PRIM_SCAN_SEQ) || st_is_prim(a[0], ST_PRIM_SCAN_LOOKBACK);
-    if (!scan || !st_fold_form_of(a[0], &f))
-        return fail_at(err, 0, "scanTotal takes a scan (scan, scanSeq or scanLookback), not %s", a[0]->kind == ST_NODE_PRIM ?
-                       st_prim_get(a[0]->u.prim)->name : "another expression");
-    *out = f.z->type;
-    return a[0];
-}
-
-static const st_node *type_concat(st_ctx *cx, const st_node *const *a, const st_type **out, st_err *err) {
-    for (int i = 0; i < 2; i++)
-        if (a[i]->type->kind != ST_TYPE_ARRAY) return need_array(a[i], ST_PRIM_CONCAT, i, "arrays", err);
-    if (a[0]->type->elem != a[1]->type->elem)
-        return fail_at(err, 1, "concat needs arrays of one element type, but they are %s and %s", type_name(a[0]->type).s,
-                       type_name(a[1]->type).s);
-    const st_size *len = st_size_add(cx, a[0]->type->size, a[1]->type->size, err);
-    if (!len) return NULL;
-    *out = st_type_array(cx, len, a[0]->type->elem);
-    return a[0];
-}
-
-static const st_node *type_prim(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a,
-                                const st_type **out, st_err *err) {
-    const st_prim_info *info = st_prim_get(p);
-    if (!st_prim_takes(p, n)) {
-        char arity[48];
-        st_prim_describe_arity(p, arity, sizeof arity);
-        return fail_at(err, -1, "%s takes %s argument%s, but was given %u", info->name, arity,
-                       strcmp(arity, "1") ? "s" : "", n);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        bool fun = st_prim_arg_role(p, (int)i, n) == ST_ARG_FUN;
-        if (!fun && a[i]->type->kind == ST_TYPE_FUN)
-            return fail_at(err, (int)i, "%s expects a value here, not a function", info->name);
-    }
-    const st_type *params[2];
-    int np;
-    const st_type *t;
-    switch (p) {
-    case ST_PRIM_MAP: case ST_PRIM_MAP_SEQ: case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_MAP_LCL:
-        if (a[1]->type->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
-        params[0] = a[1]->type->elem;
-        if (!fun_takes(a[0]->type, params, 1)) return fun_mismatch(a[0], p, 0, params, 1, err);
-        *out = st_type_array(cx, a[1]->type->size, a[0]->type->elem);
-        return a[0];
-    case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ:
-    case ST_PRIM_EXSCAN: { /* exscan: only (op, z, xs), typed as scan's */
-        /* (op, z, xs) | (op, fold, z, xs) | (op, fold, post, z, xs) | Seq: (fold, z, xs) */
-        bool seq = p == ST_PRIM_REDUCE_SEQ || p == ST_PRIM_SCAN_SEQ, folding = folding_form(p, n);
-        const st_node *xs = a[n - 1];
-        if (xs->type->kind != ST_TYPE_ARRAY) return need_array(xs, p, (int)n - 1, "an array", err);
-        const st_type *e = xs->type->elem, *acc = a[n - 2]->type, *elem_out = acc;
-        if (!seq && !folding && acc != e)
-            return fail_at(err, (int)n - 2, "%s's neutral element has type %s, but the elements are %s",
-                           info->name, type_name(acc).s, type_name(e).s);
-        for (uint32_t f = 0; f + 2 < n; f++) {
-            const char *what = seq || f == 1 ? "fold" : f == 0 ? "operator" : "post-function";
-            params[0] = acc;
-            params[1] = f == 0 && !seq ? acc : e;
-            if (!fun_takes(a[f]->type, params, 2)) return fun_mismatch(a[f], p, (int)f, params, 2, err);
-            if (f == 2) {
-                elem_out = a[f]->type->elem;
-            } else if (a[f]->type->elem != acc) {
-                return fail_at(err, (int)f, "%s's %s must return %s, but it returns %s", info->name, what,
-                               type_name(acc).s, type_name(a[f]->type->elem).s);
-            }
-        }
-        *out = p == ST_PRIM_REDUCE || p == ST_PRIM_REDUCE_SEQ ? acc : st_type_array(cx, xs->type->size, elem_out);
-        return a[0];
-    }
-    case ST_PRIM_SPLIT: {
-        const st_size *k = length_arg(cx, p, a[0], 0, err);
-        if (!k) return NULL;
-        int64_t kv;
-        if (st_size_is_const(k, &kv) && kv == 0) return fail_at(err, 0, "split(0) makes no chunks; the chunk size must be positive");
-        if (a[1]->type->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
-        const st_size *len = a[1]->type->size;
-        if (!st_size_divides(k, len)) {
-            tname ks = size_name(k), ls = size_name(len);
-            return fail_at(err, 1, "split(%s) needs a length that is a multiple of %s, but the array has length %s%s",
-                           ks.s, ks.s, ls.s,
-                           st_size_is_const(len, NULL) ? "" : "; state it with `where … % … == 0`, or pad the array");
-        }
-        const st_size *outer = st_size_div(cx, len, k, err);
-        if (!outer) return NULL;
-        *out = st_type_array(cx, outer, st_type_array(cx, k, a[1]->type->elem));
-        return a[0];
-    }
-    case ST_PRIM_JOIN: {
-        t = a[0]->type;
-        if (t->kind != ST_TYPE_ARRAY || t->elem->kind != ST_TYPE_ARRAY)
-            return need_array(a[0], p, 0, "an array of arrays", err);
-        const st_size *len = st_size_mul(cx, t->size, t->elem->size, err);
-        if (!len) return NULL;
-        *out = st_type_array(cx, len, t->elem->elem);
-        return a[0];
-    }
-    case ST_PRIM_ZIP: {
-        const st_type *items[ST_MAX_KIDS];
-        for (uint32_t i = 0; i < n; i++) {
-            if (a[i]->type->kind != ST_TYPE_ARRAY) return need_array(a[i], p, (int)i, "arrays", err);
-            if (a[i]->type->size != a[0]->type->size)
-                return fail_at(err, (int)i, "zip needs arrays of one length, but %s and %s differ in length",
-                               type_name(a[0]->type).s, type_name(a[i]->type).s);
-            items[i] = a[i]->type->elem;
-        }
-        *out = st_type_array(cx, a[0]->type->size, st_type_tuple(cx, n, items));
-        return a[0];
-    }
-    case ST_PRIM_UNZIP: {
-        t = a[0]->type;
-        if (t->kind != ST_TYPE_ARRAY || t->elem->kind != ST_TYPE_TUPLE)
-            return need_array(a[0], p, 0, "an array of tuples", err);
-        const st_type *items[ST_MAX_KIDS];
-        for (uint32_t i = 0; i < t->elem->n; i++) items[i] = st_type_array(cx, t->size, t->elem->items[i]);
-        *out = st_type_tuple(cx, t->elem->n, items);
-        return a[0];
-    }
-    case ST_PRIM_IOTA: {
-        const st_size *len = length_arg(cx, p, a[0], 0, err);
-        if (!len) return NULL;
-        *out = st_type_array(cx, len, st_type_scalar(cx, ST_I64));
-        return a[0];
-    }
-    case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: {
-        const st_size *len = length_arg(cx, p, a[0], 0, err);
-        if (!len) return NULL;
-        *out = st_type_array(cx, len, a[1]->type);
-        return a[0];
-    }
-    case ST_PRIM_TRANSPOSE:
-        t = a[0]->type;
-        if (t->kind != ST_TYPE_ARRAY || t->elem->kind != ST_TYPE_ARRAY)
-            return need_array(a[0], p, 0, "an array of arrays", err);
-        *out = st_type_array(cx, t->elem->size, st_type_array(cx, t->size, t->elem->elem));
-        return a[0];
-    case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT:
-        if (n == 2) { /* scatter(dest, ivs): (index, value) pairs */
-            t = a[0]->type;
-            const st_type *ivs = a[1]->type;
-            if (t->kind != ST_TYPE_ARRAY) return need_array(a[0], p, 0, "a destination array", err);
-            if (ivs->kind != ST_TYPE_ARRAY || ivs->elem->kind != ST_TYPE_TUPLE || ivs->elem->n != 2 ||
-                !st_type_is_int(ivs->elem->items[0]) || ivs->elem->items[1] != t->elem) {
-                return fail_at(err, 1, "%s with two arguments needs an array of (index, value) pairs, an integer index and a %s, but this has type %s",
-                               pname(p), type_name(t->elem).s, type_name(ivs).s);
-            }
-            *out = t;
-            return a[0];
-        }
-        __attribute__((fallthrough)); /* scatter(dest, is, vs) */
-    case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D: case ST_PRIM_SCATTER_2D:
-        return type_by_index(p, a, out, err);
-    case ST_PRIM_ITERATE:
-        if (!st_type_is_int(a[0]->type))
-            return fail_at(err, 0, "iterate's count must be an integer, but it has type %s", type_name(a[0]->type).s);
-        params[0] = a[2]->type;
-        if (!fun_takes(a[1]->type, params, 1) || a[1]->type->elem != a[2]->type)
-            return fail_at(err, 1, "iterate's function must take and return %s", type_name(a[2]->type).s);
-        *out = a[2]->type;
-        return a[0];
-    case ST_PRIM_LOOP:
-        if (!st_type_is_scalar(a[0]->type, ST_I64))
-            return fail_at(err, 0, "a loop's count must be an i64, but it has type %s", type_name(a[0]->type).s);
-        params[0] = st_type_scalar(cx, ST_I64);
-        params[1] = a[2]->type;
-        if (!fun_takes(a[1]->type, params, 2) || a[1]->type->elem != a[2]->type)
-            return fail_at(err, 1, "a loop's body must take (i64, %s) and return %s", type_name(a[2]->type).s,
-                           type_name(a[2]->type).s);
-        *out = a[2]->type;
-        return a[0];
-    case ST_PRIM_WHILE:
-        params[0] = a[2]->type;
-        if (!fun_takes(a[0]->type, params, 1) || !st_type_is_scalar(a[0]->type->elem, ST_BOOL))
-            return fail_at(err, 0, "a while loop's condition must take %s and return bool", type_name(a[2]->type).s);
-        if (!fun_takes(a[1]->type, params, 1) || a[1]->type->elem != a[2]->type)
-            return fail_at(err, 1, "a while loop's body must take and return %s", type_name(a[2]->type).s);
-        *out = a[2]->type;
-        return a[1];
-    case ST_PRIM_GET:
-        if (!st_type_is_int(a[0]->type))
-            return fail_at(err, 0, "get's index must be an integer, but it has type %s", type_name(a[0]->type).s);
-        if (a[1]->type->kind != ST_TYPE_ARRAY) return need_array(a[1], p, 1, "an array", err);
-        *out = a[1]->type->elem;
-        return a[0];
-    case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE:
-        *out = a[0]->type;
-        return a[0];
-    case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS: {
-        /* ATOMIC's fit to the operator is the device's concern
-         * (codegen/atomics.h), not the program's meaning */
-        int64_t v[ST_LOOKBACK_SIZES + ST_HIST_SIZES]; /* room for either */
-        return type_after_sizes(cx, p, n, a, out, v, err);
-    }
-    case ST_PRIM_FILTER: case ST_PRIM_PARTITION: return type_filter(cx, p, a, out, err);
-    case ST_PRIM_TAKE: case ST_PRIM_DROP: return type_take(cx, p, a, out, err);
-    case ST_PRIM_CONCAT: return type_concat(cx, a, out, err);
-    case ST_PRIM_SCAN_TOTAL: return type_scan_total(a, out, err);
-    default:
-        (void)np;
-        return fail_at(err, -1, "internal: no typing rule for %s", info->name);
-    }
-}
-
 const st_node *st_prim_node(st_ctx *cx, st_prim p, uint32_t nargs, const st_node *const *args,
                             st_err *err) {
     if (too_many(nargs, err)) return NULL;
     const st_type *t = NULL;
-    if (!type_prim(cx, p, nargs, args, &t, err)) return NULL;
+    if (!st_prim_check(cx, p, nargs, args, &t, err)) return NULL;
     probe_node pr = make(ST_NODE_PRIM, t, nargs, args);
     pr.n.u.prim = p;
     return intern(cx, &pr.n, err);
 }
 
 /* A primitive with new kids of the same types. A length known only at run
- * time is made from the parts of the node that cuts it (type_filter,
- * type_take), so new parts would make a new one; but a rebuild puts the same
- * values in (a rewrite inside them, a substitution), so the node is the same
- * value and keeps its length: what reads it, typed by that length, stays
- * typed (a filter of a filter whose inner one a rule rewrites). */
+ * time is made from the parts of the node that cuts it (st_type_filter,
+ * st_type_take in ir/prim_cuts.c), so new parts would make a new one; but a
+ * rebuild puts the same values in (a rewrite inside them, a substitution),
+ * so the node is the same value and keeps its length: what reads it, typed
+ * by that length, stays typed (a filter of a filter whose inner one a rule
+ * rewrites). */
 static const st_node *rebuilt_prim(st_ctx *cx, const st_node *n, const st_node *const *kids, st_err *err) {
     const st_node *r = st_prim_node(cx, n->u.prim, n->nkids, kids, err);
     if (!r || r->type == n->type || !st_prim_sizes_at_run_time(n->u.prim)) return r;

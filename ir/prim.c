@@ -1,7 +1,8 @@
-/* ir/prim.c — the primitive table: names, argument forms, how they print.
- * Adding a primitive means a row here, its typing rule in node.c and its
- * meaning in interp.c. */
-#include "ir.h"
+/* ir/prim.c — the primitive table: one descriptor per primitive (its name,
+ * argument forms, how it prints, its properties as columns and its typing
+ * rule, which lives with its family in ir/prim_*.c), and the queries that
+ * read it. docs/architecture.md ("Adding a primitive") lists the rest. */
+#include "prim.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -9,62 +10,103 @@
 /* Each form is one letter per argument: 'd' data, 'n' neutral, 'f' function.
  * scan and reduce take an optional fold (and scan a post-function) between
  * the operator and the neutral element; scatter takes its indices and values
- * as two arrays or as one array of pairs. */
-static const st_prim_info table[ST_PRIM_COUNT] = {
-    [ST_PRIM_MAP] = {"map", {"fd"}, false, true, false},
-    [ST_PRIM_REDUCE] = {"reduce", {"fnd", "ffnd"}, false, true, false},
-    [ST_PRIM_SCAN] = {"scan", {"fnd", "ffnd", "fffnd"}, false, true, false},
-    [ST_PRIM_SPLIT] = {"split", {"dd"}, false, true, false},
-    [ST_PRIM_JOIN] = {"join", {"d"}, false, true, false},
-    [ST_PRIM_ZIP] = {"zip", {"dd"}, true, false, false},
-    [ST_PRIM_UNZIP] = {"unzip", {"d"}, false, true, false},
-    [ST_PRIM_IOTA] = {"iota", {"d"}, false, false, false},
-    [ST_PRIM_REPLICATE] = {"replicate", {"dd"}, false, false, false},
-    [ST_PRIM_TRANSPOSE] = {"transpose", {"d"}, false, true, false},
-    [ST_PRIM_SCATTER] = {"scatter", {"ddd", "dd"}, false, false, false},
-    [ST_PRIM_REDUCE_BY_INDEX] = {"reduce_by_index", {"dfndd"}, false, false, false},
-    [ST_PRIM_ITERATE] = {"iterate", {"dfd"}, false, true, false},
-    [ST_PRIM_GET] = {"get", {"dd"}, false, true, false},
-    [ST_PRIM_MAP_SEQ] = {"mapSeq", {"fd"}, false, true, true},
-    [ST_PRIM_REDUCE_SEQ] = {"reduceSeq", {"fnd"}, false, true, true},
-    [ST_PRIM_SCAN_SEQ] = {"scanSeq", {"fnd"}, false, true, true},
-    [ST_PRIM_MAP_GLB] = {"mapGlb", {"fd"}, false, true, true},
-    [ST_PRIM_MAP_WRG] = {"mapWrg", {"fd"}, false, true, true},
-    [ST_PRIM_MAP_LCL] = {"mapLcl", {"fd"}, false, true, true},
-    [ST_PRIM_TO_GLOBAL] = {"toGlobal", {"d"}, false, true, true},
-    [ST_PRIM_TO_LOCAL] = {"toLocal", {"d"}, false, true, true},
-    [ST_PRIM_TO_PRIVATE] = {"toPrivate", {"d"}, false, true, true},
-    [ST_PRIM_SCAN_LOOKBACK] = {"scanLookback", {"ddddfnd", "ddddffnd", "ddddfffnd"}, false, true, true},
-    [ST_PRIM_SUBHISTOGRAMS] = {"subhistograms", {"ddddfndd"}, false, false, true},
-    [ST_PRIM_REDUCE_BY_INDEX_2D] = {"reduce_by_index_2d", {"dfndd"}, false, false, false},
-    [ST_PRIM_SCATTER_2D] = {"scatter_2d", {"ddd"}, false, false, false},
-    [ST_PRIM_EXSCAN] = {"exscan", {"fnd"}, false, true, false},
-    [ST_PRIM_LOOP] = {"loop", {"dfd"}, false, false, false},
-    [ST_PRIM_WHILE] = {"while", {"ffd"}, false, false, false},
-    [ST_PRIM_FILTER] = {"filter", {"fd"}, false, true, false},
-    [ST_PRIM_PARTITION] = {"partition", {"fd"}, false, true, false},
-    [ST_PRIM_TAKE] = {"take", {"dd"}, false, false, false},
-    [ST_PRIM_DROP] = {"drop", {"dd"}, false, false, false},
-    [ST_PRIM_CONCAT] = {"concat", {"dd"}, false, false, false},
-    [ST_PRIM_SCAN_TOTAL] = {"scanTotal", {"d"}, false, false, true},
-    [ST_PRIM_SCRATCH] = {"scratch", {"dd"}, false, false, true},
-    [ST_PRIM_SCATTER_DISTINCT] = {"scatterDistinct", {"ddd", "dd"}, false, false, true},
+ * as two arrays or as one array of pairs. A column left out is false, none
+ * or 0 (ir/prim.h says what each means). */
+static const st_prim_desc table[ST_PRIM_COUNT] = {
+    [ST_PRIM_MAP] = {.info = {.name = "map", .forms = {"fd"}, .pipeline = true},
+        .funs = ST_FUNS_ELEMENT, .whole_array = true, .view = ST_VIEW_INDEX_MAP, .type = st_type_map},
+    [ST_PRIM_REDUCE] = {.info = {.name = "reduce", .forms = {"fnd", "ffnd"}, .pipeline = true},
+        .fold = ST_FOLD_OP, .funs = ST_FUNS_SCAN, .whole_array = true, .type = st_type_fold},
+    [ST_PRIM_SCAN] = {.info = {.name = "scan", .forms = {"fnd", "ffnd", "fffnd"}, .pipeline = true},
+        .fold = ST_FOLD_OP, .funs = ST_FUNS_SCAN, .whole_array = true, .type = st_type_fold},
+    [ST_PRIM_SPLIT] = {.info = {.name = "split", .forms = {"dd"}, .pipeline = true},
+        .view = ST_VIEW_ALWAYS, .type = st_type_split},
+    [ST_PRIM_JOIN] = {.info = {.name = "join", .forms = {"d"}, .pipeline = true},
+        .view = ST_VIEW_ALWAYS, .type = st_type_join},
+    [ST_PRIM_ZIP] = {.info = {.name = "zip", .forms = {"dd"}, .variadic = true},
+        .view = ST_VIEW_ALWAYS, .type = st_type_zip},
+    [ST_PRIM_UNZIP] = {.info = {.name = "unzip", .forms = {"d"}, .pipeline = true},
+        .view = ST_VIEW_ALWAYS, .type = st_type_unzip},
+    [ST_PRIM_IOTA] = {.info = {.name = "iota", .forms = {"d"}},
+        .view = ST_VIEW_ALWAYS, .type = st_type_iota},
+    [ST_PRIM_REPLICATE] = {.info = {.name = "replicate", .forms = {"dd"}},
+        .view = ST_VIEW_ALWAYS, .type = st_type_replicate},
+    [ST_PRIM_TRANSPOSE] = {.info = {.name = "transpose", .forms = {"d"}, .pipeline = true},
+        .view = ST_VIEW_ALWAYS, .type = st_type_transpose},
+    [ST_PRIM_SCATTER] = {.info = {.name = "scatter", .forms = {"ddd", "dd"}},
+        .whole_array = true, .type = st_type_scatter},
+    [ST_PRIM_REDUCE_BY_INDEX] = {.info = {.name = "reduce_by_index", .forms = {"dfndd"}},
+        .dest_first = true, .whole_array = true, .type = st_type_by_index},
+    [ST_PRIM_ITERATE] = {.info = {.name = "iterate", .forms = {"dfd"}, .pipeline = true},
+        .funs = ST_FUNS_STATE, .type = st_type_iterate},
+    [ST_PRIM_GET] = {.info = {.name = "get", .forms = {"dd"}, .pipeline = true},
+        .view = ST_VIEW_ALWAYS, .type = st_type_get},
+    [ST_PRIM_MAP_SEQ] = {.info = {.name = "mapSeq", .forms = {"fd"}, .pipeline = true, .low_level = true},
+        .funs = ST_FUNS_ELEMENT, .whole_array = true, .type = st_type_map},
+    [ST_PRIM_REDUCE_SEQ] = {.info = {.name = "reduceSeq", .forms = {"fnd"}, .pipeline = true, .low_level = true},
+        .fold = ST_FOLD_SEQ, .funs = ST_FUNS_SEQ_FOLD, .whole_array = true, .type = st_type_fold},
+    [ST_PRIM_SCAN_SEQ] = {.info = {.name = "scanSeq", .forms = {"fnd"}, .pipeline = true, .low_level = true},
+        .fold = ST_FOLD_SEQ, .funs = ST_FUNS_SEQ_FOLD, .whole_array = true, .type = st_type_fold},
+    [ST_PRIM_MAP_GLB] = {.info = {.name = "mapGlb", .forms = {"fd"}, .pipeline = true, .low_level = true},
+        .funs = ST_FUNS_ELEMENT, .whole_array = true, .type = st_type_map},
+    [ST_PRIM_MAP_WRG] = {.info = {.name = "mapWrg", .forms = {"fd"}, .pipeline = true, .low_level = true},
+        .funs = ST_FUNS_ELEMENT, .whole_array = true, .type = st_type_map},
+    [ST_PRIM_MAP_LCL] = {.info = {.name = "mapLcl", .forms = {"fd"}, .pipeline = true, .low_level = true},
+        .funs = ST_FUNS_ELEMENT, .type = st_type_map},
+    [ST_PRIM_TO_GLOBAL] = {.info = {.name = "toGlobal", .forms = {"d"}, .pipeline = true, .low_level = true},
+        .view = ST_VIEW_PLACED, .type = st_type_placed},
+    [ST_PRIM_TO_LOCAL] = {.info = {.name = "toLocal", .forms = {"d"}, .pipeline = true, .low_level = true},
+        .view = ST_VIEW_PLACED, .type = st_type_placed},
+    [ST_PRIM_TO_PRIVATE] = {.info = {.name = "toPrivate", .forms = {"d"}, .pipeline = true, .low_level = true},
+        .view = ST_VIEW_PLACED, .type = st_type_placed},
+    [ST_PRIM_SCAN_LOOKBACK] = {.info = {.name = "scanLookback", .forms = {"ddddfnd", "ddddffnd", "ddddfffnd"}, .pipeline = true, .low_level = true},
+        .after = ST_PRIM_SCAN, .nsizes = ST_LOOKBACK_SIZES, .makes_kernels = true, .fold = ST_FOLD_OP, .whole_array = true, .type = st_type_after_sizes},
+    [ST_PRIM_SUBHISTOGRAMS] = {.info = {.name = "subhistograms", .forms = {"ddddfndd"}, .low_level = true},
+        .after = ST_PRIM_REDUCE_BY_INDEX, .nsizes = ST_HIST_SIZES, .makes_kernels = true, .dest_first = true, .whole_array = true, .type = st_type_after_sizes},
+    [ST_PRIM_REDUCE_BY_INDEX_2D] = {.info = {.name = "reduce_by_index_2d", .forms = {"dfndd"}},
+        .dest_first = true, .innermost = true, .whole_array = true, .type = st_type_by_index},
+    [ST_PRIM_SCATTER_2D] = {.info = {.name = "scatter_2d", .forms = {"ddd"}},
+        .whole_array = true, .type = st_type_by_index},
+    [ST_PRIM_EXSCAN] = {.info = {.name = "exscan", .forms = {"fnd"}, .pipeline = true},
+        .funs = ST_FUNS_SCAN, .whole_array = true, .type = st_type_fold},
+    [ST_PRIM_LOOP] = {.info = {.name = "loop", .forms = {"dfd"}},
+        .funs = ST_FUNS_COUNTED, .type = st_type_loop},
+    [ST_PRIM_WHILE] = {.info = {.name = "while", .forms = {"ffd"}},
+        .funs = ST_FUNS_WHILE, .type = st_type_while},
+    [ST_PRIM_FILTER] = {.info = {.name = "filter", .forms = {"fd"}, .pipeline = true},
+        .funs = ST_FUNS_PREDICATE, .sizes_at_run_time = true, .whole_array = true, .type = st_type_filter},
+    [ST_PRIM_PARTITION] = {.info = {.name = "partition", .forms = {"fd"}, .pipeline = true},
+        .funs = ST_FUNS_PREDICATE, .sizes_at_run_time = true, .whole_array = true, .type = st_type_filter},
+    [ST_PRIM_TAKE] = {.info = {.name = "take", .forms = {"dd"}},
+        .sizes_at_run_time = true, .type = st_type_take},
+    [ST_PRIM_DROP] = {.info = {.name = "drop", .forms = {"dd"}},
+        .sizes_at_run_time = true, .type = st_type_take},
+    [ST_PRIM_CONCAT] = {.info = {.name = "concat", .forms = {"dd"}},
+        .sizes_at_run_time = true, .whole_array = true, .type = st_type_concat},
+    [ST_PRIM_SCAN_TOTAL] = {.info = {.name = "scanTotal", .forms = {"d"}, .low_level = true},
+        .whole_array = true, .type = st_type_scan_total},
+    [ST_PRIM_SCRATCH] = {.info = {.name = "scratch", .forms = {"dd"}, .low_level = true},
+        .view = ST_VIEW_ALWAYS, .type = st_type_replicate},
+    [ST_PRIM_SCATTER_DISTINCT] = {.info = {.name = "scatterDistinct", .forms = {"ddd", "dd"}, .low_level = true},
+        .whole_array = true, .type = st_type_scatter},
 };
 
-const st_prim_info *st_prim_get(st_prim p) { return &table[p]; }
+const st_prim_desc *st_prim_desc_of(st_prim p) { return &table[p]; }
+
+const st_prim_info *st_prim_get(st_prim p) { return &table[p].info; }
 
 bool st_prim_from_name(const char *name, size_t len, st_prim *out) {
     for (int p = 0; p < ST_PRIM_COUNT; p++)
-        if (strlen(table[p].name) == len && memcmp(table[p].name, name, len) == 0)
+        if (strlen(table[p].info.name) == len && memcmp(table[p].info.name, name, len) == 0)
             return (*out = (st_prim)p), true;
     return false;
 }
 
 /* The form of p with nargs arguments, or NULL. */
 static const char *form(st_prim p, uint32_t nargs) {
-    for (int i = 0; i < 3 && table[p].forms[i]; i++) {
-        size_t len = strlen(table[p].forms[i]);
-        if (len == nargs || (table[p].variadic && nargs >= len)) return table[p].forms[i];
+    for (int i = 0; i < 3 && table[p].info.forms[i]; i++) {
+        size_t len = strlen(table[p].info.forms[i]);
+        if (len == nargs || (table[p].info.variadic && nargs >= len)) return table[p].info.forms[i];
     }
     return NULL;
 }
@@ -74,8 +116,8 @@ bool st_prim_takes(st_prim p, uint32_t nargs) { return form(p, nargs) != NULL &&
 void st_prim_describe_arity(st_prim p, char *buf, size_t cap) {
     size_t len = 0, arity[3];
     int n = 0;
-    while (n < 3 && table[p].forms[n]) {
-        arity[n] = strlen(table[p].forms[n]);
+    while (n < 3 && table[p].info.forms[n]) {
+        arity[n] = strlen(table[p].info.forms[n]);
         n++;
     }
     for (int i = 1; i < n; i++) /* ascending: "2 or 3" */
@@ -86,7 +128,7 @@ void st_prim_describe_arity(st_prim p, char *buf, size_t cap) {
         }
     for (int i = 0; i < n && len < cap; i++)
         len += (size_t)snprintf(buf + len, cap - len, "%s%zu", i == 0 ? "" : i == n - 1 ? " or " : ", ", arity[i]);
-    if (table[p].variadic && len < cap) snprintf(buf + len, cap - len, " or more");
+    if (table[p].info.variadic && len < cap) snprintf(buf + len, cap - len, " or more");
 }
 
 st_arg_role st_prim_arg_role(st_prim p, int arg, uint32_t nargs) {
@@ -98,32 +140,22 @@ st_arg_role st_prim_arg_role(st_prim p, int arg, uint32_t nargs) {
 }
 
 st_prim st_prim_after_sizes(st_prim p, uint32_t *nsizes) {
-    switch (p) {
-    case ST_PRIM_SCAN_LOOKBACK: *nsizes = ST_LOOKBACK_SIZES; return ST_PRIM_SCAN;
-    case ST_PRIM_SUBHISTOGRAMS: *nsizes = ST_HIST_SIZES; return ST_PRIM_REDUCE_BY_INDEX;
-    default: *nsizes = 0; return p;
-    }
+    *nsizes = table[p].nsizes;
+    return table[p].nsizes ? table[p].after : p;
 }
 
-bool st_prim_makes_kernels(st_prim p) {
-    switch (p) {
-    case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS: return true;
-    default: return false;
-    }
-}
+bool st_prim_makes_kernels(st_prim p) { return table[p].makes_kernels; }
 
 bool st_fold_form_of(const st_node *e, st_scan_form *f) {
     if (!e || e->kind != ST_NODE_PRIM) return false;
-    uint32_t first = 0;
-    switch (e->u.prim) {
-    case ST_PRIM_SCAN: case ST_PRIM_REDUCE: break;
-    case ST_PRIM_SCAN_SEQ: case ST_PRIM_REDUCE_SEQ:
+    const st_prim_desc *d = &table[e->u.prim];
+    if (d->fold == ST_FOLD_SEQ) {
         if (e->nkids != 3) return false;
         *f = (st_scan_form){NULL, e->kids[0], NULL, e->kids[1], e->kids[2]};
         return true;
-    case ST_PRIM_SCAN_LOOKBACK: first = ST_LOOKBACK_SIZES; break;
-    default: return false;
     }
+    if (d->fold != ST_FOLD_OP) return false;
+    uint32_t first = d->nsizes;
     if (e->nkids < first + 3 || e->nkids > first + 5) return false;
     const st_node *const *k = e->kids + first;
     uint32_t n = e->nkids - first;
@@ -139,39 +171,25 @@ static bool has_array(const st_type *t) {
     return false;
 }
 
-bool st_prim_sizes_at_run_time(st_prim p) {
-    switch (p) {
-    case ST_PRIM_FILTER: case ST_PRIM_PARTITION: case ST_PRIM_TAKE: case ST_PRIM_DROP: case ST_PRIM_CONCAT: return true;
-    default: return false;
-    }
-}
-
-/* Does p, given a whole array, do work over all of it (a map, a fold, a
- * scatter, a filter: kernels when it is at the top), rather than name a
- * part of it (get) or see it another way (zip, take, transpose: views)? */
-static bool works_over_arrays(st_prim p) {
-    switch (p) {
-    case ST_PRIM_MAP: case ST_PRIM_REDUCE: case ST_PRIM_SCAN: case ST_PRIM_EXSCAN: case ST_PRIM_FILTER:
-    case ST_PRIM_PARTITION: case ST_PRIM_SCATTER: case ST_PRIM_SCATTER_DISTINCT: case ST_PRIM_SCATTER_2D:
-    case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D: case ST_PRIM_CONCAT:
-    case ST_PRIM_MAP_GLB: case ST_PRIM_MAP_WRG: case ST_PRIM_SCAN_LOOKBACK: case ST_PRIM_SUBHISTOGRAMS:
-    case ST_PRIM_SCAN_TOTAL: case ST_PRIM_MAP_SEQ: case ST_PRIM_REDUCE_SEQ: case ST_PRIM_SCAN_SEQ:
-        return true;
-    default: return false;
-    }
-}
+bool st_prim_sizes_at_run_time(st_prim p) { return table[p].sizes_at_run_time; }
 
 static bool turns_work(const st_node *loop);
+
+/* a loop (counted or while): its turns run in the node's place */
+static bool is_loop(st_prim p) { return table[p].funs == ST_FUNS_COUNTED || table[p].funs == ST_FUNS_WHILE; }
 
 /* Does e, outside the lambdas in it (whose work is per element), do work
  * over a whole array? A nested loop's turns count: they run in e's. */
 static bool whole_array_work(const st_node *e) {
     if (e->kind == ST_NODE_LAMBDA) return false;
     if (e->kind == ST_NODE_PRIM) {
-        if (works_over_arrays(e->u.prim))
+        /* a map, a fold, a scatter, a filter given a whole array does work over
+         * all of it (kernels when it is at the top); get names a part of it,
+         * zip, take, transpose see it another way */
+        if (table[e->u.prim].whole_array)
             for (uint32_t i = 0; i < e->nkids; i++)
                 if (e->kids[i]->kind != ST_NODE_LAMBDA && e->kids[i]->type->kind == ST_TYPE_ARRAY) return true;
-        if (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) return turns_work(e) || whole_array_work(e->kids[2]);
+        if (is_loop(e->u.prim)) return turns_work(e) || whole_array_work(e->kids[2]);
     }
     for (uint32_t i = 0; i < e->nkids; i++)
         if (whole_array_work(e->kids[i])) return true;
@@ -188,16 +206,13 @@ static bool turns_work(const st_node *loop) {
 }
 
 bool st_is_array_loop(const st_node *e) {
-    return e->kind == ST_NODE_PRIM && (e->u.prim == ST_PRIM_LOOP || e->u.prim == ST_PRIM_WHILE) &&
-           (has_array(e->type) || turns_work(e));
+    return e->kind == ST_NODE_PRIM && is_loop(e->u.prim) && (has_array(e->type) || turns_work(e));
 }
 
 int st_prim_data_arg(st_prim p, uint32_t nargs) {
-    switch (p) {
-    case ST_PRIM_REDUCE_BY_INDEX: case ST_PRIM_REDUCE_BY_INDEX_2D: return 0;
-    case ST_PRIM_SUBHISTOGRAMS: return ST_HIST_SIZES; /* the destination */
-    default: return (int)nargs - 1; /* the last: iterate's x, scan's xs, … */
-    }
+    /* reduce_by_index's destination (after subhistograms' sizes), else the
+     * last: iterate's x, scan's xs, … */
+    return table[p].dest_first ? (int)table[p].nsizes : (int)nargs - 1;
 }
 
 static const char *const binop_names[ST_BINOP_COUNT] = {

@@ -1,5 +1,5 @@
 /* ir/util.c — errors as values, growable strings, and name suggestions. */
-#include "ir.h"
+#include "prim.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -210,11 +210,10 @@ static bool view(const st_node *e, bool placed_is_memory, bool scalar_lets) {
         if (!scalar_lets || !plain_type(st_let_value(e)->type)) return false;
         break;
     case ST_NODE_PRIM:
-        switch (e->u.prim) {
-        case ST_PRIM_TO_GLOBAL: case ST_PRIM_TO_LOCAL: case ST_PRIM_TO_PRIVATE: return placed_is_memory;
-        case ST_PRIM_SPLIT: case ST_PRIM_JOIN: case ST_PRIM_ZIP: case ST_PRIM_UNZIP: case ST_PRIM_TRANSPOSE:
-        case ST_PRIM_IOTA: case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: case ST_PRIM_GET: break;
-        case ST_PRIM_MAP: return index_map(e, placed_is_memory);
+        switch (st_prim_desc_of(e->u.prim)->view) {
+        case ST_VIEW_PLACED: return placed_is_memory;
+        case ST_VIEW_ALWAYS: break;
+        case ST_VIEW_INDEX_MAP: return index_map(e, placed_is_memory);
         default: return false;
         }
         break;

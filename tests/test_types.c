@@ -3,6 +3,7 @@
  * what was found; well-typed programs get the types DESIGN.md promises
  * (sizes included). */
 #include "harness.h"
+#include "ir/prim.h"
 
 #include <stdio.h>
 
@@ -79,6 +80,31 @@ static const char *type_str(const st_type *t) {
 
 /* src type-checks and its entry's result type prints as `want`. */
 #define ck_assert_result(src, want) ck_assert_str_eq(type_str(checks(src)->result), (want))
+
+/* ---- the primitive table ---- */
+
+/* Every primitive has a full row: a name that parses back to it, a form, a
+ * typing rule; one that is another after sizes names that other, whose
+ * fold and data argument it shares past them. A primitive added to the enum
+ * without its row fails here, not in the middle of a rewrite. */
+START_TEST(every_primitive_has_a_row) {
+    for (int p = 0; p < ST_PRIM_COUNT; p++) {
+        const st_prim_desc *d = st_prim_desc_of((st_prim)p);
+        ck_assert_msg(d->info.name && d->info.forms[0], "primitive %d has no row in ir/prim.c", p);
+        st_prim back;
+        ck_assert_msg(st_prim_from_name(d->info.name, strlen(d->info.name), &back) && back == (st_prim)p,
+                      "%s does not parse back to itself", d->info.name);
+        ck_assert_msg(d->type != NULL, "%s has no typing rule", d->info.name);
+        uint32_t nsizes;
+        st_prim base = st_prim_after_sizes((st_prim)p, &nsizes);
+        ck_assert_msg(nsizes == 0 ? base == (st_prim)p : base != (st_prim)p && d->makes_kernels,
+                      "%s: its sizes and the primitive after them disagree", d->info.name);
+        const st_prim_desc *b = st_prim_desc_of(base);
+        ck_assert_msg(!nsizes || (b->dest_first == d->dest_first && (d->fold == ST_FOLD_NONE) == (b->fold == ST_FOLD_NONE)),
+                      "%s reads its arguments unlike %s after its sizes", d->info.name, b->info.name);
+    }
+}
+END_TEST
 
 /* ---- arrays and sizes ---- */
 
@@ -562,6 +588,7 @@ int main(void) {
     tcase_add_test(tc, post_function_errors);
     tcase_add_test(tc, scatter_pairs_types);
     tcase_add_test(tc, fold_form_argument_counts);
+    tcase_add_test(tc, every_primitive_has_a_row);
     suite_add_tcase(s, tc);
     return run_suite(s);
 }
