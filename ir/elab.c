@@ -1,6 +1,7 @@
 /* ir/elab.c — the type checker: located syntax tree to typed IR.
  *
- * The typing rules themselves live in the node constructors (node.c); this
+ * The typing rules themselves live in the node constructors (node.c, and a
+ * primitive's in its family's file, prim_*.c, named by its row in prim.c); this
  * file resolves names, infers what the constructors cannot (the parameter
  * types of lambdas, the type of an unsuffixed literal from its context) and
  * turns a constructor's complaint into an error at the right place.
