@@ -834,6 +834,7 @@ static const st_node *binop(elab *e, st_binop op, const ast *l, const ast *r, st
 }
 
 static const st_node *rotate(elab *e, const ast *a);
+static const st_node *with_update(elab *e, const ast *a);
 
 __attribute__((noinline)) static const st_node *unknown_function(elab *e, const ast *a) {
     char hint_text[128];
@@ -884,6 +885,7 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
         return n ? n : relocate(e, &inner, a->loc, (const ast *const *)a->kids, 1);
     }
     if (!strcmp(a->name, "rotate")) return rotate(e, a);
+    if (!strcmp(a->name, "#with")) return with_update(e, a);
     /* map2(f, xs, ys) and map3(f, xs, ys, zs), Futhark's: f over the
      * arrays' elements side by side, a map of their zip */
     uint32_t arrays = !strcmp(a->name, "map2") ? 2 : !strcmp(a->name, "map3") ? 3 : 0;
@@ -1175,6 +1177,96 @@ static const st_node *rotate(elab *e, const ast *a) {
         if (vars[v] != values[v] && !(r = st_let(e->cx, 1, &vars[v], values[v], r, &inner)))
             return relocate(e, &inner, a->loc, NULL, 0);
     return r;
+}
+
+/* `xs with [i] = v` and `xs with [lo:hi] = ys` (parse.c makes them calls
+ * of `#with`): a scatter into xs, `scatter(xs, [iota(n)[i]], [v])`, whose
+ * index goes through a get of iota(n), so that an index outside xs is an
+ * error at run time where it is read (a scatter leaves such an index
+ * alone), and `scatter(xs, iota(hi - lo) |> map(k => k + lo), ys)`, whose
+ * bounds are sizes, checked as a slice's are. */
+static const st_node *with_update(elab *e, const ast *a) {
+    const st_node *xs = expr(e, a->kids[0], NULL);
+    if (!xs) return NULL;
+    if (xs->type->kind != ST_TYPE_ARRAY) {
+        st_buf b = {0};
+        st_fail(e->err, a->kids[0]->loc, "`with` updates an array, but this has type %s", type_text(xs->type, &b));
+        st_buf_free(&b);
+        return NULL;
+    }
+    st_err inner = {0};
+    const st_size *n = xs->type->size;
+    const st_node *len = st_size_expr(e->cx, e->top, n, &inner);
+    if (!len) return relocate(e, &inner, a->loc, NULL, 0);
+    const st_node *is, *vs;
+    const ast *value = a->kids[a->nkids - 1];
+    if (a->nkids == 3) {
+        const st_node *i = expr(e, a->kids[1], st_type_scalar(e->cx, ST_I64));
+        const st_node *v = i ? expr(e, value, xs->type->elem) : NULL;
+        if (!v) return NULL;
+        if (!st_type_is_int(i->type))
+            return st_fail(e->err, a->kids[1]->loc, "the index of `with` is an integer, but this has type %s",
+                           st_scalar_name(i->type->kind == ST_TYPE_SCALAR ? i->type->scalar : ST_BOOL)), NULL;
+        if (i->type->scalar != ST_I64 && !(i = st_conv(e->cx, ST_I64, i, &inner))) return relocate(e, &inner, a->loc, NULL, 0);
+        if (v->type != xs->type->elem) {
+            st_buf w = {0}, g = {0};
+            st_fail(e->err, value->loc, "the value `with` writes has type %s, but the array's elements are %s",
+                    type_text(v->type, &g), type_text(xs->type->elem, &w));
+            st_buf_free(&w);
+            st_buf_free(&g);
+            return NULL;
+        }
+        const st_node *one = st_lit_int(e->cx, ST_I64, 1);
+        const st_node *iota = st_prim_node(e->cx, ST_PRIM_IOTA, 1, &len, &inner);
+        const st_node *gargs[2] = {i, iota};
+        const st_node *checked = iota ? st_prim_node(e->cx, ST_PRIM_GET, 2, gargs, &inner) : NULL;
+        const st_node *iargs[2] = {one, checked}, *vargs[2] = {one, v};
+        is = checked ? st_prim_node(e->cx, ST_PRIM_REPLICATE, 2, iargs, &inner) : NULL;
+        vs = is ? st_prim_node(e->cx, ST_PRIM_REPLICATE, 2, vargs, &inner) : NULL;
+    } else {
+        const st_size *slo, *shi;
+        const st_node *lo = slice_bound(e, a->kids[1], &slo), *hi = lo ? slice_bound(e, a->kids[2], &shi) : NULL;
+        const st_node *ys = hi ? expr(e, value, xs->type) : NULL;
+        if (!ys) return NULL;
+        st_buf wb = {0};
+        st_buf_puts(&wb, "the slice ");
+        st_size_print(slo, &wb);
+        st_buf_puts(&wb, ":");
+        st_size_print(shi, &wb);
+        st_buf_puts(&wb, " that `with` writes in an array of ");
+        st_size_print(n, &wb);
+        const char *what = wb.data ? st_intern_cstr(e->cx, wb.data) : NULL;
+        st_buf_free(&wb);
+        if (!what) return st_fail_internal(e->err, "out of memory"), NULL;
+        if (!need(e, st_size_const(e->cx, 0), slo, a->loc, what) || !need(e, slo, shi, a->loc, what) ||
+            !need(e, shi, n, a->loc, what))
+            return NULL;
+        const st_size *m = st_size_sub(e->cx, shi, slo, &inner);
+        if (!m) return relocate(e, &inner, a->loc, NULL, 0);
+        if (ys->type->kind != ST_TYPE_ARRAY || ys->type->elem != xs->type->elem || ys->type->size != m) {
+            st_buf w = {0}, g = {0};
+            st_buf_puts(&w, "[");
+            st_size_print(m, &w);
+            st_buf_puts(&w, "]");
+            type_text(xs->type->elem, &w);
+            st_fail(e->err, value->loc, "`with [lo:hi]` writes %s, but this has type %s", w.data ? w.data : "?",
+                    type_text(ys->type, &g));
+            st_buf_free(&w);
+            st_buf_free(&g);
+            return NULL;
+        }
+        const st_node *spans[2] = {lo, hi};
+        const st_node *k = index_var(e, spans, 2);
+        if (!k) return NULL;
+        const st_node *body = st_binary(e->cx, ST_OP_ADD, k, lo, &inner);
+        const st_node *count = body ? st_size_expr(e->cx, e->top, m, &inner) : NULL;
+        if (!count) return relocate(e, &inner, a->loc, NULL, 0);
+        is = index_map(e, k, body, count, a->loc);
+        vs = ys;
+    }
+    const st_node *sargs[3] = {xs, is, vs};
+    const st_node *r = is && vs ? st_prim_node(e->cx, ST_PRIM_SCATTER, 3, sargs, &inner) : NULL;
+    return r ? r : relocate(e, &inner, a->loc, NULL, 0);
 }
 
 static const st_node *subscript(elab *e, const ast *a) {

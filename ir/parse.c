@@ -600,7 +600,44 @@ static ast *pipe_into_lambda(parser *p, ast *value, bool parens) {
 }
 
 /* x |> f(a, b) is f(a, b, x); x |> f is f(x); x |> (y => body) binds y */
+static ast *parse_pipe(parser *p);
+
+/* Is the cursor at `with [`, an update? `with` is a word only there: no
+ * expression is followed by a bare name anywhere else. */
+static bool with_ahead(const parser *p) {
+    const token *t = peek(p);
+    return t->kind == K_NAME && t->len == 4 && !memcmp(t->start, "with", 4) && peek_at(p, 1)->kind == K_LBRACK;
+}
+
+/* `a with [i] = v` and `a with [lo:hi] = b`, Futhark's, left to right:
+ * `a with [0] = 1 with [1] = 2`. A call of `#with` (no name a program can
+ * write) with a, the index or the bounds, and the value. */
 static ast *parse_expr(parser *p) {
+    ast *left = parse_pipe(p);
+    while (left && with_ahead(p)) {
+        const token *t = next(p);
+        next(p); /* [ */
+        vec args = {0};
+        ast *call = new_ast(p, A_CALL, t->loc);
+        ast *i = call && push(p, &args, left) ? parse_pipe(p) : NULL;
+        if (!i || !push(p, &args, i)) return NULL;
+        if (accept(p, K_COLON)) {
+            ast *hi = parse_pipe(p);
+            if (!hi || !push(p, &args, hi)) return NULL;
+        }
+        if (!expect(p, K_RBRACK, "`]` after the index of `with`") || !expect(p, K_ASSIGN, "`=` after `with [...]`"))
+            return NULL;
+        if (!enter(p)) return NULL;
+        ast *v = parse_pipe(p);
+        p->depth--;
+        if (!v || !push(p, &args, v)) return NULL;
+        if (!(call->name = st_intern_cstr(p->cx, "#with"))) return oom(p);
+        left = finish_kids(p, call, &args);
+    }
+    return left;
+}
+
+static ast *parse_pipe(parser *p) {
     ast *left = parse_binary(p, 1);
     while (left && at(p, K_PIPE)) {
         next(p);

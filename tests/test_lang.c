@@ -488,6 +488,10 @@ static const char *const math_programs[] = {
     "   [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, f32(N)]]], [xs, rotate(1, xs)])",
     "def main(xs: [N]f32): [N]f32 =\n"
     "  let w = [[0.25, 0.5], [0.5, 0.25]] in xs |> map(x => x * w[0][1] + w[1][0] * w[i64(x > 0.5)][1])",
+    /* in-place updates, Futhark's `with`: in a loop, of a slice, chained */
+    "def main(xs: [N]i32): ([N]i32, [N]i32) =\n"
+    "  (loop a = xs for i < 3 do a with [i * 2 % N] = a[i % N] * 2 + i32(i),\n"
+    "   xs with [N / 2:N] = (xs[0:N - N / 2] |> map(x => x + 1)) with [N - 1] = 7)",
     /* a built-in function by its name */
     "def main(xs: [N]f32, ys: [N]f64): ([N]f32, f64) = (xs |> map(cos), map2((y, z) => atan2(y, z * 0.5), ys, ys) |> map(floor) |> reduce(max, -f64.inf))",
 };
@@ -590,6 +594,24 @@ START_TEST(math_functions_are_refused_at_their_place) {
     ck_assert_error(cx, "def main(x: i32) = rotate(1.5, [1, 2])\n", 1, 27, "rotate's count is an integer, but this has type f32");
     ck_assert_error(cx, "def main(x: i32) = rotate(1, x)\n", 1, 30, "rotate rotates an array, but this has type i32");
     ck_assert_error(cx, "def main(x: i32) = rotate(1)\n", 1, 20, "rotate takes 2 arguments, but was given 1");
+    ck_assert_error(cx, "def main(x: i64) = [1, 2, 3] with [1] = 2.0\n", 1, 41,
+                    "the value `with` writes has type f32, but the array's elements are i32");
+    ck_assert_error(cx, "def main(x: i64) = [1, 2, 3] with [1:3] = [8]\n", 1, 43, "`with [lo:hi]` writes [2]i32, but this has type [1]i32");
+    ck_assert_error(cx, "def main(x: i64) = x with [0] = 1\n", 1, 20, "`with` updates an array, but this has type i64");
+    ck_assert_error(cx, "def main(x: i64) = [1, 2, 3] with [2:4] = [8, 9]\n", 1, 30,
+                    "the slice 2:4 that `with` writes in an array of 3 is out of range");
+    ck_assert_error(cx, "def main(x: i64) = [1, 2, 3] with [1.0] = 2\n", 1, 36, "the index of `with` is an integer, but this has type f32");
+    ck_assert_error(cx, "def main(x: i64) = [1, 2, 3] with [1 = 2\n", 1, 38, "`]` after the index of `with`");
+    {
+        /* an index outside the array is an error where it is read, as xs[i] is (a scatter alone would skip it) */
+        const st_program *w = parse_ok(cx, "def main(x: i64): [3]i32 = [1, 2, 3] with [x] = 7\n");
+        const st_value arg = st_value_scalar(ST_I64, (st_scalar){.i64 = 3});
+        const st_binding env = {"x", 3};
+        st_value r;
+        st_err err = {0};
+        ck_assert(!st_eval(cx, &w->defs[0], &arg, &env, 1, ar, &r, &err));
+        ck_assert_msg(strstr(err.message, "index 3 out of range for an array of length 3"), "%s", err.message);
+    }
     ck_assert_error(cx, "def main(xs: [N]i32) = map(sin, xs)\n", 1, 28, "sin needs a float (f32 or f64), but this has type i32");
     ck_assert_error(cx, "def main(xs: [N]f32) = reduce(sin, 0.0, xs)\n", 1, 31, "reduce passes 2 arguments to sin, which takes one");
     ck_assert_error(cx, "def main(x: f32) = exp(x, x)\n", 1, 20, "exp takes 1 argument, but was given 2");
