@@ -1083,6 +1083,21 @@ static const st_node *slice_bound(elab *e, const ast *a, const st_size **size) {
     return x;
 }
 
+/* "the slice LO:HI<of>N", interned: what a bound's check names */
+static const char *slice_text(elab *e, const st_size *lo, const st_size *hi, const char *of, const st_size *n) {
+    st_buf w = {0};
+    st_buf_puts(&w, "the slice ");
+    st_size_print(lo, &w);
+    st_buf_puts(&w, ":");
+    st_size_print(hi, &w);
+    st_buf_puts(&w, of);
+    st_size_print(n, &w);
+    const char *what = w.data ? st_intern_cstr(e->cx, w.data) : NULL;
+    st_buf_free(&w);
+    if (!what) st_fail_internal(e->err, "out of memory");
+    return what;
+}
+
 static const st_node *slice(elab *e, const ast *a) {
     const st_node *xs = expr(e, a->kids[0], NULL);
     if (!xs) return NULL;
@@ -1101,16 +1116,8 @@ static const st_node *slice(elab *e, const ast *a) {
         st_err inner = {0};
         if (!(hi = st_size_expr(e->cx, e->top, n, &inner))) return relocate(e, &inner, a->loc, NULL, 0);
     }
-    st_buf w = {0};
-    st_buf_puts(&w, "the slice ");
-    st_size_print(slo, &w);
-    st_buf_puts(&w, ":");
-    st_size_print(shi, &w);
-    st_buf_puts(&w, " of an array of ");
-    st_size_print(n, &w);
-    const char *what = w.data ? st_intern_cstr(e->cx, w.data) : NULL;
-    st_buf_free(&w);
-    if (!what) return st_fail_internal(e->err, "out of memory"), NULL;
+    const char *what = slice_text(e, slo, shi, " of an array of ", n);
+    if (!what) return NULL;
     if (!need(e, st_size_const(e->cx, 0), slo, a->loc, what) || !need(e, slo, shi, a->loc, what) ||
         !need(e, shi, n, a->loc, what))
         return NULL;
@@ -1228,16 +1235,8 @@ static const st_node *with_update(elab *e, const ast *a) {
         const st_node *lo = slice_bound(e, a->kids[1], &slo), *hi = lo ? slice_bound(e, a->kids[2], &shi) : NULL;
         const st_node *ys = hi ? expr(e, value, xs->type) : NULL;
         if (!ys) return NULL;
-        st_buf wb = {0};
-        st_buf_puts(&wb, "the slice ");
-        st_size_print(slo, &wb);
-        st_buf_puts(&wb, ":");
-        st_size_print(shi, &wb);
-        st_buf_puts(&wb, " that `with` writes in an array of ");
-        st_size_print(n, &wb);
-        const char *what = wb.data ? st_intern_cstr(e->cx, wb.data) : NULL;
-        st_buf_free(&wb);
-        if (!what) return st_fail_internal(e->err, "out of memory"), NULL;
+        const char *what = slice_text(e, slo, shi, " that `with` writes in an array of ", n);
+        if (!what) return NULL;
         if (!need(e, st_size_const(e->cx, 0), slo, a->loc, what) || !need(e, slo, shi, a->loc, what) ||
             !need(e, shi, n, a->loc, what))
             return NULL;

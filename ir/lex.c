@@ -34,12 +34,14 @@ static st_loc here(const lexer *lx, size_t pos) {
     return (st_loc){lx->file, lx->line, (int)(pos - lx->line_start) + 1};
 }
 
-/* A number: digits [. digits] [e [+-] digits] [suffix]. After a `.` only
- * digits are read, so that `p.0.1` projects twice. */
 static bool is_digit_of(char c, int radix) {
     if (radix == 2) return c == '0' || c == '1';
     return is_digit(c) || (radix == 16 && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
 }
+
+/* A number: digits [. digits] [e [+-] digits] [suffix], or 0x / 0b and
+ * digits [integer suffix]. After a `.` only digits are read, so that
+ * `p.0.1` projects twice. */
 
 static bool lex_number(lexer *lx, token *t, bool after_dot, st_err *err) {
     const char *s = lx->src;
@@ -49,34 +51,18 @@ static bool lex_number(lexer *lx, token *t, bool after_dot, st_err *err) {
     /* 0x… and 0b…: integers, whose suffix (if any) is an integer type's;
      * f32 would read as hexadecimal digits */
     if (!after_dot && p + 2 < n && s[p] == '0' && (s[p + 1] == 'x' || s[p + 1] == 'X' || s[p + 1] == 'b' || s[p + 1] == 'B')) {
-        int radix = s[p + 1] == 'x' || s[p + 1] == 'X' ? 16 : 2;
-        if (!is_digit_of(s[p + 2], radix))
+        t->radix = s[p + 1] == 'x' || s[p + 1] == 'X' ? 16 : 2;
+        if (!is_digit_of(s[p + 2], t->radix))
             return st_fail(err, here(lx, p + 2), "a %s literal needs digits after `%.2s`",
-                           radix == 16 ? "hexadecimal" : "binary", s + p);
-        t->radix = radix;
+                           t->radix == 16 ? "hexadecimal" : "binary", s + p);
         p += 2;
-        while (p < n && is_digit_of(s[p], radix)) p++;
+        while (p < n && is_digit_of(s[p], t->radix)) p++;
         if (p < n && is_digit(s[p]))
             return st_fail(err, here(lx, p), "`%c` is not a binary digit", s[p]);
-        t->kind = K_INT;
-        t->digits_len = p - lx->pos;
-        if (p < n && (is_alpha(s[p]) || is_digit(s[p]))) {
-            size_t q = p;
-            while (q < n && (is_alpha(s[q]) || is_digit(s[q]))) q++;
-            st_scalar_kind k;
-            if (!st_scalar_from_name(s + p, q - p, &k) || !st_scalar_is_int(k))
-                return st_fail(err, here(lx, p), "`%.*s` cannot follow a %s literal; its suffix is one of i8 u8 i16 u16 i32 u32 i64 u64",
-                               (int)(q - p), s + p, radix == 16 ? "hexadecimal" : "binary");
-            t->has_suffix = true;
-            t->suffix = k;
-            p = q;
-        }
-        t->len = p - lx->pos;
-        lx->pos = p;
-        return true;
+    } else {
+        while (p < n && is_digit(s[p])) p++;
     }
-    while (p < n && is_digit(s[p])) p++;
-    if (!after_dot) {
+    if (!after_dot && t->radix == 10) {
         if (p + 1 < n && s[p] == '.' && is_digit(s[p + 1])) {
             is_float = true;
             p++;
@@ -98,6 +84,9 @@ static bool lex_number(lexer *lx, token *t, bool after_dot, st_err *err) {
         size_t q = p;
         while (q < n && (is_alpha(s[q]) || is_digit(s[q]))) q++;
         st_scalar_kind k;
+        if (t->radix != 10 && (!st_scalar_from_name(s + p, q - p, &k) || !st_scalar_is_int(k)))
+            return st_fail(err, here(lx, p), "`%.*s` cannot follow a %s literal; its suffix is one of i8 u8 i16 u16 i32 u32 i64 u64",
+                           (int)(q - p), s + p, t->radix == 16 ? "hexadecimal" : "binary");
         if (after_dot || !st_scalar_from_name(s + p, q - p, &k) || k == ST_BOOL)
             return st_fail(err, here(lx, p), "`%.*s` cannot follow a number; a literal's suffix is one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64",
                            (int)(q - p), s + p);
