@@ -78,14 +78,10 @@ static void kernel_text(cg *g, const cg_kernel *k, bool cuda, st_buf *out) {
              * a run's stores to two of them may be reordered into vectors */
             const cg_buffer *b = &g->buffers[a->index];
             const char *space = cuda ? "" : "__global ", *restrict_ = cuda ? "__restrict__" : "restrict";
-            const char *aligned = k->vec > 1 ? "ST_ALIGNED16 " : "";
-            if (a->written && k->vec > 1)
-                st_buf_printf(out, "%s%s%s *%s %s%s", sep, space, cg_mem_ctype(b->kind), restrict_, aligned, b->name);
-            else if (a->written)
-                st_buf_printf(out, "%s%s%s *%s%s", sep, space, cg_mem_ctype(b->kind), aligned, b->name);
-            else
-                st_buf_printf(out, "%s%sconst %s *%s %s%s", sep, space, cg_mem_ctype(b->kind), restrict_, aligned,
-                              b->name);
+            bool restricted = !a->written || k->vec > 1;
+            st_buf_printf(out, "%s%s%s%s *%s%s%s%s", sep, space, a->written ? "" : "const ", cg_mem_ctype(b->kind),
+                          restricted ? restrict_ : "", restricted ? " " : "", k->vec > 1 ? "ST_ALIGNED16 " : "",
+                          b->name);
             break;
         }
         case CG_ARG_LOCAL: {

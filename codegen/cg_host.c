@@ -160,6 +160,21 @@ const st_node *cg_host_hoist_args(cg *g, const st_node *e, uint32_t first, const
 
 void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) { host_into(g, e, env, p); }
 
+/* The elements a GPU work-item of a run kernel takes at once: 16 bytes of
+ * the narrowest array it reads or writes, so that each array's share of
+ * the run is one or more 128-bit loads or stores, which NVIDIA's memory
+ * system serves at its full width, where one element a work-item leaves
+ * it issuing four times the instructions for the same bytes. */
+static int vector_run(const cg *g) {
+    size_t narrowest = 16;
+    for (uint32_t a = 0; a < g->k->nargs; a++)
+        if (g->k->args[a].kind == CG_ARG_BUFFER) {
+            size_t bytes = st_scalar_size(g->buffers[g->k->args[a].index].kind);
+            if (bytes && bytes < narrowest) narrowest = bytes;
+        }
+    return (int)(16 / narrowest);
+}
+
 /* Each element's code, in a kernel of the glue's CG_SHAPE_GLB: each
  * work-item a run of consecutive elements, as many as the launch leaves
  * it, ⌈n / work-items⌉. On a GPU the glue launches a work-item per 16
@@ -184,21 +199,6 @@ void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place
  * vectorises a group's work-items: under the test every read is masked,
  * and a read the whole group shares is gathered a lane at a time; without
  * it, one read. */
-/* The elements a GPU work-item of a run kernel takes at once: 16 bytes of
- * the narrowest array it reads or writes, so that each array's share of
- * the run is one or more 128-bit loads or stores, which NVIDIA's memory
- * system serves at its full width, where one element a work-item leaves
- * it issuing four times the instructions for the same bytes. */
-static int vector_run(const cg *g) {
-    size_t narrowest = 16;
-    for (uint32_t a = 0; a < g->k->nargs; a++)
-        if (g->k->args[a].kind == CG_ARG_BUFFER) {
-            size_t bytes = st_scalar_size(g->buffers[g->k->args[a].index].kind);
-            if (bytes && bytes < narrowest) narrowest = bytes;
-        }
-    return (int)(16 / narrowest);
-}
-
 static cg_value glb_begin(cg *g, const st_size *n, st_buf *saved) {
     const char *i = cg_name(g, "i");
     *saved = cg_capture_begin(g);

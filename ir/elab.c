@@ -707,6 +707,16 @@ static const st_node *lambda(elab *e, const ast *a, const st_type *const *params
     return n ? n : relocate(e, &inner, a->loc, NULL, 0);
 }
 
+/* x => op(x), or x => k(x) (a conversion) where op is ST_UNOP_COUNT: a
+ * built-in function of one argument passed by its name. */
+static const st_node *builtin_lambda(elab *e, st_loc loc, const st_type *param, st_unop op, st_scalar_kind k) {
+    const st_node *x = st_var(e->cx, st_fresh_name(e->cx, "x"), param, NULL);
+    st_err inner = {0};
+    const st_node *body = !x ? NULL : op == ST_UNOP_COUNT ? st_conv(e->cx, k, x, &inner) : st_unary(e->cx, op, x, &inner);
+    const st_node *n = body ? st_lambda(e->cx, 1, &x, body, &inner) : NULL;
+    return n ? n : relocate(e, &inner, loc, NULL, 0);
+}
+
 /* A type's name as a function is its conversion: map(i64, pixels) is
  * map(x => i64(x), pixels), which is how it prints. */
 static const st_node *conversion_fn(elab *e, st_scalar_kind k, st_loc loc, const st_type *const *params, int np,
@@ -722,22 +732,14 @@ static const st_node *conversion_fn(elab *e, st_scalar_kind k, st_loc loc, const
         st_buf_free(&t);
         return NULL;
     }
-    const st_node *x = st_var(e->cx, st_fresh_name(e->cx, "x"), params[0], NULL);
-    st_err inner = {0};
-    const st_node *body = x ? st_conv(e->cx, k, x, &inner) : NULL;
-    const st_node *n = body ? st_lambda(e->cx, 1, &x, body, &inner) : NULL;
-    return n ? n : relocate(e, &inner, loc, NULL, 0);
+    return builtin_lambda(e, loc, params[0], ST_UNOP_COUNT, k);
 }
 
 /* A function unop's name as a function: map(sqrt, xs) is map(x => sqrt(x), xs). */
 static const st_node *unop_fn(elab *e, st_unop op, st_loc loc, const st_type *const *params, int np, const char *prim) {
     if (np != 1)
         return st_fail(e->err, loc, "%s passes %d arguments to %s, which takes one", prim, np, st_unop_function(op)), NULL;
-    const st_node *x = st_var(e->cx, st_fresh_name(e->cx, "x"), params[0], NULL);
-    st_err inner = {0};
-    const st_node *body = x ? st_unary(e->cx, op, x, &inner) : NULL;
-    const st_node *n = body ? st_lambda(e->cx, 1, &x, body, &inner) : NULL;
-    return n ? n : relocate(e, &inner, loc, NULL, 0);
+    return builtin_lambda(e, loc, params[0], op, ST_BOOL);
 }
 
 static const st_node *unknown_function(elab *e, const ast *a);
@@ -1083,6 +1085,26 @@ static const st_node *slice_bound(elab *e, const ast *a, const st_size **size) {
     return x;
 }
 
+/* v where it is a variable or a literal, else a fresh variable named
+ * from base that bound_around binds to it: a computed value used in each
+ * element of an index map is computed once. */
+static const st_node *once(elab *e, const st_node *v, const char *base) {
+    if (v->kind == ST_NODE_VAR || v->kind == ST_NODE_LIT) return v;
+    const char *fresh = st_fresh_name(e->cx, base);
+    const st_node *var = fresh ? st_let_var(e->cx, fresh, v) : NULL;
+    if (!var) st_fail_internal(e->err, "out of memory");
+    return var;
+}
+
+/* `let var = value in body` where once made var for value; body alone
+ * where var is value itself. */
+static const st_node *bound_around(elab *e, const st_node *var, const st_node *value, const st_node *body, st_loc at) {
+    if (!body || var == value) return body;
+    st_err inner = {0};
+    const st_node *n = st_let(e->cx, 1, &var, value, body, &inner);
+    return n ? n : relocate(e, &inner, at, NULL, 0);
+}
+
 /* "the slice LO:HI<of>N", interned: what a bound's check names */
 static const char *slice_text(elab *e, const st_size *lo, const st_size *hi, const char *of, const st_size *n) {
     st_buf w = {0};
@@ -1125,12 +1147,8 @@ static const st_node *slice(elab *e, const ast *a) {
     const st_node *i = index_var(e, spans, 3);
     if (!i) return NULL;
     /* a computed array is bound once, not computed again for each element */
-    const st_node *bound = NULL;
-    if (xs->kind != ST_NODE_VAR) {
-        const char *fresh = st_fresh_name(e->cx, "sliced");
-        bound = xs;
-        if (!fresh || !(xs = st_let_var(e->cx, fresh, bound))) return st_fail_internal(e->err, "out of memory"), NULL;
-    }
+    const st_node *bound = xs;
+    if (!(xs = once(e, bound, "sliced"))) return NULL;
     bool from0 = lo->kind == ST_NODE_LIT && lo->u.lit.i64 == 0;
     st_err inner = {0};
     const st_node *idx = from0 ? i : st_binary(e->cx, ST_OP_ADD, i, lo, &inner);
@@ -1138,10 +1156,7 @@ static const st_node *slice(elab *e, const ast *a) {
     const st_node *get = idx ? st_prim_node(e->cx, ST_PRIM_GET, 2, gargs, &inner) : NULL;
     const st_node *len = from0 ? hi : st_binary(e->cx, ST_OP_SUB, hi, lo, &inner);
     if (!get || !len) return relocate(e, &inner, a->loc, NULL, 0);
-    const st_node *view = index_map(e, i, get, len, a->loc);
-    if (!view || !bound) return view;
-    const st_node *n2 = st_let(e->cx, 1, &xs, bound, view, &inner);
-    return n2 ? n2 : relocate(e, &inner, a->loc, NULL, 0);
+    return bound_around(e, xs, bound, index_map(e, i, get, len, a->loc), a->loc);
 }
 
 /* rotate(k, xs), Futhark's: element i is xs[(i + k) mod n], k of either
@@ -1163,12 +1178,8 @@ static const st_node *rotate(elab *e, const ast *a) {
         st_buf_free(&b);
         return NULL;
     }
-    const st_node *values[2] = {xs, k}, *vars[2] = {xs, k};
-    for (int v = 0; v < 2; v++)
-        if (values[v]->kind != ST_NODE_VAR && values[v]->kind != ST_NODE_LIT) {
-            const char *fresh = st_fresh_name(e->cx, v ? "count" : "rotated");
-            if (!fresh || !(vars[v] = st_let_var(e->cx, fresh, values[v]))) return st_fail_internal(e->err, "out of memory"), NULL;
-        }
+    const st_node *values[2] = {xs, k}, *vars[2] = {once(e, xs, "rotated"), once(e, k, "count")};
+    if (!vars[0] || !vars[1]) return NULL;
     const st_node *n = st_size_expr(e->cx, e->top, xs->type->size, &inner);
     const st_node *i = n ? index_var(e, vars, 2) : NULL;
     if (!i) return n ? NULL : relocate(e, &inner, a->loc, NULL, 0);
@@ -1179,11 +1190,8 @@ static const st_node *rotate(elab *e, const ast *a) {
     const st_node *gargs[2] = {idx, vars[0]};
     const st_node *get = idx ? st_prim_node(e->cx, ST_PRIM_GET, 2, gargs, &inner) : NULL;
     if (!get) return relocate(e, &inner, a->loc, NULL, 0);
-    const st_node *r = index_map(e, i, get, n, a->loc);
-    for (int v = 1; r && v >= 0; v--)
-        if (vars[v] != values[v] && !(r = st_let(e->cx, 1, &vars[v], values[v], r, &inner)))
-            return relocate(e, &inner, a->loc, NULL, 0);
-    return r;
+    const st_node *r = bound_around(e, vars[1], values[1], index_map(e, i, get, n, a->loc), a->loc);
+    return bound_around(e, vars[0], values[0], r, a->loc);
 }
 
 /* `xs with [i] = v` and `xs with [lo:hi] = ys` (parse.c makes them calls

@@ -155,6 +155,12 @@ static const st_node *binop_body(twin *T, const st_node *const *ab, const void *
     }
 }
 
+/* f(a) = v of a function whose slope near a, times m(a), is slope_m:
+ * magnitude slope_m + |v| (its own rounding), one rounding more than a */
+static const st_node *sloped(twin *T, const st_node *v, const st_node *slope_m, const st_node *ac) {
+    return twin_float(T, v, bin(T, ST_OP_ADD, slope_m, abs64(T, v)), plus_one(T, ac));
+}
+
 /* op(a) on a twin's float */
 static const st_node *unop_body(twin *T, const st_node *const *a, const void *ctx) {
     st_unop op = *(const st_unop *)ctx;
@@ -175,19 +181,16 @@ static const st_node *unop_body(twin *T, const st_node *const *a, const void *ct
     case ST_OP_FLOOR: case ST_OP_CEIL: case ST_OP_ROUND: case ST_OP_TRUNC:
         return twin_float(T, v, bin(T, ST_OP_ADD, am, abs64(T, v)), ac);
     case ST_OP_SIN: case ST_OP_COS: case ST_OP_ATAN: case ST_OP_TANH: /* slopes within [-1, 1] */
-        return twin_float(T, v, bin(T, ST_OP_ADD, am, abs64(T, v)), plus_one(T, ac));
+        return sloped(T, v, am, ac);
     case ST_OP_TAN: /* slope 1 + tan² */
         e = as_f64(T, v);
-        return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_MUL, am, bin(T, ST_OP_ADD, f64_lit(T, 1.0), bin(T, ST_OP_MUL, e, e))),
-                                    abs64(T, v)),
-                          plus_one(T, ac));
+        return sloped(T, v, bin(T, ST_OP_MUL, am, bin(T, ST_OP_ADD, f64_lit(T, 1.0), bin(T, ST_OP_MUL, e, e))), ac);
     case ST_OP_ASIN: case ST_OP_ACOS: /* slope 1 / √(1 - a²) */
         e = as_f64(T, av);
         root = un(T, ST_OP_SQRT, abs64(T, bin(T, ST_OP_SUB, f64_lit(T, 1.0), bin(T, ST_OP_MUL, e, e))));
-        return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_DIV, am, divisor64(T, root)), abs64(T, v)), plus_one(T, ac));
+        return sloped(T, v, bin(T, ST_OP_DIV, am, divisor64(T, root)), ac);
     case ST_OP_SINH: case ST_OP_COSH: /* slope within cosh */
-        e = un(T, ST_OP_COSH, as_f64(T, av));
-        return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_MUL, am, e), abs64(T, v)), plus_one(T, ac));
+        return sloped(T, v, bin(T, ST_OP_MUL, am, un(T, ST_OP_COSH, as_f64(T, av))), ac);
     default: return st_fail_internal(T->err, "the magnitude of %s", st_unop_function(op)), NULL;
     }
 }
