@@ -148,6 +148,12 @@ const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a) {
     /* overloaded for float and double in OpenCL C and in CUDA alike; isnan
      * and isinf give an int in OpenCL C, a bool in CUDA */
     case ST_OP_ISNAN: case ST_OP_ISINF: return cg_str(g, "(%s(%s) != 0)", st_unop_function(op), a);
+    /* a float's as_uint or as_ulong (which the CUDA prelude maps); an
+     * integer's cast to its unsigned type, which is its two's complement
+     * bits whatever C type its text has (a narrow one's promoted int) */
+    case ST_OP_BITS:
+        if (fl) return cg_to_bits(g, k, a);
+        return cg_str(g, "((%s)(%s))", scalar_ctype[st_scalar_unsigned(k)], a);
     case ST_OP_ABS:
         if (fl) return cg_str(g, "fabs(%s)", a);
         if (k == ST_I32 || k == ST_I64) return cg_str(g, "st_abs_%s(%s)", scalar_ctype[k], a);

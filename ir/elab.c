@@ -880,7 +880,10 @@ static const st_node *call(elab *e, const ast *a, const st_type *hint) {
     for (st_unop op = ST_OP_SQRT; op < ST_UNOP_COUNT; op++) {
         if (strcmp(a->name, st_unop_function(op))) continue;
         if (a->nkids != 1) return st_fail(e->err, a->loc, "%s takes 1 argument, but was given %u", a->name, a->nkids), NULL;
-        const st_node *x = expr(e, a->kids[0], hint);
+        /* the result's type is the operand's where the function keeps it:
+         * bits(1) under a u64 hint is still the bits of an i32 */
+        bool keeps_type = st_unop_is_float_function(op) || op == ST_OP_ABS;
+        const st_node *x = expr(e, a->kids[0], keeps_type ? hint : NULL);
         if (!x) return NULL;
         st_err inner = {0};
         const st_node *n = st_unary(e->cx, op, x, &inner);

@@ -31,8 +31,8 @@
  * same program with every float (f32 or f64) a triple of itself, its
  * magnitude and its count (f64). The twin's floats are the def's, operation
  * for operation, so its first parts are the reference itself and one run
- * gives all. Comparisons, conversions to integers and indices read the
- * first part: control flow is the def's. */
+ * gives all. Comparisons, conversions to integers, bits and indices read
+ * the first part: control flow is the def's. */
 #include "scalar_ops.h"
 #include "value.h"
 
@@ -177,7 +177,9 @@ static const st_node *unop_body(twin *T, const st_node *const *a, const void *ct
     case ST_OP_LOG:
         return twin_float(T, v, bin(T, ST_OP_ADD, bin(T, ST_OP_DIV, am, divisor64(T, av)), abs64(T, un(T, ST_OP_LOG, as_f64(T, av)))),
                           plus_one(T, ac));
-    case ST_OP_ISNAN: case ST_OP_ISINF: return v; /* a test: of the value */
+    /* a test, or the bits (an integer): of the value, exact, as a
+     * conversion to an integer is */
+    case ST_OP_ISNAN: case ST_OP_ISINF: case ST_OP_BITS: return v;
     case ST_OP_FLOOR: case ST_OP_CEIL: case ST_OP_ROUND: case ST_OP_TRUNC:
         return twin_float(T, v, bin(T, ST_OP_ADD, am, abs64(T, v)), ac);
     case ST_OP_SIN: case ST_OP_COS: case ST_OP_ATAN: case ST_OP_TANH: /* slopes within [-1, 1] */

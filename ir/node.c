@@ -211,15 +211,17 @@ const st_node *st_unary(st_ctx *cx, st_unop op, const st_node *a, st_err *err) {
         return st_fail_arg(err, 0, "`!` needs a bool, but this has type %s", st_type_text(t).s);
     if (op == ST_OP_NEG && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
         return st_fail_arg(err, 0, "`-` needs a number, but this has type %s", st_type_text(t).s);
-    if (op == ST_OP_ABS && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
-        return st_fail_arg(err, 0, "abs needs a number, but this has type %s", st_type_text(t).s);
+    if ((op == ST_OP_ABS || op == ST_OP_BITS) && (t->kind != ST_TYPE_SCALAR || t->scalar == ST_BOOL))
+        return st_fail_arg(err, 0, "%s needs a number, but this has type %s", st_unop_function(op), st_type_text(t).s);
     bool test = st_unop_is_float_test(op);
     if ((st_unop_is_float_function(op) || test) && !(st_type_is_scalar(t, ST_F32) || st_type_is_scalar(t, ST_F64)))
         return st_fail_arg(err, 0, "%s needs a float (f32 or f64), but this has type %s%s", st_unop_function(op),
                        st_type_text(t).s, t->kind == ST_TYPE_SCALAR ? ": convert it first, as f32(x)" : "");
     if (test) t = st_type_scalar(cx, ST_BOOL);
+    if (op == ST_OP_BITS) t = st_type_scalar(cx, st_scalar_unsigned(t->scalar));
     /* a negated literal is a literal: the parser reads `-1` so, and the
-     * printer could not tell the two apart */
+     * printer could not tell the two apart (bits(1.0) stays as written, as
+     * a conversion of a literal does) */
     if (op == ST_OP_NEG && a->kind == ST_NODE_LIT)
         return st_lit(cx, t->scalar, st_scalar_unop(op, t->scalar, a->u.lit));
     probe_node p = make(ST_NODE_UNOP, t, 1, &a);

@@ -144,6 +144,9 @@ bool st_scalar_from_name(const char *name, size_t len, st_scalar_kind *out);
 size_t st_scalar_size(st_scalar_kind k);             /* bytes: 1 for bool */
 bool st_scalar_is_int(st_scalar_kind k);             /* i8 u8 i16 u16 i32 u32 i64 u64 */
 bool st_scalar_is_signed(st_scalar_kind k);
+/* The unsigned integer kind of k's size (u32 for f32, u8 for bool): what
+ * `bits` gives. */
+st_scalar_kind st_scalar_unsigned(st_scalar_kind k);
 bool st_scalar_is_float(st_scalar_kind k);
 /* An integer kind's range as magnitudes: the largest value, and the largest
  * magnitude of a negative value (0 for an unsigned kind). */
@@ -337,13 +340,17 @@ typedef enum st_binop {
 /* - and !, then the functions: `sqrt`, `exp`, `log` (floats), `abs`
  * (numbers; an integer's minimum is its own abs, as its negation wraps),
  * the trigonometric and hyperbolic functions and the roundings to an
- * integral value (floats to floats of the same type), and the tests
- * `isnan` and `isinf` (floats to bool). */
+ * integral value (floats to floats of the same type), the tests
+ * `isnan` and `isinf` (floats to bool), and `bits` (numbers to the unsigned
+ * integer of their size holding their bit pattern: f32 to u32 and f64 to u64
+ * as IEEE 754 lays them out, i8 to u8 … i64 to u64 as two's complement; what
+ * a radix sort of floats orders, once flipped). */
 typedef enum st_unop {
     ST_OP_NEG, ST_OP_NOT, ST_OP_SQRT, ST_OP_EXP, ST_OP_LOG, ST_OP_ABS,
     ST_OP_SIN, ST_OP_COS, ST_OP_TAN, ST_OP_ASIN, ST_OP_ACOS, ST_OP_ATAN, ST_OP_SINH, ST_OP_COSH, ST_OP_TANH,
     ST_OP_FLOOR, ST_OP_CEIL, ST_OP_ROUND, ST_OP_TRUNC,
     ST_OP_ISNAN, ST_OP_ISINF,
+    ST_OP_BITS,
     ST_UNOP_COUNT
 } st_unop;
 /* The name a function unop is called by (`sqrt`), or NULL for - and !. */

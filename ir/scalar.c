@@ -24,6 +24,15 @@ bool st_scalar_from_name(const char *name, size_t len, st_scalar_kind *out) {
 bool st_scalar_is_int(st_scalar_kind k) { return (k >= ST_I32 && k <= ST_U64) || k >= ST_I8; }
 bool st_scalar_is_signed(st_scalar_kind k) { return k == ST_I32 || k == ST_I64 || k == ST_I8 || k == ST_I16; }
 
+st_scalar_kind st_scalar_unsigned(st_scalar_kind k) {
+    switch (sizes[k]) {
+    case 1: return ST_U8;
+    case 2: return ST_U16;
+    case 4: return ST_U32;
+    default: return ST_U64;
+    }
+}
+
 /* bits of an integer kind */
 static int bits_of(st_scalar_kind k) { return (int)sizes[k] * 8; }
 
@@ -322,6 +331,7 @@ static const unop_function unop_functions[ST_UNOP_COUNT] = {
     [ST_OP_TANH] = {"tanh", tanhf, tanh},    [ST_OP_FLOOR] = {"floor", floorf, floor},
     [ST_OP_CEIL] = {"ceil", ceilf, ceil},    [ST_OP_ROUND] = {"round", roundf, round},
     [ST_OP_TRUNC] = {"trunc", truncf, trunc}, [ST_OP_ISNAN] = {"isnan", NULL, NULL}, [ST_OP_ISINF] = {"isinf", NULL, NULL},
+    [ST_OP_BITS] = {"bits", NULL, NULL},
 };
 
 const char *st_unop_function(st_unop op) { return op < ST_UNOP_COUNT ? unop_functions[op].name : NULL; }
@@ -346,6 +356,14 @@ st_scalar st_scalar_unop(st_unop op, st_scalar_kind k, st_scalar a) {
     if (st_unop_is_float_test(op)) {
         double x = k == ST_F32 ? (double)a.f32 : a.f64;
         r.b = op == ST_OP_ISNAN ? isnan(x) : isinf(x);
+        return r;
+    }
+    if (op == ST_OP_BITS) {
+        /* a float's bytes read as its unsigned twin (a NaN's payload and
+         * sign kept); an integer's, wrapped to its width */
+        if (k == ST_F32) r.u32 = a.u32;
+        else if (k == ST_F64) r.u64 = a.u64;
+        else r = from_bits(st_scalar_unsigned(k), int_bits(k, a));
         return r;
     }
     if (op == ST_OP_ABS) {

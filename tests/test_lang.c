@@ -11,6 +11,7 @@
 #include "pipeline_fixture.h"
 #include "strategies/strategies.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 /* ------------------------------------------------------------------------ */
@@ -494,6 +495,18 @@ static const char *const math_programs[] = {
     "   xs with [N / 2:N] = (xs[0:N - N / 2] |> map(x => x + 1)) with [N - 1] = 7)",
     /* a built-in function by its name */
     "def main(xs: [N]f32, ys: [N]f64): ([N]f32, f64) = (xs |> map(cos), map2((y, z) => atan2(y, z * 0.5), ys, ys) |> map(floor) |> reduce(max, -f64.inf))",
+    /* bits of every width, computed and of literals (-0.0, the infinities;
+     * a NaN's exponent and that its mantissa is not 0, as a NaN's sign
+     * and payload are the device's own), in a map, a reduce and a scan */
+    "def main(xs: [N]f32, ys: [N]f64, ks: [N]i32, ls: [N]i64, bs: [N]i8, us: [N]u8, hs: [N]i16, ws: [N]u16):\n"
+    "    ([N]u32, [N]u64, [N]u32, [N]u64, [N]u8, [N]u8, [N]u16, [N]u16, [6]u32, [5]u64, [N]u32, u32, [N]u32, (u32, u64, u8)) =\n"
+    "  (xs |> map(bits), ys |> map(y => bits(-y + 0.25f64)), ks |> map(bits), ls |> map(l => bits(l - 3i64)),\n"
+    "   bs |> map(bits), us |> map(bits), hs |> map(h => bits(h - 7i16)), ws |> map(bits),\n"
+    "   [0.0, -0.0, f32.inf, -f32.inf, 1.0, -2.5] |> map(bits),\n"
+    "   [0.0f64, -0.0f64, f64.inf, -f64.inf, f64.nan] |> map(v => bits(v) & 0xfff0000000000000u64),\n"
+    "   xs |> map(x => let n = (x - x) / (x - x) in (bits(n) & 0x7f800000u32) + min(bits(n) & 0x7fffffu32, 1u32)),\n"
+    "   xs |> map(x => bits(x) >> 16u32) |> reduce(+, 0u32), ks |> map(k => bits(k) & 0xffu32) |> scan(+, 0u32),\n"
+    "   (bits(-0.0), bits(f64.inf), bits(-1i8)))",
 };
 enum { NMATH = sizeof math_programs / sizeof *math_programs };
 
@@ -569,6 +582,67 @@ START_TEST(math_functions_have_their_values) {
         ck_assert_msg(fabs(v.u.s.f64 - floats[i].want) <= 1e-15, "%s: %.17g, not %.17g", floats[i].expr, v.u.s.f64,
                       floats[i].want);
     }
+}
+END_TEST
+
+/* bits(x) is x's bit pattern as the unsigned integer of its size: IEEE
+ * 754's for a float (-0.0's sign, the infinities' exponents, a NaN's),
+ * two's complement for an integer; of a literal as of a computed value. */
+START_TEST(bits_is_the_unsigned_integer_of_its_size) {
+    static const struct {
+        const char *expr, *type;
+        uint64_t want;
+    } cases[] = {
+        {"bits(1.0f32)", "u32", 0x3f800000u},
+        {"bits(-0.0)", "u32", 0x80000000u},
+        {"bits(-f32(x))", "u32", 0x80000000u},
+        {"bits(f32.inf)", "u32", 0x7f800000u},
+        {"bits(-f32.inf)", "u32", 0xff800000u},
+        {"bits(f32(x) - 2.5)", "u32", 0xc0200000u},
+        {"bits(f32.nan) & 0x7f800000u32", "u32", 0x7f800000u},
+        /* 0/0's sign and payload are the machine's: its exponent is all ones, its mantissa not 0 */
+        {"(bits(f32(x) / f32(x)) & 0x7f800000u32) + min(bits(f32(x) / f32(x)) & 0x7fffffu32, 1u32)", "u32", 0x7f800001u},
+        {"bits(1.0f64)", "u64", 0x3ff0000000000000u},
+        {"bits(-f64(x))", "u64", 0x8000000000000000u},
+        {"bits(-0.0f64)", "u64", 0x8000000000000000u},
+        {"bits(-f64.inf)", "u64", 0xfff0000000000000u},
+        {"(bits(f64(x) / f64(x)) & 0x7ff0000000000000u64) + min(bits(f64(x) / f64(x)) & 0xfffffffffffffu64, 1u64)", "u64",
+         0x7ff0000000000001u},
+        {"bits(-1i8)", "u8", 0xff},
+        {"bits(i8(x) - 127i8 - 1i8)", "u8", 0x80},
+        {"bits(200u8)", "u8", 200},
+        {"bits(-2i16)", "u16", 0xfffe},
+        {"bits(u16(x) + 65535u16)", "u16", 0xffff},
+        {"bits(x - 1)", "u32", 0xffffffffu},
+        {"bits(x + 2147483647)", "u32", 0x7fffffffu},
+        {"bits(4000000000u32)", "u32", 4000000000u},
+        {"bits(i64(x) - 1i64)", "u64", UINT64_MAX},
+        {"bits(i64(x) - 9223372036854775807i64 - 1i64)", "u64", 0x8000000000000000u},
+        {"bits(18446744073709551615u64)", "u64", UINT64_MAX},
+        /* by its name, in a map: bits(1.0) + bits(-0.0) */
+        {"reduce(+, 0u32, [1.0, -0.0] |> map(bits))", "u32", 0xbf800000u},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *src = text_of("def main(x: i32) = %s\n", cases[i].expr);
+        const st_program *p = parse_ok(cx, src);
+        const st_type *t = p->defs[0].result;
+        ck_assert_msg(t->kind == ST_TYPE_SCALAR && !strcmp(st_scalar_name(t->scalar), cases[i].type), "%s: not a %s",
+                      cases[i].expr, cases[i].type);
+        st_value arg = st_value_scalar(ST_I32, (st_scalar){.i32 = 0});
+        st_value r = eval_ok(cx, ar, src, &arg, 1);
+        size_t size = st_scalar_size(r.scalar);
+        uint64_t got = size == 1 ? r.u.s.u8 : size == 2 ? r.u.s.u16 : size == 4 ? r.u.s.u32 : r.u.s.u64;
+        ck_assert_msg(got == cases[i].want, "%s: %#" PRIx64 ", not %#" PRIx64, cases[i].expr, got, cases[i].want);
+        /* as written, and read back as itself */
+        const char *once = printed(p);
+        ck_assert_msg(parse_ok(cx, once)->defs[0].body == p->defs[0].body, "%s reads back otherwise:\n%s", src, once);
+    }
+    ck_assert_has(printed(parse_ok(cx, "def main(x: f32) = (bits(x), bits(1.0f32), bits(-0.0f64))\n")),
+                  "(bits(x), bits(1.0), bits(-0.0f64))");
+    ck_assert_error(cx, "def main(b: bool) = bits(b)\n", 1, 26, "bits needs a number, but this has type bool");
+    ck_assert_error(cx, "def main(bs: [N]bool) = map(bits, bs)\n", 1, 29, "bits needs a number, but this has type bool");
+    ck_assert_error(cx, "def main(xs: [N]f32) = bits(xs)\n", 1, 29, "bits needs a number, but this has type [N]f32");
+    ck_assert_error(cx, "def main(x: f32) = bits(x, x)\n", 1, 20, "bits takes 1 argument, but was given 2");
 }
 END_TEST
 
@@ -663,7 +737,7 @@ START_TEST(a_def_named_like_a_builtin_is_refused_or_wins) {
                       e.loc.line, e.loc.col, e.message);
     }
     /* the later functions: the def is the program's own, every call means it */
-    const char *later[] = {"sqrt", "exp", "log", "abs", "map2", "map3", "sin", "floor", "isnan", "atan2"};
+    const char *later[] = {"sqrt", "exp", "log", "abs", "map2", "map3", "sin", "floor", "isnan", "bits", "atan2"};
     for (size_t i = 0; i < sizeof later / sizeof *later; i++) {
         char src[160];
         snprintf(src, sizeof src, "def %s(x: i32): i32 = x + 100\ndef main(a: i32): i32 = %s(a) + (a |> %s)\n", later[i],
@@ -694,6 +768,7 @@ static Suite *lang_suite(void) {
     tcase_add_test(syn, bad_programs_are_refused_at_their_place);
     tcase_add_test(syn, a_slice_beyond_the_inputs_is_refused_at_the_slice);
     tcase_add_test(syn, math_functions_have_their_values);
+    tcase_add_test(syn, bits_is_the_unsigned_integer_of_its_size);
     tcase_add_test(syn, math_functions_are_refused_at_their_place);
     tcase_add_test(syn, a_def_named_like_a_builtin_is_refused_or_wins);
     suite_add_tcase(s, syn);

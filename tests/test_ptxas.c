@@ -229,7 +229,8 @@ START_TEST(the_subhistograms_at_the_gpu_defaults_fit_sm90) {
 END_TEST
 
 /* sqrt, exp, log and abs of every width compile for CUDA: the names
- * OpenCL C overloads are CUDA's too, and the integer abs is the prelude's. */
+ * OpenCL C overloads are CUDA's too, and the integer abs is the prelude's;
+ * so do bits of each width. */
 START_TEST(math_functions_compile_for_cuda) {
     const char *src = "def main(xs: [N]i32, ys: [N]i8, zs: [N]f64, ws: [N]f32): ([N]i32, [N]i8, [N]f64, [N]f32, [N]i64) =\n"
                       "  (xs |> map(x => abs(x)), ys |> map(y => abs(y)), zs |> map(z => exp(z) + log(abs(z)) + sqrt(z)),\n"
@@ -250,6 +251,14 @@ START_TEST(math_functions_compile_for_cuda) {
         "   map2((x, z) => isnan(x) || isinf(z), xs, zs), ks |> map(k => k ** 3), bs |> map(b => b ** 2u8),\n"
         "   ls |> map(l => l ** 5), us |> map(u => u ** 0x3u32))";
     code = code_of("the math functions", more, st_default_strategy("GPU"));
+    ck_assert_msg(st_cuda_ptxas(&code, SM90, ar, &ks, &n, &err), "%s", err.message);
+    ck_assert_uint_gt(n, 0);
+    /* bits of each width: as_uint and as_ulong are the prelude's, the integers' casts CUDA's */
+    const char *bits = "def main(xs: [N]f32, zs: [N]f64, ks: [N]i32, bs: [N]i8, hs: [N]u16, ls: [N]i64):\n"
+                       "    ([N]u32, [N]u64, [N]u32, [N]u8, [N]u16, [N]u64, u32) =\n"
+                       "  (xs |> map(bits), zs |> map(z => bits(-z)), ks |> map(bits), bs |> map(bits), hs |> map(bits),\n"
+                       "   ls |> map(bits), xs |> map(x => bits(x) >> 31u32) |> reduce(+, bits(f32.inf)))";
+    code = code_of("bits", bits, st_default_strategy("GPU"));
     ck_assert_msg(st_cuda_ptxas(&code, SM90, ar, &ks, &n, &err), "%s", err.message);
     ck_assert_uint_gt(n, 0);
 }
