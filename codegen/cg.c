@@ -201,7 +201,8 @@ int cg_bracket_depth(const char *c) {
 
 /* ---- the kernel-making primitives ---- */
 
-const cg_algorithm *const cg_algorithms[] = {&cg_lookback_algorithm, &cg_histogram_algorithm, NULL};
+const cg_algorithm *const cg_algorithms[] = {&cg_lookback_algorithm, &cg_histogram_algorithm, &cg_partition_algorithm,
+                                              NULL};
 _Static_assert(sizeof cg_algorithms / sizeof *cg_algorithms <= 33, "a bit of cg.algorithms for each descriptor");
 
 const cg_algorithm *cg_algorithm_of(st_prim p) {

@@ -591,6 +591,8 @@ void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place
 uint32_t cg_buffers_of(const cg *g, cg_buffer_role role); /* how many have this role */
 void cg_use_buffer(cg *g, int buffer, bool write); /* the current kernel reads or writes it */
 const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint); /* global buffers */
+/* global buffers of count_c elems each (count_c a glue expression) */
+const cg_place *cg_host_temp_sized(cg *g, const st_type *elem, const char *count_c, const char *hint);
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count);
 /* Local memory of count_c elements, a C expression of the glue's. */
 void cg_add_local_c(cg *g, const char *name, st_scalar_kind kind, const char *count_c);
@@ -646,6 +648,9 @@ bool cg_totals_written(cg *g);
 
 extern const cg_algorithm cg_lookback_algorithm;  /* cg_lookback.c: scanLookback, the single-pass scan */
 extern const cg_algorithm cg_histogram_algorithm; /* cg_histogram.c: subhistograms */
+extern const cg_algorithm cg_partition_algorithm; /* cg_partition.c: partitionTiles */
+/* partition_by inside a work-item, into p (its elements, its starts): sequentially */
+void cg_partition_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p);
 /* Every descriptor, NULL-terminated (cg.c). */
 extern const cg_algorithm *const cg_algorithms[];
 /* The descriptor of primitive p, or NULL when it makes no kernels of its own. */

@@ -270,8 +270,6 @@ static void each_leaf(cg *g, const cg_place *p, const char *count_c, void (*fn)(
     for (uint32_t k = 0; k < p->n; k++) each_leaf(g, &p->items[k], count_c, fn);
 }
 
-static void size_buffer(cg *g, const cg_mem *m, const char *count_c) { g->buffers[m->buffer].count_c = count_c; }
-
 /* narrow buckets: whole 32-bit words of them (narrow_cas) */
 static void add_local(cg *g, const cg_mem *m, const char *count_c) {
     if (narrow(m->kind)) count_c = cg_str(g, "(strata_add(%s, 3, &bad) / 4 * 4)", count_c);
@@ -298,13 +296,6 @@ static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
 #define GLUE_FIELD(name) cg_glue_value(g, "long %s_" #name " = %s_p." #name "; (void)%s_" #name ";", v, v, v);
     ST_HIST_PLAN_FIELDS(GLUE_FIELD)
 #undef GLUE_FIELD
-}
-
-/* A place of elem values in global memory of count_c elements (a glue value). */
-static const cg_place *sized_temp(cg *g, const st_type *elem, const char *count_c, const char *hint) {
-    const cg_place *p = cg_host_temp(g, st_type_array(g->cx, st_size_const(g->cx, 1), elem), hint);
-    if (p) each_leaf(g, p, count_c, size_buffer);
-    return p;
 }
 
 static void init_kernel(cg *g, const hist *h) {
@@ -536,9 +527,9 @@ static void histogram_emit(cg *g, const st_node *e, const cg_binding *env, const
     }
     h.v = cg_name(g, "hist");
     choose(g, &h, cg_size(g, cg_upper(g, h.is->type->size)), cg_size(g, kids[0]->type->size));
-    h.subs = sized_temp(g, h.t, cg_str(g, "strata_mul(%s_nsub, %s_H, &bad)", h.v, h.v), "subhistograms");
+    h.subs = cg_host_temp_sized(g, h.t, cg_str(g, "strata_mul(%s_nsub, %s_H, &bad)", h.v, h.v), "subhistograms");
     if (h.atomic == ST_HIST_XCHG)
-        h.locks = sized_temp(g, st_type_scalar(g->cx, ST_I32), cg_str(g, "strata_mul(%s_S, %s_H, &bad)", h.v, h.v), "locks");
+        h.locks = cg_host_temp_sized(g, st_type_scalar(g->cx, ST_I32), cg_str(g, "strata_mul(%s_S, %s_H, &bad)", h.v, h.v), "locks");
     if (!h.subs || (h.atomic == ST_HIST_XCHG && !h.locks)) return;
     init_kernel(g, &h); /* global memory may be the fallback of local */
     global_kernel(g, &h);

@@ -51,6 +51,20 @@ const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint) {
     return p;
 }
 
+static void size_leaves(cg *g, const cg_place *p, const char *count_c) {
+    if (!p->tuple) {
+        g->buffers[p->mem.buffer].count_c = count_c;
+        return;
+    }
+    for (uint32_t k = 0; k < p->n; k++) size_leaves(g, &p->items[k], count_c);
+}
+
+const cg_place *cg_host_temp_sized(cg *g, const st_type *elem, const char *count_c, const char *hint) {
+    const cg_place *p = cg_host_temp(g, st_type_array(g->cx, st_size_const(g->cx, 1), elem), hint);
+    if (p) size_leaves(g, p, count_c);
+    return p;
+}
+
 static void add_arg(cg *g, cg_arg arg) {
     cg_kernel *k = g->k;
     if (!k || !k->name) return; /* an operator function takes no arguments */
@@ -781,6 +795,25 @@ static void host_into(cg *g, const st_node *e, const cg_binding *env, const cg_p
     g->at = outer;
 }
 
+/* x.i, x a tuple that a kernel-maker computes (partitionTiles' elements,
+ * without its starts): it writes component i straight into p, the others
+ * into buffers of their own, rather than all into buffers and component i
+ * copied into p (in a radix sort's loop, a copy of the keys each turn). */
+static bool component_of_kernels(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    const st_node *t = e->kind == ST_NODE_PROJ ? e->kids[0] : NULL;
+    if (!t || t->kind != ST_NODE_PRIM || !cg_algorithm_of(t->u.prim) || t->type->kind != ST_TYPE_TUPLE) return false;
+    cg_place *whole = cg_alloc(g, sizeof *whole), *items = cg_alloc(g, t->type->n * sizeof *items);
+    if (!whole || !items) return true;
+    for (uint32_t k = 0; k < t->type->n; k++) {
+        const cg_place *q = k == e->u.index ? p : cg_host_temp(g, t->type->items[k], "part");
+        if (!q) return true;
+        items[k] = *q;
+    }
+    *whole = (cg_place){.tuple = true, .n = t->type->n, .items = items};
+    host_into(g, t, env, whole);
+    return true;
+}
+
 static void host_node_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
     if (g->failed || !p) return;
     g->level = CG_HOST;
@@ -792,6 +825,7 @@ static void host_node_into(cg *g, const st_node *e, const cg_binding *env, const
         total_folded(g, e, env, p);
         return;
     }
+    if (component_of_kernels(g, e, env, p)) return;
     cut_counts(g, e, env);
     e = cut_hoisted(g, e, &env);
     e = cg_hoist_kernels(g, e, &env, &top); /* what a rule put inside a map but is the same for every element */

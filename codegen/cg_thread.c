@@ -735,6 +735,7 @@ static const thread_prim thread_prims[ST_PRIM_COUNT] = {
     [ST_PRIM_SCATTER] = {.into = scatter_into},
     [ST_PRIM_SCATTER_DISTINCT] = {.into = scatter_into},
     [ST_PRIM_REDUCE_BY_INDEX] = {.into = scatter_into},
+    [ST_PRIM_PARTITION_BY] = {.into = cg_partition_into},
     [ST_PRIM_SPLIT] = {.value = split_value, .view_into = split_into},
     [ST_PRIM_JOIN] = {.value = join_value, .view_into = join_into},
     [ST_PRIM_TRANSPOSE] = {.value = transpose_value, .view_into = transpose_into},

@@ -618,6 +618,104 @@ static bool filter(interp *I, const st_node *n, const st_value *xs, st_value *ou
     return true;
 }
 
+/* ---- partition_by, sort, sort_by_key ---- */
+
+/* An element's bucket of k from its function's integer value: below 0 it
+ * counts as 0, above k - 1 as k - 1 (as codegen/cg_partition.c does). */
+static int64_t bucket_of(const st_value *v, int64_t k) {
+    if (st_scalar_is_signed(v->scalar)) {
+        int64_t b = 0;
+        st_scalar_as_i64(v->scalar, v->u.s, &b);
+        return b < 0 ? 0 : b >= k ? k - 1 : b;
+    }
+    uint64_t u = st_scalar_order_key(v->scalar, v->u.s); /* an unsigned number's key is itself */
+    return u >= (uint64_t)k ? k - 1 : (int64_t)u;
+}
+
+/* The elements of xs in the order `order` gives (order[j]: the element
+ * that goes to place j), into out, allocated of xs's type. */
+static bool gather(interp *I, const st_type *t, const st_value *xs, const int64_t *order, st_value *out) {
+    if (!alloc(I, t, out)) return false;
+    int64_t n = st_value_length(xs);
+    for (int64_t j = 0; j < n; j++)
+        if (!copy_elems(I, out, j, xs, order[j], 1)) return false;
+    return true;
+}
+
+/* partition_by(k, f, xs), and partitionTiles after its size: a counting
+ * sort, stable, of xs by bucket; the second result each bucket's start. */
+static bool partition_by(interp *I, const st_node *n, const st_value *a, st_value *out) {
+    uint32_t skip;
+    st_prim_after_sizes(n->u.prim, &skip);
+    const st_node *f = n->kids[skip + 1];
+    const st_value *xs = &a[skip + 2];
+    int64_t k = 1, len = st_value_length(xs);
+    st_size_is_const(n->type->items[1]->size, &k); /* a literal, as the type checker required */
+    int64_t *bucket = st_arena_alloc(I->a, (size_t)(len ? len : 1) * sizeof *bucket);
+    int64_t *start = st_arena_alloc(I->a, (size_t)k * sizeof *start), *order = st_arena_alloc(I->a, (size_t)(len ? len : 1) * sizeof *order);
+    if (!bucket || !start || !order) return st_fail_internal(I->err, "out of memory");
+    memset(start, 0, (size_t)k * sizeof *start);
+    for (int64_t i = 0; i < len; i++) {
+        st_arena_mark m = st_arena_get_mark(I->a);
+        st_value x, r;
+        if (!st_value_elem(I->a, xs, i, &x, I->err) || !apply(I, f, &x, 1, &r)) return false;
+        bucket[i] = bucket_of(&r, k);
+        start[bucket[i]]++;
+        st_arena_release(I->a, m);
+    }
+    for (int64_t b = 0, sum = 0; b < k; b++) {
+        int64_t c = start[b];
+        start[b] = sum;
+        sum += c;
+    }
+    for (int64_t i = 0; i < len; i++) order[start[bucket[i]]++] = i;
+    if (!alloc(I, n->type, out)) return false;
+    st_value *items = (st_value *)out->u.items, *offsets = &items[1];
+    int64_t *offs = offsets->u.a.data;
+    for (int64_t b = 0; b < k; b++) offs[b] = b == 0 ? 0 : start[b - 1]; /* each cursor stopped at the next start */
+    return gather(I, n->type->items[0], xs, order, &items[0]);
+}
+
+/* The stable order of n keys (order[j]: the index of the j-th smallest):
+ * an LSD radix sort of the indices, a byte a pass, skipping the bytes all
+ * keys share. */
+static int64_t *stable_order(interp *I, const uint64_t *keys, int64_t n) {
+    size_t bytes = (size_t)(n ? n : 1) * sizeof(int64_t);
+    int64_t *order = st_arena_alloc(I->a, bytes), *other = st_arena_alloc(I->a, bytes);
+    if (!order || !other) return st_fail_internal(I->err, "out of memory"), NULL;
+    for (int64_t i = 0; i < n; i++) order[i] = i;
+    uint64_t any = 0, all = ~(uint64_t)0;
+    for (int64_t i = 0; i < n; i++) any |= keys[i], all &= keys[i];
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        if ((((any ^ all) >> shift) & 0xff) == 0) continue; /* every key has this byte */
+        int64_t count[257] = {0};
+        for (int64_t i = 0; i < n; i++) count[((keys[i] >> shift) & 0xff) + 1]++;
+        for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+        for (int64_t j = 0; j < n; j++) other[count[(keys[order[j]] >> shift) & 0xff]++] = order[j];
+        int64_t *t = order;
+        order = other;
+        other = t;
+    }
+    return order;
+}
+
+/* sort(xs) and sort_by_key(ks, vs): by st_scalar_order_key, stable. */
+static bool sort(interp *I, const st_node *n, const st_value *a, st_value *out) {
+    const st_value *ks = &a[0];
+    int64_t len = st_value_length(ks);
+    size_t size = st_scalar_size(ks->scalar);
+    uint64_t *keys = st_arena_alloc(I->a, (size_t)(len ? len : 1) * sizeof *keys);
+    if (!keys) return st_fail_internal(I->err, "out of memory");
+    for (int64_t i = 0; i < len; i++)
+        keys[i] = st_scalar_order_key(ks->scalar, st_scalar_load(ks->scalar, (const char *)ks->u.a.data + (size_t)i * size));
+    const int64_t *order = stable_order(I, keys, len);
+    if (!order) return false;
+    if (n->u.prim == ST_PRIM_SORT) return gather(I, n->type, ks, order, out);
+    if (!alloc(I, n->type, out)) return false;
+    st_value *items = (st_value *)out->u.items;
+    return gather(I, n->type->items[0], ks, order, &items[0]) && gather(I, n->type->items[1], &a[1], order, &items[1]);
+}
+
 /* take(k, xs), drop(k, xs): k checked against xs's length, then bound as
  * the ?k it stands for when it stands for one. */
 static bool take_drop(interp *I, const st_node *n, const st_value *a, st_value *out) {
@@ -726,6 +824,8 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     case ST_PRIM_FILTER: case ST_PRIM_PARTITION: return filter(I, n, &a[1], out);
     case ST_PRIM_TAKE: case ST_PRIM_DROP: return take_drop(I, n, a, out);
     case ST_PRIM_CONCAT: return concat(I, n, a, out);
+    case ST_PRIM_PARTITION_BY: case ST_PRIM_PARTITION_TILES: return partition_by(I, n, a, out);
+    case ST_PRIM_SORT: case ST_PRIM_SORT_BY_KEY: return sort(I, n, a, out);
     default: return st_fail_internal(I->err, "no meaning for %s", st_prim_get(p)->name);
     }
 }

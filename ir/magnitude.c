@@ -243,6 +243,22 @@ static const st_node *twin_let(twin *T, const st_node *n) {
     return body ? st_let(T->cx, k, vars, value, body, T->err) : NULL;
 }
 
+/* The twin of sort(xs) or sort_by_key(ks, vs) with float keys: the
+ * triples sorted by their values, as the def sorts the values, carrying
+ * their magnitudes and counts (and the values) along: sort_by_key of the
+ * triples' first parts. */
+static const st_node *twin_sort(twin *T, const st_node *n, const st_node *const *kids) {
+    st_ctx *cx = T->cx;
+    const st_node *x = st_var(cx, st_fresh_name(cx, "x"), kids[0]->type->elem, NULL), *first = x ? part(T, x, 0) : NULL;
+    const st_node *value = first ? st_lambda(cx, 1, &x, first, T->err) : NULL;
+    const st_node *keys = value ? st_prim_node(cx, ST_PRIM_MAP, 2, (const st_node *[]){value, kids[0]}, T->err) : NULL;
+    bool kv = n->u.prim == ST_PRIM_SORT_BY_KEY;
+    const st_node *carried = kv ? st_prim_node(cx, ST_PRIM_ZIP, 2, kids, T->err) : kids[0];
+    const st_node *sorted = keys && carried ? st_prim_node(cx, ST_PRIM_SORT_BY_KEY, 2, (const st_node *[]){keys, carried}, T->err) : NULL;
+    const st_node *moved = sorted ? st_proj(cx, sorted, 1, T->err) : NULL;
+    return moved && kv ? st_prim_node(cx, ST_PRIM_UNZIP, 1, &moved, T->err) : moved;
+}
+
 static const st_node *twin_fresh(twin *T, const st_node *n) {
     if (n->kind == ST_NODE_LET) return twin_let(T, n);
     const st_node *kids[ST_MAX_KIDS];
@@ -272,7 +288,10 @@ static const st_node *twin_fresh(twin *T, const st_node *n) {
     case ST_NODE_PROJ: return st_proj(T->cx, kids[0], n->u.index, T->err);
     case ST_NODE_IF: return st_if(T->cx, kids[0], kids[1], kids[2], T->err);
     case ST_NODE_LAMBDA: return st_lambda(T->cx, st_lambda_nparams(n), kids, kids[n->nkids - 1], T->err);
-    case ST_NODE_PRIM: return st_prim_node(T->cx, n->u.prim, n->nkids, kids, T->err);
+    case ST_NODE_PRIM:
+        if ((n->u.prim == ST_PRIM_SORT || n->u.prim == ST_PRIM_SORT_BY_KEY) && is_float_scalar(n->kids[0]->type->elem))
+            return twin_sort(T, n, kids);
+        return st_prim_node(T->cx, n->u.prim, n->nkids, kids, T->err);
     default: return st_fail_internal(T->err, "no magnitude for a node of kind %d", (int)n->kind), NULL;
     }
 }

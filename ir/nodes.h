@@ -468,6 +468,20 @@ typedef enum st_prim {
                                 (filter-scatter's and partition-scatter's places, counted by a scan
                                 of flags); the interpreter checks that they are, and fails where
                                 two elements write one place */
+    ST_PRIM_PARTITION_BY,    /* partition_by(k, f, xs): ([n]t, [k]i64), xs grouped by bucket f(x) in
+                                [0, k) (an integer; one below 0 counts as 0, one above k - 1 as
+                                k - 1), stable within a bucket, and each bucket's first place:
+                                element b of the second is how many elements have a bucket below
+                                b. k is a literal from 1 to ST_PARTITION_BY_MAX_BUCKETS */
+    ST_PRIM_PARTITION_TILES, /* partitionTiles(TILE, k, f, xs): partition_by in tiles of TILE elements
+                                a work-item (0: the device's choice when the program runs), each
+                                tile's buckets counted, the counts scanned bucket by bucket, then
+                                each tile's elements scattered to their places
+                                (codegen/cg_partition.c); the rule partition-tiles makes it */
+    ST_PRIM_SORT,            /* sort(xs): xs's numbers in ascending order, stable; floats by their
+                                bits (st_scalar_order_key): -nan < -inf < … < -0 < +0 < … < inf < nan */
+    ST_PRIM_SORT_BY_KEY,     /* sort_by_key(ks, vs): (ks sorted as sort does, vs in the same order),
+                                stable: equal keys keep their values' order */
     ST_PRIM_COUNT
 } st_prim;
 
@@ -476,6 +490,10 @@ enum { ST_LOOKBACK_SIZES = 4 };
 /* subhistograms' leading sizes (C, MEM, ATOMIC) and their values; what
  * follows them is a reduce_by_index's. */
 enum { ST_HIST_SIZES = 3 };
+/* partitionTiles' leading size (TILE); what follows it is a partition_by's.
+ * partition_by's most buckets: a work-item's counts, one per bucket, stay
+ * in its cache. */
+enum { ST_PARTITION_TILES_SIZES = 1, ST_PARTITION_BY_MAX_BUCKETS = 65536 };
 /* A primitive that is another after leading literal sizes, its choices
  * (scanLookback a scan, subhistograms a reduce_by_index): that other, with
  * the count in *nsizes; any other primitive is itself, with 0. The type

@@ -89,6 +89,15 @@ static const st_prim_desc table[ST_PRIM_COUNT] = {
         .view = ST_VIEW_ALWAYS, .type = st_type_replicate},
     [ST_PRIM_SCATTER_DISTINCT] = {.info = {.name = "scatterDistinct", .forms = {"ddd", "dd"}, .low_level = true},
         .whole_array = true, .type = st_type_scatter},
+    [ST_PRIM_PARTITION_BY] = {.info = {.name = "partition_by", .forms = {"dfd"}, .pipeline = true},
+        .funs = ST_FUNS_ELEMENT, .whole_array = true, .type = st_type_partition_by},
+    [ST_PRIM_PARTITION_TILES] = {.info = {.name = "partitionTiles", .forms = {"ddfd"}, .pipeline = true, .low_level = true},
+        .after = ST_PRIM_PARTITION_BY, .nsizes = ST_PARTITION_TILES_SIZES, .makes_kernels = true, .funs = ST_FUNS_ELEMENT,
+        .whole_array = true, .type = st_type_after_sizes},
+    [ST_PRIM_SORT] = {.info = {.name = "sort", .forms = {"d"}, .pipeline = true},
+        .whole_array = true, .type = st_type_sort},
+    [ST_PRIM_SORT_BY_KEY] = {.info = {.name = "sort_by_key", .forms = {"dd"}},
+        .whole_array = true, .type = st_type_sort_by_key},
 };
 
 const st_prim_desc *st_prim_desc_of(st_prim p) { return &table[p]; }

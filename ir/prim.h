@@ -66,6 +66,7 @@ st_prim_type_fn st_type_split, st_type_join, st_type_zip, st_type_unzip, st_type
 st_prim_type_fn st_type_fold, st_type_scan_total, st_type_after_sizes, st_type_scatter,
     st_type_by_index;                                                                    /* prim_folds.c */
 st_prim_type_fn st_type_filter, st_type_take, st_type_concat;                           /* prim_cuts.c */
+st_prim_type_fn st_type_partition_by, st_type_sort, st_type_sort_by_key;               /* prim_sorts.c */
 
 /* What the rules share (ir/prim_check.c, ir/node.c). */
 const st_node *st_prim_check(st_ctx *cx, st_prim p, uint32_t n, const st_node *const *a, const st_type **out,

@@ -65,6 +65,9 @@ static const lead_size hist_sizes[ST_HIST_SIZES] = {
     {0, 2, "MEM must be 0 (local memory where it fits, else global), 1 (global) or 2 (local)"},
     {0, 3, "ATOMIC must be 0 (what the operator allows), 1 (a hardware atomic), 2 (compare-and-swap) or 3 (a lock)"}};
 
+static const lead_size tile_sizes[ST_PARTITION_TILES_SIZES] = {
+    {0, 1 << 30, "TILE, the elements per work-item, must be a literal from 0 (the device's choice) to 2^30"}};
+
 /* scanLookback(M, WG, LW, LOAD, …) and subhistograms(C, MEM, ATOMIC, …):
  * literal sizes in their ranges, then the other primitive. ATOMIC's fit to
  * the operator is the device's concern (codegen/atomics.h), not the
@@ -73,7 +76,7 @@ const st_node *st_type_after_sizes(st_ctx *cx, st_prim p, uint32_t n, const st_n
                                    st_err *err) {
     uint32_t skip;
     st_prim base = st_prim_after_sizes(p, &skip);
-    const lead_size *sizes = p == ST_PRIM_SCAN_LOOKBACK ? lookback_sizes : hist_sizes;
+    const lead_size *sizes = p == ST_PRIM_SCAN_LOOKBACK ? lookback_sizes : p == ST_PRIM_SUBHISTOGRAMS ? hist_sizes : tile_sizes;
     for (uint32_t i = 0; i < skip; i++) {
         const st_size *s = st_length_arg(cx, p, a[i], (int)i, err);
         if (!s) return NULL;

@@ -334,6 +334,24 @@ static const unop_function unop_functions[ST_UNOP_COUNT] = {
     [ST_OP_BITS] = {"bits", NULL, NULL},
 };
 
+uint64_t st_scalar_order_key(st_scalar_kind k, st_scalar v) {
+    unsigned width = 8u * (unsigned)st_scalar_size(k);
+    uint64_t sign = (uint64_t)1 << (width - 1), all = width == 64 ? ~(uint64_t)0 : ((uint64_t)1 << width) - 1;
+    uint64_t bits;
+    switch (k) {
+    case ST_F32: {
+        uint32_t u;
+        memcpy(&u, &v.f32, sizeof u);
+        bits = u;
+        break;
+    }
+    case ST_F64: memcpy(&bits, &v.f64, sizeof bits); break;
+    default: bits = int_bits(k, v) & all; break;
+    }
+    if (st_scalar_is_float(k)) return bits ^ (bits & sign ? all : sign);
+    return st_scalar_is_signed(k) ? bits ^ sign : bits;
+}
+
 const char *st_unop_function(st_unop op) { return op < ST_UNOP_COUNT ? unop_functions[op].name : NULL; }
 
 bool st_unop_is_float_function(st_unop op) {

@@ -16,6 +16,13 @@ st_scalar st_scalar_convert(st_scalar_kind to, st_scalar_kind from, st_scalar a)
 bool st_binop_accepts(st_binop op, st_scalar_kind k);
 st_scalar_kind st_binop_result(st_binop op, st_scalar_kind k);
 
+/* The unsigned key whose order is sort's order of numbers of kind k: an
+ * unsigned integer itself; a signed one with its sign bit flipped; a float's
+ * bits with the sign bit flipped where it is clear and every bit flipped
+ * where it is set, so that -nan < -inf < … < -0 < +0 < … < inf < nan.
+ * strategies/sort.c's radix-sort builds the same from its digits. */
+uint64_t st_scalar_order_key(st_scalar_kind k, st_scalar v);
+
 /* Read and write one scalar at p, a buffer element of kind k. */
 st_scalar st_scalar_load(st_scalar_kind k, const void *p);
 void st_scalar_store(st_scalar_kind k, void *p, st_scalar v);

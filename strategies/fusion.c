@@ -430,5 +430,5 @@ bool st_register_builtin_rules(st_registry *r, st_err *err) {
     return st_register_scan_rules(r, err) && st_register_fusion_rules(r, err) && st_register_lookback_rules(r, err) &&
            st_register_histogram_rules(r, err) && st_register_lowering_rules(r, err) &&
            st_register_segmented_rules(r, err) && st_register_filter_rules(r, err) &&
-           st_register_hoist_rules(r, err) && st_register_normalise_rules(r, err);
+           st_register_hoist_rules(r, err) && st_register_normalise_rules(r, err) && st_register_sort_rules(r, err);
 }

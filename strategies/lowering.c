@@ -309,7 +309,7 @@ static const st_node *lower_opencl(st_rw *rw, const st_node *e, const int64_t *a
      * become views */
     if (!(e = st_normal_form(rw, e, why))) return NULL;
     st_build B = st_build_of(rw, why);
-    if (!(e = st_filters_as_scatters(&B, e))) return NULL;
+    if (!(e = st_sorts_as_partitions(&B, e)) || !(e = st_filters_as_scatters(&B, e))) return NULL;
     st_err ferr = {0};
     const st_node *fused = st_fuse_index(st_rw_ctx(rw), st_rw_def(rw), e, &ferr);
     if (!fused) return *why = ferr, NULL;

@@ -16,6 +16,7 @@ bool st_register_segmented_rules(st_registry *r, st_err *err); /* strategies/seg
 bool st_register_filter_rules(st_registry *r, st_err *err); /* strategies/filter.c */
 bool st_register_hoist_rules(st_registry *r, st_err *err); /* strategies/hoist.c */
 bool st_register_normalise_rules(st_registry *r, st_err *err); /* strategies/normalise.c */
+bool st_register_sort_rules(st_registry *r, st_err *err); /* strategies/sort.c */
 
 /* What rule fn makes of e, a scan or reduce each block of which it starts
  * from the seed, with the seed taken out first where seeds-as-neutral would
@@ -44,6 +45,12 @@ const st_node *st_flatten_2d(struct st_build *b, const st_node *e);
  * a partition's two parts as its buffer (concat-split), where the rules'
  * conditions hold; lower-opencl applies it first. strategies/filter.c */
 const st_node *st_filters_as_scatters(struct st_build *b, const st_node *e);
+
+/* e with every sort and sort_by_key at the top level a radix sort
+ * (radix-sort, 8-bit digits), and every partition_by there in tiles
+ * (partition-tiles, the device's tile); lower-opencl applies it first.
+ * strategies/sort.c */
+const st_node *st_sorts_as_partitions(struct st_build *b, const st_node *e);
 
 /* The strategy `lower-opencl` of reg (NULL when reg lacks it): what `run`
  * applies after the user's strategy, mapping the program onto OpenCL. */

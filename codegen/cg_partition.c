@@ -1,0 +1,231 @@
+/* codegen/cg_partition.c — partition_by(k, f, xs): xs grouped by bucket,
+ * stably, and each bucket's start.
+ *
+ * partitionTiles(TILE, k, f, xs) at the top of a def makes four kernels.
+ * The elements are cut into G tiles of T consecutive ones, a work-item
+ * each (T is TILE, or where TILE is 0 the glue's choice when the program
+ * runs: on a CPU a few tiles per compute unit, so that each core walks long
+ * runs in order; on a GPU many more, each work-item a tile):
+ *
+ *   count    work-item t counts its tile's elements per bucket, into row t
+ *            of a G x k table;
+ *   columns  work-item b walks column b of the table: each tile's count
+ *            becomes the number of bucket-b elements in the tiles before it,
+ *            and the column's total goes to the starts;
+ *   starts   one work-item makes the totals the buckets' starts (an
+ *            exclusive scan of k numbers): the second result;
+ *   scatter  work-item t adds the starts to its row, then walks its tile
+ *            again, each element to its bucket's next place.
+ *
+ * Each tile's elements keep their order, and the tiles theirs, so the
+ * partition is stable. The function is computed where each element is read,
+ * in the two passes over it, as is a map that makes the elements
+ * (cg_element). An element's bucket is clamped into [0, k), as the
+ * interpreter's. Inside a lambda, partition_by runs in one work-item
+ * (cg_partition_into): the same counts, scan and scatter, sequentially. */
+#include "cg.h"
+
+typedef struct part {
+    const st_node *e, *f, *xs;
+    const cg_binding *env;
+    int64_t tile, k;
+    const char *v;         /* the prefix of the glue's values: part0_G, … */
+    const cg_place *out;   /* the grouped elements */
+    const cg_place *starts; /* the buckets' starts, [k]i64 */
+    const cg_place *table; /* G x k counts, i64 */
+} part;
+
+/* a glue value of this partition's, by name: part0_G */
+static const char *val(cg *g, const part *h, const char *name) {
+    const char *v = cg_str(g, "%s_%s", h->v, name);
+    cg_use_value(g, v);
+    return v;
+}
+
+/* element i of an i64 array in memory, as an lvalue */
+static const char *slot(cg *g, const cg_place *p, const char *i) {
+    const cg_mem *m = &cg_place_index(g, p, i)->mem;
+    if (m->buffer >= 0) cg_use_buffer(g, m->buffer, true);
+    return cg_str(g, "%s[%s]", m->base, m->offset);
+}
+
+/* Element i of xs, declared, and `const long bucket_var = …;`, its bucket
+ * in [0, k). */
+static cg_value element_and_bucket(cg *g, const part *h, const char *i, const char *bucket_var) {
+    cg_value x = cg_element(g, h->xs, h->env, i);
+    x = cg_materialize(g, &x);
+    cg_value b = cg_apply(g, h->f, 1, &x, h->env);
+    st_scalar_kind kind = h->f->type->elem->scalar;
+    const char *last = cg_str(g, "%lldL", (long long)(h->k - 1));
+    if (st_scalar_is_signed(kind))
+        cg_line(g, "const long %s = min(max((long)(%s), 0L), %s);", bucket_var, b.c, last);
+    else
+        cg_line(g, "const long %s = (long)min((ulong)(%s), (ulong)%s);", bucket_var, b.c, last);
+    return x;
+}
+
+/* ---- the kernels ---- */
+
+/* `for (long i = …) {` over the elements of tile t (declared before) */
+static void tile_begin(cg *g, const part *h) {
+    const char *n = cg_size(g, h->xs->type->size), *T = val(g, h, "T");
+    cg_line(g, "const long pb_first = pb_t * %s, pb_end = min(pb_first + %s, (long)(%s));", T, T, n);
+    cg_open(g, "for (long i = pb_first; i < pb_end; i++) {");
+}
+
+/* the tile's work-item, or return: G of them, whatever the launch rounds to */
+static void tile_of_work_item(cg *g, const part *h) {
+    cg_line(g, "const long pb_t = get_global_id(0);");
+    cg_line(g, "if (pb_t >= %s) return;", val(g, h, "G"));
+}
+
+static void begin(cg *g, const part *h, const char *name, const char *what, const char *groups) {
+    cg_kernel_begin(g, CG_SHAPE_WRG, NULL, name, h->e);
+    g->k->count_c = groups;
+    g->k->lanes_c = cg_str(g, "%s_L", h->v);
+    g->k->what = what;
+    g->level = CG_THREAD;
+}
+
+static void count_kernel(cg *g, const part *h) {
+    begin(g, h, "partition_count", "each tile's elements counted by bucket", cg_str(g, "%s_groups", h->v));
+    tile_of_work_item(g, h);
+    const char *row = cg_str(g, "pb_t * %lldL", (long long)h->k);
+    cg_open(g, cg_str(g, "for (long b = 0; b < %lldL; b++) {", (long long)h->k));
+    cg_line(g, "%s = 0;", slot(g, h->table, cg_str(g, "%s + b", row)));
+    cg_close(g);
+    tile_begin(g, h);
+    element_and_bucket(g, h, "i", "pb_b");
+    cg_line(g, "%s++;", slot(g, h->table, cg_str(g, "%s + pb_b", row)));
+    cg_close(g);
+    cg_kernel_end(g);
+}
+
+static void columns_kernel(cg *g, const part *h) {
+    begin(g, h, "partition_columns", "each tile's place within each bucket, and each bucket's total",
+          cg_str(g, "%s_kgroups", h->v));
+    cg_line(g, "const long b = get_global_id(0);");
+    cg_line(g, "if (b >= %lldL) return;", (long long)h->k);
+    cg_line(g, "long pb_sum = 0;");
+    cg_open(g, cg_str(g, "for (long t = 0; t < %s; t++) {", val(g, h, "G")));
+    const char *c = slot(g, h->table, cg_str(g, "t * %lldL + b", (long long)h->k));
+    cg_line(g, "const long pb_c = %s;", c);
+    cg_line(g, "%s = pb_sum;", c);
+    cg_line(g, "pb_sum += pb_c;");
+    cg_close(g);
+    cg_line(g, "%s = pb_sum;", slot(g, h->starts, "b"));
+    cg_kernel_end(g);
+}
+
+static void starts_kernel(cg *g, const part *h) {
+    begin(g, h, "partition_starts", "the buckets' starts", "1");
+    cg_line(g, "if (get_global_id(0) != 0) return;");
+    cg_line(g, "long pb_sum = 0;");
+    cg_open(g, cg_str(g, "for (long b = 0; b < %lldL; b++) {", (long long)h->k));
+    const char *s = slot(g, h->starts, "b");
+    cg_line(g, "const long pb_c = %s;", s);
+    cg_line(g, "%s = pb_sum;", s);
+    cg_line(g, "pb_sum += pb_c;");
+    cg_close(g);
+    cg_kernel_end(g);
+}
+
+static void scatter_kernel(cg *g, const part *h) {
+    begin(g, h, "partition_scatter", "each tile's elements to their places", cg_str(g, "%s_groups", h->v));
+    tile_of_work_item(g, h);
+    const char *row = cg_str(g, "pb_t * %lldL", (long long)h->k);
+    /* the row becomes each bucket's next place for this tile's elements */
+    cg_open(g, cg_str(g, "for (long b = 0; b < %lldL; b++) {", (long long)h->k));
+    cg_line(g, "%s += %s;", slot(g, h->table, cg_str(g, "%s + b", row)), slot(g, h->starts, "b"));
+    cg_close(g);
+    tile_begin(g, h);
+    cg_value x = element_and_bucket(g, h, "i", "pb_b");
+    cg_line(g, "const long pb_at = %s++;", slot(g, h->table, cg_str(g, "%s + pb_b", row)));
+    cg_store(g, cg_place_index(g, h->out, "pb_at"), &x);
+    cg_close(g);
+    cg_kernel_end(g);
+}
+
+/* The glue's choices: the tile T (TILE, or the device's), G tiles, L
+ * work-items a group (one on a CPU, whose groups' work-items run in turn in
+ * one thread: each tile its own group, so that the cores share them). */
+static void choose(cg *g, const part *h) {
+    const char *v = h->v, *n = cg_size(g, cg_upper(g, h->xs->type->size));
+    cg_glue_value(g, "/* %s: partitionTiles(TILE=%lld), %lld buckets */", v, (long long)h->tile, (long long)h->k);
+    cg_glue_value(g, "long %s_N = (long)(%s), %s_T = %lld;", v, n, v, (long long)h->tile);
+    cg_glue_value(g, "if (%s_T <= 0) { long units = strata_compute_units(queue) > 0 ? strata_compute_units(queue) : 1; "
+                     "long tiles = strata_is_cpu(queue) ? 4 * units : 256 * units; %s_T = (%s_N + tiles - 1) / tiles; "
+                     "if (%s_T < 1024) %s_T = 1024; }",
+                  v, v, v, v, v);
+    cg_glue_value(g, "long %s_G = (%s_N + %s_T - 1) / %s_T; if (%s_G < 1) %s_G = 1;", v, v, v, v, v, v);
+    cg_glue_value(g, "long %s_L = strata_is_cpu(queue) ? 1 : 64;", v);
+    cg_glue_value(g, "long %s_groups = (%s_G + %s_L - 1) / %s_L, %s_kgroups = (%lldL + %s_L - 1) / %s_L;", v, v, v, v, v,
+                  (long long)h->k, v, v);
+    cg_glue_value(g, "(void)%s_groups; (void)%s_kgroups;", v, v);
+}
+
+static void partition_emit(cg *g, const st_node *e, const cg_binding *env, const cg_place *p, const cg_scatter *scatter) {
+    (void)scatter;
+    e = cg_host_hoist_args(g, e, ST_PARTITION_TILES_SIZES + 2, &env); /* the elements, unless fusible */
+    if (!e || g->failed || !p) return;
+    int64_t sizes[ST_PARTITION_TILES_SIZES];
+    if (!cg_leading_sizes(g, e, sizes)) return;
+    part h = {.e = e, .env = env, .tile = sizes[0], .f = e->kids[2], .xs = e->kids[3]};
+    if (!p->tuple || p->n != 2) {
+        cg_fail(g, e, "partitionTiles writes a pair of arrays (the elements, the starts)");
+        return;
+    }
+    st_size_is_const(e->type->items[1]->size, &h.k);
+    h.out = &p->items[0];
+    h.starts = &p->items[1];
+    h.v = cg_name(g, "part");
+    choose(g, &h);
+    h.table = cg_host_temp_sized(g, st_type_scalar(g->cx, ST_I64), cg_str(g, "strata_mul(%s_G, %lld, &bad)", h.v,
+                                                                          (long long)h.k), "bucket_counts");
+    if (!h.table) return;
+    count_kernel(g, &h);
+    columns_kernel(g, &h);
+    starts_kernel(g, &h);
+    scatter_kernel(g, &h);
+}
+
+const cg_algorithm cg_partition_algorithm = {
+    .prim = ST_PRIM_PARTITION_TILES,
+    .rule = "partition-tiles",
+    .rewrites = "partition_by",
+    .emit = partition_emit,
+};
+
+/* ---- inside a work-item ---- */
+
+void cg_partition_into(cg *g, const st_node *e, const cg_binding *env, const cg_place *p) {
+    if (!p->tuple || p->n != 2) {
+        cg_fail(g, e, "partition_by writes a pair of arrays (the elements, the starts)");
+        return;
+    }
+    part h = {.e = e, .env = env, .f = e->kids[1], .xs = e->kids[2], .out = &p->items[0], .starts = &p->items[1]};
+    st_size_is_const(e->type->items[1]->size, &h.k);
+    const char *n = cg_size(g, h.xs->type->size), *i = cg_name(g, "pb_i"), *b = cg_name(g, "pb_b");
+    const char *bucket = cg_name(g, "pb_bucket"), *sum = cg_name(g, "pb_sum"), *k = cg_str(g, "%lldL", (long long)h.k);
+    const char *at_b = slot(g, h.starts, b), *at_bucket = slot(g, h.starts, bucket);
+    cg_line(g, "for (long %s = 0; %s < %s; %s++) %s = 0;", b, b, k, b, at_b);
+    cg_open(g, cg_str(g, "for (long %s = 0; %s < (long)(%s); %s++) {", i, i, n, i));
+    element_and_bucket(g, &h, i, bucket);
+    cg_line(g, "%s++;", at_bucket);
+    cg_close(g);
+    cg_line(g, "long %s = 0;", sum);
+    cg_open(g, cg_str(g, "for (long %s = 0; %s < %s; %s++) {", b, b, k, b));
+    cg_line(g, "const long pb_c = %s;", at_b);
+    cg_line(g, "%s = %s;", at_b, sum);
+    cg_line(g, "%s += pb_c;", sum);
+    cg_close(g);
+    cg_open(g, cg_str(g, "for (long %s = 0; %s < (long)(%s); %s++) {", i, i, n, i));
+    cg_value x = element_and_bucket(g, &h, i, bucket);
+    const char *at = cg_name(g, "pb_at");
+    cg_line(g, "const long %s = %s++;", at, at_bucket);
+    cg_store(g, cg_place_index(g, h.out, at), &x);
+    cg_close(g);
+    /* each start moved to the next bucket as its elements were placed: back by one */
+    cg_line(g, "for (long %s = %s - 1; %s > 0; %s--) %s = %s;", b, k, b, b, at_b, slot(g, h.starts, cg_str(g, "%s - 1", b)));
+    cg_line(g, "%s = 0;", slot(g, h.starts, "0"));
+}
