@@ -11,7 +11,10 @@
 #       result of run-time length), all under the default strategy;
 #       Beside them a sum of the same 2^24 i32 (a top-level reduce, in
 #       chunks by the default strategy's parallel-reduce), against the copy;
-#   (b) the LSD radix sort of 2^24 random u32 (examples/radix_sort.strata,
+#   (b) sort(xs) and sort_by_key(ks, vs) of 2^24 random u32 (with i32
+#       values; examples/sort.strata and sort_by_key.strata: a radix sort
+#       of 8-bit digits by the rules radix-sort and partition-tiles), and
+#       the one-bit LSD radix sort written in strata (examples/radix_sort.strata,
 #       and examples/radix_sort_partition.strata, the same as a loop of
 #       partition + concat) and its key-value variant (examples/radix_sort_kv.strata), against
 #       Thrust's OpenMP sort and sort_by_key, qsort, and a sequential C LSD
@@ -69,6 +72,9 @@ for r in $(seq 1 "$ROUNDS"); do
         IFS=$'\t' read -r name prog <<<"$f"
         strata_ms "$prog" --input xs="$WORK/i32.npy" >>"$WORK/filter_$(basename "$prog" .strata).ms"
     done
+    TIMED_RUNS=$SORT_RUNS strata_ms examples/sort.strata --input xs="$WORK/u32.npy" >>"$WORK/sort.ms"
+    TIMED_RUNS=$SORT_RUNS strata_ms examples/sort_by_key.strata --input ks="$WORK/u32.npy" \
+        --input vs="$WORK/values.npy" >>"$WORK/sort_kv.ms"
     TIMED_RUNS=$SORT_RUNS strata_ms examples/radix_sort.strata --input xs="$WORK/u32.npy" >>"$WORK/radix.ms"
     TIMED_RUNS=$SORT_RUNS strata_ms examples/radix_sort_partition.strata --input xs="$WORK/u32.npy" >>"$WORK/radix_part.ms"
     TIMED_RUNS=$SORT_RUNS strata_ms examples/radix_sort_kv.strata --input xs="$WORK/u32.npy" \
@@ -113,24 +119,27 @@ copy=$(med copy)
         printf "sum (xs |> reduce(+, 0)): %.2f ms, %.2f GB/s of N elements read; the copy'"'"'s time over the sum'"'"'s: %.2f\n",
             ms, 4 * n / ms / 1e6, copy == "n/a" ? 0 : copy / ms }'
     echo
-    echo "(b) radix sort of random u32 (keys: examples/radix_sort.strata; part: radix_sort_partition.strata, a loop"
+    echo "(b) sorts of random u32 (sort: examples/sort.strata, sort(xs); sort_kv: sort_by_key.strata, with i32 values;"
+    echo "    the one-bit radix sorts written in strata: keys: radix_sort.strata; part: radix_sort_partition.strata, a loop"
     echo "    of partition + concat; kv: radix_sort_kv.strata, with i32 values); strata's speed-up over each peer (above 1: faster)"
     echo
-    printf '| %-4s | %10s | %10s | %10s | %10s | %10s | %8s | %7s | %8s |\n' sort strata "Thrust OMP" qsort "C radix" \
+    printf '| %-7s | %10s | %10s | %10s | %10s | %10s | %8s | %7s | %8s |\n' sort strata "Thrust OMP" qsort "C radix" \
         "GB/s" /Thrust /qsort "/C radix"
-    echo "|------|------------|------------|------------|------------|------------|----------|---------|----------|"
-    for kind in keys part kv; do
-        if [ $kind = keys ]; then s=$(med radix) t=$(med thrust_sort) q=$(med seq_qsort) c=$(med seq_radix) bytes=8
+    echo "|---------|------------|------------|------------|------------|------------|----------|---------|----------|"
+    for kind in sort sort_kv keys part kv; do
+        if [ $kind = sort ]; then s=$(med sort) t=$(med thrust_sort) q=$(med seq_qsort) c=$(med seq_radix) bytes=8
+        elif [ $kind = sort_kv ]; then s=$(med sort_kv) t=$(med thrust_kv) q=$(med seq_qsort-kv) c=$(med seq_radix-kv) bytes=16
+        elif [ $kind = keys ]; then s=$(med radix) t=$(med thrust_sort) q=$(med seq_qsort) c=$(med seq_radix) bytes=8
         elif [ $kind = part ]; then s=$(med radix_part) t=$(med thrust_sort) q=$(med seq_qsort) c=$(med seq_radix) bytes=8
         else s=$(med radix_kv) t=$(med thrust_kv) q=$(med seq_qsort-kv) c=$(med seq_radix-kv) bytes=16; fi
         awk -v k="$kind" -v s="$s" -v t="$t" -v q="$q" -v c="$c" -v n="$N" -v bytes="$bytes" '
             function cell(ms) { return ms == "n/a" || ms == "" ? sprintf("%10s", "n/a") : sprintf("%10.1f", ms) }
             function ratio(ms) { return ms == "n/a" || ms == "" || s == "n/a" || s == "" ? "n/a" : sprintf("%.2f", ms / s) }
             BEGIN {
-                printf "| %-4s | %s | %s | %s | %s | %10.3f | %8s | %7s | %8s |\n", k, cell(s), cell(t), cell(q), cell(c),
+                printf "| %-7s | %s | %s | %s | %s | %10.3f | %8s | %7s | %8s |\n", k, cell(s), cell(t), cell(q), cell(c),
                     s == "n/a" || s == "" ? 0 : bytes * n / s / 1e6, ratio(t), ratio(q), ratio(c) }'
     done
     echo
     echo "GB/s: N keys (and values) read and written once, per second of strata's sort (a copy of them moves that)."
-    echo "/Thrust, /qsort, /C radix: the peer's time over strata's (issue 22's target against Thrust: >= 1.0)"
+    echo "/Thrust, /qsort, /C radix: the peer's time over strata's (issue 45's target for sort against Thrust: >= 1.5)"
 } | tee "$WORK/table.md"

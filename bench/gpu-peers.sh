@@ -229,7 +229,7 @@ if [[ " $PHASES " == *" filter "* ]]; then
     printf 'def main(xs: [N]i32): i32 =\n  xs |> reduce(+, 0)\n' >"$WORK/sum_i32.strata"
     printf 'def main(xs: [N]f32, ys: [N]f32): [N]f32 =\n  zip(xs, ys) |> map((x, y) => 2.5 * x + y)\n' >"$WORK/saxpy.strata"
     filters=(filter_keep filter partition)
-    for f in copy_i32 sum_i32 saxpy "${filters[@]}" radix_sort radix_sort_kv cudamemcpy_i32 cub_select cub_partition \
+    for f in copy_i32 sum_i32 saxpy "${filters[@]}" sort sort_by_key radix_sort radix_sort_kv cudamemcpy_i32 cub_select cub_partition \
         cub_sum cub_sort cub_sort_pairs; do
         : >"$WORK/$f.ms"
     done
@@ -241,6 +241,9 @@ if [[ " $PHASES " == *" filter "* ]]; then
         for f in "${filters[@]}"; do
             strata_ms "examples/$f.strata" --input xs="$WORK/i32.npy" >>"$WORK/$f.ms"
         done
+        TIMED_RUNS=5 strata_ms examples/sort.strata --input xs="$WORK/u32.npy" >>"$WORK/sort.ms"
+        TIMED_RUNS=5 strata_ms examples/sort_by_key.strata --input ks="$WORK/u32.npy" \
+            --input vs="$WORK/values.npy" >>"$WORK/sort_by_key.ms"
         TIMED_RUNS=5 strata_ms examples/radix_sort.strata --input xs="$WORK/u32.npy" >>"$WORK/radix_sort.ms"
         TIMED_RUNS=5 strata_ms examples/radix_sort_kv.strata --input xs="$WORK/u32.npy" \
             --input ys="$WORK/values.npy" >>"$WORK/radix_sort_kv.ms"
@@ -293,6 +296,8 @@ if [[ " $PHASES " == *" filter "* ]]; then
         row "CUB DeviceSelect::If" "$select_ms" $((8 * FILTER_N)) "" copy
         row "CUB DevicePartition::If" "$part_ms" $((8 * FILTER_N)) "" copy
         sort_ms=$(median <"$WORK/cub_sort.ms") pairs_ms=$(median <"$WORK/cub_sort_pairs.ms")
+        row "strata \`sort(xs)\` (sort.strata)" "$(median <"$WORK/sort.ms")" $((8 * SORT_N)) "$sort_ms"
+        row "strata \`sort_by_key(ks, vs)\` (sort_by_key.strata)" "$(median <"$WORK/sort_by_key.ms")" $((16 * SORT_N)) "$pairs_ms"
         row "strata radix_sort.strata" "$(median <"$WORK/radix_sort.ms")" $((8 * SORT_N)) "$sort_ms"
         row "CUB DeviceRadixSort::SortKeys" "$sort_ms" $((8 * SORT_N)) ""
         row "strata radix_sort_kv.strata" "$(median <"$WORK/radix_sort_kv.ms")" $((16 * SORT_N)) "$pairs_ms"

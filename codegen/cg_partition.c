@@ -130,6 +130,111 @@ static void starts_kernel(cg *g, const part *h) {
     cg_kernel_end(g);
 }
 
+/* ---- the scatter through write-combining buffers (a CPU's) ---- */
+
+/* Elements of a line: a buffer's run per bucket, written out whole. */
+enum { LINE = 16 };
+
+/* bytes of an element, leaf by leaf */
+static size_t leaf_bytes(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return st_scalar_size(t->scalar);
+    size_t sum = 0;
+    for (uint32_t k = 0; k < t->n; k++) sum += leaf_bytes(t->items[k]);
+    return sum;
+}
+
+/* Whether each bucket's line of every leaf fits a CPU's cache beside the
+ * rest: the buffers are k lines of each leaf. */
+static bool combines(const part *h) { return h->k <= 256 && (size_t)h->k * LINE * leaf_bytes(h->xs->type->elem) <= 65536; }
+
+/* the OpenCL C vector type of LINE elements of a leaf */
+static const char *line_type(cg *g, st_scalar_kind k) {
+    return cg_str(g, "%s%d", k == ST_I8 ? "char" : cg_mem_ctype(k), LINE);
+}
+
+/* Each leaf's line at `line` of out from the buffers' line of bucket
+ * pb_b (a, b: out's and the buffers' places of one leaf). */
+static void stream_line(cg *g, const cg_place *out, const cg_place *wc, const char *line) {
+    if (out->tuple) {
+        for (uint32_t k = 0; k < out->n; k++) stream_line(g, &out->items[k], &wc->items[k], line);
+        return;
+    }
+    const cg_mem *o = &cg_place_index(g, out, line)->mem, *w = &cg_place_index(g, wc, cg_str(g, "pb_b * %d", LINE))->mem;
+    if (o->buffer >= 0) cg_use_buffer(g, o->buffer, true);
+    const char *vt = line_type(g, o->kind);
+    cg_line(g, "ST_STREAM((__global %s *)&%s[%s], vload%d(0, &%s[%s]));", vt, o->base, o->offset, LINE, w->base, w->offset);
+}
+
+/* Is every leaf's line at `line` of out aligned to a whole vector? */
+static const char *aligned(cg *g, const cg_place *out, const char *line) {
+    if (out->tuple) {
+        const char *all = "1";
+        for (uint32_t k = 0; k < out->n; k++) all = cg_str(g, "%s && %s", all, aligned(g, &out->items[k], line));
+        return all;
+    }
+    const cg_mem *o = &cg_place_index(g, out, line)->mem;
+    return cg_str(g, "((ulong)&%s[%s] %% %zu == 0)", o->base, o->offset, LINE * st_scalar_size(o->kind));
+}
+
+/* out[q] = the buffered element of place q, for q from `from` below `to` */
+static void drain(cg *g, const part *h, const cg_place *wc, const char *from, const char *to) {
+    const st_type *t = h->xs->type->elem;
+    cg_open(g, cg_str(g, "for (long pb_q = %s; pb_q < %s; pb_q++) {", from, to));
+    cg_value x = cg_value_of_place(g, t, cg_place_index(g, wc, cg_str(g, "pb_b * %d + (pb_q & %d)", LINE, LINE - 1)));
+    cg_store(g, cg_place_index(g, h->out, "pb_q"), &x);
+    cg_close(g);
+}
+
+static void add_local(cg *g, const cg_place *p, const char *count_c) {
+    if (!p->tuple) {
+        cg_add_local_c(g, p->mem.base, p->mem.kind, count_c);
+        return;
+    }
+    for (uint32_t k = 0; k < p->n; k++) add_local(g, &p->items[k], count_c);
+}
+
+/* Each element into its bucket's line in local memory (a CPU's group of
+ * one: a cache-resident buffer), and each line, once full and wholly this
+ * tile's, to memory by one store that bypasses the cache: 256 buckets'
+ * scattered stores otherwise read each line before writing it and keep
+ * 256 streams' pages in the TLB. A line shared with another tile or
+ * bucket, or misaligned, is written element by element. */
+static void combining_scatter(cg *g, const part *h, const char *row) {
+    const char *v = h->v, *lines = cg_str(g, "(%s_wc ? %lld : 1)", v, (long long)(h->k * LINE));
+    const cg_place *wc = cg_place_new(g, st_type_array(g->cx, st_size_const(g->cx, 1), h->xs->type->elem), CG_LOCAL, "pb_wc");
+    const cg_place *lo = cg_place_new(g, st_type_array(g->cx, st_size_const(g->cx, 1), st_type_scalar(g->cx, ST_I64)),
+                                      CG_LOCAL, "pb_lo");
+    if (!wc || !lo) return;
+    add_local(g, wc, lines);
+    add_local(g, lo, cg_str(g, "(%s_wc ? %lld : 1)", v, (long long)h->k));
+    const char *at_lo = cg_str(g, "%s[b]", lo->mem.base), *lo_b = cg_str(g, "%s[pb_b]", lo->mem.base);
+    cg_open(g, cg_str(g, "for (long b = 0; b < %lldL; b++) {", (long long)h->k));
+    cg_line(g, "%s = %s;", at_lo, slot(g, h->table, cg_str(g, "%s + b", row)));
+    cg_close(g);
+    tile_begin(g, h);
+    cg_value x = element_and_bucket(g, h, "i", "pb_b");
+    const char *cursor = slot(g, h->table, cg_str(g, "%s + pb_b", row));
+    cg_line(g, "const long pb_at = %s++;", cursor);
+    cg_store(g, cg_place_index(g, wc, cg_str(g, "pb_b * %d + (pb_at & %d)", LINE, LINE - 1)), &x);
+    cg_open(g, cg_str(g, "if ((pb_at & %d) == %d) { /* the line is full */", LINE - 1, LINE - 1));
+    cg_line(g, "const long pb_from = pb_at - %d;", LINE - 1);
+    cg_open(g, cg_str(g, "if (pb_from >= %s && %s) {", lo_b, aligned(g, h->out, "pb_from")));
+    stream_line(g, h->out, wc, "pb_from");
+    g->indent--;
+    cg_line(g, "} else {");
+    g->indent++;
+    drain(g, h, wc, cg_str(g, "max(pb_from, %s)", lo_b), "pb_at + 1");
+    cg_close(g);
+    cg_close(g);
+    cg_close(g);
+    /* each bucket's last line, part full */
+    cg_open(g, cg_str(g, "for (long pb_b = 0; pb_b < %lldL; pb_b++) {", (long long)h->k));
+    cg_line(g, "const long pb_end = %s;", slot(g, h->table, cg_str(g, "%s + pb_b", row)));
+    drain(g, h, wc, cg_str(g, "max(%s, pb_end & ~%dL)", lo_b, LINE - 1), "pb_end");
+    cg_close(g);
+    cg_line(g, "ST_STREAM_END();");
+}
+
 static void scatter_kernel(cg *g, const part *h) {
     begin(g, h, "partition_scatter", "each tile's elements to their places", cg_str(g, "%s_groups", h->v));
     tile_of_work_item(g, h);
@@ -138,6 +243,15 @@ static void scatter_kernel(cg *g, const part *h) {
     cg_open(g, cg_str(g, "for (long b = 0; b < %lldL; b++) {", (long long)h->k));
     cg_line(g, "%s += %s;", slot(g, h->table, cg_str(g, "%s + b", row)), slot(g, h->starts, "b"));
     cg_close(g);
+    if (combines(h)) {
+        /* a CPU's OpenCL: the glue says whether the device is one */
+        cg_line(g, "#if defined(__OPENCL_VERSION__) && (defined(__x86_64__) || defined(__aarch64__))");
+        cg_open(g, cg_str(g, "if (%s) {", val(g, h, "wc")));
+        combining_scatter(g, h, row);
+        cg_line(g, "return;");
+        cg_close(g);
+        cg_line(g, "#endif");
+    }
     tile_begin(g, h);
     cg_value x = element_and_bucket(g, h, "i", "pb_b");
     cg_line(g, "const long pb_at = %s++;", slot(g, h->table, cg_str(g, "%s + pb_b", row)));
@@ -158,7 +272,7 @@ static void choose(cg *g, const part *h) {
                      "if (%s_T < 1024) %s_T = 1024; }",
                   v, v, v, v, v);
     cg_glue_value(g, "long %s_G = (%s_N + %s_T - 1) / %s_T; if (%s_G < 1) %s_G = 1;", v, v, v, v, v, v);
-    cg_glue_value(g, "long %s_L = strata_is_cpu(queue) ? 1 : 64;", v);
+    cg_glue_value(g, "long %s_L = strata_is_cpu(queue) ? 1 : 64, %s_wc = strata_is_cpu(queue) && %d;", v, v, combines(h));
     cg_glue_value(g, "long %s_groups = (%s_G + %s_L - 1) / %s_L, %s_kgroups = (%lldL + %s_L - 1) / %s_L;", v, v, v, v, v,
                   (long long)h->k, v, v);
     cg_glue_value(g, "(void)%s_groups; (void)%s_kgroups;", v, v);
