@@ -1,11 +1,12 @@
 /* codegen/cg_partition.c — partition_by(k, f, xs): xs grouped by bucket,
  * stably, and each bucket's start.
  *
- * partitionTiles(TILE, k, f, xs) at the top of a def makes four kernels.
+ * partitionTiles(TILE, WG, k, f, xs) at the top of a def makes four kernels.
  * The elements are cut into G tiles of T consecutive ones, a work-item
  * each (T is TILE, or where TILE is 0 the glue's choice when the program
  * runs: on a CPU a few tiles per compute unit, so that each core walks long
- * runs in order; on a GPU many more, each work-item a tile):
+ * runs in order; on a GPU many more, each work-item a tile; WG work-items
+ * a group, left out one on a CPU and 64 on a GPU):
  *
  *   count    work-item t counts its tile's elements per bucket, into row t
  *            of a G x k table;
@@ -28,7 +29,7 @@
 typedef struct part {
     const st_node *e, *f, *xs;
     const cg_binding *env;
-    int64_t tile, k;
+    int64_t tile, wg, k;
     const char *v;         /* the prefix of the glue's values: part0_G, … */
     const cg_place *out;   /* the grouped elements */
     const cg_place *starts; /* the buckets' starts, [k]i64 */
@@ -265,14 +266,17 @@ static void scatter_kernel(cg *g, const part *h) {
  * one thread: each tile its own group, so that the cores share them). */
 static void choose(cg *g, const part *h) {
     const char *v = h->v, *n = cg_size(g, cg_upper(g, h->xs->type->size));
-    cg_glue_value(g, "/* %s: partitionTiles(TILE=%lld), %lld buckets */", v, (long long)h->tile, (long long)h->k);
+    cg_glue_value(g, "/* %s: partitionTiles(TILE=%lld, WG=%lld), %lld buckets */", v, (long long)h->tile, (long long)h->wg,
+                  (long long)h->k);
     cg_glue_value(g, "long %s_N = (long)(%s), %s_T = %lld;", v, n, v, (long long)h->tile);
     cg_glue_value(g, "if (%s_T <= 0) { long units = strata_compute_units(queue) > 0 ? strata_compute_units(queue) : 1; "
                      "long tiles = strata_is_cpu(queue) ? 4 * units : 256 * units; %s_T = (%s_N + tiles - 1) / tiles; "
                      "if (%s_T < 1024) %s_T = 1024; }",
                   v, v, v, v, v);
     cg_glue_value(g, "long %s_G = (%s_N + %s_T - 1) / %s_T; if (%s_G < 1) %s_G = 1;", v, v, v, v, v, v);
-    cg_glue_value(g, "long %s_L = strata_is_cpu(queue) ? 1 : 64, %s_wc = strata_is_cpu(queue) && %d;", v, v, combines(h));
+    cg_glue_value(g, "long %s_L = %lld > 0 ? %lld : strata_is_cpu(queue) ? 1 : 64;", v, (long long)h->wg, (long long)h->wg);
+    /* the lines are a group's: one work-item's only where the group is one */
+    cg_glue_value(g, "long %s_wc = strata_is_cpu(queue) && %s_L == 1 && %d;", v, v, combines(h));
     cg_glue_value(g, "long %s_groups = (%s_G + %s_L - 1) / %s_L, %s_kgroups = (%lldL + %s_L - 1) / %s_L;", v, v, v, v, v,
                   (long long)h->k, v, v);
     cg_glue_value(g, "(void)%s_groups; (void)%s_kgroups;", v, v);
@@ -284,7 +288,8 @@ static void partition_emit(cg *g, const st_node *e, const cg_binding *env, const
     if (!e || g->failed || !p) return;
     int64_t sizes[ST_PARTITION_TILES_SIZES];
     if (!cg_leading_sizes(g, e, sizes)) return;
-    part h = {.e = e, .env = env, .tile = sizes[0], .f = e->kids[2], .xs = e->kids[3]};
+    part h = {.e = e, .env = env, .tile = sizes[0], .wg = sizes[1], .f = e->kids[ST_PARTITION_TILES_SIZES + 1],
+              .xs = e->kids[ST_PARTITION_TILES_SIZES + 2]};
     if (!p->tuple || p->n != 2) {
         cg_fail(g, e, "partitionTiles writes a pair of arrays (the elements, the starts)");
         return;

@@ -473,8 +473,9 @@ typedef enum st_prim {
                                 k - 1), stable within a bucket, and each bucket's first place:
                                 element b of the second is how many elements have a bucket below
                                 b. k is a literal from 1 to ST_PARTITION_BY_MAX_BUCKETS */
-    ST_PRIM_PARTITION_TILES, /* partitionTiles(TILE, k, f, xs): partition_by in tiles of TILE elements
-                                a work-item (0: the device's choice when the program runs), each
+    ST_PRIM_PARTITION_TILES, /* partitionTiles(TILE, WG, k, f, xs): partition_by in tiles of TILE
+                                elements a work-item, WG work-items a group (each 0: the device's
+                                choice when the program runs), each
                                 tile's buckets counted, the counts scanned bucket by bucket, then
                                 each tile's elements scattered to their places
                                 (codegen/cg_partition.c); the rule partition-tiles makes it */
@@ -490,10 +491,10 @@ enum { ST_LOOKBACK_SIZES = 4 };
 /* subhistograms' leading sizes (C, MEM, ATOMIC) and their values; what
  * follows them is a reduce_by_index's. */
 enum { ST_HIST_SIZES = 3 };
-/* partitionTiles' leading size (TILE); what follows it is a partition_by's.
+/* partitionTiles' leading sizes (TILE, WG); what follows them is a partition_by's.
  * partition_by's most buckets: a work-item's counts, one per bucket, stay
  * in its cache. */
-enum { ST_PARTITION_TILES_SIZES = 1, ST_PARTITION_BY_MAX_BUCKETS = 65536 };
+enum { ST_PARTITION_TILES_SIZES = 2, ST_PARTITION_BY_MAX_BUCKETS = 65536 };
 /* A primitive that is another after leading literal sizes, its choices
  * (scanLookback a scan, subhistograms a reduce_by_index): that other, with
  * the count in *nsizes; any other primitive is itself, with 0. The type

@@ -91,7 +91,7 @@ static const st_prim_desc table[ST_PRIM_COUNT] = {
         .whole_array = true, .type = st_type_scatter},
     [ST_PRIM_PARTITION_BY] = {.info = {.name = "partition_by", .forms = {"dfd"}, .pipeline = true},
         .funs = ST_FUNS_ELEMENT, .whole_array = true, .type = st_type_partition_by},
-    [ST_PRIM_PARTITION_TILES] = {.info = {.name = "partitionTiles", .forms = {"ddfd"}, .pipeline = true, .low_level = true},
+    [ST_PRIM_PARTITION_TILES] = {.info = {.name = "partitionTiles", .forms = {"dddfd"}, .pipeline = true, .low_level = true},
         .after = ST_PRIM_PARTITION_BY, .nsizes = ST_PARTITION_TILES_SIZES, .makes_kernels = true, .funs = ST_FUNS_ELEMENT,
         .whole_array = true, .type = st_type_after_sizes},
     [ST_PRIM_SORT] = {.info = {.name = "sort", .forms = {"d"}, .pipeline = true},

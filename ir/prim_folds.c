@@ -66,7 +66,8 @@ static const lead_size hist_sizes[ST_HIST_SIZES] = {
     {0, 3, "ATOMIC must be 0 (what the operator allows), 1 (a hardware atomic), 2 (compare-and-swap) or 3 (a lock)"}};
 
 static const lead_size tile_sizes[ST_PARTITION_TILES_SIZES] = {
-    {0, 1 << 30, "TILE, the elements per work-item, must be a literal from 0 (the device's choice) to 2^30"}};
+    {0, 1 << 30, "TILE, the elements per work-item, must be a literal from 0 (the device's choice) to 2^30"},
+    {0, 1024, "WG, the work-items per group, must be a literal from 0 (the device's choice) to 1024"}};
 
 /* scanLookback(M, WG, LW, LOAD, …) and subhistograms(C, MEM, ATOMIC, …):
  * literal sizes in their ranges, then the other primitive. ATOMIC's fit to

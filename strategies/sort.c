@@ -5,7 +5,8 @@
  *                         sort_by_key(ks, vs)
  *                         -> loop kv = (ks, vs) for d < D do
  *                              unzip(partition_by(2^BITS, p => digit(p.0, d), zip(kv.0, kv.1)).0)
- *   partition-tiles(TILE) partition_by(k, f, xs) -> partitionTiles(TILE, k, f, xs)
+ *   partition-tiles(TILE, WG)
+ *                         partition_by(k, f, xs) -> partitionTiles(TILE, WG, k, f, xs)
  *
  * A least-significant-digit radix sort: each turn groups the keys by one
  * digit of BITS bits, stably, so that after the last turn they are ordered
@@ -106,8 +107,9 @@ static const st_node *partition_tiles(st_rw *rw, const st_node *e, const int64_t
         return st_reject(why, "partition-tiles moves elements that are scalars or tuples of scalars, and these "
                               "elements hold arrays (rows)"), NULL;
     st_build B = st_build_of(rw, why);
-    int64_t tile = args[0] == ST_PARAM_UNSET ? 0 : args[0];
-    return ST_PRIM(&B, ST_PRIM_PARTITION_TILES, st_b_count(&B, tile), e->kids[0], e->kids[1], e->kids[2]);
+    int64_t tile = args[0] == ST_PARAM_UNSET ? 0 : args[0], wg = args[1] == ST_PARAM_UNSET ? 0 : args[1];
+    return ST_PRIM(&B, ST_PRIM_PARTITION_TILES, st_b_count(&B, tile), st_b_count(&B, wg), e->kids[0], e->kids[1],
+                   e->kids[2]);
 }
 
 static const st_rule rule_partition_tiles = {
@@ -118,11 +120,15 @@ static const st_rule rule_partition_tiles = {
     .conditions = "a partition_by at the top level of a def (the body of a top-level loop over arrays counts) whose "
                   "elements are scalars or tuples of scalars",
     .origin = "built-in",
-    .nparams = 1,
+    .nparams = 2,
     .params = {{.name = "TILE",
                 .doc = "elements per work-item (left out: the device's choice when the program runs, from its "
                        "length and compute units)",
-                .min = 1, .max = 1 << 30, .optional = true}},
+                .min = 1, .max = 1 << 30, .optional = true},
+               {.name = "WG",
+                .doc = "work-items per group (left out: 1 on a CPU, each tile a group of its own, whose scatter "
+                       "goes through write-combining lines; 64 on a GPU)",
+                .min = 1, .max = 1024, .optional = true}},
     .apply = partition_tiles,
 };
 
@@ -152,7 +158,7 @@ static const st_node *sorts_as_partitions(st_build *b, const st_node *e, bool in
         st_err inner = {0};
         if (!(e = st_b_check(b, st_rebuild(b->cx, e, kids, &inner), &inner))) return NULL;
     }
-    const int64_t unset[1] = {ST_PARAM_UNSET};
+    const int64_t unset[2] = {ST_PARAM_UNSET, ST_PARAM_UNSET};
     st_err why = {0};
     const st_node *r = NULL;
     if (st_is_prim(e, ST_PRIM_SORT) || st_is_prim(e, ST_PRIM_SORT_BY_KEY)) {
