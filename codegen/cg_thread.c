@@ -1018,6 +1018,12 @@ static void thread_into(cg *g, const st_node *e, const cg_binding *env, const cg
                       "work-group; apply %s to a top-level %s", st_prim_get(e->u.prim)->name, a->rule, a->rewrites);
         return;
     }
+    if (e->kind == ST_NODE_PRIM && !thread_prims[e->u.prim].value) {
+        /* its value would be computed into a place, which is this */
+        cg_fail(g, e, "%s is left inside a work-item, where codegen has no code for it; a rule makes it "
+                      "something that runs there (`strata strategies` lists them)", st_prim_get(e->u.prim)->name);
+        return;
+    }
     cg_value v = cg_thread_value(g, e, env);
     cg_store(g, p, &v);
 }
