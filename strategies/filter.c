@@ -501,7 +501,7 @@ static const st_rule filter_rules[] = {
     {.name = "filter-scatter",
      .summary = "filter(p, xs) as flags of p, their inclusive scan into a scatter of distinct places (scatterDistinct: "
                 "kept element at its offset - 1, the others ignored) into a scratch buffer of n, and take(k, buffer) "
-                "with k the flags' sum (the seed's filter)",
+                "with k the flags' sum (the scan-scatter post's filter)",
      .conditions = "a filter whose elements are scalars or tuples of scalars (not rows); an input of a length known "
                    "only at run time (a filter's, a take's) gets a buffer of its worst case",
      .origin = "built-in",

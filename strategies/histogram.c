@@ -138,7 +138,7 @@ static const st_rule rule_subhistogram = {
     .name = "subhistogram",
     .summary = "reduce_by_index in subhistograms: C work-items cooperate on each, in global or local memory, updated "
                "by a hardware atomic, a compare-and-swap loop or a lock, then reduced into the destination; left out, "
-               "C, MEM and ATOMIC take the thesis' heuristic (C = H global, min(H, B) local; local where it fits)",
+               "C, MEM and ATOMIC take Hellfritsch 2018's heuristic (C = H global, min(H, B) local; local where it fits)",
     .conditions = "a reduce_by_index, or a reduce_by_index_2d (as the 1-D one over its flattened destination at r*m + c), "
                   "at the top level of a def (not inside a map; the body of a top-level loop over arrays counts) "
                   "whose buckets are scalars or tuples "
