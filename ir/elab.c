@@ -642,8 +642,25 @@ static const st_node *def_as_function(elab *e, const ast_def *d, const ast *a, c
 
 /* ---- functions (the arguments of primitives) ---- */
 
+/* `map2(+, xs, ys)`, `zip(xs, ys) |> map(atan2)`: an operator given where
+ * the function takes one pair of scalars of one type, as the lambda
+ * `(a, b) => a op b`, which takes the pair apart. */
+static const st_node *opfn_of_pair(elab *e, st_binop op, st_loc loc, const st_type *pair) {
+    const st_type *t = pair->items[0];
+    const st_node *vars[2] = {st_var(e->cx, st_fresh_name(e->cx, "a"), t, NULL),
+                              st_var(e->cx, st_fresh_name(e->cx, "b"), t, NULL)};
+    if (!vars[0] || !vars[1]) return st_fail_internal(e->err, "out of memory"), NULL;
+    st_err inner = {0};
+    const st_node *body = st_binary(e->cx, op, vars[0], vars[1], &inner);
+    const st_node *n = body ? st_lambda(e->cx, 2, vars, body, &inner) : NULL;
+    return n ? n : relocate(e, &inner, loc, NULL, 0);
+}
+
 static const st_node *opfn(elab *e, st_binop op, st_loc loc, const st_type *const *params, int np,
                            const char *prim) {
+    if (np == 1 && params[0]->kind == ST_TYPE_TUPLE && params[0]->n == 2 && params[0]->items[0] == params[0]->items[1] &&
+        params[0]->items[0]->kind == ST_TYPE_SCALAR)
+        return opfn_of_pair(e, op, loc, params[0]);
     if (np != 2 || params[0] != params[1] || params[0]->kind != ST_TYPE_SCALAR) {
         st_buf b = {0};
         for (int i = 0; i < np; i++) {

@@ -495,6 +495,9 @@ static const char *const math_programs[] = {
     "   xs with [N / 2:N] = (xs[0:N - N / 2] |> map(x => x + 1)) with [N - 1] = 7)",
     /* a built-in function by its name */
     "def main(xs: [N]f32, ys: [N]f64): ([N]f32, f64) = (xs |> map(cos), map2((y, z) => atan2(y, z * 0.5), ys, ys) |> map(floor) |> reduce(max, -f64.inf))",
+    /* an operator by its name where a function of a pair goes: map2's, a map over a zip's */
+    "def main(xs: [N]f32, ys: [N]f32, ks: [N]i32): ([N]f32, [N]f32, [N]bool, [N]i32) =\n"
+    "  (map2(+, xs, ys), zip(xs, ys) |> map(atan2), map2(<, ks, ks |> map(k => k % 7)), map2(min, ks, rotate(1, ks)))",
     /* bits of every width, computed and of literals (-0.0, the infinities;
      * a NaN's exponent and that its mantissa is not 0, as a NaN's sign
      * and payload are the device's own), in a map, a reduce and a scan */
@@ -693,6 +696,8 @@ START_TEST(math_functions_are_refused_at_their_place) {
                     "map2 takes a function and 2 arrays, but was given 2 arguments");
     ck_assert_error(cx, "def main(xs: [N]i32, ys: [M]i32) = map2((x, y) => x + y, xs, ys)\n", 1, 62,
                     "map2 needs arrays of one length, but [N]i32 and [M]i32 differ in length");
+    ck_assert_error(cx, "def main(xs: [N]i32, ys: [N]f32): [N]f32 = map2(+, xs, ys)\n", 1, 49,
+                    "`+` combines two scalars of one type, but map's function here takes ((i32, f32)); write a lambda");
     /* a lambda after |>: bare or in parentheses, the same let */
     const st_program *bare = parse_ok(cx, "def main(xs: [N]i32) = xs |> ys => reduce(+, 0, ys) |> (s => s * 2)\n");
     const st_program *paren = parse_ok(cx, "def main(xs: [N]i32) =\n  let ys = xs in let s = reduce(+, 0, ys) in s * 2\n");
