@@ -58,7 +58,9 @@ static cg_value element_and_bucket(cg *g, const part *h, const char *i, const ch
     cg_value b = cg_apply(g, h->f, 1, &x, h->env);
     st_scalar_kind kind = h->f->type->elem->scalar;
     const char *last = cg_str(g, "%lldL", (long long)(h->k - 1));
-    if (st_scalar_is_signed(kind))
+    if (cg_in_range(g, &b, st_size_const(g->cx, h->k))) /* a digit, `& 255`: a bucket already */
+        cg_line(g, "const long %s = (long)(%s);", bucket_var, b.c);
+    else if (st_scalar_is_signed(kind))
         cg_line(g, "const long %s = min(max((long)(%s), 0L), %s);", bucket_var, b.c, last);
     else
         cg_line(g, "const long %s = (long)min((ulong)(%s), (ulong)%s);", bucket_var, b.c, last);
@@ -203,18 +205,21 @@ static void add_local(cg *g, const cg_place *p, const char *count_c) {
 static void combining_scatter(cg *g, const part *h, const char *row) {
     const char *v = h->v, *lines = cg_str(g, "(%s_wc ? %lld : 1)", v, (long long)(h->k * LINE));
     const cg_place *wc = cg_place_new(g, st_type_array(g->cx, st_size_const(g->cx, 1), h->xs->type->elem), CG_LOCAL, "pb_wc");
-    const cg_place *lo = cg_place_new(g, st_type_array(g->cx, st_size_const(g->cx, 1), st_type_scalar(g->cx, ST_I64)),
-                                      CG_LOCAL, "pb_lo");
-    if (!wc || !lo) return;
+    const st_type *longs = st_type_array(g->cx, st_size_const(g->cx, 1), st_type_scalar(g->cx, ST_I64));
+    const cg_place *lo = cg_place_new(g, longs, CG_LOCAL, "pb_lo"), *cur = cg_place_new(g, longs, CG_LOCAL, "pb_cur");
+    if (!wc || !lo || !cur) return;
     add_local(g, wc, lines);
-    add_local(g, lo, cg_str(g, "(%s_wc ? %lld : 1)", v, (long long)h->k));
-    const char *at_lo = cg_str(g, "%s[b]", lo->mem.base), *lo_b = cg_str(g, "%s[pb_b]", lo->mem.base);
+    const char *k_or_1 = cg_str(g, "(%s_wc ? %lld : 1)", v, (long long)h->k);
+    add_local(g, lo, k_or_1);
+    add_local(g, cur, k_or_1);
+    /* each bucket's first place and its next one, this tile's: in local
+     * memory, next to the lines, rather than in the table's row */
+    const char *lo_b = cg_str(g, "%s[pb_b]", lo->mem.base), *cursor = cg_str(g, "%s[pb_b]", cur->mem.base);
     cg_open(g, cg_str(g, "for (long b = 0; b < %lldL; b++) {", (long long)h->k));
-    cg_line(g, "%s = %s;", at_lo, slot(g, h->table, cg_str(g, "%s + b", row)));
+    cg_line(g, "%s[b] = %s[b] = %s;", lo->mem.base, cur->mem.base, slot(g, h->table, cg_str(g, "%s + b", row)));
     cg_close(g);
     tile_begin(g, h);
     cg_value x = element_and_bucket(g, h, "i", "pb_b");
-    const char *cursor = slot(g, h->table, cg_str(g, "%s + pb_b", row));
     cg_line(g, "const long pb_at = %s++;", cursor);
     cg_store(g, cg_place_index(g, wc, cg_str(g, "pb_b * %d + (pb_at & %d)", LINE, LINE - 1)), &x);
     cg_open(g, cg_str(g, "if ((pb_at & %d) == %d) { /* the line is full */", LINE - 1, LINE - 1));
@@ -230,7 +235,7 @@ static void combining_scatter(cg *g, const part *h, const char *row) {
     cg_close(g);
     /* each bucket's last line, part full */
     cg_open(g, cg_str(g, "for (long pb_b = 0; pb_b < %lldL; pb_b++) {", (long long)h->k));
-    cg_line(g, "const long pb_end = %s;", slot(g, h->table, cg_str(g, "%s + pb_b", row)));
+    cg_line(g, "const long pb_end = %s;", cursor);
     drain(g, h, wc, cg_str(g, "max(%s, pb_end & ~%dL)", lo_b, LINE - 1), "pb_end");
     cg_close(g);
     cg_line(g, "ST_STREAM_END();");

@@ -68,9 +68,18 @@ void cg_range_literal(cg *g, cg_value *r, st_scalar_kind k, st_scalar v) {
 /* [lo, hi) of a op b from theirs (their his as given), or false */
 static bool binop_range(cg *g, const st_type *t, st_binop op, const cg_value *a, const cg_value *b, int64_t *lo_out,
                         const st_size **hi_out) {
-    if (t->kind != ST_TYPE_SCALAR || !is_integer(t->scalar) || !a->hi || !b->hi) return false;
+    if (t->kind != ST_TYPE_SCALAR || !is_integer(t->scalar)) return false;
+    int64_t c;
+    /* x & c, c ≥ 0 on either side, whatever x: [0, c + 1), a digit's bucket */
+    if (op == ST_OP_BAND && ((cg_range_constant(b, &c) && c >= 0) || (cg_range_constant(a, &c) && c >= 0)) &&
+        c < INT64_MAX) {
+        *lo_out = 0;
+        *hi_out = st_size_const(g->cx, c + 1);
+        return true;
+    }
+    if (!a->hi || !b->hi) return false;
     st_err e = {0};
-    int64_t lo, c;
+    int64_t lo;
     const st_size *hi = NULL;
     switch (op) {
     case ST_OP_ADD: /* [la + lb, ha + hb - 1) */
