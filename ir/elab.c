@@ -538,11 +538,33 @@ static const st_node *def_body(elab *e, const ast_def *d, st_loc at) {
     return NULL;
 }
 
+/* Does a, or the body of a def it calls, bind `name` (a let, a lambda's
+ * parameter, a loop's variables or index)? A caller's variable of that
+ * name put in for a parameter there would be taken for the inner one. */
+static bool binds_name(const elab *e, const ast *a, const char *name, uint32_t depth) {
+    if (!a || depth > 64) return depth > 64; /* deeper than any def nests: assume so */
+    if (a->kind == A_LAMBDA || a->kind == A_LET || a->kind == A_LOOP)
+        for (uint32_t i = 0; i < a->nnames; i++)
+            if (a->names[i] == name) return true;
+    if (a->kind == A_LOOP && !a->bval && a->nkids > 1 && a->kids[1] && a->kids[1]->kind == A_NAME && a->kids[1]->name == name)
+        return true;
+    if (a->kind == A_CALL) {
+        const ast_def *d = find_def(e, a->name);
+        if (d && binds_name(e, d->body, name, depth + 1)) return true;
+    }
+    for (uint32_t i = 0; i < a->nkids; i++)
+        if (binds_name(e, a->kids[i], name, depth + 1)) return true;
+    return false;
+}
+
 /* An argument cheap enough to stand in for its parameter wherever it is
- * used; any other is bound once by a let. */
-static bool is_trivial(const st_node *n) {
+ * used: a literal, or a variable (or a part of one) that nothing in the
+ * callee binds again (there it would be captured); any other is bound once
+ * by a let, under a fresh name. */
+static bool is_trivial(const elab *e, const ast_def *callee, const st_node *n) {
     while (n->kind == ST_NODE_PROJ) n = n->kids[0];
-    return n->kind == ST_NODE_VAR || n->kind == ST_NODE_LIT;
+    if (n->kind == ST_NODE_VAR) return !binds_name(e, callee->body, n->u.name, 0);
+    return n->kind == ST_NODE_LIT;
 }
 
 /* f(a, b): let (x', y') = (a, b) in f's body, under fresh names, so that
@@ -577,7 +599,7 @@ static const st_node *inline_call(elab *e, const ast_def *d, const ast *a) {
         bool ok = true;
         for (uint32_t i = 0; i < n && ok; i++) {
             const st_node *v = args[i];
-            if (!is_trivial(v)) {
+            if (!is_trivial(e, d, v)) {
                 const char *fresh = st_fresh_name(e->cx, d->params[i].name);
                 v = fresh ? st_let_var(e->cx, fresh, args[i]) : NULL;
                 if (!v) ok = st_fail_internal(e->err, "out of memory");

@@ -757,6 +757,49 @@ START_TEST(a_def_named_like_a_builtin_is_refused_or_wins) {
 }
 END_TEST
 
+/* A def's body binding the name of a variable its caller passes: the
+ * caller's variable was put in for the parameter as it was, and the
+ * callee's let (or lambda parameter, or loop variable) of that name took
+ * it over: g(x) with `let x = 1.5 in p + x` gave x's 1.5 twice. Each of
+ * these reads the caller's x where it says p; the printed program reads
+ * back to the same. */
+START_TEST(an_inlined_body_does_not_capture_the_callers_variables) {
+    static const struct {
+        const char *src;
+        float want;
+    } cases[] = {
+        {"def g(p: f32): f32 = let x = 1.5f32 in p + x\ndef main(x: f32): f32 = g(x)\n", 6.5f},
+        {"def g(p: f32): f32 = reduce(+, 0.0, [1.0, 2.0] |> map(x => x * p))\ndef main(x: f32): f32 = g(x)\n", 15.0f},
+        {"def g(p: f32): f32 = loop x = p for i < 2 do x + p\ndef main(x: f32): f32 = g(x)\n", 15.0f},
+        {"def h(q: f32): f32 = let x = 2.0f32 in q * x\ndef g(p: f32): f32 = h(p) + p\n"
+         "def main(x: f32): f32 = g(x)\n", 15.0f},
+        {"def g(p: (f32, f32)): f32 = let x = (1.0f32, 1.0f32) in p.0 + x.1\ndef main(x: (f32, f32)): f32 = g(x)\n", 6.0f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const st_program *p = parse_ok(cx, cases[i].src);
+        const st_def *m = &p->defs[p->ndefs - 1];
+        st_value arg = st_value_scalar(ST_F32, (st_scalar){.f32 = 5.0f});
+        if (m->params[0]->type->kind == ST_TYPE_TUPLE) {
+            st_value *items = st_arena_alloc(ar, 2 * sizeof *items);
+            items[0] = items[1] = arg;
+            arg = st_value_tuple(2, items);
+        }
+        st_value r;
+        st_err err = {0};
+        ck_assert_msg(st_eval(cx, m, &arg, NULL, 0, ar, &r, &err), "case %zu: %s", i, err.message);
+        ck_assert_msg(r.u.s.f32 == cases[i].want, "case %zu: %g, not %g", i, (double)r.u.s.f32, (double)cases[i].want);
+        /* printed, the program reads back to the same meaning */
+        st_buf out = {0};
+        st_print_def(m, &out);
+        const st_program *again = parse_ok(cx, out.data);
+        ck_assert_msg(st_eval(cx, &again->defs[0], &arg, NULL, 0, ar, &r, &err), "case %zu printed: %s\n%s", i,
+                      err.message, out.data);
+        ck_assert_msg(r.u.s.f32 == cases[i].want, "case %zu printed: %g\n%s", i, (double)r.u.s.f32, out.data);
+        st_buf_free(&out);
+    }
+}
+END_TEST
+
 static Suite *lang_suite(void) {
     Suite *s = suite_create("lang");
     TCase *dev = tcase_create("device");
@@ -776,6 +819,7 @@ static Suite *lang_suite(void) {
     tcase_add_test(syn, bits_is_the_unsigned_integer_of_its_size);
     tcase_add_test(syn, math_functions_are_refused_at_their_place);
     tcase_add_test(syn, a_def_named_like_a_builtin_is_refused_or_wins);
+    tcase_add_test(syn, an_inlined_body_does_not_capture_the_callers_variables);
     suite_add_tcase(s, syn);
     return s;
 }
