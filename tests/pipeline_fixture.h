@@ -138,6 +138,17 @@ static inline st_code generated(const st_def *d, const char *label) {
     return code;
 }
 
+/* code launched as on a GPU, on whatever device runs the tests (PoCL's CPU
+ * on CI): the glue's strata_is_cpu made to answer 0, so that the launches
+ * (groups, runs, tiles) are the ones a GPU gets. */
+static inline st_code as_on_a_gpu(st_code code, const char *label) {
+    const char *cpu = "return (strata_device_ulong(queue, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;";
+    const char *at = strstr(code.host, cpu);
+    ck_assert_msg(at != NULL, "%s: the glue's device test moved:\n%s", label, code.host);
+    code.host = text_of("%.*sreturn 0;%s", (int)(at - code.host), code.host, at + strlen(cpu));
+    return code;
+}
+
 static inline st_exe *built(const st_code *code, const char *label) {
     st_err err = {0};
     st_exe *exe = st_exe_build(device(), code, &err);

@@ -4,9 +4,9 @@
  * Everywhere: ptxas' verbose report is read right (a log as NVRTC writes
  * it), and the occupancy rules give the Occupancy Calculator's figures.
  *
- * Where NVRTC is (the CUDA toolkit): the look-back and the subhistogram
- * kernels at the GPU defaults, compiled for sm_90 (an H100 or H200), spill
- * nothing and keep at least half of a multiprocessor's warps resident; the
+ * Where NVRTC is (the CUDA toolkit): the look-back, the subhistogram and
+ * the sorts' partition kernels at the GPU defaults, compiled for sm_90 (an
+ * H100 or H200), spill nothing and keep at least half of a multiprocessor's warps resident; the
  * look-back's other shapes a GPU may be given (M up to 32, WG up to 1024)
  * spill nothing either and stay within the 48 KB a block gets without
  * opting in; the CUDA text has the shapes the issue asks for: coalesced
@@ -348,6 +348,30 @@ START_TEST(each_gpu_lookback_shape_fits_sm90) {
 }
 END_TEST
 
+/* The partition kernels of sorts at the GPU's default (radix-sort's 8-bit
+ * digits, partition-tiles at the device's tile: codegen/cg_partition.c's
+ * count, columns, starts and scatter, in groups of 64 work-items on a GPU):
+ * 32- and 64-bit keys, values i32 and a tuple; each kernel spills nothing
+ * and keeps half of sm_90 at 64 threads a block. */
+START_TEST(the_partition_kernels_at_the_gpu_default_fit_sm90) {
+    static const char *const progs[] = {
+        "def main(xs: [N]u32): [N]u32 = sort(xs)",
+        "def main(ks: [N]u32, vs: [N]i32): ([N]u32, [N]i32) = sort_by_key(ks, vs)",
+        "def main(xs: [N]f64): [N]f64 = sort(xs)",
+        "def main(ks: [N]i64, vs: [N]i32, ws: [N]f64): ([N]i64, [N](i32, f64)) = sort_by_key(ks, zip(vs, ws))",
+    };
+    static const char *const kernels[] = {"partition_count", "partition_columns", "partition_starts",
+                                          "partition_scatter"};
+    for (size_t p = 0; p < sizeof progs / sizeof *progs; p++) {
+        const char *label = text_of("%s under the GPU's default", progs[p]);
+        st_code code = code_of("sort", progs[p], st_default_strategy("GPU"));
+        ck_assert_has(code.host, "strata_is_cpu(queue) ? 1 : 64;");
+        for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++)
+            fits_sm90(report_of(&code, kernels[k], label), 64, 0, label);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 
 /* Does this machine have NVRTC? A program that compiles says. */
@@ -376,6 +400,7 @@ int main(void) {
         tcase_add_test(kernels, each_gpu_lookback_shape_fits_sm90);
         tcase_add_test(kernels, math_functions_compile_for_cuda);
         tcase_add_test(kernels, the_elementwise_kernels_at_the_gpu_default_fit_sm90);
+        tcase_add_test(kernels, the_partition_kernels_at_the_gpu_default_fit_sm90);
         suite_add_tcase(s, kernels);
     }
     int rc = run_suite(s);
