@@ -1018,7 +1018,7 @@ static void thread_into(cg *g, const st_node *e, const cg_binding *env, const cg
                       "work-group; apply %s to a top-level %s", st_prim_get(e->u.prim)->name, a->rule, a->rewrites);
         return;
     }
-    if (e->kind == ST_NODE_PRIM && !thread_prims[e->u.prim].value) {
+    if (e->kind == ST_NODE_PRIM && !thread_prims[e->u.prim].value && !parallel_map(e)) {
         /* its value would be computed into a place, which is this */
         cg_fail(g, e, "%s is left inside a work-item, where codegen has no code for it; a rule makes it "
                       "something that runs there (`strata strategies` lists them)", st_prim_get(e->u.prim)->name);
