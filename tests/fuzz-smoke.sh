@@ -5,8 +5,9 @@
 # to libFuzzer. The targets that read files write them under
 # STRATA_FUZZ_SCRATCH (tests/fuzz_scratch.h): in memory where /dev/shm is.
 # usage: fuzz-smoke.sh FUZZER SECONDS [-FLAG…] SEED_FILE...
+# STRATA_FUZZ_SECONDS=S in the environment runs each for S seconds instead.
 set -euo pipefail
-fuzzer=$(realpath "$1") seconds=$2
+fuzzer=$(realpath "$1") seconds=${STRATA_FUZZ_SECONDS:-$2}
 shift 2
 flags=()
 while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do flags+=("$1"); shift; done

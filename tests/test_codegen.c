@@ -112,7 +112,7 @@ START_TEST(example_scans_agree) {
     st_exe *exe = built(&code, label);
     for (size_t l = 0; l < sizeof example_lengths / sizeof *example_lengths; l++)
         agrees(exe, orig, text_of("N=%lld", (long long)example_lengths[l]), 11 + l, label);
-    if (c->big) agrees(exe, orig, "N=1000003", 5, label);
+    if (c->big && st_test_length(1000003, _i)) agrees(exe, orig, "N=1000003", 5, label);
     st_exe_free(exe);
 }
 END_TEST

@@ -28,7 +28,8 @@ START_TEST(examples_through_lookback_equal_the_interpreter) {
                       code.opencl);
     st_exe *exe = built(&code, label);
     for (size_t i = 0; i < sizeof example_lengths / sizeof *example_lengths; i++)
-        agrees(exe, orig, text_of("N=%lld%s", (long long)example_lengths[i], c->scalars), 11 + i, label);
+        if (st_test_length(example_lengths[i], _i))
+            agrees(exe, orig, text_of("N=%lld%s", (long long)example_lengths[i], c->scalars), 11 + i, label);
     st_exe_free(exe);
 }
 END_TEST
@@ -325,7 +326,7 @@ START_TEST(the_cpu_shape_in_vectors_equals_the_interpreter) {
     ck_assert(!strstr(code.opencl, "__builtin_shufflevector(lb_t"));
     st_exe *exe = built(&code, label);
     for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++)
-        agrees(exe, orig, text_of("N=%lld", (long long)lengths[i]), 31 + i, label);
+        if (st_test_length(lengths[i], _i)) agrees(exe, orig, text_of("N=%lld", (long long)lengths[i]), 31 + i, label);
     st_exe_free(exe);
 }
 END_TEST

@@ -309,7 +309,8 @@ START_TEST(examples_through_the_plugin_equal_the_interpreter) {
     ck_assert_uint_ge(code.nkernels, 3); /* the blocks, the scan of their totals, the rest */
     st_exe *exe = built(&code, label);
     for (size_t i = 0; i < sizeof example_lengths / sizeof *example_lengths; i++)
-        agrees(exe, orig, text_of("N=%lld", (long long)example_lengths[i]), 7 + i, label);
+        if (st_test_length(example_lengths[i], _i))
+            agrees(exe, orig, text_of("N=%lld", (long long)example_lengths[i]), 7 + i, label);
     st_exe_free(exe);
 }
 END_TEST
@@ -359,7 +360,8 @@ START_TEST(kogge_stone_sums_equal_c) {
     const st_def *orig = example_def("prefix_sum_i32");
     st_exe *exe = built((st_code[]){generated(lowered(apply(orig, strategy, strategy), strategy), strategy)}, strategy);
     static const int64_t lengths[] = {1, 7, 1000, 1000003};
-    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) sums_equal_c(exe, orig, lengths[i], 11 + i, strategy);
+    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++)
+        if (st_test_length(lengths[i], _i)) sums_equal_c(exe, orig, lengths[i], 11 + i, strategy);
     st_exe_free(exe);
 }
 END_TEST
