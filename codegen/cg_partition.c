@@ -16,7 +16,9 @@
  *   starts   one work-item makes the totals the buckets' starts (an
  *            exclusive scan of k numbers): the second result;
  *   scatter  work-item t adds the starts to its row, then walks its tile
- *            again, each element to its bucket's next place.
+ *            again, each element to its bucket's next place; on a CPU
+ *            through a line per bucket in local memory, each full line
+ *            written out by one store (combining_scatter).
  *
  * Each tile's elements keep their order, and the tiles theirs, so the
  * partition is stable. The function is computed where each element is read,
