@@ -561,7 +561,8 @@ static const cg_place *in_buffers(cg *g, const st_node *e, const cg_binding *env
                 if (!b->place) return NULL;
                 p = b->place;
             }
-    } else if (e->kind == ST_NODE_TUPLE && like->tuple && like->n == e->nkids) {
+    } else if ((e->kind == ST_NODE_TUPLE || st_is_prim(e, ST_PRIM_ZIP)) && like->tuple && like->n == e->nkids) {
+        /* a tuple of arrays, or a zip of them: an array of tuples is a tuple of arrays in memory */
         cg_place *t = cg_alloc(g, sizeof *t), *items = cg_alloc(g, e->nkids * sizeof *items);
         if (!t || !items) return NULL;
         for (uint32_t i = 0; i < e->nkids; i++) {
