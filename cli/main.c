@@ -392,7 +392,11 @@ static int run_eval(const command *cmd, int argc, char **argv) {
     }
     if (!gather_inputs(&a, &l, arena, &values, &env, &nenv, &err)) goto fail;
     st_value result;
-    if (!st_eval(l.cx, l.def, values, env, nenv, arena, &result, &err)) goto fail;
+    /* STRATA_INTERP_GENERIC=1: the interpreter without its compiled fast
+     * path, to compare the two (docs/architecture.md) */
+    const char *generic = getenv("STRATA_INTERP_GENERIC");
+    st_eval_options eo = {.generic = generic && *generic && strcmp(generic, "0") != 0};
+    if (!st_eval_with(l.cx, l.def, values, env, nenv, arena, &eo, &result, &err)) goto fail;
     if (!write_results(opt(&a, "--output"), arena, &result, &err)) goto fail;
     st_arena_free(arena);
     unload_program(&l);

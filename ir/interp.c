@@ -25,6 +25,7 @@
  * binding it had then and no length known only at run time was bound
  * since; without this the interpreter, the oracle of --check, took a time
  * quadratic in N on such programs, as written. */
+#include "interp_fast.h"
 #include "scalar_ops.h"
 #include "value.h"
 
@@ -64,6 +65,7 @@ typedef struct interp {
     st_arena *kept_in; /* kept values and what describes them, made at the first */
     kept *keeps;
     size_t nkeeps, capkeeps;
+    st_fast *fast; /* the compiled functions; NULL: the generic path only */
 } interp;
 
 static bool eval(interp *I, const st_node *n, st_value *out);
@@ -120,6 +122,38 @@ static bool alloc(interp *I, const st_type *t, st_value *out) {
     return st_value_alloc(I->a, t, I->env, I->nenv, out, I->err);
 }
 
+/* ---- the fast path (interp_fast.h) ---- */
+
+static const slot *slot_of(const interp *I, const st_node *var);
+
+static bool lookup_var(void *ctx, const st_node *var, st_value *out) {
+    const slot *s = slot_of(ctx, var);
+    if (s) *out = s->value;
+    return s != NULL;
+}
+
+/* fn compiled, or NULL where the generic path runs it */
+static const st_fast_fn *fast_fn(interp *I, const st_node *fn) {
+    return I->fast ? st_fast_compile(I->fast, fn) : NULL;
+}
+
+static bool index_error(interp *I, const st_node *n, st_scalar_kind k, st_scalar index, int64_t len);
+static bool distinct_error(interp *I, const st_node *n, int64_t elem, int64_t place);
+
+/* Did the fast path do it (*ok: and succeed)? A fault is reported as the
+ * generic path reports it; n: the primitive that ran. */
+static bool fast_did(interp *I, const st_node *n, st_fast_status st, const st_fast_fault *f, bool *ok) {
+    if (st == ST_FAST_DECLINED) return false;
+    *ok = st == ST_FAST_DONE;
+    if (st == ST_FAST_FAULT) switch (f->kind) {
+        case ST_FAST_DIV_ZERO: runtime_error(I, f->node, "division by zero"); break;
+        case ST_FAST_INDEX: index_error(I, f->node, f->index_kind, f->index, f->length); break;
+        case ST_FAST_DISTINCT: distinct_error(I, n, f->elem, f->place); break;
+        default: st_fail_internal(I->err, "out of memory"); break;
+        }
+    return true;
+}
+
 /* ---- functions ---- */
 
 /* Apply a lambda or operator to nargs arguments; a lambda of k parameters
@@ -152,6 +186,11 @@ static bool map(interp *I, const st_node *n, const st_value *xs, st_value *out) 
     if (!alloc(I, n->type, out)) return false;
     int64_t len = st_value_length(xs);
     if (!same_length(I, n, st_value_length(out), len)) return false;
+    const st_fast_fn *f = fast_fn(I, n->kids[0]);
+    st_fast_scope sc = {lookup_var, I};
+    st_fast_fault fault;
+    bool ok;
+    if (f && fast_did(I, n, st_fast_map(f, &sc, xs, out, &fault), &fault, &ok)) return ok;
     for (int64_t i = 0; i < len; i++) {
         st_arena_mark m = st_arena_get_mark(I->a);
         st_value x, r;
@@ -307,7 +346,19 @@ static bool fold(interp *I, const st_node *n, const st_value *a, bool keep, st_v
     const st_node *step = seq || k == 3 ? kids[0] : kids[1];
     const st_node *post = k == 5 ? kids[2] : NULL;
     const st_value *z = &a[k - 2], *xs = &a[k - 1];
-    if (!seq && k == 3 && st_type_holds_float(kids[1]->type)) return tree_fold(I, n, step, kids[1]->type, z, xs, keep, out);
+    bool tree = !seq && k == 3 && st_type_holds_float(kids[1]->type);
+    const st_fast_fn *fstep = fast_fn(I, step), *fpost = post ? fast_fn(I, post) : NULL;
+    if (fstep && (!post || fpost)) {
+        st_fast_fold fo = {fstep, fpost, z, xs, keep, exclusive, tree};
+        st_fast_scope sc = {lookup_var, I};
+        st_fast_fault fault;
+        st_value into;
+        bool ok;
+        if (!alloc(I, keep ? n->type : kids[k - 2]->type, &into)) return false;
+        if (keep && !same_length(I, n, st_value_length(&into), st_value_length(xs))) return false;
+        if (fast_did(I, n, st_fast_fold_run(&fo, &sc, &into, &fault), &fault, &ok)) return (*out = into), ok;
+    }
+    if (tree) return tree_fold(I, n, step, kids[1]->type, z, xs, keep, out);
     st_value acc, next;
     if (!alloc(I, kids[k - 2]->type, &acc) || !alloc(I, kids[k - 2]->type, &next)) return false;
     if (keep && !alloc(I, n->type, out)) return false;
@@ -518,6 +569,12 @@ static bool tree_histogram(interp *I, const st_node *op, const st_type *t, st_va
     return ok;
 }
 
+static bool distinct_error(interp *I, const st_node *n, int64_t elem, int64_t place) {
+    return runtime_error(I, n, "scatterDistinct: element %lld writes place %lld, which an earlier element wrote: "
+                         "its indices are not distinct (scatter keeps the last write of a place)",
+                         (long long)elem, (long long)place);
+}
+
 static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *out) {
     uint32_t skip; /* subhistograms is a reduce_by_index after its sizes */
     st_prim p = st_prim_after_sizes(n->u.prim, &skip);
@@ -542,7 +599,16 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
     if (!same_length(I, n, st_value_length(vs), len)) return false;
     st_value flat = *out;
     if (two && !flat_view(I->a, out, &flat, I->err)) return false;
-    if (hist && st_type_holds_float(kids[2]->type)) return tree_histogram(I, kids[1], kids[2]->type, &flat, is, vs, two, dims);
+    const st_fast_fn *fop = hist ? fast_fn(I, kids[1]) : NULL;
+    bool tree = hist && st_type_holds_float(kids[2]->type);
+    if (I->fast && (!hist || fop)) {
+        st_fast_scatter h = {fop, &flat, is, vs, {dims[0], dims[1]}, two, p == ST_PRIM_SCATTER_DISTINCT, tree};
+        st_fast_scope sc = {lookup_var, I};
+        st_fast_fault fault;
+        bool ok;
+        if (fast_did(I, n, st_fast_scatter_run(&h, &sc, &fault), &fault, &ok)) return ok;
+    }
+    if (tree) return tree_histogram(I, kids[1], kids[2]->type, &flat, is, vs, two, dims);
     /* scatterDistinct promises distinct places: each one written is marked */
     uint8_t *written = NULL;
     if (p == ST_PRIM_SCATTER_DISTINCT) {
@@ -559,10 +625,7 @@ static bool scatter(interp *I, const st_node *n, const st_value *a, st_value *ou
             st_arena_release(I->a, mark);
             continue;
         }
-        if (written && (written[idx / 8] >> (idx % 8) & 1))
-            return runtime_error(I, n, "scatterDistinct: element %lld writes place %lld, which an earlier element wrote: "
-                                 "its indices are not distinct (scatter keeps the last write of a place)",
-                                 (long long)i, (long long)idx);
+        if (written && (written[idx / 8] >> (idx % 8) & 1)) return distinct_error(I, n, i, idx);
         if (written) written[idx / 8] |= (uint8_t)(1u << (idx % 8));
         if (!st_value_elem(I->a, vs, i, &v, I->err)) return false;
         if (hist) {
@@ -755,6 +818,14 @@ static bool scan_total(interp *I, const st_node *n, st_value *out) {
     return fold(I, s, a, false, out);
 }
 
+static bool index_error(interp *I, const st_node *n, st_scalar_kind k, st_scalar index, int64_t len) {
+    st_buf b = {0};
+    st_scalar_format(k, index, &b);
+    runtime_error(I, n, "index %s out of range for an array of length %lld", b.data ? b.data : "?", (long long)len);
+    st_buf_free(&b);
+    return false;
+}
+
 static bool prim(interp *I, const st_node *n, st_value *out) {
     if (n->u.prim == ST_PRIM_SCAN_TOTAL) return scan_total(I, n, out);
     /* in the arena, so that a deep nest of primitives keeps small frames */
@@ -799,6 +870,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     }
     case ST_PRIM_REPLICATE: case ST_PRIM_SCRATCH: {
         if (!alloc(I, n->type, out)) return false;
+        if (I->fast && st_fast_fill(out, &a[1]) == ST_FAST_DONE) return true;
         for (int64_t i = 0; i < st_value_length(out); i++) st_value_store(out, i, &a[1]);
         return true;
     }
@@ -812,13 +884,7 @@ static bool prim(interp *I, const st_node *n, st_value *out) {
     case ST_PRIM_ITERATE: case ST_PRIM_LOOP: case ST_PRIM_WHILE: return loop(I, n, a, out);
     case ST_PRIM_GET: {
         int64_t i, len = st_value_length(&a[1]);
-        if (!index_of(&a[0], &i) || i < 0 || i >= len) {
-            st_buf b = {0};
-            st_scalar_format(a[0].scalar, a[0].u.s, &b);
-            runtime_error(I, n, "index %s out of range for an array of length %lld", b.data ? b.data : "?", (long long)len);
-            st_buf_free(&b);
-            return false;
-        }
+        if (!index_of(&a[0], &i) || i < 0 || i >= len) return index_error(I, n, a[0].scalar, a[0].u.s, len);
         return st_value_elem(I->a, &a[1], i, out, I->err);
     }
     case ST_PRIM_FILTER: case ST_PRIM_PARTITION: return filter(I, n, &a[1], out);
@@ -990,10 +1056,19 @@ static bool eval(interp *I, const st_node *n, st_value *out) {
 
 bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
              size_t nenv, st_arena *a, st_value *result, st_err *err) {
+    return st_eval_with(cx, def, args, env, nenv, a, NULL, result, err);
+}
+
+bool st_eval_with(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
+                  size_t nenv, st_arena *a, const st_eval_options *opts, st_value *result, st_err *err) {
     interp I = {.cx = cx, .a = a, .err = err, .def = def, .nenv = nenv, .capenv = nenv, .fn_base = SIZE_MAX};
     bool ok = true;
     I.env = malloc((nenv ? nenv : 1) * sizeof *I.env);
     if (!I.env) return st_fail_internal(err, "out of memory");
+    if (!(opts && opts->generic) && !(I.fast = st_fast_new())) {
+        free(I.env);
+        return st_fail_internal(err, "out of memory");
+    }
     if (nenv) memcpy(I.env, env, nenv * sizeof *env);
     /* the size variables are i64 values in the body */
     for (uint32_t i = 0; i < def->nsizes && ok; i++) {
@@ -1009,6 +1084,7 @@ bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_bindi
     /* the result may be, or hold, a kept value */
     if (ok && I.kept_in) ok = st_value_clone(a, result, result, err);
     st_arena_free(I.kept_in);
+    st_fast_free(I.fast);
     free(I.keeps);
     free(I.vars);
     free(I.env);

@@ -254,6 +254,14 @@ bool st_inputs_finish(st_inputs *in, const st_value **args, const st_binding **e
  * crashed on. */
 bool st_eval(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
              size_t nenv, st_arena *a, st_value *result, st_err *err);
+/* st_eval with options (NULL: the defaults). generic: every primitive by
+ * the interpreter's generic path, its compiled fast path (ir/interp_fast.c)
+ * off: what the fast path is checked against, bit for bit. */
+typedef struct st_eval_options {
+    bool generic;
+} st_eval_options;
+bool st_eval_with(st_ctx *cx, const st_def *def, const st_value *args, const st_binding *env,
+                  size_t nenv, st_arena *a, const st_eval_options *opts, st_value *result, st_err *err);
 
 /* ------------------------------------------------------------------------ */
 /* The reference a device is checked against                                */

@@ -22,7 +22,7 @@ bool st_scalar_from_name(const char *name, size_t len, st_scalar_kind *out) {
 }
 
 bool st_scalar_is_int(st_scalar_kind k) { return (k >= ST_I32 && k <= ST_U64) || k >= ST_I8; }
-bool st_scalar_is_signed(st_scalar_kind k) { return k == ST_I32 || k == ST_I64 || k == ST_I8 || k == ST_I16; }
+bool st_scalar_is_signed(st_scalar_kind k) { return st_kind_signed(k); }
 
 st_scalar_kind st_scalar_unsigned(st_scalar_kind k) {
     switch (sizes[k]) {
@@ -33,11 +33,9 @@ st_scalar_kind st_scalar_unsigned(st_scalar_kind k) {
     }
 }
 
-/* bits of an integer kind */
-static int bits_of(st_scalar_kind k) { return (int)sizes[k] * 8; }
 
 void st_scalar_int_limits(st_scalar_kind k, uint64_t *max_pos, uint64_t *max_neg) {
-    int w = bits_of(k);
+    int w = st_kind_bits(k);
     uint64_t all = w == 64 ? UINT64_MAX : ((uint64_t)1 << w) - 1;
     if (st_scalar_is_signed(k)) {
         *max_pos = all >> 1;
@@ -48,28 +46,6 @@ void st_scalar_int_limits(st_scalar_kind k, uint64_t *max_pos, uint64_t *max_neg
     }
 }
 bool st_scalar_is_float(st_scalar_kind k) { return k == ST_F32 || k == ST_F64; }
-
-st_scalar st_scalar_load(st_scalar_kind k, const void *p) {
-    st_scalar v = {.bits = 0};
-    switch (k) {
-    case ST_BOOL: v.b = *(const unsigned char *)p != 0; break;
-    case ST_I8: case ST_U8: memcpy(&v, p, 1); break;
-    case ST_I16: case ST_U16: memcpy(&v, p, 2); break;
-    case ST_I32: case ST_U32: case ST_F32: memcpy(&v, p, 4); break;
-    default: memcpy(&v, p, 8); break;
-    }
-    return v;
-}
-
-void st_scalar_store(st_scalar_kind k, void *p, st_scalar v) {
-    switch (k) {
-    case ST_BOOL: *(unsigned char *)p = v.b ? 1 : 0; break;
-    case ST_I8: case ST_U8: memcpy(p, &v, 1); break;
-    case ST_I16: case ST_U16: memcpy(p, &v, 2); break;
-    case ST_I32: case ST_U32: case ST_F32: memcpy(p, &v, 4); break;
-    default: memcpy(p, &v, 8); break;
-    }
-}
 
 /* ---- conversions ---- */
 
@@ -109,42 +85,12 @@ bool st_scalar_as_i64(st_scalar_kind k, st_scalar v, int64_t *out) {
     }
 }
 
-/* the value as raw 64 bits, sign- or zero-extended: what integer conversion wraps from */
-static uint64_t int_bits(st_scalar_kind k, st_scalar v) {
-    switch (k) {
-    case ST_BOOL: return v.b;
-    case ST_I8: return (uint64_t)(int64_t)v.i8;
-    case ST_U8: return v.u8;
-    case ST_I16: return (uint64_t)(int64_t)v.i16;
-    case ST_U16: return v.u16;
-    case ST_I32: return (uint64_t)(int64_t)v.i32;
-    case ST_U32: return v.u32;
-    default: return v.u64;
-    }
-}
-
-static st_scalar from_bits(st_scalar_kind k, uint64_t bits) {
-    st_scalar r = {.bits = 0};
-    switch (k) {
-    case ST_BOOL: r.b = bits != 0; break;
-    case ST_I8: r.i8 = (int8_t)(uint8_t)bits; break;
-    case ST_U8: r.u8 = (uint8_t)bits; break;
-    case ST_I16: r.i16 = (int16_t)(uint16_t)bits; break;
-    case ST_U16: r.u16 = (uint16_t)bits; break;
-    case ST_I32: r.i32 = (int32_t)(uint32_t)bits; break;
-    case ST_U32: r.u32 = (uint32_t)bits; break;
-    case ST_I64: r.i64 = (int64_t)bits; break;
-    default: r.u64 = bits; break;
-    }
-    return r;
-}
-
 static st_scalar float_to_int(st_scalar_kind to, double d) {
-    if (bits_of(to) < 32) { /* every narrow value is exact in a double: saturate, then truncate */
+    if (st_kind_bits(to) < 32) { /* every narrow value is exact in a double: saturate, then truncate */
         uint64_t max_pos, max_neg;
         st_scalar_int_limits(to, &max_pos, &max_neg);
         double c = isnan(d) ? 0 : d < -(double)max_neg ? -(double)max_neg : d > (double)max_pos ? (double)max_pos : d;
-        return from_bits(to, (uint64_t)(int64_t)c);
+        return st_from_bits(to, (uint64_t)(int64_t)c);
     }
     double lo, hi; /* hi is the first value past the range */
     switch (to) {
@@ -169,7 +115,7 @@ st_scalar st_scalar_convert(st_scalar_kind to, st_scalar_kind from, st_scalar a)
     st_scalar r = {.bits = 0};
     if (to == from) return a;
     if (to == ST_BOOL) {
-        r.b = st_scalar_is_float(from) ? st_scalar_as_f64(from, a) != 0.0 : int_bits(from, a) != 0;
+        r.b = st_scalar_is_float(from) ? st_scalar_as_f64(from, a) != 0.0 : st_int_bits(from, a) != 0;
         return r;
     }
     if (st_scalar_is_float(to)) {
@@ -185,10 +131,14 @@ st_scalar st_scalar_convert(st_scalar_kind to, st_scalar_kind from, st_scalar a)
         return r;
     }
     if (st_scalar_is_float(from)) return float_to_int(to, st_scalar_as_f64(from, a));
-    return from_bits(to, int_bits(from, a));
+    return st_from_bits(to, st_int_bits(from, a));
 }
 
 /* ---- operators ---- */
+
+st_scalar st_scalar_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok) {
+    return st_scalar_binop_inline(op, k, a, b, ok);
+}
 
 bool st_binop_accepts(st_binop op, st_scalar_kind k) {
     switch (op) {
@@ -210,107 +160,6 @@ st_scalar_kind st_binop_result(st_binop op, st_scalar_kind k) {
     case ST_OP_EQ: case ST_OP_NE: case ST_OP_LT: case ST_OP_LE: case ST_OP_GT: case ST_OP_GE:
         return ST_BOOL;
     default: return k;
-    }
-}
-
-/* x ** y on an integer type's bits, wrapping as * does: by squaring, modulo
- * 2^64 (the type's own width keeps the low bits). A negative y (signed):
- * 1 / x^|y| rounded toward zero, 0 unless x is 1 or -1 (0 ** -1 too). */
-static uint64_t int_pow(uint64_t x, uint64_t y, bool negative_y) {
-    if (negative_y) return x == 1 ? 1 : x == UINT64_MAX ? ((y & 1) ? UINT64_MAX : 1) : 0;
-    uint64_t r = 1;
-    for (; y; y >>= 1, x *= x)
-        if (y & 1) r *= x;
-    return r;
-}
-
-static st_scalar int_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok) {
-    uint64_t x = int_bits(k, a), y = int_bits(k, b);
-    bool sgn = st_scalar_is_signed(k);
-    int64_t sx = (int64_t)x, sy = (int64_t)y; /* sign-extended for signed kinds */
-    int w = bits_of(k);
-    st_scalar r = {.bits = 0};
-    int cmp = sgn ? (sx < sy ? -1 : sx > sy) : (x < y ? -1 : x > y);
-    switch (op) {
-    case ST_OP_ADD: return from_bits(k, x + y);
-    case ST_OP_SUB: return from_bits(k, x - y);
-    case ST_OP_MUL: return from_bits(k, x * y);
-    case ST_OP_DIV:
-    case ST_OP_MOD: {
-        if (y == 0) return *ok = false, r;
-        int64_t min = w == 32 ? INT32_MIN : INT64_MIN;
-        if (sgn) {
-            if (sx == min && sy == -1) return from_bits(k, op == ST_OP_DIV ? x : 0);
-            return from_bits(k, (uint64_t)(op == ST_OP_DIV ? sx / sy : sx % sy));
-        }
-        return from_bits(k, op == ST_OP_DIV ? x / y : x % y);
-    }
-    case ST_OP_EQ: r.b = x == y; return r;
-    case ST_OP_NE: r.b = x != y; return r;
-    case ST_OP_LT: r.b = cmp < 0; return r;
-    case ST_OP_LE: r.b = cmp <= 0; return r;
-    case ST_OP_GT: r.b = cmp > 0; return r;
-    case ST_OP_GE: r.b = cmp >= 0; return r;
-    case ST_OP_BAND: return from_bits(k, x & y);
-    case ST_OP_BOR: return from_bits(k, x | y);
-    case ST_OP_BXOR: return from_bits(k, x ^ y);
-    case ST_OP_SHL: return from_bits(k, x << (y & (uint64_t)(w - 1)));
-    case ST_OP_SHR: {
-        unsigned s = (unsigned)(y & (uint64_t)(w - 1));
-        if (!sgn) return from_bits(k, x >> s); /* x is zero-extended */
-        /* arithmetic shift without relying on implementation-defined >> */
-        uint64_t shifted = x >> s;
-        if (sx < 0 && s) shifted |= ~(UINT64_MAX >> s);
-        return from_bits(k, shifted);
-    }
-    case ST_OP_MIN: return cmp <= 0 ? a : b;
-    case ST_OP_MAX: return cmp >= 0 ? a : b;
-    case ST_OP_POW: return from_bits(k, int_pow(sgn ? (uint64_t)sx : x, y, sgn && sy < 0));
-    default: return r;
-    }
-}
-
-#define FLOAT_BINOP(T, field, fmodf_, fminf_, fmaxf_, powf_, atan2f_)                  \
-    static st_scalar field##_binop(st_binop op, T x, T y) {                             \
-        st_scalar r = {.bits = 0};                                                      \
-        switch (op) {                                                                   \
-        case ST_OP_ADD: r.field = x + y; break;                                         \
-        case ST_OP_SUB: r.field = x - y; break;                                         \
-        case ST_OP_MUL: r.field = x * y; break;                                         \
-        case ST_OP_DIV: r.field = x / y; break;                                         \
-        case ST_OP_MOD: r.field = fmodf_(x, y); break;                                  \
-        case ST_OP_MIN: r.field = fminf_(x, y); break;                                  \
-        case ST_OP_MAX: r.field = fmaxf_(x, y); break;                                  \
-        case ST_OP_POW: r.field = powf_(x, y); break;                                   \
-        case ST_OP_ATAN2: r.field = atan2f_(x, y); break;                               \
-        case ST_OP_EQ: r.b = x == y; break;                                             \
-        case ST_OP_NE: r.b = x != y; break;                                             \
-        case ST_OP_LT: r.b = x < y; break;                                              \
-        case ST_OP_LE: r.b = x <= y; break;                                             \
-        case ST_OP_GT: r.b = x > y; break;                                              \
-        case ST_OP_GE: r.b = x >= y; break;                                             \
-        default: break;                                                                 \
-        }                                                                               \
-        return r;                                                                       \
-    }
-FLOAT_BINOP(float, f32, fmodf, fminf, fmaxf, powf, atan2f)
-FLOAT_BINOP(double, f64, fmod, fmin, fmax, pow, atan2)
-
-st_scalar st_scalar_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok) {
-    st_scalar r = {.bits = 0};
-    switch (k) {
-    case ST_F32: return f32_binop(op, a.f32, b.f32);
-    case ST_F64: return f64_binop(op, a.f64, b.f64);
-    case ST_BOOL:
-        switch (op) {
-        case ST_OP_EQ: r.b = a.b == b.b; break;
-        case ST_OP_NE: case ST_OP_BXOR: r.b = a.b != b.b; break;
-        case ST_OP_AND: case ST_OP_BAND: r.b = a.b && b.b; break;
-        case ST_OP_OR: case ST_OP_BOR: r.b = a.b || b.b; break;
-        default: break;
-        }
-        return r;
-    default: return int_binop(op, k, a, b, ok);
     }
 }
 
@@ -346,7 +195,7 @@ uint64_t st_scalar_order_key(st_scalar_kind k, st_scalar v) {
         break;
     }
     case ST_F64: memcpy(&bits, &v.f64, sizeof bits); break;
-    default: bits = int_bits(k, v) & all; break;
+    default: bits = st_int_bits(k, v) & all; break;
     }
     if (st_scalar_is_float(k)) return bits ^ (bits & sign ? all : sign);
     return st_scalar_is_signed(k) ? bits ^ sign : bits;
@@ -381,7 +230,7 @@ st_scalar st_scalar_unop(st_unop op, st_scalar_kind k, st_scalar a) {
          * sign kept); an integer's, wrapped to its width */
         if (k == ST_F32) r.u32 = a.u32;
         else if (k == ST_F64) r.u64 = a.u64;
-        else r = from_bits(st_scalar_unsigned(k), int_bits(k, a));
+        else r = st_from_bits(st_scalar_unsigned(k), st_int_bits(k, a));
         return r;
     }
     if (op == ST_OP_ABS) {
@@ -391,13 +240,13 @@ st_scalar st_scalar_unop(st_unop op, st_scalar_kind k, st_scalar a) {
         default:
             if (!st_scalar_is_signed(k)) return a;
             /* negative: negated as - does, so the minimum stays itself */
-            return (int64_t)int_bits(k, a) < 0 ? from_bits(k, 0 - int_bits(k, a)) : a;
+            return (int64_t)st_int_bits(k, a) < 0 ? st_from_bits(k, 0 - st_int_bits(k, a)) : a;
         }
     }
     switch (k) {
     case ST_F32: r.f32 = -a.f32; return r;
     case ST_F64: r.f64 = -a.f64; return r;
-    default: return from_bits(k, 0 - int_bits(k, a));
+    default: return st_from_bits(k, 0 - st_int_bits(k, a));
     }
 }
 
@@ -441,7 +290,7 @@ bool st_scalar_parse(st_scalar_kind k, const char *text, const char *what, st_sc
         st_buf_free(&range);
         return false;
     }
-    *out = from_bits(k, neg ? 0 - (uint64_t)mag : (uint64_t)mag);
+    *out = st_from_bits(k, neg ? 0 - (uint64_t)mag : (uint64_t)mag);
     return true;
 }
 

@@ -6,7 +6,7 @@
 #ifndef STRATA_IR_SCALAR_OPS_H
 #define STRATA_IR_SCALAR_OPS_H
 
-#include "ir.h"
+#include "scalar_inline.h"
 
 /* *ok is set false (and the result is 0) on an integer division by zero. */
 st_scalar st_scalar_binop(st_binop op, st_scalar_kind k, st_scalar a, st_scalar b, bool *ok);
@@ -23,8 +23,7 @@ st_scalar_kind st_binop_result(st_binop op, st_scalar_kind k);
  * strategies/sort.c's radix-sort builds the same from its digits. */
 uint64_t st_scalar_order_key(st_scalar_kind k, st_scalar v);
 
-/* Read and write one scalar at p, a buffer element of kind k. */
-st_scalar st_scalar_load(st_scalar_kind k, const void *p);
-void st_scalar_store(st_scalar_kind k, void *p, st_scalar v);
+/* st_scalar_load and st_scalar_store, which read and write one scalar at
+ * p, a buffer element of kind k, are in scalar_inline.h. */
 
 #endif
