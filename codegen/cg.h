@@ -341,6 +341,7 @@ enum { CG_MAX_BRACKETS = 256 };
 const char *cg_ctype(cg *g, const st_type *t);     /* private C type of a scalar or tuple */
 const char *cg_mem_ctype(st_scalar_kind k);        /* element type in memory */
 bool cg_is_plain(const st_type *t);                /* a scalar or a tuple of them: it has a C type */
+size_t cg_plain_bytes(const st_type *t);           /* bytes of a plain value in memory, leaf by leaf */
 const char *cg_literal(cg *g, st_scalar_kind k, st_scalar v);
 const char *cg_binop(cg *g, st_binop op, st_scalar_kind k, const char *a, const char *b);
 const char *cg_unop(cg *g, st_unop op, st_scalar_kind k, const char *a);
@@ -591,6 +592,9 @@ void cg_host_into(cg *g, const st_node *e, const cg_binding *env, const cg_place
 uint32_t cg_buffers_of(const cg *g, cg_buffer_role role); /* how many have this role */
 void cg_use_buffer(cg *g, int buffer, bool write); /* the current kernel reads or writes it */
 const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint); /* global buffers */
+/* The memory of each scalar leaf of p, in order (st_value_leaves'), *n
+ * of them; NULL when out of memory. */
+const cg_mem **cg_place_leaves(cg *g, const cg_place *p, uint32_t *n);
 /* global buffers of count_c elems each (count_c a glue expression) */
 const cg_place *cg_host_temp_sized(cg *g, const st_type *elem, const char *count_c, const char *hint);
 void cg_add_local(cg *g, const char *name, st_scalar_kind kind, const st_size *count);

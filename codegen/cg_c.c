@@ -28,6 +28,13 @@ const char *cg_mem_ctype(st_scalar_kind k) { return k == ST_BOOL ? "uchar" : sca
 
 bool cg_is_plain(const st_type *t) { return st_type_is_plain(t); }
 
+size_t cg_plain_bytes(const st_type *t) {
+    if (t->kind == ST_TYPE_SCALAR) return st_scalar_size(t->scalar);
+    size_t sum = 0;
+    for (uint32_t k = 0; k < t->n; k++) sum += cg_plain_bytes(t->items[k]);
+    return sum;
+}
+
 /* Tuples become structs, one typedef per tuple type (types are
  * hash-consed, so the pointer is the identity). */
 const char *cg_ctype(cg *g, const st_type *t) {

@@ -253,27 +253,13 @@ static void fold_buckets(cg *g, const hist *h, const cg_place *first, const cg_p
     cg_store(g, into, &acc);
 }
 
-/* bytes of a value in memory, leaf by leaf */
-static size_t leaf_bytes(const st_type *t) {
-    if (t->kind == ST_TYPE_SCALAR) return st_scalar_size(t->scalar);
-    size_t sum = 0;
-    for (uint32_t k = 0; k < t->n; k++) sum += leaf_bytes(t->items[k]);
-    return sum;
-}
-
-/* fn on every leaf of p */
-static void each_leaf(cg *g, const cg_place *p, const char *count_c, void (*fn)(cg *, const cg_mem *, const char *)) {
-    if (!p->tuple) {
-        fn(g, &p->mem, count_c);
-        return;
-    }
-    for (uint32_t k = 0; k < p->n; k++) each_leaf(g, &p->items[k], count_c, fn);
-}
-
 /* narrow buckets: whole 32-bit words of them (narrow_cas) */
-static void add_local(cg *g, const cg_mem *m, const char *count_c) {
-    if (narrow(m->kind)) count_c = cg_str(g, "(strata_add(%s, 3, &bad) / 4 * 4)", count_c);
-    cg_add_local_c(g, m->base, m->kind, count_c);
+static void add_local(cg *g, const cg_place *p, const char *count_c) {
+    uint32_t n;
+    const cg_mem **leaves = cg_place_leaves(g, p, &n);
+    for (uint32_t i = 0; leaves && i < n; i++)
+        cg_add_local_c(g, leaves[i]->base, leaves[i]->kind,
+                       narrow(leaves[i]->kind) ? cg_str(g, "(strata_add(%s, 3, &bad) / 4 * 4)", count_c) : count_c);
 }
 
 /* The glue's choices, made when the program runs: codegen/hist_plan.c,
@@ -281,7 +267,7 @@ static void add_local(cg *g, const cg_mem *m, const char *count_c) {
  * (hist0_H, hist0_S, …). */
 static void choose(cg *g, const hist *h, const char *n, const char *buckets) {
     const char *v = h->v;
-    size_t bytes = leaf_bytes(h->t);
+    size_t bytes = cg_plain_bytes(h->t);
     if (h->atomic == ST_HIST_XCHG) bytes += 4; /* its lock */
     cg_glue_value(g, "/* %s: subhistograms(C=%lld, MEM=%s, ATOMIC=%s) */", v, (long long)h->c,
                   h->mem == ST_HIST_MEM_GLOBAL ? "global" : h->mem == ST_HIST_MEM_LOCAL ? "local" : "auto",
@@ -440,8 +426,8 @@ static void local_kernel(cg *g, const hist *h) {
                                             CG_LOCAL, "hs_lock")
                              : NULL;
     if (!lh) return;
-    each_leaf(g, lh, count_c, add_local);
-    if (ll) each_leaf(g, ll, count_c, add_local);
+    add_local(g, lh, count_c);
+    if (ll) add_local(g, ll, count_c);
     cg_line(g, "const long hs_l = get_local_id(0), hs_b = get_local_size(0);");
     cg_open(g, cg_str(g, "for (long i = hs_l; i < %s; i += hs_b) {", all));
     cg_value z = cg_thread_value(g, h->z, h->env);

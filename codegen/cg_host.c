@@ -51,18 +51,28 @@ const cg_place *cg_host_temp(cg *g, const st_type *t, const char *hint) {
     return p;
 }
 
-static void size_leaves(cg *g, const cg_place *p, const char *count_c) {
+static uint32_t collect_leaves(const cg_place *p, const cg_mem **out, uint32_t n) {
     if (!p->tuple) {
-        g->buffers[p->mem.buffer].count_c = count_c;
-        return;
+        if (out) out[n] = &p->mem;
+        return n + 1;
     }
-    for (uint32_t k = 0; k < p->n; k++) size_leaves(g, &p->items[k], count_c);
+    for (uint32_t i = 0; i < p->n; i++) n = collect_leaves(&p->items[i], out, n);
+    return n;
+}
+
+const cg_mem **cg_place_leaves(cg *g, const cg_place *p, uint32_t *n) {
+    *n = collect_leaves(p, NULL, 0);
+    const cg_mem **m = cg_alloc(g, *n * sizeof *m);
+    if (m) collect_leaves(p, m, 0);
+    return m;
 }
 
 const cg_place *cg_host_temp_sized(cg *g, const st_type *elem, const char *count_c, const char *hint) {
     const cg_place *p = cg_host_temp(g, st_type_array(g->cx, st_size_const(g->cx, 1), elem), hint);
-    if (p) size_leaves(g, p, count_c);
-    return p;
+    uint32_t n;
+    const cg_mem **leaves = p ? cg_place_leaves(g, p, &n) : NULL;
+    for (uint32_t i = 0; leaves && i < n; i++) g->buffers[leaves[i]->buffer].count_c = count_c;
+    return leaves ? p : NULL;
 }
 
 static void add_arg(cg *g, cg_arg arg) {
@@ -515,29 +525,11 @@ static void copy_out(cg *g, const st_type *t, const cg_place *from, const cg_bin
     host_into(g, var, cg_bind_memory(g, env, var->u.name, t, from), p);
 }
 
-static uint32_t collect_leaves(const cg_place *p, const cg_mem **out, uint32_t n) {
-    if (!p->tuple) {
-        if (out) out[n] = &p->mem;
-        return n + 1;
-    }
-    for (uint32_t i = 0; i < p->n; i++) n = collect_leaves(&p->items[i], out, n);
-    return n;
-}
-
-/* The leaves of p in order (st_value_leaves'), *n of them; NULL when out
- * of memory. */
-static const cg_mem **leaves_of(cg *g, const cg_place *p, uint32_t *n) {
-    *n = collect_leaves(p, NULL, 0);
-    const cg_mem **m = cg_alloc(g, *n * sizeof *m);
-    if (m) collect_leaves(p, m, 0);
-    return m;
-}
-
 /* Whether every leaf of p is a whole global buffer laid out as the one of
  * `like` (a fresh temporary's): a handle a loop's turn can take. */
 static bool whole_buffers(cg *g, const cg_place *p, const cg_place *like) {
     uint32_t n, nlike;
-    const cg_mem **a = leaves_of(g, p, &n), **b = leaves_of(g, like, &nlike);
+    const cg_mem **a = cg_place_leaves(g, p, &n), **b = cg_place_leaves(g, like, &nlike);
     if (!a || !b || n != nlike) return false;
     for (uint32_t i = 0; i < n; i++) {
         if (a[i]->buffer < 0 || a[i]->space != CG_GLOBAL || strcmp(a[i]->offset, "0") || a[i]->kind != b[i]->kind ||
@@ -579,7 +571,7 @@ static const cg_place *in_buffers(cg *g, const st_node *e, const cg_binding *env
 /* Does a leaf of a lie in a buffer that a leaf of b lies in? */
 static bool shares_a_buffer(cg *g, const cg_place *a, const cg_place *b) {
     uint32_t na, nb;
-    const cg_mem **x = leaves_of(g, a, &na), **y = leaves_of(g, b, &nb);
+    const cg_mem **x = cg_place_leaves(g, a, &na), **y = cg_place_leaves(g, b, &nb);
     if (!x || !y) return true;
     for (uint32_t i = 0; i < na; i++)
         for (uint32_t j = 0; j < nb; j++)
@@ -639,8 +631,8 @@ static void host_loop(cg *g, const st_node *e, const cg_binding *env, const cg_p
     }
     /* the glue's handles, leaf by leaf (every place here has t's leaves) */
     uint32_t n;
-    const cg_mem **h_acc = leaves_of(g, acc, &n), **h_next = leaves_of(g, next, &n), **h_first = leaves_of(g, first, &n),
-                 **h_last = leaves_of(g, last, &n), **h_spare = leaves_of(g, spare, &n);
+    const cg_mem **h_acc = cg_place_leaves(g, acc, &n), **h_next = cg_place_leaves(g, next, &n), **h_first = cg_place_leaves(g, first, &n),
+                 **h_last = cg_place_leaves(g, last, &n), **h_spare = cg_place_leaves(g, spare, &n);
     if (!h_acc || !h_next || !h_first || !h_last || !h_spare) return;
     /* the first turn writes `last` when the count is odd: the last turn does */
     for (uint32_t i = 0; i < n; i++)

@@ -17,17 +17,10 @@
  * in an H100's 228. */
 enum { HELD_TILE_BYTES = 32 << 10 };
 
-static size_t value_bytes(const st_type *t) {
-    if (t->kind == ST_TYPE_SCALAR) return st_scalar_size(t->scalar);
-    size_t sum = 0;
-    for (uint32_t k = 0; k < t->n; k++) sum += value_bytes(t->items[k]);
-    return sum;
-}
-
 /* Work-items held per round: the most that divide WG and whose elements
  * fit the tile (their accumulators too, when those are not the elements). */
 int64_t cg_lb_rows_of(const lookback *lb, bool in_place) {
-    size_t per_row = (size_t)lb->m * (value_bytes(lb->elem) + (in_place ? 0 : value_bytes(lb->acc)));
+    size_t per_row = (size_t)lb->m * (cg_plain_bytes(lb->elem) + (in_place ? 0 : cg_plain_bytes(lb->acc)));
     for (int64_t rounds = 1; rounds <= lb->wg; rounds++)
         if (lb->wg % rounds == 0 && (size_t)(lb->wg / rounds) * per_row <= HELD_TILE_BYTES) return lb->wg / rounds;
     return 1;

@@ -140,45 +140,36 @@ static void starts_kernel(cg *g, const part *h) {
 /* Elements of a line: a buffer's run per bucket, written out whole. */
 enum { LINE = 16 };
 
-/* bytes of an element, leaf by leaf */
-static size_t leaf_bytes(const st_type *t) {
-    if (t->kind == ST_TYPE_SCALAR) return st_scalar_size(t->scalar);
-    size_t sum = 0;
-    for (uint32_t k = 0; k < t->n; k++) sum += leaf_bytes(t->items[k]);
-    return sum;
-}
-
 /* Whether each bucket's line of every leaf fits a CPU's cache beside the
  * rest: the buffers are k lines of each leaf. */
-static bool combines(const part *h) { return h->k <= 256 && (size_t)h->k * LINE * leaf_bytes(h->xs->type->elem) <= 65536; }
+static bool combines(const part *h) { return h->k <= 256 && (size_t)h->k * LINE * cg_plain_bytes(h->xs->type->elem) <= 65536; }
 
 /* the OpenCL C vector type of LINE elements of a leaf */
 static const char *line_type(cg *g, st_scalar_kind k) {
     return cg_str(g, "%s%d", k == ST_I8 ? "char" : cg_mem_ctype(k), LINE);
 }
 
-/* Each leaf's line at `line` of out from the buffers' line of bucket
- * pb_b (a, b: out's and the buffers' places of one leaf). */
+/* Each leaf's line at `line` of out from the buffers' line of bucket pb_b. */
 static void stream_line(cg *g, const cg_place *out, const cg_place *wc, const char *line) {
-    if (out->tuple) {
-        for (uint32_t k = 0; k < out->n; k++) stream_line(g, &out->items[k], &wc->items[k], line);
-        return;
+    uint32_t n, nw;
+    const cg_mem **o = cg_place_leaves(g, cg_place_index(g, out, line), &n),
+                 **w = cg_place_leaves(g, cg_place_index(g, wc, cg_str(g, "pb_b * %d", LINE)), &nw);
+    for (uint32_t i = 0; o && w && i < n && i < nw; i++) {
+        if (o[i]->buffer >= 0) cg_use_buffer(g, o[i]->buffer, true);
+        cg_line(g, "ST_STREAM((__global %s *)&%s[%s], vload%d(0, &%s[%s]));", line_type(g, o[i]->kind), o[i]->base,
+                o[i]->offset, LINE, w[i]->base, w[i]->offset);
     }
-    const cg_mem *o = &cg_place_index(g, out, line)->mem, *w = &cg_place_index(g, wc, cg_str(g, "pb_b * %d", LINE))->mem;
-    if (o->buffer >= 0) cg_use_buffer(g, o->buffer, true);
-    const char *vt = line_type(g, o->kind);
-    cg_line(g, "ST_STREAM((__global %s *)&%s[%s], vload%d(0, &%s[%s]));", vt, o->base, o->offset, LINE, w->base, w->offset);
 }
 
 /* Is every leaf's line at `line` of out aligned to a whole vector? */
 static const char *aligned(cg *g, const cg_place *out, const char *line) {
-    if (out->tuple) {
-        const char *all = "1";
-        for (uint32_t k = 0; k < out->n; k++) all = cg_str(g, "%s && %s", all, aligned(g, &out->items[k], line));
-        return all;
-    }
-    const cg_mem *o = &cg_place_index(g, out, line)->mem;
-    return cg_str(g, "((ulong)&%s[%s] %% %zu == 0)", o->base, o->offset, LINE * st_scalar_size(o->kind));
+    uint32_t n;
+    const cg_mem **o = cg_place_leaves(g, cg_place_index(g, out, line), &n);
+    const char *all = "1";
+    for (uint32_t i = 0; o && i < n; i++)
+        all = cg_str(g, "%s && ((ulong)&%s[%s] %% %zu == 0)", all, o[i]->base, o[i]->offset,
+                     LINE * st_scalar_size(o[i]->kind));
+    return all;
 }
 
 /* out[q] = the buffered element of place q, for q from `from` below `to` */
@@ -191,11 +182,9 @@ static void drain(cg *g, const part *h, const cg_place *wc, const char *from, co
 }
 
 static void add_local(cg *g, const cg_place *p, const char *count_c) {
-    if (!p->tuple) {
-        cg_add_local_c(g, p->mem.base, p->mem.kind, count_c);
-        return;
-    }
-    for (uint32_t k = 0; k < p->n; k++) add_local(g, &p->items[k], count_c);
+    uint32_t n;
+    const cg_mem **leaves = cg_place_leaves(g, p, &n);
+    for (uint32_t i = 0; leaves && i < n; i++) cg_add_local_c(g, leaves[i]->base, leaves[i]->kind, count_c);
 }
 
 /* Each element into its bucket's line in local memory (a CPU's group of

@@ -363,6 +363,13 @@ static inline const st_node *st_b_binop(st_build *b, st_binop op, const st_node 
     return st_b_check(b, st_binary(b->cx, op, x, y, &e), &e);
 }
 
+/* x converted to kind `to` (x itself when it has that kind already) */
+static inline const st_node *st_b_conv(st_build *b, st_scalar_kind to, const st_node *x) {
+    if (!x || (x->type->kind == ST_TYPE_SCALAR && x->type->scalar == to)) return x;
+    st_err e = {0};
+    return st_b_check(b, st_conv(b->cx, to, x, &e), &e);
+}
+
 static inline const st_node *st_b_if(st_build *b, const st_node *c, const st_node *x, const st_node *y) {
     if (!c || !x || !y) return NULL;
     st_err e = {0};

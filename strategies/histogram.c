@@ -46,14 +46,8 @@ static bool is_2d(const st_node *e) {
  * any integer types: the flat index of a pair, out of range (so ignored)
  * where either coordinate is. */
 static const st_node *flat_index(st_build *b, const st_type *pair, const st_size *n, const st_size *m) {
-    st_ctx *cx = b->cx;
     const st_node *p = st_b_var(b, "p", pair), *coord[2];
-    for (uint32_t i = 0; i < 2; i++) {
-        st_err e = {0};
-        const st_node *x = st_b_proj(b, p, i);
-        bool wide = x && x->type->scalar == ST_I64;
-        coord[i] = !x || wide ? x : st_b_check(b, st_conv(cx, ST_I64, x, &e), &e);
-    }
+    for (uint32_t i = 0; i < 2; i++) coord[i] = st_b_conv(b, ST_I64, st_b_proj(b, p, i));
     const st_node *nv = st_b_size_value(b, n), *mv = st_b_size_value(b, m), *zero = st_b_i64(b, 0);
     const st_node *in_r = st_b_binop(b, ST_OP_AND, st_b_binop(b, ST_OP_GE, coord[0], zero), st_b_binop(b, ST_OP_LT, coord[0], nv));
     const st_node *in_c = st_b_binop(b, ST_OP_AND, st_b_binop(b, ST_OP_GE, coord[1], zero), st_b_binop(b, ST_OP_LT, coord[1], mv));

@@ -24,34 +24,22 @@
 #include "rewrite/plugin.h"
 #include "strategies.h"
 
-/* Conversions between integer kinds of one width wrap; the type checker
- * has checked the operand already, so a failure is strata's own. */
-static const st_node *conv(st_build *b, st_scalar_kind to, const st_node *x) {
-    if (!x) return NULL;
-    if (x->type->scalar == to) return x;
-    st_err e = {0};
-    return st_b_check(b, st_conv(b->cx, to, x, &e), &e);
-}
-
 static const st_node *lit(st_build *b, st_scalar_kind k, int64_t v) { return st_lit_int(b->cx, k, v); }
 
-static st_scalar_kind unsigned_of(size_t bytes) {
-    return bytes == 1 ? ST_U8 : bytes == 2 ? ST_U16 : bytes == 4 ? ST_U32 : ST_U64;
-}
 static st_scalar_kind signed_of(size_t bytes) {
     return bytes == 1 ? ST_I8 : bytes == 2 ? ST_I16 : bytes == 4 ? ST_I32 : ST_I64;
 }
 
 /* The order key of k (st_scalar_order_key's), an unsigned integer of k's width. */
 static const st_node *order_key(st_build *b, const st_node *k) {
-    st_scalar_kind t = k->type->scalar, u = unsigned_of(st_scalar_size(t)), s = signed_of(st_scalar_size(t));
+    st_scalar_kind t = k->type->scalar, u = st_scalar_unsigned(t), s = signed_of(st_scalar_size(t));
     int width = 8 * (int)st_scalar_size(t);
     const st_node *sign = lit(b, u, (int64_t)((uint64_t)1 << (width - 1)));
-    if (!st_scalar_is_float(t)) return st_scalar_is_signed(t) ? st_b_binop(b, ST_OP_BXOR, conv(b, u, k), sign) : k;
+    if (!st_scalar_is_float(t)) return st_scalar_is_signed(t) ? st_b_binop(b, ST_OP_BXOR, st_b_conv(b, u, k), sign) : k;
     st_err e = {0};
     const st_node *bits = st_b_check(b, st_unary(b->cx, ST_OP_BITS, k, &e), &e);
     /* every bit where the sign is set (an arithmetic shift of the sign), the sign alone where it is not */
-    const st_node *spread = conv(b, u, st_b_binop(b, ST_OP_SHR, conv(b, s, bits), lit(b, s, width - 1)));
+    const st_node *spread = st_b_conv(b, u, st_b_binop(b, ST_OP_SHR, st_b_conv(b, s, bits), lit(b, s, width - 1)));
     return st_b_binop(b, ST_OP_BXOR, bits, st_b_binop(b, ST_OP_BOR, spread, sign));
 }
 
@@ -62,9 +50,9 @@ static const st_node *digit_fn(st_build *b, const st_type *elem, bool pair, cons
     const st_node *key = order_key(b, k);
     if (!key) return NULL;
     st_scalar_kind u = key->type->scalar;
-    const st_node *shift = conv(b, u, st_b_binop(b, ST_OP_MUL, d, st_b_i64(b, bits)));
+    const st_node *shift = st_b_conv(b, u, st_b_binop(b, ST_OP_MUL, d, st_b_i64(b, bits)));
     const st_node *dig = st_b_binop(b, ST_OP_BAND, st_b_binop(b, ST_OP_SHR, key, shift), lit(b, u, (1 << bits) - 1));
-    return ST_LAMBDA(b, conv(b, ST_I64, dig), x);
+    return ST_LAMBDA(b, st_b_conv(b, ST_I64, dig), x);
 }
 
 static const st_node *radix_sort(st_rw *rw, const st_node *e, const int64_t *args, st_err *why) {
